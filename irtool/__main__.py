@@ -1,0 +1,3 @@
+from irtool.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The ``irtool`` command: argparse sub-commands that parse, call the library and render.
+
+Each sub-command lives in its own module with ``register(subparsers)``, which adds its
+parser and sets ``handler``; a handler returns the exit code.  Modules import the
+library lazily inside their handlers, so ``irtool validate`` never loads openvino.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from irtool import __version__
+from irtool.cli.common import UsageError, fail
+
+COMMANDS = ("validate", "build", "run", "devices")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with one line, as the contracts require for usage errors."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        fail(f"{self.prog}: {message}")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="irtool", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"irtool {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"irtool.cli.{name}_cmd")
+        except ModuleNotFoundError as error:
+            if error.name != f"irtool.cli.{name}_cmd":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.handler(args)
+    except UsageError as error:
+        fail(str(error))
+        return 2
+    except KeyboardInterrupt:
+        fail("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,27 @@
+"""Op specifications: schemas/ops/*.json loaded into frozen records.
+
+The spec file of an op is the single source of truth for its attributes, defaults,
+ports and dims; the validator, the builder, the reference and the CLI read them here.
+"""
+from __future__ import annotations
+
+from irtool.specs.expressions import ExpressionError, parse_expression
+from irtool.specs.loader import OPS_DIR, SCHEMA_DIR, SpecError, SpecRegistry, load_registry, registry
+from irtool.specs.model import AttributeProblem, AttributeSpec, OpSpec, PortSpec, SymbolSpec
+from irtool.specs.unify import DimProblem, Origin, RankProblem, ShapeReport, unify
+
+
+def get_spec(op_type: str, version: int | None = None) -> OpSpec:
+    """The spec of an op type (newest version unless one is named); KeyError if none."""
+    spec = registry().get(op_type, version)
+    if spec is None:
+        known = ", ".join(s.key for s in registry())
+        raise KeyError(f"no spec for {op_type}{'' if version is None else f'-{version}'}; known: {known}")
+    return spec
+
+
+__all__ = [
+    "AttributeProblem", "AttributeSpec", "DimProblem", "ExpressionError", "OpSpec", "OPS_DIR", "Origin",
+    "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SpecError", "SpecRegistry", "SymbolSpec",
+    "get_spec", "load_registry", "parse_expression", "registry", "unify",
+]

@@ -1,0 +1,155 @@
+"""Load schemas/ops/*.json into OpSpec records and pick the version an IR layer asks for."""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from irtool.specs.expressions import parse_expression
+from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SymbolSpec
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
+OPS_DIR = SCHEMA_DIR / "ops"
+_OPSET = re.compile(r"^opset(\d+)$")
+
+
+class SpecError(Exception):
+    """A spec file that is not valid: an irtool bug, not a user error."""
+
+
+def _resolve(node: Any, common: dict, where: str) -> Any:
+    """Replace {"$ref": "common.json#/a/b", ...overrides} by the referenced object merged with overrides."""
+    if isinstance(node, list):
+        return [_resolve(item, common, where) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        ref = node["$ref"]
+        prefix = "common.json#/"
+        if not ref.startswith(prefix):
+            raise SpecError(f"{where}: $ref {ref!r} must point into common.json")
+        target: Any = common
+        for part in ref[len(prefix):].split("/"):
+            if not isinstance(target, dict) or part not in target:
+                raise SpecError(f"{where}: $ref {ref!r} points at nothing")
+            target = target[part]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _resolve(merged, common, where)
+    return {key: _resolve(value, common, where) for key, value in node.items() if key != "$schema"}
+
+
+def _port(data: dict, index: int, where: str) -> PortSpec:
+    shape = data.get("shape")
+    fields: dict[str, Any] = {}
+    if isinstance(shape, list):
+        fields["dims"] = tuple(parse_expression(d) for d in shape)
+        fields["dim_texts"] = tuple(str(d) for d in shape)
+    elif isinstance(shape, dict) and "attribute" in shape:
+        fields["shape_attribute"] = shape["attribute"]
+    elif isinstance(shape, dict) and "same_as" in shape:
+        fields["same_as"] = shape["same_as"]
+    elif shape is not None:
+        raise SpecError(f"{where}: port {data.get('name')}: bad shape {shape!r}")
+    return PortSpec(name=data["name"], index=index, type=data["type"], optional=data.get("optional", False),
+                    openvino_requires=data.get("openvino_requires", False),
+                    description=data.get("description", ""), **fields)
+
+
+def _attribute(name: str, data: dict) -> AttributeSpec:
+    allowed = data.get("allowed")
+    return AttributeSpec(
+        name=name, type=data["type"], required=data.get("required", False), default=data.get("default"),
+        allowed=tuple(allowed) if allowed is not None else None,
+        case_insensitive=data.get("case_insensitive", False), minimum=data.get("minimum"),
+        maximum=data.get("maximum"), length=data.get("length"),
+        openvino_applies_default=data.get("openvino_applies_default", True),
+        description=data.get("description", ""))
+
+
+def build_spec(data: dict, common: dict, where: str = "<spec>") -> OpSpec:
+    """Make an OpSpec from the JSON of one op file (with its $refs into ``common``)."""
+    data = _resolve(data, common, where)
+    try:
+        return OpSpec(
+            type=data["type"], version=data["version"], opset=data["opset"],
+            attributes=MappingProxyType({n: _attribute(n, a) for n, a in data["attributes"].items()}),
+            inputs=tuple(_port(p, i, where) for i, p in enumerate(data["inputs"])),
+            outputs=tuple(_port(p, i, where) for i, p in enumerate(data["outputs"])),
+            symbols=MappingProxyType({n: SymbolSpec(n, s["attribute"], MappingProxyType(s["map"]) if "map" in s else None)
+                                      for n, s in data.get("symbols", {}).items()}),
+            types=MappingProxyType(dict(data.get("types", {}))),
+            family=data.get("family"), form=data.get("form"), description=data.get("description", ""),
+            source=data.get("source", ""), openvino_loads=data.get("openvino_loads", True),
+            openvino_note=data.get("openvino_note", ""), path=where)
+    except (KeyError, ValueError, TypeError) as error:
+        raise SpecError(f"{where}: {error}") from error
+
+
+class SpecRegistry:
+    """All op specs, by type and version."""
+
+    def __init__(self, specs: list[OpSpec]):
+        self._by_type: dict[str, list[OpSpec]] = {}
+        for spec in specs:
+            versions = self._by_type.setdefault(spec.type, [])
+            if any(s.version == spec.version for s in versions):
+                raise SpecError(f"two spec files for {spec.key}")
+            versions.append(spec)
+        for versions in self._by_type.values():
+            versions.sort(key=lambda s: (s.opset_number, s.version))
+
+    def __iter__(self):
+        for versions in self._by_type.values():
+            yield from versions
+
+    def types(self) -> list[str]:
+        return sorted(self._by_type)
+
+    def versions(self, op_type: str) -> list[OpSpec]:
+        return list(self._by_type.get(op_type, []))
+
+    def get(self, op_type: str, version: int | None = None) -> OpSpec | None:
+        """The spec of ``op_type`` with exactly this op version (None: the newest)."""
+        versions = self._by_type.get(op_type, [])
+        if version is None:
+            return versions[-1] if versions else None
+        return next((s for s in versions if s.version == version), None)
+
+    def for_ir(self, op_type: str, ir_version: str | None) -> OpSpec | None:
+        """The spec an IR layer means: the newest one whose opset is not above the layer's.
+
+        ``version="opset8"`` on a GRUSequence means GRUSequence-5, the GRUSequence that
+        opset8 holds.  A version that is not ``opsetN`` (an extension's) has no spec; a
+        missing one (a pasted documentation example) means the newest.
+        """
+        versions = self._by_type.get(op_type, [])
+        if ir_version is None:
+            return versions[-1] if versions else None
+        match = _OPSET.match(ir_version.strip())
+        if not match:
+            return None
+        number = int(match.group(1))
+        candidates = [s for s in versions if s.opset_number <= number]
+        return candidates[-1] if candidates else None
+
+
+def load_registry(directory: Path = OPS_DIR) -> SpecRegistry:
+    common_path = directory / "common.json"
+    common = json.loads(common_path.read_text()) if common_path.exists() else {}
+    specs = []
+    for path in sorted(directory.glob("*-*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise SpecError(f"{path}: {error}") from error
+        specs.append(build_spec(data, common, str(path)))
+    return SpecRegistry(specs)
+
+
+@lru_cache(maxsize=1)
+def registry() -> SpecRegistry:
+    """The specs shipped in schemas/ops (loaded once)."""
+    return load_registry()

@@ -1,0 +1,233 @@
+"""Frozen records for op specs, as loaded from schemas/ops."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from irtool.specs.expressions import Expr
+from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, parse_value
+
+
+@dataclass(frozen=True)
+class AttributeProblem:
+    """One thing wrong with an attribute value. ``kind`` is type, allowed, range or length."""
+
+    kind: str
+    message: str
+    expected: str
+    found: str
+
+
+@dataclass(frozen=True)
+class AttributeSpec:
+    name: str
+    type: str
+    required: bool = False
+    default: Any = None
+    allowed: tuple[str, ...] | None = None
+    case_insensitive: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    length: int | None = None
+    openvino_applies_default: bool = True
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPE_NAMES:
+            raise ValueError(f"attribute {self.name}: unknown type {self.type!r}")
+        if self.required and self.default is not None:
+            raise ValueError(f"attribute {self.name}: required and with a default")
+
+    def parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
+        """Read IR text; returns the value (None if unreadable) and what is wrong with it."""
+        try:
+            value = parse_value(self.type, text)
+        except ValueSyntaxError as error:
+            return None, [AttributeProblem("type", f"{error}; expected {TYPE_NAMES[self.type]}",
+                                           TYPE_NAMES[self.type], text)]
+        if self.case_insensitive:
+            value = [v.lower() for v in value] if isinstance(value, list) else value.lower()
+        return value, self.check(value)
+
+    def check(self, value: Any) -> list[AttributeProblem]:
+        """Allowed values, range and list length of an already typed value."""
+        problems = []
+        items = value if isinstance(value, list) else [value]
+        if self.allowed is not None:
+            for item in items:
+                if item not in self.allowed:
+                    expected = "one of " + ", ".join(self.allowed)
+                    problems.append(AttributeProblem("allowed", f"{item!r} is not {expected}", expected, str(item)))
+        if self.length is not None and isinstance(value, list) and len(value) != self.length:
+            problems.append(AttributeProblem(
+                "length", f"has {len(value)} items, expected {self.length}", f"{self.length} items", str(len(value))))
+        for item in items:
+            if isinstance(item, (int, float)) and not isinstance(item, bool):
+                problem = self._range_problem(item)
+                if problem:
+                    problems.append(problem)
+        return problems
+
+    def _range_problem(self, value: float) -> AttributeProblem | None:
+        low = self.minimum if self.minimum is not None else -math.inf
+        high = self.maximum if self.maximum is not None else math.inf
+        if low <= value <= high:
+            return None
+        bounds = (f">= {format_value(low)}" if high == math.inf else
+                  f"<= {format_value(high)}" if low == -math.inf else
+                  f"in [{format_value(low)}, {format_value(high)}]")
+        return AttributeProblem("range", f"{format_value(value)} is out of range, expected {bounds}",
+                                bounds, format_value(value))
+
+
+@dataclass(frozen=True)
+class SymbolSpec:
+    """A dim symbol whose value comes from an attribute (through ``map`` if given)."""
+
+    name: str
+    attribute: str
+    map: Mapping[str, int] | None = None
+
+    def value(self, attributes: Mapping[str, Any]) -> int | None:
+        raw = attributes.get(self.attribute)
+        if self.map is not None:
+            return self.map.get(raw) if isinstance(raw, str) else None
+        return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else None
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    """One input or output of an op.
+
+    The expected dims are given by exactly one of ``dims`` (expressions),
+    ``shape_attribute`` (a shape-typed attribute, for Parameter and Const) or
+    ``same_as`` (the dims of the named input); none of them means any shape.
+    """
+
+    name: str
+    index: int
+    type: str
+    dims: tuple[Expr, ...] | None = None
+    dim_texts: tuple[str, ...] | None = None
+    shape_attribute: str | None = None
+    same_as: str | None = None
+    optional: bool = False
+    openvino_requires: bool = False
+    description: str = ""
+
+    @property
+    def type_attribute(self) -> str | None:
+        """The attribute that gives this port's element type, if any (``attribute:NAME``)."""
+        return self.type.split(":", 1)[1] if self.type.startswith("attribute:") else None
+
+    def shape_text(self) -> str:
+        if self.dim_texts is not None:
+            return "[" + ", ".join(self.dim_texts) + "]"
+        if self.shape_attribute:
+            return f"the '{self.shape_attribute}' attribute"
+        if self.same_as:
+            return f"the shape of input {self.same_as}"
+        return "any shape"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    type: str
+    version: int
+    opset: str
+    attributes: Mapping[str, AttributeSpec]
+    inputs: tuple[PortSpec, ...]
+    outputs: tuple[PortSpec, ...]
+    symbols: Mapping[str, SymbolSpec] = field(default_factory=lambda: MappingProxyType({}))
+    types: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    family: str | None = None
+    form: str | None = None
+    description: str = ""
+    source: str = ""
+    openvino_loads: bool = True
+    openvino_note: str = ""
+    path: str = ""
+
+    def __post_init__(self) -> None:
+        for port in self.inputs + self.outputs:
+            var = port.type
+            if port.type_attribute is None and var not in self.types:
+                raise ValueError(f"{self.key}: port {port.name} has type {var!r}, not in types")
+            if port.type_attribute is not None and port.type_attribute not in self.attributes:
+                raise ValueError(f"{self.key}: port {port.name} takes its type from unknown attribute")
+            if port.same_as is not None and port.same_as not in {p.name for p in self.inputs}:
+                raise ValueError(f"{self.key}: port {port.name} is the same as unknown input {port.same_as}")
+        for symbol in self.symbols.values():
+            if symbol.attribute not in self.attributes:
+                raise ValueError(f"{self.key}: symbol {symbol.name} reads unknown attribute {symbol.attribute}")
+
+    @property
+    def key(self) -> str:
+        return f"{self.type}-{self.version}"
+
+    @property
+    def opset_number(self) -> int:
+        return int(self.opset[len("opset"):])
+
+    @property
+    def required_inputs(self) -> int:
+        return sum(1 for port in self.inputs if not port.optional)
+
+    def fill_defaults(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """The attributes with every omitted optional one set to the spec's default."""
+        filled = {name: spec.default for name, spec in self.attributes.items()
+                  if not spec.required and spec.default is not None}
+        filled.update(attributes)
+        return filled
+
+    def attribute_symbols(self, attributes: Mapping[str, Any]) -> dict[str, int]:
+        """Values of the symbols that attributes define (hidden_size, num_directions)."""
+        values = {name: symbol.value(attributes) for name, symbol in self.symbols.items()}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def check_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """Check typed attribute values (as a library caller passes them); fill defaults.
+
+        Raises ValueError naming the first attribute that is missing, unknown or wrong.
+        """
+        for name in attributes:
+            if name not in self.attributes:
+                raise ValueError(f"{self.key}: unknown attribute {name!r}; known: {', '.join(self.attributes)}")
+        for name, spec in self.attributes.items():
+            if spec.required and attributes.get(name) is None:
+                raise ValueError(f"{self.key}: attribute {name!r} is required")
+        filled = self.fill_defaults(attributes)
+        for name, value in filled.items():
+            spec = self.attributes[name]
+            if spec.case_insensitive and isinstance(value, str):
+                value = filled[name] = value.lower()
+            elif spec.case_insensitive and isinstance(value, (list, tuple)):
+                value = filled[name] = [v.lower() if isinstance(v, str) else v for v in value]
+            problems = spec.check(list(value) if isinstance(value, tuple) else value)
+            if problems:
+                raise ValueError(f"{self.key}: attribute {name!r}: {problems[0].message}")
+        return filled
+
+    def check_shapes(self, attributes: Mapping[str, Any], input_shapes: list) -> dict[str, int]:
+        """Unify input shapes with the spec; returns the symbol values.
+
+        Raises ValueError naming the first input whose rank or dim disagrees.
+        """
+        from irtool.specs.unify import unify  # the unifier reads OpSpec; import late
+
+        if not self.required_inputs <= len(input_shapes) <= len(self.inputs):
+            raise ValueError(f"{self.key}: takes {self._input_count_text()} inputs "
+                             f"({', '.join(p.name for p in self.inputs)}), got {len(input_shapes)}")
+        report = unify(self, self.fill_defaults(attributes), [tuple(s) if s is not None else None for s in input_shapes])
+        if report.problems:
+            first = report.problems[0]
+            raise ValueError(f"{self.key}: input {first.index} ({first.port_name}) has shape "
+                             f"{list(input_shapes[first.index])}: {first.message}; "
+                             f"expected {self.inputs[first.index].shape_text()}")
+        return dict(report.symbols)
+
+    def _input_count_text(self) -> str:
+        low, high = self.required_inputs, len(self.inputs)
+        return str(high) if low == high else f"{low} to {high}"
