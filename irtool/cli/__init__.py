@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -57,3 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as error:  # anything else is irtool's own fault, and said to be
+        if os.environ.get("IRTOOL_DEBUG"):
+            raise
+        fail(f"internal error (an irtool bug, please report it): {type(error).__name__}: {error}; "
+             f"set IRTOOL_DEBUG=1 for the traceback")
+        return 2

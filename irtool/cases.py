@@ -1,0 +1,195 @@
+"""Op cases: one RNN-family op with its attributes, sizes and data, and the seeded tensors it runs on.
+
+An :class:`OpCase` names an op (type and version), its attributes (typed values, as a
+library caller passes them; omitted ones take the spec's defaults), the sizes of the dim
+symbols that no attribute fixes (``batch_size``, ``seq_length``, ``input_size``), the
+element type, a seed, whether the weights are Consts or Parameters, and which symbols
+are dynamic.  Everything about ports, shapes and defaults comes from the op's spec.
+
+The tensor makers here serve both the builder (Const weights) and the executor (seeded
+inputs for any model), so a model built with seed N and one run with seed N see the
+same kind of data.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from irtool.specs import OpSpec, PortSpec, get_spec
+from irtool.specs.expressions import BinOp, Cond, Expr, Sym
+
+# Sizes used for dim symbols a case does not give.  Small, so that a run is quick, and
+# with batch_size > 1 so that ragged sequence lengths exist.
+DEFAULT_SIZES: Mapping[str, int] = {"batch_size": 2, "seq_length": 4, "input_size": 8}
+FALLBACK_SIZE = 2
+ELEMENT_TYPES: Mapping[str, str] = {"f32": "float32", "f16": "float16"}
+WEIGHT_PORTS = frozenset({"W", "R", "B"})
+LENGTHS_PORT = "sequence_lengths"
+LENGTHS_DTYPE = np.int32
+
+
+class CaseError(ValueError):
+    """An op case that cannot be made: unknown op, bad attribute, bad size. ``message`` is one line."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def expression_symbols(expr: Expr) -> list[str]:
+    """Every symbol an expression names, on all branches, in order of appearance."""
+    if isinstance(expr, Sym):
+        return [expr.name]
+    if isinstance(expr, BinOp):
+        return expression_symbols(expr.left) + expression_symbols(expr.right)
+    if isinstance(expr, Cond):
+        return expression_symbols(expr.then) + expression_symbols(expr.otherwise)
+    return []
+
+
+def free_symbols(spec: OpSpec) -> list[str]:
+    """The dim symbols of the inputs that no attribute fixes (batch_size, seq_length, input_size)."""
+    names: list[str] = []
+    for port in spec.inputs:
+        for expr in port.dims or ():
+            for name in expression_symbols(expr):
+                if name not in spec.symbols and name not in names:
+                    names.append(name)
+    return names
+
+
+def case_ports(spec: OpSpec) -> tuple[PortSpec, ...]:
+    """The inputs a built model feeds: the required ones and those OpenVINO requires (GRUCell's B)."""
+    return tuple(port for port in spec.inputs if not port.optional or port.openvino_requires)
+
+
+def time_axis(port: PortSpec) -> int | None:
+    """The index of the seq_length dim of a port (Y of a sequence op), if it has one."""
+    for index, text in enumerate(port.dim_texts or ()):
+        if text == "seq_length":
+            return index
+    return None
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """One op to build and run; see the module docstring."""
+
+    op_type: str
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    version: int | None = None
+    element_type: str = "f32"
+    seed: int = 0
+    weights_as_parameters: bool = False
+    dynamic: tuple[str, ...] = ()
+
+    @cached_property
+    def spec(self) -> OpSpec:
+        try:
+            return get_spec(self.op_type, self.version)
+        except KeyError as error:
+            raise CaseError(str(error.args[0])) from None
+
+    @cached_property
+    def filled_attributes(self) -> dict[str, Any]:
+        """The attributes, checked by the spec, with its defaults for the omitted ones."""
+        try:
+            return self.spec.check_attributes(dict(self.attributes))
+        except ValueError as error:
+            raise CaseError(str(error)) from None
+
+    @cached_property
+    def symbols(self) -> dict[str, int]:
+        """Every dim symbol's value: attribute-bound ones and the case's sizes (or defaults)."""
+        free = free_symbols(self.spec)
+        unknown = sorted(set(self.sizes) - set(free))
+        if unknown:
+            raise CaseError(f"{self.spec.key}: unknown size {', '.join(unknown)}; sizes are {', '.join(free)}")
+        dynamic_unknown = sorted(set(self.dynamic) - set(free))
+        if dynamic_unknown:
+            raise CaseError(f"{self.spec.key}: {', '.join(dynamic_unknown)} cannot be dynamic; "
+                            f"dynamic dims are chosen from {', '.join(free)}")
+        if self.element_type not in ELEMENT_TYPES:
+            raise CaseError(f"element type {self.element_type!r}: expected one of {', '.join(ELEMENT_TYPES)}")
+        values = self.spec.attribute_symbols(self.filled_attributes)
+        for name in free:
+            size = self.sizes.get(name, DEFAULT_SIZES.get(name, FALLBACK_SIZE))
+            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                raise CaseError(f"{self.spec.key}: {name} is {size!r}; expected a positive integer")
+            values[name] = size
+        return values
+
+    @property
+    def ports(self) -> tuple[PortSpec, ...]:
+        return case_ports(self.spec)
+
+    def shape(self, port: PortSpec) -> tuple[int, ...]:
+        """The static shape of an input port for this case's sizes."""
+        return tuple(self._dim(expr) for expr in port.dims or ())
+
+    def partial_shape(self, port: PortSpec) -> list[int]:
+        """The shape of an input port as the model declares it: -1 for every dynamic symbol."""
+        dims = []
+        for expr, size in zip(port.dims or (), self.shape(port)):
+            dims.append(-1 if isinstance(expr, Sym) and expr.name in self.dynamic else size)
+        return dims
+
+    def is_parameter(self, port: PortSpec) -> bool:
+        return port.name not in WEIGHT_PORTS or self.weights_as_parameters
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(ELEMENT_TYPES[self.element_type])
+
+    def tensor(self, port: PortSpec, rng: np.random.Generator) -> np.ndarray:
+        """Seeded data for one input port of this case."""
+        return port_tensor(port.name, self.shape(port), self.dtype, rng, self.symbols)
+
+    def _dim(self, expr: Expr) -> int:
+        flags = self.filled_attributes
+        value = expr.evaluate(self.symbols, flags)
+        if value is None:  # every symbol is bound by construction
+            raise AssertionError(f"irtool bug: dim {expr.text(flags)} of {self.spec.key} has no value")
+        return value
+
+
+def port_tensor(name: str, shape: Iterable[int], dtype: np.dtype, rng: np.random.Generator,
+                symbols: Mapping[str, int]) -> np.ndarray:
+    """Seeded data for an RNN-family input, by its role.
+
+    sequence_lengths are valid and ragged; weights are uniform in +-1/sqrt(hidden_size)
+    (the usual initialisation, which keeps the gates out of saturation so that errors
+    show); data and states are uniform in [-1, 1).
+    """
+    shape = tuple(shape)
+    if name == LENGTHS_PORT:
+        return ragged_lengths(shape, symbols.get("seq_length", 1), rng).astype(dtype)
+    scale = 1.0 / math.sqrt(symbols.get("hidden_size", 1)) if name in WEIGHT_PORTS else 1.0
+    return rng.uniform(-scale, scale, size=shape).astype(dtype)
+
+
+def ragged_lengths(shape: tuple[int, ...], seq_length: int, rng: np.random.Generator) -> np.ndarray:
+    """Valid sequence lengths in [1, seq_length]: the first element runs the whole sequence,
+    the others are drawn, so a batch of two or more is ragged when seq_length > 1."""
+    lengths = rng.integers(1, seq_length + 1, size=shape).astype(LENGTHS_DTYPE)
+    if lengths.size:
+        lengths.flat[0] = seq_length
+    if lengths.size > 1 and seq_length > 1 and np.all(lengths == seq_length):
+        lengths.flat[-1] = rng.integers(1, seq_length)
+    return lengths
+
+
+def generic_tensor(shape: Iterable[int], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    """Seeded data for an input of a model irtool cannot judge: floats in [-1, 1), small ints."""
+    shape = tuple(shape)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    return rng.integers(0, 4, size=shape).astype(dtype)

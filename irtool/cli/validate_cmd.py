@@ -1,0 +1,53 @@
+"""``irtool validate PATH... [--format text|json|sarif] [--with-openvino]``."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from irtool.cli.common import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "validate", help="check IR XML against the op specs",
+        description="Check IR files against the op specs. Exit 0 when no file has an error (warnings "
+                    "allowed), 1 when any has, 2 on a usage error or an unreadable path.")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="an .xml file, or a directory: every *.xml under it")
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    parser.add_argument("--with-openvino", action="store_true",
+                        help="also read each file with OpenVINO and report its verdict beside irtool's")
+    parser.add_argument("--max-size", type=int, default=None, metavar="BYTES",
+                        help="refuse files larger than this (default 256 MiB)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from irtool import __version__
+    from irtool.diagnostics import render_json, render_sarif, render_text
+    from irtool.ir import DEFAULT_MAX_BYTES
+    from irtool.validate import collect_paths, validate_file
+
+    paths = collect_paths(args.paths)
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise UsageError(f"cannot read {missing[0]}: no such file" + (
+            f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    if not paths:
+        raise UsageError(f"no *.xml file under {', '.join(args.paths)}")
+    reports = []
+    for path in paths:
+        try:
+            report = validate_file(path, max_bytes=args.max_size or DEFAULT_MAX_BYTES)
+        except OSError as error:
+            raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+        if args.with_openvino:
+            from irtool.validate.openvino_check import check_with_openvino
+            report = check_with_openvino(report, path)
+        reports.append(report)
+    if args.format == "json":
+        sys.stdout.write(render_json(reports))
+    elif args.format == "sarif":
+        sys.stdout.write(render_sarif(reports, __version__))
+    else:
+        sys.stdout.write(render_text(reports))
+    return 0 if all(r.valid for r in reports) else 1

@@ -1,0 +1,160 @@
+"""Error statistics of one output against its expected values, and the tolerance policy.
+
+An element passes when ``|actual - expected| <= atol + rtol * |expected|`` (numpy's
+``isclose`` rule).  NaN and Inf are compared as values: a NaN or Inf matches only the
+same thing in the expected output, and any other non-finite element fails whatever the
+tolerance.  The default tolerances per effective precision are measured (docs/run.md
+gives the grid and the numbers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+    source: str = ""  # where it came from: "f32 default", "--atol", "--atol Y", ...
+
+
+# Measured on the case grid of benchmarks/measure_tolerance.py (see docs/run.md): the
+# largest error seen times a safety factor, rounded up to a power of ten (f16 by scaling).
+DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
+    "f32": Tolerance(atol=1e-5, rtol=1e-4, source="f32 default"),
+    "f16": Tolerance(atol=5e-3, rtol=5e-3, source="f16 default"),
+    "bf16": Tolerance(atol=5e-2, rtol=5e-2, source="bf16 default"),
+}
+PRECISIONS = tuple(DEFAULT_TOLERANCES)
+
+
+@dataclass(frozen=True)
+class TolerancePolicy:
+    """Overrides of the per-precision defaults: for every output, and per output name."""
+
+    atol: float | None = None
+    rtol: float | None = None
+    output_atol: Mapping[str, float] | None = None
+    output_rtol: Mapping[str, float] | None = None
+
+    def for_output(self, names: tuple[str, ...], precision: str) -> Tolerance:
+        """The tolerance of an output (known by any of ``names``) run at ``precision``.
+
+        A per-output value beats a global one, which beats the precision's default.
+        """
+        default = DEFAULT_TOLERANCES.get(precision, DEFAULT_TOLERANCES["f32"])
+        atol, atol_from = _pick(self.output_atol, names, self.atol, default.atol, "--atol")
+        rtol, rtol_from = _pick(self.output_rtol, names, self.rtol, default.rtol, "--rtol")
+        sources = [s for s in (atol_from, rtol_from) if s]
+        if len(sources) < 2:
+            sources.append(default.source)
+        return Tolerance(atol, rtol, ", ".join(sources))
+
+    def unknown_outputs(self, names: set[str]) -> list[str]:
+        """Per-output overrides that name no output (a typo would otherwise pass silently)."""
+        given = set(self.output_atol or {}) | set(self.output_rtol or {})
+        return sorted(given - names)
+
+
+def _pick(per_output: Mapping[str, float] | None, names: tuple[str, ...], overall: float | None,
+          default: float, option: str) -> tuple[float, str]:
+    for name in names:
+        if per_output and name in per_output:
+            return per_output[name], f"{option} {name}"
+    if overall is not None:
+        return overall, option
+    return default, ""
+
+
+def loosest_precision(precisions: list[str]) -> str:
+    """The precision with the widest default tolerance (for a run whose devices differ)."""
+    known = [p for p in precisions if p in DEFAULT_TOLERANCES] or ["f32"]
+    return max(known, key=lambda p: DEFAULT_TOLERANCES[p].atol)
+
+
+@dataclass(frozen=True)
+class OutputDiff:
+    """How far one output is from its expected values.
+
+    ``needed_atol`` is the smallest atol that passes every finite element with the rtol in
+    force, ``needed_rtol`` the smallest rtol with the atol in force (inf: none does, an
+    expected 0 is off by more than atol).  ``step_max_abs`` is the max abs error at each
+    step of the time axis, for outputs that have one.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    tolerance: Tolerance
+    passed: bool
+    problem: str | None = None
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    mean_abs: float = 0.0
+    outside: int = 0
+    total: int = 0
+    worst_index: tuple[int, ...] | None = None
+    worst_actual: float | None = None
+    worst_expected: float | None = None
+    needed_atol: float = 0.0
+    needed_rtol: float = 0.0
+    step_max_abs: tuple[float, ...] | None = None
+    actual_nan: int = 0
+    actual_inf: int = 0
+    expected_nan: int = 0
+    expected_inf: int = 0
+    nonfinite_mismatch: int = 0
+
+    @property
+    def outside_share(self) -> float:
+        return self.outside / self.total if self.total else 0.0
+
+
+def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance,
+                   time_axis: int | None = None) -> OutputDiff:
+    """Compare one output element by element; see OutputDiff for what is measured."""
+    if actual.shape != expected.shape:
+        return OutputDiff(name, tuple(actual.shape), tolerance, passed=False,
+                          problem=f"shape {list(actual.shape)} differs from expected {list(expected.shape)}")
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    finite = np.isfinite(a) & np.isfinite(e)
+    same_nonfinite = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+    mismatch = ~finite & ~same_nonfinite
+    diff = np.where(finite, np.abs(a - e), 0.0)
+    scale = np.abs(np.where(finite, e, 0.0))
+    outside = (diff > tolerance.atol + tolerance.rtol * scale) | mismatch
+    ranked = np.where(mismatch, np.inf, diff)
+    worst = np.unravel_index(int(np.argmax(ranked)), a.shape) if a.size else None
+    return OutputDiff(
+        name=name, shape=tuple(a.shape), tolerance=tolerance, passed=not bool(outside.any()),
+        max_abs=_max(diff), max_rel=_max(_relative(diff, scale)), mean_abs=float(diff[finite].mean()) if finite.any() else 0.0,
+        outside=int(outside.sum()), total=int(a.size),
+        worst_index=tuple(int(i) for i in worst) if worst is not None else None,
+        worst_actual=float(a[worst]) if worst is not None else None,
+        worst_expected=float(e[worst]) if worst is not None else None,
+        needed_atol=_max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
+        needed_rtol=_max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
+        step_max_abs=_per_step(ranked, time_axis),
+        actual_nan=int(np.isnan(a).sum()), actual_inf=int(np.isinf(a).sum()),
+        expected_nan=int(np.isnan(e).sum()), expected_inf=int(np.isinf(e).sum()),
+        nonfinite_mismatch=int(mismatch.sum()))
+
+
+def _relative(diff: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """diff / scale, with 0/0 = 0 and x/0 = inf."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(diff == 0, 0.0, np.where(scale > 0, diff / np.where(scale > 0, scale, 1.0), np.inf))
+
+
+def _max(values: np.ndarray) -> float:
+    return float(values.max()) if values.size else 0.0
+
+
+def _per_step(ranked: np.ndarray, axis: int | None) -> tuple[float, ...] | None:
+    if axis is None or ranked.ndim <= axis:
+        return None
+    other = tuple(i for i in range(ranked.ndim) if i != axis)
+    return tuple(float(v) for v in ranked.max(axis=other)) if ranked.size else ()

@@ -1,0 +1,169 @@
+"""Diagnostics: findings as records with stable codes, and their renderers.
+
+JSON consumers match ``code``, never message text.  Every code is listed once in
+:data:`CODES` with its default severity and a one-line summary (docs/validate.md shows
+the table).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: str
+    summary: str
+
+
+CODES: dict[str, Code] = {c.code: c for c in [
+    Code("IR001", ERROR, "the file is not well-formed XML (truncated, binary, empty)"),
+    Code("IR002", ERROR, "the file declares a DTD or entities; refused unread"),
+    Code("IR003", ERROR, "the file is larger than the size limit"),
+    Code("IR004", ERROR, "the root element is neither <net> nor a single <layer>"),
+    Code("IR005", WARNING, "the net's IR version is not 10 or 11"),
+    Code("IR010", WARNING, "no spec for this op type: its attributes and shapes are not checked"),
+    Code("IR011", WARNING, "no spec for this version of a known op type: not checked"),
+    Code("IR012", WARNING, "OpenVINO cannot load this op version"),
+    Code("IR013", ERROR, "a layer lacks its id, type or version"),
+    Code("IR020", ERROR, "a required attribute is missing"),
+    Code("IR021", WARNING, "an attribute the spec does not know (OpenVINO ignores it)"),
+    Code("IR022", ERROR, "an attribute value of the wrong type"),
+    Code("IR023", ERROR, "an attribute value outside its allowed values"),
+    Code("IR024", ERROR, "an attribute value out of range"),
+    Code("IR025", ERROR, "an attribute list of the wrong length"),
+    Code("IR026", WARNING, "the file relies on a spec default that OpenVINO does not apply"),
+    Code("IR027", WARNING, "activations_alpha/beta given, but no activation takes parameters"),
+    Code("IR030", ERROR, "wrong number of input or output ports"),
+    Code("IR031", ERROR, "a port id is missing, repeated or not an integer"),
+    Code("IR032", WARNING, "an optional input that OpenVINO nevertheless requires is absent"),
+    Code("IR040", ERROR, "a port has the wrong rank"),
+    Code("IR041", ERROR, "an input dim disagrees with the spec or with the other ports"),
+    Code("IR042", ERROR, "an output dim disagrees with the dims the spec infers"),
+    Code("IR043", ERROR, "a <dim> that is not a size, -1, ? or an interval"),
+    Code("IR044", ERROR, "port dims disagree with the layer's shape attribute"),
+    Code("IR050", ERROR, "a port's element type is of the wrong class (floating, integer)"),
+    Code("IR051", ERROR, "ports that the spec gives one element type disagree"),
+    Code("IR052", ERROR, "an unknown port precision"),
+    Code("IR053", ERROR, "a port precision disagrees with the layer's element type attribute"),
+    Code("IR060", ERROR, "two layers share an id (OpenVINO keeps the later one)"),
+    Code("IR061", ERROR, "an edge names a layer that does not exist"),
+    Code("IR062", ERROR, "an edge names a port that does not exist, or of the wrong side"),
+    Code("IR063", ERROR, "producer and consumer ports of an edge disagree on dims"),
+    Code("IR064", ERROR, "producer and consumer ports of an edge disagree on precision"),
+    Code("IR065", ERROR, "the graph has a cycle"),
+    Code("IR066", ERROR, "a required input port is not connected"),
+    Code("IR067", WARNING, "no Result can be reached from this layer (OpenVINO drops it)"),
+    Code("IR068", ERROR, "an input port is fed by more than one edge"),
+    Code("IR069", WARNING, "the net has no Result layer"),
+    Code("IR070", ERROR, "the weights file (.bin) beside the .xml is missing"),
+    Code("IR071", ERROR, "a Const reaches past the end of the weights file"),
+    Code("IR072", ERROR, "a Const's size is not its element count times the item size"),
+    Code("IR080", ERROR, "OpenVINO rejected the file"),
+    Code("IR081", INFO, "OpenVINO read the file"),
+    Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
+    Code("IR083", INFO, "OpenVINO was not asked: a lone <layer> is not a model"),
+]}
+
+JSON_FIELDS = ("code", "severity", "message", "line", "column", "layer_id", "layer_name", "port_id",
+               "attribute", "expected", "found")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    layer_id: str | None = None
+    layer_name: str | None = None
+    port_id: str | None = None
+    attribute: str | None = None
+    expected: str | None = None
+    found: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"irtool bug: diagnostic code {self.code} is not in the catalogue")
+
+    def to_json(self) -> dict:
+        record = asdict(self)
+        return {key: record[key] for key in JSON_FIELDS}
+
+
+@dataclass
+class FileReport:
+    """All diagnostics for one file."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not any(d.severity == ERROR for d in self.diagnostics)
+
+    def count(self, severity: str) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == severity)
+
+
+def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
+    """Compiler-style lines: ``path:line:col: severity[CODE] message``."""
+    out = []
+    for report in reports:
+        for d in report.diagnostics:
+            where = report.path
+            if d.line is not None:
+                where += f":{d.line}"
+                if d.column is not None:
+                    where += f":{d.column}"
+            out.append(f"{where}: {d.severity}[{d.code}] {d.message}")
+    if summary:
+        errors = sum(r.count(ERROR) for r in reports)
+        warnings = sum(r.count(WARNING) for r in reports)
+        bad = sum(1 for r in reports if not r.valid)
+        out.append(f"{len(reports)} file{'s' if len(reports) != 1 else ''} checked: "
+                   f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+                   f"{f' in {bad} invalid file' + ('s' if bad != 1 else '') if bad else ''}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_json(reports: Sequence[FileReport]) -> str:
+    return json.dumps({"files": [{"path": r.path, "valid": r.valid,
+                                  "diagnostics": [d.to_json() for d in r.diagnostics]} for r in reports]},
+                      indent=2) + "\n"
+
+
+def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
+    """SARIF 2.1.0, one run, the code catalogue as rules."""
+    level = {ERROR: "error", WARNING: "warning", INFO: "note"}
+    used = sorted({d.code for r in reports for d in r.diagnostics})
+    results = []
+    for report in reports:
+        for d in report.diagnostics:
+            region = {k: v for k, v in (("startLine", d.line), ("startColumn", d.column)) if v is not None}
+            location = {"physicalLocation": {"artifactLocation": {"uri": report.path}, **({"region": region} if region else {})}}
+            results.append({"ruleId": d.code, "level": level[d.severity], "message": {"text": d.message},
+                            "locations": [location]})
+    sarif = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "irtool", "version": tool_version,
+                                      "rules": [{"id": c, "shortDescription": {"text": CODES[c].summary},
+                                                 "defaultConfiguration": {"level": level[CODES[c].severity]}}
+                                                for c in used]}},
+                  "results": results}],
+    }
+    return json.dumps(sarif, indent=2) + "\n"
+
+
+def sort_key(d: Diagnostic) -> tuple:
+    return (d.line if d.line is not None else 0, d.column or 0, d.code)
+
+
+def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=sort_key)

@@ -1,0 +1,105 @@
+"""The parsed IR: layers, ports, dims and edges as written, each with its source line.
+
+Values are kept as the text the file holds; the validator reads them against the specs,
+so one unreadable dim or attribute becomes a diagnostic instead of a parse failure.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Dim:
+    text: str
+    line: int | None
+
+
+@dataclass
+class Port:
+    id: str | None
+    precision: str | None
+    dims: list[Dim]
+    line: int | None
+    names: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"port {self.id}" if self.id is not None else "port (no id)"
+
+
+@dataclass
+class Layer:
+    id: str | None
+    name: str | None
+    type: str | None
+    version: str | None
+    line: int | None
+    data: dict[str, str] = field(default_factory=dict)
+    data_line: int | None = None
+    inputs: list[Port] = field(default_factory=list)
+    outputs: list[Port] = field(default_factory=list)
+    rt_info: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        parts = ["layer"]
+        if self.id is not None:
+            parts.append(self.id)
+        if self.name is not None:
+            parts.append(f"'{self.name}'")
+        elif self.type is not None and self.id is None:
+            parts.append(f"<{self.type}>")
+        return " ".join(parts)
+
+    def port(self, port_id: str) -> tuple[str, Port] | None:
+        """Find a port by id: ("input" or "output", port)."""
+        for side, ports in (("input", self.inputs), ("output", self.outputs)):
+            for port in ports:
+                if port.id == port_id:
+                    return side, port
+        return None
+
+
+@dataclass
+class Edge:
+    from_layer: str | None
+    from_port: str | None
+    to_layer: str | None
+    to_port: str | None
+    line: int | None
+
+
+@dataclass
+class IRModel:
+    """A whole ``<net>``, or a lone ``<layer>`` pasted from a spec page (``kind`` "layer")."""
+
+    path: str
+    kind: str
+    layers: list[Layer]
+    edges: list[Edge] = field(default_factory=list)
+    name: str | None = None
+    ir_version: str | None = None
+    line: int | None = None
+    rt_info: dict[str, str] = field(default_factory=dict)
+    source_lines: list[bytes] = field(default_factory=list, repr=False)
+
+    @property
+    def is_net(self) -> bool:
+        return self.kind == "net"
+
+    def locate(self, line: int | None, token: str) -> tuple[int | None, int | None]:
+        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``) starts.
+
+        lxml reports the line where a start tag ends; a tag spread over several lines
+        starts earlier, so search back a few lines for the token.
+        """
+        if line is None or not self.source_lines:
+            return line, None
+        needle = token.encode()
+        for candidate in range(line, max(line - 20, 0), -1):
+            if candidate > len(self.source_lines):
+                continue
+            column = self.source_lines[candidate - 1].find(needle)
+            if column >= 0:
+                return candidate, len(self.source_lines[candidate - 1][:column].decode("utf-8", "replace")) + 1
+        return line, None

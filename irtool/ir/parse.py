@@ -1,0 +1,133 @@
+"""Safe parsing of IR XML with lxml: no entities, no DTD, no network, bounded size.
+
+A file is read whole (after a size check), refused if it declares a DTD, and parsed
+with entity resolution and network access off, so an XXE payload reads nothing and an
+entity bomb expands nothing.  Besides ``<net>`` documents it reads a lone ``<layer>``
+as the op spec pages show them, ``...`` placeholders included.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+from irtool.ir.model import Dim, Edge, IRModel, Layer, Port
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+_PLACEHOLDER = re.compile(rb"(?<=\s)\.\.\.(?=[\s/>])")
+_TAG = re.compile(rb"<[A-Za-z][^<>]*>")
+_FIRST_ELEMENT = re.compile(rb"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<([A-Za-z_][\w.-]*)", re.S)
+
+
+@dataclass
+class IRParseError(Exception):
+    """The file is not IR that can be read at all; ``kind`` selects the diagnostic code."""
+
+    kind: str  # "syntax", "dtd", "too-large", "root", "binary"
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def make_parser() -> etree.XMLParser:
+    """The one lxml parser configuration irtool uses for IR."""
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+                           huge_tree=False, remove_blank_text=False, collect_ids=False)
+
+
+def read_ir_bytes(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read a file whole after checking its size; OSError for an unreadable path."""
+    size = os.stat(path).st_size
+    if size > max_bytes:
+        raise IRParseError("too-large", f"file is {size} bytes, over the limit of {max_bytes} bytes "
+                                        f"(raise it with --max-size)")
+    with open(path, "rb") as handle:
+        return handle.read(max_bytes + 1)
+
+
+def parse_ir(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> IRModel:
+    """Parse an IR file; raises IRParseError for unreadable XML and OSError for an unreadable path."""
+    return parse_ir_bytes(read_ir_bytes(path, max_bytes), str(path))
+
+
+def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
+    if b"\x00" in data[:8192]:
+        raise IRParseError("binary", "file holds binary data, not XML (is it the .bin?)", 1, 1)
+    if not data.strip():
+        raise IRParseError("syntax", "file is empty", 1, 1)
+    first = _FIRST_ELEMENT.match(data)
+    snippet = first is not None and first.group(1) == b"layer"
+    if snippet:
+        data = _blank_placeholders(data)
+    try:
+        root = etree.fromstring(data, make_parser())
+    except etree.XMLSyntaxError as error:
+        line, column = error.position if error.position else (None, None)
+        message = error.msg or "not well-formed XML"
+        if "Premature end" in message or "end of data" in message:
+            message += " (is the file truncated?)"
+        raise IRParseError("syntax", f"XML is not well-formed: {message}", line, column) from None
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        raise IRParseError("dtd", "the file declares a DTD (<!DOCTYPE>); IR has none, and irtool never "
+                                  "loads DTDs or expands entities", 1, 1)
+    lines = data.split(b"\n")
+    if root.tag == "net":
+        return _net(root, path, lines)
+    if root.tag == "layer":
+        return IRModel(path=path, kind="layer", layers=[_layer(root)], line=root.sourceline, source_lines=lines)
+    raise IRParseError("root", f"root element is <{root.tag}>, expected <net> or a single <layer>",
+                       root.sourceline, None)
+
+
+def _blank_placeholders(data: bytes) -> bytes:
+    """Blank the ``...`` placeholders in start tags, keeping every offset in place."""
+    return _TAG.sub(lambda m: _PLACEHOLDER.sub(b"   ", m.group(0)), data)
+
+
+def _net(root: etree._Element, path: str, lines: list[bytes]) -> IRModel:
+    layers_element = root.find("layers")
+    edges_element = root.find("edges")
+    layers = [_layer(e) for e in layers_element.iterfind("layer")] if layers_element is not None else []
+    edges = [Edge(e.get("from-layer"), e.get("from-port"), e.get("to-layer"), e.get("to-port"), e.sourceline)
+             for e in edges_element.iterfind("edge")] if edges_element is not None else []
+    return IRModel(path=path, kind="net", layers=layers, edges=edges, name=root.get("name"),
+                   ir_version=root.get("version"), line=root.sourceline,
+                   rt_info=_rt_info(root.find("rt_info")), source_lines=lines)
+
+
+def _layer(element: etree._Element) -> Layer:
+    layer = Layer(id=element.get("id"), name=element.get("name"), type=element.get("type"),
+                  version=element.get("version"), line=element.sourceline)
+    data = element.find("data")
+    if data is not None:
+        layer.data = dict(data.attrib)
+        layer.data_line = data.sourceline
+    for side, target in (("input", layer.inputs), ("output", layer.outputs)):
+        ports = element.find(side)
+        if ports is not None:
+            target.extend(_port(p) for p in ports.iterfind("port"))
+    layer.rt_info = _rt_info(element.find("rt_info"))
+    return layer
+
+
+def _port(element: etree._Element) -> Port:
+    dims = [Dim((d.text or "").strip(), d.sourceline) for d in element.iterfind("dim")]
+    return Port(id=element.get("id"), precision=element.get("precision"), dims=dims,
+                line=element.sourceline, names=element.get("names"))
+
+
+def _rt_info(element: etree._Element | None) -> dict[str, str]:
+    if element is None:
+        return {}
+    info = {}
+    for child in element:
+        if isinstance(child.tag, str) and child.get("name") is not None:
+            info[child.get("name")] = child.get("value", child.get("version", ""))
+    return info

@@ -1,0 +1,197 @@
+"""The cell formulas of GRU, LSTM and RNN; the recurrence driver does everything else.
+
+A cell turns the op's weights into a ``Stepper``: the input weights and bias that the driver
+applies to every time step at once, and a ``step`` that adds the recurrent part of one time
+step and updates the states.  Layouts inside a step are hidden-major: a state is
+[num_directions, hidden, batch] and the gates are [num_directions, gates*hidden, batch], so
+the one GEMM per step is R @ h, each gate is a contiguous block of rows, and both
+directions go through one batched matmul.
+
+Gates may be reordered (LSTM's f, i, c, o becomes f, i, o, c, so the three gates of
+activation f form one block) and the rows of a gate are pre-multiplied by its activation's
+``input_scale`` (0.5 for sigmoid; exact in binary floating point), clip bound included.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from irtool.reference.activations import Activation
+
+Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]
+
+
+@dataclass(frozen=True)
+class Stepper:
+    """What the driver needs from a cell for one run.
+
+    ``input_weights`` [D, G*H, input] and ``input_bias`` [D, G*H] give the gates' input part
+    for all steps in one GEMM; ``step(xw, states_in, states_out)`` adds the recurrent part
+    (xw is [D, G*H, batch]) and writes the new states ([D, H, batch] each, h first).
+    """
+
+    input_weights: np.ndarray
+    input_bias: np.ndarray
+    step: Step
+
+
+def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float]) -> np.ndarray:
+    """Rows of ``array`` (gate-major on axis 1: [D, G*H, ...]) reordered and scaled per gate."""
+    gates = array.shape[1] // hidden
+    blocks = array.reshape(array.shape[0], gates, hidden, *array.shape[2:])
+    picked = blocks[:, list(order)]
+    scale = np.asarray(scales, dtype=array.dtype).reshape(1, len(order), *([1] * (picked.ndim - 2)))
+    return np.ascontiguousarray((picked * scale).reshape(array.shape[0], len(order) * hidden, *array.shape[2:]))
+
+
+def _clipper(clip: float | None, scale: float) -> Callable[[np.ndarray], None]:
+    if clip is None:
+        return lambda gates: None
+    bound = clip * scale
+    return lambda gates: np.clip(gates, -bound, bound, out=gates)
+
+
+def _new(directions: int, rows: int, batch: int, dtype: np.dtype) -> np.ndarray:
+    return np.empty((directions, rows, batch), dtype=dtype)
+
+
+def _blend(candidate: np.ndarray, update: np.ndarray, previous: np.ndarray,
+           scratch: np.ndarray, out: np.ndarray) -> None:
+    """GRU's Ht = (1 - z) * ht + z * Ht-1, computed as ht + z * (Ht-1 - ht)."""
+    np.subtract(previous, candidate, out=scratch)
+    np.multiply(scratch, update, out=scratch)
+    np.add(candidate, scratch, out=out)
+
+
+@dataclass(frozen=True)
+class GRU:
+    """zt = f(Xt Wz + Ht-1 Rz + bz), rt = f(... r ...), ht = g(...), Ht = (1-zt) ht + zt Ht-1."""
+
+    f: Activation
+    g: Activation
+    clip: float | None
+    linear_before_reset: bool
+    gates = 3
+    states = 1
+
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
+        hidden = r.shape[2]
+        order, scales = (0, 1, 2), (self.f.input_scale, self.f.input_scale, self.g.input_scale)
+        w_in = _gate_rows(w, hidden, order, scales)
+        r_in = _gate_rows(r, hidden, order, scales)
+        bias = _gate_rows(b[:, :3 * hidden], hidden, order, scales)
+        if self.linear_before_reset:
+            hidden_bias = (b[:, 3 * hidden:] * self.g.input_scale)[:, :, None]
+            return Stepper(w_in, bias, self._linear_step(r_in, hidden_bias, hidden, batch))
+        return Stepper(w_in, bias, self._default_step(r_in, hidden, batch))
+
+    def _default_step(self, r: np.ndarray, hidden: int, batch: int) -> Step:
+        """ht = g(Xt Wh + (rt (.) Ht-1) Rh + bh): two GEMMs per step."""
+        d, dtype = r.shape[0], r.dtype
+        r_zr, r_h = np.ascontiguousarray(r[:, :2 * hidden]), np.ascontiguousarray(r[:, 2 * hidden:])
+        zr, candidate, scratch = _new(d, 2 * hidden, batch, dtype), _new(d, hidden, batch, dtype), _new(d, hidden, batch, dtype)
+        clip_f, clip_g = _clipper(self.clip, self.f.input_scale), _clipper(self.clip, self.g.input_scale)
+        update, reset = zr[:, :hidden], zr[:, hidden:]
+
+        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
+            (h,), (h_out,) = states_in, states_out
+            np.matmul(r_zr, h, out=zr)
+            np.add(zr, xw[:, :2 * hidden], out=zr)
+            clip_f(zr)
+            self.f.apply_scaled(zr)
+            np.multiply(reset, h, out=scratch)
+            np.matmul(r_h, scratch, out=candidate)
+            np.add(candidate, xw[:, 2 * hidden:], out=candidate)
+            clip_g(candidate)
+            self.g.apply_scaled(candidate)
+            _blend(candidate, update, h, scratch, h_out)
+
+        return step
+
+    def _linear_step(self, r: np.ndarray, hidden_bias: np.ndarray, hidden: int, batch: int) -> Step:
+        """ht = g(Xt Wh + rt (.) (Ht-1 Rh + Rbh) + Wbh): one GEMM per step."""
+        d, dtype = r.shape[0], r.dtype
+        gates, scratch = _new(d, 3 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
+        clip_f, clip_g = _clipper(self.clip, self.f.input_scale), _clipper(self.clip, self.g.input_scale)
+        zr, update, reset, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
+
+        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
+            (h,), (h_out,) = states_in, states_out
+            np.matmul(r, h, out=gates)
+            np.add(zr, xw[:, :2 * hidden], out=zr)
+            clip_f(zr)
+            self.f.apply_scaled(zr)
+            np.add(candidate, hidden_bias, out=candidate)
+            np.multiply(candidate, reset, out=candidate)
+            np.add(candidate, xw[:, 2 * hidden:], out=candidate)
+            clip_g(candidate)
+            self.g.apply_scaled(candidate)
+            _blend(candidate, update, h, scratch, h_out)
+
+        return step
+
+
+@dataclass(frozen=True)
+class LSTM:
+    """Gates f, i, c, o: Ct = ft Ct-1 + it ct, Ht = ot h(Ct); clip applies to gates, not Ct."""
+
+    f: Activation
+    g: Activation
+    h: Activation
+    clip: float | None
+    gates = 4
+    states = 2
+
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
+        hidden = r.shape[2]
+        order = (0, 1, 3, 2)  # f, i, o (activation f) then c (activation g)
+        scales = (self.f.input_scale,) * 3 + (self.g.input_scale,)
+        w_in, r_in, bias = (_gate_rows(a, hidden, order, scales) for a in (w, r, b))
+        d, dtype = r.shape[0], r_in.dtype
+        gates, squashed = _new(d, 4 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
+        sigmoid_part, cell_part = gates[:, :3 * hidden], gates[:, 3 * hidden:]
+        forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
+        clip_f, clip_g = _clipper(self.clip, self.f.input_scale), _clipper(self.clip, self.g.input_scale)
+
+        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
+            (h, c), (h_out, c_out) = states_in, states_out
+            np.matmul(r_in, h, out=gates)
+            np.add(gates, xw, out=gates)
+            clip_f(sigmoid_part)
+            clip_g(cell_part)
+            self.f.apply_scaled(sigmoid_part)
+            self.g.apply_scaled(cell_part)
+            np.multiply(forget, c, out=c_out)
+            np.multiply(input_, cell_part, out=input_)
+            np.add(c_out, input_, out=c_out)
+            self.h.apply(c_out, out=squashed)
+            np.multiply(output, squashed, out=h_out)
+
+        return Stepper(w_in, bias, step)
+
+
+@dataclass(frozen=True)
+class RNN:
+    """Ht = f(Xt Wi + Ht-1 Ri + Wbi + Rbi)."""
+
+    f: Activation
+    clip: float | None
+    gates = 1
+    states = 1
+
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
+        hidden = r.shape[2]
+        scale = (self.f.input_scale,)
+        w_in, r_in, bias = (_gate_rows(a, hidden, (0,), scale) for a in (w, r, b))
+        gates = _new(r.shape[0], hidden, batch, r_in.dtype)
+        clip_f = _clipper(self.clip, self.f.input_scale)
+
+        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
+            np.matmul(r_in, states_in[0], out=gates)
+            np.add(gates, xw, out=gates)
+            clip_f(gates)
+            self.f.apply_scaled(gates, out=states_out[0])
+
+        return Stepper(w_in, bias, step)

@@ -1,0 +1,133 @@
+"""The public reference ops: inputs positional in port order (OpenVINO layouts), attributes
+keyword-only with the spec's names, outputs a tuple in port order.
+
+Each function checks its inputs, binds the cell formula and hands both to the one driver.
+``accumulate="float64"`` computes in float64 (a golden result); outputs keep the inputs' dtype.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from irtool.reference import checks, recurrence
+from irtool.reference.activations import Activation, resolve
+from irtool.reference.cells import GRU, LSTM, RNN
+from irtool.reference.precision import compute_dtype, to_output
+from irtool.reference.registry import register
+
+Arrays = tuple[np.ndarray, ...]
+GRU_ACTIVATIONS = ("sigmoid", "tanh")
+LSTM_ACTIVATIONS = ("sigmoid", "tanh", "tanh")
+RNN_ACTIVATIONS = ("tanh",)
+
+
+def _solve(cell: recurrence.Cell, problem: checks.Problem, reverse: Sequence[bool], accumulate: Any) -> Arrays:
+    dtype = compute_dtype(problem.dtype, accumulate)
+    cast = [a.astype(dtype, copy=False) for a in (problem.x, *problem.states, problem.w, problem.r, problem.b)]
+    x, states, (w, r, b) = cast[0], cast[1:1 + len(problem.states)], cast[-3:]
+    outputs = recurrence.run(cell, x, states, problem.lengths, w, r, b, reverse)
+    return tuple(to_output(o, problem.dtype) for o in outputs)
+
+
+def _cell_outputs(outputs: Arrays) -> Arrays:
+    """Sequence outputs (Y, states [batch, 1, H]) of a one-step run -> the cell's states [batch, H]."""
+    return tuple(state[:, 0] for state in outputs[1:])
+
+
+def _activations(value: Any, count: int, alpha: Any, beta: Any) -> list[Activation]:
+    return resolve(checks.names("activations", value, count),
+                   checks.floats("activations_alpha", alpha), checks.floats("activations_beta", beta))
+
+
+def _gru(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any, linear_before_reset: Any) -> tuple[GRU, int]:
+    f, g = _activations(activations, 2, alpha, beta)
+    linear = checks.flag("linear_before_reset", linear_before_reset)
+    return GRU(f, g, checks.clip(clip), linear), checks.hidden_size(hidden_size)
+
+
+def _lstm(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any) -> tuple[LSTM, int]:
+    f, g, h = _activations(activations, 3, alpha, beta)
+    return LSTM(f, g, h, checks.clip(clip)), checks.hidden_size(hidden_size)
+
+
+def _rnn(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any) -> tuple[RNN, int]:
+    (f,) = _activations(activations, 1, alpha, beta)
+    return RNN(f, checks.clip(clip)), checks.hidden_size(hidden_size)
+
+
+@register("GRUSequence", 5)
+def gru_sequence(X: Any, initial_hidden_state: Any, sequence_lengths: Any, W: Any, R: Any, B: Any, *,
+                 hidden_size: int, direction: str, activations: Sequence[str] = GRU_ACTIVATIONS,
+                 activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
+                 clip: float = 0.0, linear_before_reset: bool = False, accumulate: Any = None) -> Arrays:
+    """GRUSequence-5 -> (Y [batch, dirs, seq, H], Ho [batch, dirs, H])."""
+    cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
+    reverse = checks.direction(direction)
+    problem = checks.sequence_problem(X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths, W, R, B,
+                                      hidden=hidden, directions=len(reverse), gates=3,
+                                      bias_gates=4 if cell.linear_before_reset else 3)
+    return _solve(cell, problem, reverse, accumulate)
+
+
+@register("LSTMSequence", 1)
+@register("LSTMSequence", 5)
+def lstm_sequence(X: Any, initial_hidden_state: Any, initial_cell_state: Any, sequence_lengths: Any,
+                  W: Any, R: Any, B: Any, *, hidden_size: int, direction: str,
+                  activations: Sequence[str] = LSTM_ACTIVATIONS, activations_alpha: Sequence[float] = (),
+                  activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None) -> Arrays:
+    """LSTMSequence-5 (and -1, same maths), gates f, i, c, o -> (Y, Ho, Co)."""
+    cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
+    reverse = checks.direction(direction)
+    states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
+    problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B,
+                                      hidden=hidden, directions=len(reverse), gates=4, bias_gates=4)
+    return _solve(cell, problem, reverse, accumulate)
+
+
+@register("RNNSequence", 5)
+def rnn_sequence(X: Any, initial_hidden_state: Any, sequence_lengths: Any, W: Any, R: Any, B: Any, *,
+                 hidden_size: int, direction: str, activations: Sequence[str] = RNN_ACTIVATIONS,
+                 activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
+                 clip: float = 0.0, accumulate: Any = None) -> Arrays:
+    """RNNSequence-5 -> (Y, Ho)."""
+    cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
+    reverse = checks.direction(direction)
+    problem = checks.sequence_problem(X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths, W, R, B,
+                                      hidden=hidden, directions=len(reverse), gates=1, bias_gates=1)
+    return _solve(cell, problem, reverse, accumulate)
+
+
+@register("GRUCell", 3)
+def gru_cell(X: Any, initial_hidden_state: Any, W: Any, R: Any, B: Any = None, *, hidden_size: int,
+             activations: Sequence[str] = GRU_ACTIVATIONS, activations_alpha: Sequence[float] = (),
+             activations_beta: Sequence[float] = (), clip: float = 0.0, linear_before_reset: bool = False,
+             accumulate: Any = None) -> Arrays:
+    """GRUCell-3 -> (Ho [batch, H],); B is optional (None: zeros)."""
+    cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
+    problem = checks.cell_problem(X, [("initial_hidden_state", initial_hidden_state)], W, R, B, hidden=hidden,
+                                  gates=3, bias_gates=4 if cell.linear_before_reset else 3)
+    return _cell_outputs(_solve(cell, problem, (False,), accumulate))
+
+
+@register("LSTMCell", 4)
+def lstm_cell(X: Any, initial_hidden_state: Any, initial_cell_state: Any, W: Any, R: Any, B: Any, *,
+              hidden_size: int, activations: Sequence[str] = LSTM_ACTIVATIONS,
+              activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
+              clip: float = 0.0, accumulate: Any = None) -> Arrays:
+    """LSTMCell-4, gates f, i, c, o -> (Ho, Co)."""
+    cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
+    states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
+    problem = checks.cell_problem(X, states, W, R, checks.as_array("B", B), hidden=hidden, gates=4, bias_gates=4)
+    return _cell_outputs(_solve(cell, problem, (False,), accumulate))
+
+
+@register("RNNCell", 0)
+def rnn_cell(X: Any, initial_hidden_state: Any, W: Any, R: Any, B: Any, *, hidden_size: int,
+             activations: Sequence[str] = RNN_ACTIVATIONS, activations_alpha: Sequence[float] = (),
+             activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None) -> Arrays:
+    """RNNCell-0 (opset1) -> (Ho,)."""
+    cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
+    problem = checks.cell_problem(X, [("initial_hidden_state", initial_hidden_state)], W, R,
+                                  checks.as_array("B", B), hidden=hidden, gates=1, bias_gates=1)
+    return _cell_outputs(_solve(cell, problem, (False,), accumulate))

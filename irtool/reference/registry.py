@@ -1,0 +1,106 @@
+"""Explicit registration of reference ops by (op type, version), and ``evaluate``.
+
+``@register("GRUSequence", 5)`` records a function; a second registration of the same key
+is refused.  One rule picks a version: the highest registered version not above the one
+asked for (None asks for the highest).  A registered function's positional parameters are
+the op's input ports (a default makes a port optional) and its keyword-only parameters
+are the op's attributes (no default: required), so ``evaluate`` checks the input count and
+the attribute names against the function itself before calling it.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+Op = Callable[..., tuple[np.ndarray, ...]]
+_PASS_THROUGH = ("accumulate",)
+
+
+@dataclass(frozen=True)
+class Registered:
+    op_type: str
+    version: int
+    function: Op
+    ports: tuple[str, ...]
+    required_ports: int
+    attributes: tuple[str, ...]
+    required_attributes: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.op_type}-{self.version}"
+
+
+_REGISTRY: dict[str, dict[int, Registered]] = {}
+
+
+def _describe(op_type: str, version: int, function: Op) -> Registered:
+    parameters = inspect.signature(function).parameters.values()
+    positional = [p for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+    keywords = [p for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in _PASS_THROUGH]
+    return Registered(op_type, version, function,
+                      ports=tuple(p.name for p in positional),
+                      required_ports=sum(p.default is p.empty for p in positional),
+                      attributes=tuple(p.name for p in keywords),
+                      required_attributes=tuple(p.name for p in keywords if p.default is p.empty))
+
+
+def register(op_type: str, version: int) -> Callable[[Op], Op]:
+    """Decorator: record ``function`` as the reference of ``op_type``-``version``."""
+    def decorate(function: Op) -> Op:
+        versions = _REGISTRY.setdefault(op_type, {})
+        if version in versions:
+            raise RuntimeError(f"internal error: {op_type}-{version} is registered twice "
+                               f"({versions[version].function.__qualname__} and {function.__qualname__})")
+        versions[version] = _describe(op_type, version, function)
+        return function
+    return decorate
+
+
+def registered() -> list[str]:
+    """Every registered op as "Type-version", sorted."""
+    return sorted(r.key for versions in _REGISTRY.values() for r in versions.values())
+
+
+def lookup(op_type: str, version: int | None = None) -> Registered:
+    """The highest registered version of ``op_type`` not above ``version`` (None: the highest)."""
+    versions = _REGISTRY.get(op_type)
+    if not versions:
+        raise ValueError(f"no reference implementation for op type {op_type!r}; implemented: {', '.join(registered())}")
+    usable = [v for v in versions if version is None or v <= version]
+    if not usable:
+        raise ValueError(f"no reference implementation for {op_type} at version {version} or below; "
+                         f"implemented versions: {', '.join(map(str, sorted(versions)))}")
+    return versions[max(usable)]
+
+
+def _bind_inputs(op: Registered, inputs: Sequence[Any]) -> list[Any]:
+    if not op.required_ports <= len(inputs) <= len(op.ports):
+        count = str(len(op.ports)) if op.required_ports == len(op.ports) else f"{op.required_ports} to {len(op.ports)}"
+        raise ValueError(f"{op.key} takes {count} inputs ({', '.join(op.ports)}); got {len(inputs)}")
+    return [*inputs, *([None] * (len(op.ports) - len(inputs)))]
+
+
+def _check_attribute_names(op: Registered, attributes: Mapping[str, Any]) -> None:
+    unknown = sorted(set(attributes) - set(op.attributes))
+    if unknown:
+        raise ValueError(f"{op.key} has no attribute {unknown[0]!r}; its attributes are {', '.join(op.attributes)}")
+    missing = [name for name in op.required_attributes if attributes.get(name) is None]
+    if missing:
+        raise ValueError(f"{op.key} requires attribute {missing[0]!r}")
+
+
+def evaluate(op_type: str, inputs: Sequence[Any], attributes: Mapping[str, Any], version: int | None = None,
+             *, accumulate: Any = None) -> tuple[np.ndarray, ...]:
+    """Run the reference of ``op_type`` on ``inputs`` (port order) with ``attributes`` (spec names)."""
+    op = lookup(op_type, version)
+    bound = _bind_inputs(op, inputs)
+    _check_attribute_names(op, attributes)
+    outputs = op.function(*bound, **attributes, accumulate=accumulate)
+    if not isinstance(outputs, tuple) or not all(isinstance(o, np.ndarray) for o in outputs):
+        raise RuntimeError(f"internal error: the reference of {op.key} returned {type(outputs).__name__}, "
+                           "not a tuple of arrays")
+    return outputs

@@ -1,0 +1,158 @@
+"""Per-layer checks: which spec applies, attributes, ports, dims and element types."""
+from __future__ import annotations
+
+from irtool import element_types
+from irtool.ir import Layer, Port
+from irtool.shapes import ShapeSyntaxError, parse_dim
+from irtool.specs import DimProblem, OpSpec, RankProblem, unify
+from irtool.specs.values import format_value
+from irtool.validate.attributes import check_attributes
+from irtool.validate.context import Context, LayerFacts
+
+
+def check_layer(ctx: Context, layer: Layer) -> LayerFacts:
+    facts = LayerFacts(layer, input_dims=[_dims(ctx, layer, p) for p in layer.inputs],
+                       output_dims=[_dims(ctx, layer, p) for p in layer.outputs])
+    _check_identity(ctx, layer)
+    _check_port_ids(ctx, layer)
+    spec = _resolve_spec(ctx, layer)
+    if spec is None:
+        return facts
+    facts.spec = spec
+    facts.attributes = check_attributes(ctx, layer, spec)
+    if _check_port_counts(ctx, layer, spec):
+        _check_shapes(ctx, facts)
+        _check_types(ctx, layer, spec, facts.attributes)
+    return facts
+
+
+def _check_identity(ctx: Context, layer: Layer) -> None:
+    required = ("id", "type", "version") if ctx.model.is_net else ("type",)
+    for field in required:
+        if getattr(layer, field) is None:
+            ctx.report("IR013", f"<layer> has no {field} attribute", layer=layer, expected=field)
+
+
+def _check_port_ids(ctx: Context, layer: Layer) -> None:
+    seen: dict[str, Port] = {}
+    for port in layer.inputs + layer.outputs:
+        if port.id is None:
+            if ctx.model.is_net:
+                ctx.report("IR031", "port has no id", layer=layer, port=port)
+            continue
+        if not port.id.isdigit():
+            ctx.report("IR031", f"port id {port.id!r} is not a non-negative integer", layer=layer, port=port,
+                       found=port.id)
+        if port.id in seen:
+            ctx.report("IR031", f"port id {port.id} is used twice in this layer (first at line "
+                                f"{seen[port.id].line})", layer=layer, port=port, found=port.id)
+        seen.setdefault(port.id, port)
+
+
+def _resolve_spec(ctx: Context, layer: Layer) -> OpSpec | None:
+    if layer.type is None:
+        return None
+    spec = ctx.registry.for_ir(layer.type, layer.version)
+    known = ctx.registry.versions(layer.type)
+    if spec is None and known:
+        ctx.report("IR011", f"no spec of {layer.type} for version {layer.version!r}; irtool knows "
+                            f"{', '.join(f'{s.key} (version={s.opset!r})' for s in known)}; "
+                            f"its attributes and shapes are not checked", layer=layer,
+                   expected=", ".join(s.opset for s in known), found=layer.version)
+    elif spec is None:
+        ctx.report("IR010", f"no spec for op type {layer.type!r}; its attributes and shapes are not checked",
+                   layer=layer, found=layer.type)
+    elif not spec.openvino_loads:
+        ctx.report("IR012", spec.openvino_note or f"OpenVINO cannot load {spec.key}", layer=layer,
+                   found=layer.version)
+    return spec
+
+
+def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
+    ok = True
+    low, high = spec.required_inputs, len(spec.inputs)
+    if not low <= len(layer.inputs) <= high:
+        names = ", ".join(p.name for p in spec.inputs)
+        count = str(high) if low == high else f"{low} to {high}"
+        ctx.report("IR030", f"has {len(layer.inputs)} input ports, {spec.key} takes {count} ({names})",
+                   layer=layer, expected=count, found=len(layer.inputs))
+        ok = False
+    if len(layer.outputs) != len(spec.outputs):
+        ctx.report("IR030", f"has {len(layer.outputs)} output ports, {spec.key} gives {len(spec.outputs)} "
+                            f"({', '.join(p.name for p in spec.outputs)})",
+                   layer=layer, expected=len(spec.outputs), found=len(layer.outputs))
+        ok = False
+    for port_spec in spec.inputs[len(layer.inputs):]:
+        if port_spec.openvino_requires:
+            ctx.report("IR032", f"input {port_spec.index} ({port_spec.name}) is optional in {spec.key}, but "
+                                f"OpenVINO rejects the layer without it; connect {port_spec.name} "
+                                f"(zeros for no bias)", layer=layer, expected=port_spec.name)
+    return ok
+
+
+def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
+    dims = []
+    for i, dim in enumerate(port.dims):
+        try:
+            dims.append(parse_dim(dim.text))
+        except ShapeSyntaxError as error:
+            ctx.report("IR043", f"dim {i}: {error}", layer=layer, port=port, line=dim.line, token="<dim",
+                       expected="a size, -1, ? or a..b", found=dim.text)
+            return None
+    return tuple(dims)
+
+
+def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
+    spec, layer = facts.spec, facts.layer
+    report = unify(spec, facts.attributes, facts.input_dims, facts.output_dims)
+    for problem in report.problems:
+        ports = layer.inputs if problem.side == "input" else layer.outputs
+        port = ports[problem.index]
+        port_spec = (spec.inputs if problem.side == "input" else spec.outputs)[problem.index]
+        if isinstance(problem, RankProblem):
+            ctx.report("IR040", problem.message, layer=layer, port=port, port_name=port_spec.name,
+                       expected=f"{problem.expected} {problem.expected_text}", found=problem.found)
+            continue
+        assert isinstance(problem, DimProblem)
+        code = ("IR044" if port_spec.shape_attribute or port_spec.same_as else
+                "IR041" if problem.side == "input" else "IR042")
+        line = port.dims[problem.dim].line if problem.dim < len(port.dims) else None
+        ctx.report(code, problem.message, layer=layer, port=port, port_name=port_spec.name, line=line,
+                   token="<dim", expected=problem.expected, found=problem.found)
+
+
+def _check_types(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> None:
+    bound: dict[str, tuple] = {}  # type variable -> (element type, port, port name)
+    pairs = list(zip(spec.inputs, layer.inputs)) + list(zip(spec.outputs, layer.outputs))
+    for port_spec, port in pairs:
+        if port.precision is None:
+            continue
+        element_type = element_types.from_text(port.precision)
+        if element_type is None:
+            ctx.report("IR052", f"unknown precision {port.precision!r}", layer=layer, port=port,
+                       port_name=port_spec.name, found=port.precision)
+            continue
+        if port_spec.type_attribute is not None:
+            declared = element_types.from_text(format_value(attributes.get(port_spec.type_attribute)))
+            if declared is not None and declared.name not in ("dynamic", "undefined") and declared != element_type:
+                ctx.report("IR053", f"precision {port.precision} is not the layer's "
+                                    f"{port_spec.type_attribute}={declared.name}", layer=layer, port=port,
+                           port_name=port_spec.name, expected=declared.name, found=port.precision)
+            continue
+        type_class = spec.types[port_spec.type]
+        if not element_types.matches(element_type, type_class):
+            ctx.report("IR050", f"precision {port.precision} is not {_CLASS_TEXT[type_class]} "
+                                f"(type {port_spec.type} of {spec.key})", layer=layer, port=port,
+                       port_name=port_spec.name, expected=f"{type_class} ({port_spec.type})", found=port.precision)
+            continue
+        if type_class == "any":
+            continue
+        first = bound.setdefault(port_spec.type, (element_type, port, port_spec.name))
+        if first[0] != element_type:
+            ctx.report("IR051", f"precision {port.precision} differs from {first[1].precision} of "
+                                f"{first[1].label} ({first[2]}); both are type {port_spec.type}",
+                       layer=layer, port=port, port_name=port_spec.name, expected=first[1].precision,
+                       found=port.precision)
+
+
+_CLASS_TEXT = {"float": "a floating-point type", "int": "an integer type", "any": "any type"}

@@ -1,0 +1,77 @@
+"""``validate --with-openvino``: OpenVINO's own reader beside irtool's verdict.
+
+The one module of the validator that imports openvino, lazily and only when asked.
+For layers that have no spec here, it compares the declared output dims with the
+shapes OpenVINO infers, since nothing else checks them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.ir import IRModel, IRParseError, parse_ir
+from irtool.shapes import ShapeSyntaxError, dims_compatible, format_shape, parse_dim
+from irtool.specs import registry
+
+
+def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
+    """Add OpenVINO's verdict (IR080/IR081) and its shape disagreements (IR082) to a report."""
+    import openvino as ov
+    from openvino.frontend import FrontEndManager
+
+    version = ov.__version__.split("-")[0]
+
+    def add(code: str, message: str, **where) -> None:
+        report.diagnostics.append(Diagnostic(code, CODES[code].severity, message, path=str(path), **where))
+
+    try:
+        ir = parse_ir(path)
+    except IRParseError:
+        ir = None
+    if ir is not None and not ir.is_net:
+        add("IR083", "OpenVINO reads whole nets only; a lone <layer> was not given to it")
+        return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+    try:
+        # the IR frontend alone: read_model would try every frontend and let them print to stderr
+        frontend = FrontEndManager().load_by_framework("ir")
+        model = frontend.convert(frontend.load(str(path)))
+    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+        add("IR080", f"OpenVINO {version} cannot read the file: {_first_line(error)}")
+        return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+    add("IR081", f"OpenVINO {version} read the file")
+    if ir is not None:
+        _compare_unspecified(ir, model, add)
+    return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+
+
+def _compare_unspecified(ir: IRModel, model, add) -> None:
+    nodes = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
+    specs = registry()
+    for layer in ir.layers:
+        if layer.type is None or specs.for_ir(layer.type, layer.version) is not None:
+            continue
+        node = nodes.get(layer.name)
+        if node is None:
+            continue
+        for index, port in enumerate(layer.outputs[: node.get_output_size()]):
+            inferred = node.get_output_partial_shape(index)
+            try:
+                declared = tuple(parse_dim(d.text) for d in port.dims)
+            except ShapeSyntaxError:
+                continue
+            if inferred.rank.is_dynamic:
+                continue
+            ov_dims = tuple(parse_dim(str(d)) for d in inferred)
+            if len(declared) != len(ov_dims) or not all(dims_compatible(a, b) for a, b in zip(declared, ov_dims)):
+                line, column = ir.locate(port.line, "<port")
+                add("IR082", f"{layer.label} port {port.id}: declares {format_shape(declared)}, OpenVINO infers "
+                             f"{format_shape(ov_dims)}", line=line, column=column, layer_id=layer.id,
+                    layer_name=layer.name, port_id=port.id, expected=format_shape(ov_dims),
+                    found=format_shape(declared))
+
+
+def _first_line(error: Exception) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith("Exception from") and not line.startswith("Check '")]
+    return (useful or lines or [type(error).__name__])[0]

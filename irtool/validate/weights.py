@@ -1,0 +1,44 @@
+"""Const layers against the .bin file beside the .xml: present, long enough, sizes right."""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from irtool import element_types
+from irtool.validate.context import Context, LayerFacts
+
+
+def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
+    consts = [f for f in facts if f.layer.type == "Const" and f.spec is not None]
+    if not consts or not ctx.model.is_net:
+        return
+    bin_path = Path(ctx.model.path).with_suffix(".bin")
+    try:
+        bin_size = os.stat(bin_path).st_size
+    except OSError:
+        ctx.report("IR070", f"{len(consts)} Const layer{'s' if len(consts) != 1 else ''} read weights from "
+                            f"{bin_path.name}, which is missing", layer=consts[0].layer,
+                   expected=str(bin_path))
+        return
+    for fact in consts:
+        offset, size = fact.attributes.get("offset"), fact.attributes.get("size")
+        if offset is None or size is None:
+            continue
+        if offset + size > bin_size:
+            ctx.report("IR071", f"bytes {offset}..{offset + size} lie past the end of {bin_path.name} "
+                                f"({bin_size} bytes)", layer=fact.layer, attribute="size",
+                       expected=f"offset+size <= {bin_size}", found=offset + size)
+        _check_size(ctx, fact, size)
+
+
+def _check_size(ctx: Context, fact: LayerFacts, size: int) -> None:
+    shape = fact.attributes.get("shape")
+    element_type = element_types.from_text(fact.attributes.get("element_type"))
+    if shape is None or element_type is None or not all(isinstance(d, int) for d in shape):
+        return
+    count = math.prod(shape)
+    expected = element_types.byte_size(element_type, count)
+    if expected is not None and expected != size:
+        ctx.report("IR072", f"size is {size} bytes, expected {count} elements x {element_type.bits} bits = "
+                            f"{expected} bytes", layer=fact.layer, attribute="size", expected=expected, found=size)
