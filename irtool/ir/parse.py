@@ -69,9 +69,9 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
         root = etree.fromstring(data, make_parser())
     except etree.XMLSyntaxError as error:
         line, column = error.position if error.position else (None, None)
-        message = error.msg or "not well-formed XML"
-        if "Premature end" in message or "end of data" in message:
-            message += " (is the file truncated?)"
+        message = re.sub(r",? line \d+, column \d+$", "", error.msg or "not well-formed XML")
+        if line is not None and line >= data.count(b"\n") + 1 - int(data.endswith(b"\n")):
+            message += " (the file ends inside the XML: is it truncated?)"
         raise IRParseError("syntax", f"XML is not well-formed: {message}", line, column) from None
     docinfo = root.getroottree().docinfo
     if docinfo.doctype or docinfo.internalDTD is not None:

@@ -13,7 +13,7 @@ A run, in the OpenVINO sequence layouts (X [batch, seq, input], states [batch, d
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -40,17 +40,54 @@ def time_order(lengths: np.ndarray, steps: int, reverse: bool) -> np.ndarray:
     return np.where(step[None, :] < lengths[:, None], flipped, step[None, :])
 
 
-def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], steps: int) -> np.ndarray:
-    """[D, G*H, steps*batch]: X W^T + bias for every step; column s*batch + b is step s of element b."""
-    batch = x.shape[0]
+CHUNK_BYTES = 4 << 20  # input gates computed per chunk of steps, so a step reads them from cache
+
+
+def _chunk_steps(stepper: Stepper, batch: int) -> int:
     directions, rows, _ = stepper.input_weights.shape
-    gates = np.empty((directions, rows, steps * batch), dtype=stepper.input_weights.dtype)
+    per_step = directions * rows * batch * stepper.input_weights.dtype.itemsize
+    return max(1, CHUNK_BYTES // max(per_step, 1))
+
+
+def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], first: int, last: int,
+                 out: np.ndarray) -> np.ndarray:
+    """X W^T + bias for steps [first, last) into ``out`` [D, G*H, >= (last-first)*batch].
+
+    Column (s - first)*batch + b holds step s of batch element b, in each direction's order.
+    """
+    batch = x.shape[0]
+    columns = (last - first) * batch
     elements = np.arange(batch)[None, :]
+    gates = out[:, :, :columns]
     for d, order in enumerate(orders):
-        ordered = x[elements, order[:, :steps].T].reshape(steps * batch, -1)
+        ordered = x[elements, order[:, first:last].T].reshape(columns, -1)
         np.matmul(stepper.input_weights[d], ordered.T, out=gates[d])
-        gates[d] += stepper.input_bias[d][:, None]
+        np.add(gates[d], stepper.input_bias[d][:, None], out=gates[d])
     return gates
+
+
+def _recorders(y: np.ndarray, orders: Sequence[np.ndarray], steps: int) -> list[Callable[[np.ndarray], None]]:
+    """Per step, a function writing the new h [D, H, batch] into Y [batch, D, seq, H] at its time."""
+    batch = y.shape[0]
+    elements = np.arange(batch)
+    times = np.stack([order[:, :steps] for order in orders])  # [D, batch, steps]
+    uniform = bool((times == times[:, :1]).all())
+
+    def slices(s: int) -> Callable[[np.ndarray], None]:
+        targets = [y[:, d, int(times[d, 0, s])] for d in range(len(orders))]  # each [batch, H]
+
+        def record(h: np.ndarray) -> None:
+            for d, target in enumerate(targets):
+                np.copyto(target, h[d].T)
+        return record
+
+    def gathered(s: int) -> Callable[[np.ndarray], None]:
+        def record(h: np.ndarray) -> None:
+            for d in range(len(orders)):
+                y[elements, d, times[d, :, s]] = h[d].T
+        return record
+
+    return [(slices if uniform else gathered)(s) for s in range(steps)]
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
@@ -65,26 +102,33 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     steps = int(lengths.max(initial=0))
     orders = [time_order(lengths, seq, flag) for flag in reverse]
     stepper = cell.stepper(w, r, b, batch)
-    input_gates = _input_gates(x, stepper, orders, steps)
 
-    history = np.empty((steps + 1, directions, hidden, batch), dtype=x.dtype)
-    history[0] = states[0].transpose(1, 2, 0)
-    extra = [np.empty((2, directions, hidden, batch), dtype=x.dtype) for _ in states[1:]]
-    for buffer, initial in zip(extra, states[1:]):
+    buffers = [np.empty((2, directions, hidden, batch), dtype=x.dtype) for _ in states]
+    for buffer, initial in zip(buffers, states):
         buffer[0] = initial.transpose(1, 2, 0)
-
+    ping_pong = [[buffer[k] for buffer in buffers] for k in (0, 1)]
+    y = np.zeros((batch, directions, seq, hidden), dtype=x.dtype)
+    record = _recorders(y, orders, steps)
     finished = np.arange(steps)[:, None] >= lengths[None, :]
-    for s in range(steps):
-        ins = [history[s], *(buffer[s % 2] for buffer in extra)]
-        outs = [history[s + 1], *(buffer[(s + 1) % 2] for buffer in extra)]
-        stepper.step(input_gates[:, :, s * batch:(s + 1) * batch], ins, outs)
-        if finished[s].any():
-            for new, old in zip(outs, ins):
-                np.copyto(new, old, where=finished[s])
+    freeze = finished.any(axis=1).tolist()
 
-    final = [history[steps], *(buffer[steps % 2] for buffer in extra)]
-    return (_outputs_in_time_order(history, orders, lengths, seq),
-            *(_final_state(state, lengths) for state in final))
+    chunk = _chunk_steps(stepper, batch)
+    chunk_gates = np.empty((directions, stepper.input_weights.shape[1], min(chunk, steps) * batch), dtype=x.dtype)
+    for first in range(0, steps, chunk):
+        gates = _input_gates(x, stepper, orders, first, min(first + chunk, steps), chunk_gates)
+        for s in range(first, min(first + chunk, steps)):
+            ins, outs = ping_pong[s % 2], ping_pong[(s + 1) % 2]
+            column = (s - first) * batch
+            stepper.step(gates[:, :, column:column + batch], ins, outs)
+            if freeze[s]:
+                for new, old in zip(outs, ins):
+                    np.copyto(new, old, where=finished[s])
+            record[s](outs[0])
+
+    past_end = np.arange(seq)[None, :] >= lengths[:, None]
+    if past_end.any():
+        np.copyto(y, 0, where=past_end[:, None, :, None])
+    return (y, *(_final_state(buffer[steps % 2], lengths) for buffer in buffers))
 
 
 def _final_state(state: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -92,20 +136,3 @@ def _final_state(state: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     result = np.ascontiguousarray(state.transpose(2, 0, 1))
     result[lengths == 0] = 0
     return result
-
-
-def _outputs_in_time_order(history: np.ndarray, orders: Sequence[np.ndarray], lengths: np.ndarray,
-                           seq: int) -> np.ndarray:
-    """Y [batch, D, seq, H] from the per-step states, 0 past each element's length."""
-    steps, directions, hidden, batch = history.shape[0] - 1, history.shape[1], history.shape[2], history.shape[3]
-    y = np.zeros((batch, directions, seq, hidden), dtype=history.dtype)
-    elements = np.arange(batch)[:, None]
-    for d, order in enumerate(orders):
-        per_step = history[1:, d]  # [steps, H, batch]
-        if np.array_equal(order[:, :steps], np.broadcast_to(np.arange(steps), (batch, steps))):
-            y[:, d, :steps] = per_step.transpose(2, 0, 1)
-        else:
-            y[:, d, :steps] = per_step[order[:, :steps], :, elements]
-    past_end = np.arange(seq)[None, :] >= lengths[:, None]
-    np.copyto(y, 0, where=past_end[:, None, :, None])
-    return y

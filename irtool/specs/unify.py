@@ -59,6 +59,8 @@ class DimProblem:
     expected_value: int | None
     origins: tuple[Origin, ...] = ()
     flags: tuple[tuple[str, Any], ...] = ()
+    note: str = ""
+    unsolvable: bool = False
 
     @property
     def expected(self) -> str:
@@ -70,11 +72,12 @@ class DimProblem:
 
     @property
     def message(self) -> str:
-        if self.expected_value is None:
+        if self.unsolvable:
             text = f"dim {self.dim} is {self.found}, which no value of {self.expected_text} gives"
         else:
             text = f"dim {self.dim} is {self.found}, expected {self.expected}"
-        notes = [f"{name}={format_value(value)}" for name, value in self.flags]
+        notes = [self.note] if self.note else []
+        notes += [f"{name}={format_value(value)}" for name, value in self.flags]
         notes += [f"bound by {origin.describe()}" for origin in self.origins if origin.side != "attribute"]
         return text + (f" ({'; '.join(notes)})" if notes else "")
 
@@ -160,7 +163,8 @@ def _check_given(report: ShapeReport, side: str, port: PortSpec, shape: Shape,
         return
     for i, (found, want) in enumerate(zip(shape, expected)):
         if not dims_compatible(found, want):
-            report.problems.append(DimProblem(side, port.index, port.name, i, found, f"{want} (the {where})", None))
+            report.problems.append(DimProblem(side, port.index, port.name, i, found, str(want),
+                                              want if isinstance(want, int) else None, note=f"the {where}"))
 
 
 def _settle(report: ShapeReport, item: _Pending, flags: Mapping[str, Any]) -> bool:
@@ -189,4 +193,4 @@ def _dim_problem(report: ShapeReport, item: _Pending, flags: Mapping[str, Any], 
     origins = tuple(report.origins[name] for name in sorted(used) if name in report.origins)
     flag_values = tuple((name, flags.get(name)) for name in item.expr.flags_used(flags))
     return DimProblem(item.side, item.port.index, item.port.name, item.dim, item.found,
-                      item.expr.text(flags), value, origins, flag_values)
+                      item.expr.text(flags), value, origins, flag_values, unsolvable=value is None)

@@ -105,7 +105,14 @@ def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[s
             indegree[target] -= 1
             if indegree[target] == 0:
                 queue.append(target)
-    stuck = [layer_id for layer_id, degree in indegree.items() if degree > 0]
+    stuck = {layer_id for layer_id, degree in indegree.items() if degree > 0}
+    # what is left also holds layers downstream of a cycle: peel off those that feed nothing left
+    while True:
+        tails = {n for n in stuck if not (successors.get(n, set()) & stuck)}
+        if not tails:
+            break
+        stuck -= tails
+    stuck = sorted(stuck, key=lambda n: (len(n), n))
     if stuck:
         first = by_id[stuck[0]].layer
         ctx.report("IR065", f"is on a cycle through layers {', '.join(stuck)}", layer=first,

@@ -73,5 +73,6 @@ def _compare_unspecified(ir: IRModel, model, add) -> None:
 
 def _first_line(error: Exception) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith("Exception from") and not line.startswith("Check '")]
-    return (useful or lines or [type(error).__name__])[0]
+    # OpenVINO puts where it failed first and what failed last
+    useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating"))]
+    return (useful or lines or [type(error).__name__])[-1]
