@@ -44,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors: argparse has printed them
+        return exit_.code if isinstance(exit_.code, int) else 2
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
