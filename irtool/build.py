@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
-from irtool.cases import CaseError, OpCase
+from irtool.cases import LENGTHS_DTYPE, LENGTHS_PORT, CaseError, OpCase
 from irtool.execute import openvino_message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,7 +65,7 @@ def build_model(case: OpCase) -> "ov.Model":
     parameters, sources = [], []
     for port in case.ports:
         if case.is_parameter(port):
-            dtype = np.int32 if port.name == "sequence_lengths" else case.dtype
+            dtype = LENGTHS_DTYPE if port.name == LENGTHS_PORT else case.dtype
             node = ops.parameter(ov.PartialShape(case.partial_shape(port)), dtype, name=port.name)
             node.output(0).get_tensor().set_names({port.name})
             parameters.append(node)
@@ -85,8 +85,9 @@ def build_model(case: OpCase) -> "ov.Model":
 def save_model(model: "ov.Model", xml_path: str | Path) -> tuple[Path, Path]:
     """Save IR (.xml and .bin, weights kept in their own type) whole or not at all.
 
-    Both files are written in a temporary folder beside the target and renamed into
-    place, the .bin first, so a reader never pairs a new .xml with an old .bin.
+    Both files are written in a temporary folder beside the target and each is renamed
+    into place, so neither is ever seen half-written; a failure while saving leaves the
+    old pair untouched.
     """
     import openvino as ov
 

@@ -21,12 +21,17 @@ class Tolerance:
     source: str = ""  # where it came from: "f32 default", "--atol", "--atol Y", ...
 
 
-# Measured on the case grid of benchmarks/measure_tolerance.py (see docs/run.md): the
-# largest error seen times a safety factor, rounded up to a power of ten (f16 by scaling).
+# Measured with benchmarks/measure_tolerance.py (432 cases: GRU/LSTM/RNN sequences and cells,
+# hidden 4..64, 4..32 steps, all directions; docs/run.md has the table).  Worst max abs error
+# of OpenVINO CPU against the reference: f32 2.7e-7, bf16 8.9e-3 (5.7e-3 with rtol 1e-2).
+# f32 keeps a 37x margin and still fails any bf16 run (median bf16 error 2.9e-3); bf16 keeps
+# a 2x margin and still fails real bugs (errors of 0.1 and more).  f16 cannot run here (the
+# CPU runs an f16 request as bf16), so its values are bf16's scaled by their unit roundoffs
+# (2^-11 / 2^-8 = 1/8) and rounded up.
 DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
     "f32": Tolerance(atol=1e-5, rtol=1e-4, source="f32 default"),
-    "f16": Tolerance(atol=5e-3, rtol=5e-3, source="f16 default"),
-    "bf16": Tolerance(atol=5e-2, rtol=5e-2, source="bf16 default"),
+    "f16": Tolerance(atol=3e-3, rtol=2e-3, source="f16 default"),
+    "bf16": Tolerance(atol=2e-2, rtol=1e-2, source="bf16 default"),
 }
 PRECISIONS = tuple(DEFAULT_TOLERANCES)
 
@@ -123,7 +128,8 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
     finite = np.isfinite(a) & np.isfinite(e)
     same_nonfinite = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
     mismatch = ~finite & ~same_nonfinite
-    diff = np.where(finite, np.abs(a - e), 0.0)
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf: masked out by finite
+        diff = np.where(finite, np.abs(a - e), 0.0)
     scale = np.abs(np.where(finite, e, 0.0))
     outside = (diff > tolerance.atol + tolerance.rtol * scale) | mismatch
     ranked = np.where(mismatch, np.inf, diff)

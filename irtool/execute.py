@@ -13,6 +13,7 @@ openvino is imported inside the functions, so that importing irtool does not loa
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +37,8 @@ CAPABILITY_PRECISIONS = {"FP32": "f32", "BF16": "bf16", "FP16": "f16", "INT8": "
                          "U8": "u8", "BIN": "u1", "FP64": "f64"}
 PRECISION_HINT = "INFERENCE_PRECISION_HINT"
 PASS_THROUGH_OPS = ("Parameter", "Constant", "Result")
+_NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$")
+_LIBRARY_PATH = re.compile(r'"/[^"]*/([^/"]+)"')  # a plugin's install path says nothing to the user
 
 
 class RunError(Exception):
@@ -55,11 +58,11 @@ class IrtoolBug(RuntimeError):
 
 
 def openvino_message(error: BaseException) -> str:
-    """The line of an OpenVINO exception that says what is wrong, without source locations."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith(("Exception from", "Check '"))]
+    """What an OpenVINO exception says is wrong, on one line, without its source locations."""
+    lines = [_LIBRARY_PATH.sub(r'"\1"', line.strip()) for line in str(error).splitlines() if line.strip()]
+    useful = [_NODE.sub(r"layer '\1':", line) for line in lines if not line.startswith(("Exception from", "Check '"))]
     if useful:
-        return useful[0]
+        return " ".join(useful)
     return lines[-1] if lines else type(error).__name__
 
 
@@ -202,12 +205,33 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
 
 def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
     message = openvino_message(error)
-    if "bin file cannot be found" in message or ("Empty weights" in message and not bin_path.is_file()):
+    weights_problem = "weights" in message.lower() or "bin file" in message
+    if weights_problem and not bin_path.is_file():
         return f"{bin_path}: weights file not found; the Const layers of {xml_path.name} read their values from it"
-    if "Incorrect weights in bin file" in message:
+    if weights_problem:
         return (f"{bin_path}: {bin_path.stat().st_size} bytes, too short for the Const layers of {xml_path.name} "
                 f"(an offset + size points past its end)")
-    return f"{xml_path}: OpenVINO cannot read it: {message}"
+    notes = [spec.openvino_note for spec in registry() if not spec.openvino_loads and spec.type in message]
+    notes += _missing_required_inputs(xml_path)
+    return f"{xml_path}: OpenVINO cannot read it: {message}" + "".join(f"; {note}" for note in notes)
+
+
+def _missing_required_inputs(xml_path: Path) -> list[str]:
+    """Layers that omit an input the spec calls optional but OpenVINO requires (GRUCell's B)."""
+    from irtool.ir import IRParseError, parse_ir
+
+    try:
+        ir = parse_ir(xml_path)
+    except (IRParseError, OSError):
+        return []
+    notes = []
+    for layer in ir.layers:
+        spec = registry().for_ir(layer.type or "", layer.version)
+        for port in spec.inputs[len(layer.inputs):] if spec else ():
+            if port.openvino_requires:
+                notes.append(f"{layer.label} ({spec.type}) has no input {port.index} ({port.name}), which the spec "
+                             f"makes optional but OpenVINO requires")
+    return notes
 
 
 # ----------------------------------------------------------------------------- the RNN op
@@ -416,13 +440,17 @@ class DeviceRun:
 
 
 def check_support(model: Any, device: str, xml_path: Path) -> None:
-    """RunError listing the ops the device says it does not support (query_model)."""
+    """RunError listing the ops the device says it does not support (query_model).
+
+    A query that fails outright (the model cannot be transformed for the device) is left
+    to the compile step, which fails the same way and whose error is explained there.
+    """
     query_device = device if physical_devices(device) or device not in VIRTUAL_DEVICES else \
         f"{device}:{','.join(core().available_devices)}"
     try:
         supported = core().query_model(model, query_device)
-    except RuntimeError as error:
-        raise RunError(explain_failure(model, device, xml_path, error, "check")) from None
+    except RuntimeError:
+        return
     unsupported = [f"{op.get_friendly_name()} ({op.get_type_name()})" for op in model.get_ordered_ops()
                    if op.get_friendly_name() not in supported]
     if unsupported:
@@ -442,7 +470,7 @@ def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str
     try:
         compiled = core().compile_model(model, device, full_config)
     except RuntimeError as error:
-        raise RunError(explain_failure(model, device, xml_path, error, "compile")) from None
+        raise RunError(explain_failure(model, device, xml_path, error)) from None
     execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
     return compiled, DeviceRun(device, precision, _effective_precision(compiled, execution), execution,
                                dict(full_config))
@@ -468,9 +496,8 @@ def _type_name(value: Any) -> str:
     return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
 
 
-def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError, stage: str) -> str:
-    """One line for a device that cannot check or compile a model, with the cause where known."""
-    verb = "check the ops of" if stage == "check" else "compile"
+def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError) -> str:
+    """One line for a device that cannot compile a model, with the cause where irtool knows it."""
     for op in model.get_ordered_ops():
         spec = rnn_spec(op)
         if spec is None:
@@ -483,10 +510,10 @@ def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError
                 from irtool.specs.values import format_value
 
                 default = format_value(attribute.default)
-                return (f"{device} cannot {verb} {xml_path.name}: layer '{op.get_friendly_name()}' ({op.get_type_name()}) "
+                return (f"{device} cannot compile {xml_path.name}: layer '{op.get_friendly_name()}' ({op.get_type_name()}) "
                         f"omits {name}, which OpenVINO reads as empty instead of the spec default {default} "
                         f"(vector::_M_range_check); rerun with --fill-defaults or write {name}=\"{default}\" in the layer")
-    return f"{device} cannot {verb} {xml_path.name}: {openvino_message(error)}"
+    return f"{device} cannot compile {xml_path.name}: {openvino_message(error)}"
 
 
 def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str) -> list[np.ndarray]:

@@ -30,8 +30,9 @@ class Interval:
 Dim = Union[int, Interval]
 DYNAMIC = Interval()
 
-_INTERVAL = re.compile(r"^(\d*)\.\.(\d*)$")
-_INT = re.compile(r"^[+-]?\d+$")
+_INTERVAL = re.compile(r"^(\d*)\.\.(\d*)$", re.ASCII)
+_INT = re.compile(r"^[+-]?\d+$", re.ASCII)
+INT64_MAX = 2**63 - 1  # OpenVINO keeps a dim in an int64
 
 
 class ShapeSyntaxError(ValueError):
@@ -44,18 +45,26 @@ def parse_dim(text: str) -> Dim:
     if token in ("?", "-1"):
         return DYNAMIC
     if _INT.match(token):
-        value = int(token)
+        value = _int64(token)
         if value < 0:
             raise ShapeSyntaxError(f"dim {token} is negative (only -1 means dynamic)")
         return value
     match = _INTERVAL.match(token)
     if match:
-        lower = int(match.group(1)) if match.group(1) else 0
-        upper = int(match.group(2)) if match.group(2) else None
+        lower = _int64(match.group(1)) if match.group(1) else 0
+        upper = _int64(match.group(2)) if match.group(2) else None
         if upper is not None and upper < lower:
             raise ShapeSyntaxError(f"interval {token} has its upper bound below its lower bound")
         return Interval(lower, upper)
     raise ShapeSyntaxError(f"dim {token!r} is not a size, -1, ? or an interval a..b")
+
+
+def _int64(token: str) -> int:
+    """An ASCII integer that fits OpenVINO's int64 dims (Python's int() alone refuses >4300 digits)."""
+    if len(token.lstrip("+-").lstrip("0")) > 19 or abs(int(token)) > INT64_MAX:
+        shown = token if len(token) <= 24 else f"{token[:20]}...({len(token)} digits)"
+        raise ShapeSyntaxError(f"dim {shown} does not fit in 64 bits")
+    return int(token)
 
 
 def parse_shape(text: str) -> tuple[Dim, ...]:

@@ -19,7 +19,8 @@ from irtool.ir.model import Dim, Edge, IRModel, Layer, Port
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 _PLACEHOLDER = re.compile(rb"(?<=\s)\.\.\.(?=[\s/>])")
 _TAG = re.compile(rb"<[A-Za-z][^<>]*>")
-_FIRST_ELEMENT = re.compile(rb"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<([A-Za-z_][\w.-]*)", re.S)
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_NAME = re.compile(rb"[A-Za-z_][\w.-]*")
 
 
 @dataclass
@@ -37,8 +38,11 @@ class IRParseError(Exception):
 
 def make_parser() -> etree.XMLParser:
     """The one lxml parser configuration irtool uses for IR."""
+    # Not collect_ids=False: with lxml 6.1 / libxml2 2.14 that option makes libxml2 load an
+    # external DTD (<!DOCTYPE net SYSTEM "file:...">) and external parameter entities,
+    # whatever load_dtd and resolve_entities say (measured: a FIFO named there blocks the parse).
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
-                           huge_tree=False, remove_blank_text=False, collect_ids=False)
+                           huge_tree=False, remove_blank_text=False)
 
 
 def read_ir_bytes(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -61,8 +65,12 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
         raise IRParseError("binary", "file holds binary data, not XML (is it the .bin?)", 1, 1)
     if not data.strip():
         raise IRParseError("syntax", "file is empty", 1, 1)
-    first = _FIRST_ELEMENT.match(data)
-    snippet = first is not None and first.group(1) == b"layer"
+    doctype, first = _prolog(data)
+    if doctype is not None:
+        line = data.count(b"\n", 0, doctype) + 1
+        raise IRParseError("dtd", "the file declares a DTD (<!DOCTYPE>); IR has none, and irtool never "
+                                  "loads DTDs or expands entities", line, doctype - data.rfind(b"\n", 0, doctype))
+    snippet = first == b"layer"
     if snippet:
         data = _blank_placeholders(data)
     try:
@@ -70,7 +78,8 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
     except etree.XMLSyntaxError as error:
         line, column = error.position if error.position else (None, None)
         message = re.sub(r",? line \d+, column \d+$", "", error.msg or "not well-formed XML")
-        if line is not None and line >= data.count(b"\n") + 1 - int(data.endswith(b"\n")):
+        if (line is not None and line >= data.count(b"\n") + 1 - int(data.endswith(b"\n"))
+                and "Extra content" not in message and not _ends_with_root_end(data, first)):
             message += " (the file ends inside the XML: is it truncated?)"
         raise IRParseError("syntax", f"XML is not well-formed: {message}", line, column) from None
     docinfo = root.getroottree().docinfo
@@ -84,6 +93,38 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
         return IRModel(path=path, kind="layer", layers=[_layer(root)], line=root.sourceline, source_lines=lines)
     raise IRParseError("root", f"root element is <{root.tag}>, expected <net> or a single <layer>",
                        root.sourceline, None)
+
+
+def _prolog(data: bytes) -> tuple[int | None, bytes | None]:
+    """The offset of a <!DOCTYPE> in the prolog (None if there is none), and the root's tag name.
+
+    Skips the XML declaration, comments, processing instructions and white space in one
+    linear pass, so that a DTD is refused before libxml2 sees it.
+    """
+    pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    while True:
+        pos = _SPACE.match(data, pos).end()
+        if data.startswith(b"<!--", pos):
+            end = data.find(b"-->", pos + 4)
+            pos = end + 3
+        elif data.startswith(b"<?", pos):
+            end = data.find(b"?>", pos + 2)
+            pos = end + 2
+        elif data[pos:pos + 9].upper() == b"<!DOCTYPE":
+            return pos, None
+        else:
+            name = _NAME.match(data, pos + 1) if data.startswith(b"<", pos) else None
+            return None, name.group(0) if name else None
+        if end < 0:
+            return None, None
+
+
+def _ends_with_root_end(data: bytes, root: bytes | None) -> bool:
+    """Whether the file ends where its root element does (so an error on its last line is no truncation)."""
+    tail = data.rstrip()
+    if root is None:
+        return False
+    return tail.endswith(b"</" + root + b">") or (tail.endswith(b"/>") and tail.rfind(b"<") == tail.find(b"<" + root))
 
 
 def _blank_placeholders(data: bytes) -> bytes:

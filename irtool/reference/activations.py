@@ -17,81 +17,102 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-InPlace = Callable[[np.ndarray, np.ndarray, float, float], None]
+Kernel = Callable[[np.ndarray, np.ndarray], None]  # (x, out); out may be x
+KernelFactory = Callable[[float, float], Kernel]   # (alpha, beta) -> kernel
+
+# 0-d arrays: cheaper per ufunc call than Python or numpy scalars, exact in any float dtype,
+# and never widen a float32 computation.
+_HALF, _ONE = np.array(0.5, dtype=np.float32), np.array(1.0, dtype=np.float32)
 
 
-def _relu(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    np.maximum(x, 0, out=out)
+def _relu(alpha: float, beta: float) -> Kernel:
+    return lambda x, out: np.maximum(x, 0, out)
 
 
-def _tanh(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    np.tanh(x, out=out)
+def _tanh(alpha: float, beta: float) -> Kernel:
+    return lambda x, out: np.tanh(x, out)
 
 
-def _half_tanh_sigmoid(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
+def _half_tanh_sigmoid(alpha: float, beta: float) -> Kernel:
     """sigmoid(2x) = 0.5 * tanh(x) + 0.5: the caller has already halved the argument."""
-    np.tanh(x, out=out)
-    np.multiply(out, 0.5, out=out)
-    np.add(out, 0.5, out=out)
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        np.tanh(x, out)
+        np.multiply(out, _HALF, out)
+        np.add(out, _HALF, out)
+    return kernel
 
 
-def _affine(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    np.multiply(x, alpha, out=out)
-    np.add(out, beta, out=out)
+def _affine(alpha: float, beta: float) -> Kernel:
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        np.multiply(x, alpha, out)
+        np.add(out, beta, out)
+    return kernel
 
 
-def _leaky_relu(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    negative = x < 0
-    np.copyto(out, x)
-    np.multiply(out, alpha, out=out, where=negative)
+def _leaky_relu(alpha: float, beta: float) -> Kernel:
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        negative = x < 0
+        np.copyto(out, x)
+        np.multiply(out, alpha, out, where=negative)
+    return kernel
 
 
-def _thresholded_relu(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    below = x < alpha
-    np.copyto(out, x)
-    out[below] = 0
+def _thresholded_relu(alpha: float, beta: float) -> Kernel:
+    """ONNX's RNN pages: x if x >= alpha else 0."""
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        below = x < alpha
+        np.copyto(out, x)
+        out[below] = 0
+    return kernel
 
 
-def _scaled_tanh(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    np.multiply(x, beta, out=out)
-    np.tanh(out, out=out)
-    np.multiply(out, alpha, out=out)
+def _scaled_tanh(alpha: float, beta: float) -> Kernel:
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        np.multiply(x, beta, out)
+        np.tanh(out, out)
+        np.multiply(out, alpha, out)
+    return kernel
 
 
-def _hard_sigmoid(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    _affine(x, out, alpha, beta)
-    np.clip(out, 0, 1, out=out)
+def _hard_sigmoid(alpha: float, beta: float) -> Kernel:
+    affine = _affine(alpha, beta)
+
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        affine(x, out)
+        np.clip(out, 0, 1, out)
+    return kernel
 
 
-def _elu(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    negative = x < 0
-    np.copyto(out, x)
-    np.expm1(out, out=out, where=negative)
-    np.multiply(out, alpha, out=out, where=negative)
+def _elu(alpha: float, beta: float) -> Kernel:
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        negative = x < 0
+        np.copyto(out, x)
+        np.expm1(out, out, where=negative)
+        np.multiply(out, alpha, out, where=negative)
+    return kernel
 
 
-def _softsign(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    denominator = np.abs(x)
-    denominator += 1
-    np.divide(x, denominator, out=out)
+def _softsign(alpha: float, beta: float) -> Kernel:
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        denominator = np.abs(x)
+        np.add(denominator, _ONE, denominator)
+        np.divide(x, denominator, out)
+    return kernel
 
 
-def _softplus(x: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
-    np.logaddexp(x, 0, out=out)
-
-
-_NO_DEFAULT = None
+def _softplus(alpha: float, beta: float) -> Kernel:
+    return lambda x, out: np.logaddexp(x, 0, out)
 
 
 @dataclass(frozen=True)
 class _Kind:
-    """One activation function: its in-place kernel and what parameters it takes."""
+    """One activation function: its kernel factory and what parameters it takes."""
 
-    kernel: InPlace
+    factory: KernelFactory
     takes_alpha: bool = False
     takes_beta: bool = False
-    default_alpha: float | None = _NO_DEFAULT
-    default_beta: float | None = _NO_DEFAULT
+    default_alpha: float | None = None  # None: no default, the value must be given
+    default_beta: float | None = None
     input_scale: float = 1.0  # the kernel expects its argument multiplied by this (exactly)
 
 
@@ -119,7 +140,7 @@ class Activation:
     """An activation function bound to its alpha and beta.
 
     ``input_scale`` is an exact power of two (0.5 for sigmoid): the recurrence multiplies the
-    weights and biases of a gate by it once, up front, and ``apply_scaled`` then takes the
+    weights and biases of a gate by it once, up front, and ``scaled(x, out)`` then takes the
     scaled argument, which saves a pass over the gates at every step.  ``apply`` takes the
     plain argument.
     """
@@ -127,22 +148,16 @@ class Activation:
     name: str
     alpha: float
     beta: float
-    kernel: InPlace
+    scaled: Kernel
     input_scale: float
-
-    def apply_scaled(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Activation of ``x / input_scale``, written to ``out`` (default: in place)."""
-        target = x if out is None else out
-        self.kernel(x, target, self.alpha, self.beta)
-        return target
 
     def apply(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Activation of ``x``, written to ``out`` (default: in place)."""
         target = x if out is None else out
         if self.input_scale != 1.0:
-            np.multiply(x, self.input_scale, out=target)
+            np.multiply(x, np.array(self.input_scale, dtype=np.float32), target)
             x = target
-        self.kernel(x, target, self.alpha, self.beta)
+        self.scaled(x, target)
         return target
 
 
@@ -171,5 +186,5 @@ def resolve(names: Sequence[str], alphas: Sequence[float] = (), betas: Sequence[
             raise ValueError(f"activations[{index}] is {raw!r}; expected one of {', '.join(KINDS)}")
         alpha = _parameter(alphas, index, kind.default_alpha, "activations_alpha", name) if kind.takes_alpha else 0.0
         beta = _parameter(betas, index, kind.default_beta, "activations_beta", name) if kind.takes_beta else 0.0
-        resolved.append(Activation(name, alpha, beta, kind.kernel, kind.input_scale))
+        resolved.append(Activation(name, alpha, beta, kind.factory(alpha, beta), kind.input_scale))
     return resolved

@@ -46,11 +46,31 @@ def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Seq
     return np.ascontiguousarray((picked * scale).reshape(array.shape[0], len(order) * hidden, *array.shape[2:]))
 
 
-def _clipper(clip: float | None, scale: float) -> Callable[[np.ndarray], None]:
+def _clipper(clip: float | None, scale: float, dtype: np.dtype) -> Callable[[np.ndarray], None]:
+    """Clamp gate pre-activations to [-clip, clip] (times the gate's input scale), in place."""
     if clip is None:
         return lambda gates: None
-    bound = clip * scale
-    return lambda gates: np.clip(gates, -bound, bound, out=gates)
+    low, high = np.array(-clip * scale, dtype=dtype), np.array(clip * scale, dtype=dtype)
+
+    def clip_in_place(gates: np.ndarray) -> None:  # two ufuncs: cheaper than np.clip per call
+        np.minimum(gates, high, gates)
+        np.maximum(gates, low, gates)
+    return clip_in_place
+
+
+def _product(r: np.ndarray, out: np.ndarray) -> Callable[[np.ndarray], None]:
+    """A function h -> (out = r @ h) for all directions: [D, rows, H] @ [D, H, batch].
+
+    With one direction and a batch of one it is a vector-matrix product, which np.dot does
+    with less call overhead than a stacked matmul (measured ~1 us less per step at hidden 128).
+    """
+    directions, rows, hidden = r.shape
+    if directions == 1 and out.shape[2] == 1:
+        if not out.flags.c_contiguous:
+            raise RuntimeError("internal error: a recurrent product needs a contiguous output")
+        rt, out_row = np.ascontiguousarray(r[0].T), out.reshape(1, rows)
+        return lambda h: np.dot(h.reshape(1, hidden), rt, out_row)
+    return lambda h: np.matmul(r, h, out)
 
 
 def _new(directions: int, rows: int, batch: int, dtype: np.dtype) -> np.ndarray:
@@ -60,9 +80,9 @@ def _new(directions: int, rows: int, batch: int, dtype: np.dtype) -> np.ndarray:
 def _blend(candidate: np.ndarray, update: np.ndarray, previous: np.ndarray,
            scratch: np.ndarray, out: np.ndarray) -> None:
     """GRU's Ht = (1 - z) * ht + z * Ht-1, computed as ht + z * (Ht-1 - ht)."""
-    np.subtract(previous, candidate, out=scratch)
-    np.multiply(scratch, update, out=scratch)
-    np.add(candidate, scratch, out=out)
+    np.subtract(previous, candidate, scratch)
+    np.multiply(scratch, update, scratch)
+    np.add(candidate, scratch, out)
 
 
 @dataclass(frozen=True)
@@ -90,23 +110,25 @@ class GRU:
     def _default_step(self, r: np.ndarray, hidden: int, batch: int) -> Step:
         """ht = g(Xt Wh + (rt (.) Ht-1) Rh + bh): two GEMMs per step."""
         d, dtype = r.shape[0], r.dtype
-        r_zr, r_h = np.ascontiguousarray(r[:, :2 * hidden]), np.ascontiguousarray(r[:, 2 * hidden:])
         zr, candidate, scratch = _new(d, 2 * hidden, batch, dtype), _new(d, hidden, batch, dtype), _new(d, hidden, batch, dtype)
-        clip_f, clip_g = _clipper(self.clip, self.f.input_scale), _clipper(self.clip, self.g.input_scale)
+        product_zr = _product(np.ascontiguousarray(r[:, :2 * hidden]), zr)
+        product_h = _product(np.ascontiguousarray(r[:, 2 * hidden:]), candidate)
+        clip_f, clip_g = _clipper(self.clip, self.f.input_scale, dtype), _clipper(self.clip, self.g.input_scale, dtype)
+        f, g = self.f.scaled, self.g.scaled
         update, reset = zr[:, :hidden], zr[:, hidden:]
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
-            (h,), (h_out,) = states_in, states_out
-            np.matmul(r_zr, h, out=zr)
-            np.add(zr, xw[:, :2 * hidden], out=zr)
+            h = states_in[0]
+            product_zr(h)
+            np.add(zr, xw[:, :2 * hidden], zr)
             clip_f(zr)
-            self.f.apply_scaled(zr)
-            np.multiply(reset, h, out=scratch)
-            np.matmul(r_h, scratch, out=candidate)
-            np.add(candidate, xw[:, 2 * hidden:], out=candidate)
+            f(zr, zr)
+            np.multiply(reset, h, scratch)
+            product_h(scratch)
+            np.add(candidate, xw[:, 2 * hidden:], candidate)
             clip_g(candidate)
-            self.g.apply_scaled(candidate)
-            _blend(candidate, update, h, scratch, h_out)
+            g(candidate, candidate)
+            _blend(candidate, update, h, scratch, states_out[0])
 
         return step
 
@@ -114,21 +136,23 @@ class GRU:
         """ht = g(Xt Wh + rt (.) (Ht-1 Rh + Rbh) + Wbh): one GEMM per step."""
         d, dtype = r.shape[0], r.dtype
         gates, scratch = _new(d, 3 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
-        clip_f, clip_g = _clipper(self.clip, self.f.input_scale), _clipper(self.clip, self.g.input_scale)
+        product = _product(r, gates)
+        clip_f, clip_g = _clipper(self.clip, self.f.input_scale, dtype), _clipper(self.clip, self.g.input_scale, dtype)
+        f, g = self.f.scaled, self.g.scaled
         zr, update, reset, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
-            (h,), (h_out,) = states_in, states_out
-            np.matmul(r, h, out=gates)
-            np.add(zr, xw[:, :2 * hidden], out=zr)
+            h = states_in[0]
+            product(h)
+            np.add(zr, xw[:, :2 * hidden], zr)
             clip_f(zr)
-            self.f.apply_scaled(zr)
-            np.add(candidate, hidden_bias, out=candidate)
-            np.multiply(candidate, reset, out=candidate)
-            np.add(candidate, xw[:, 2 * hidden:], out=candidate)
+            f(zr, zr)
+            np.add(candidate, hidden_bias, candidate)
+            np.multiply(candidate, reset, candidate)
+            np.add(candidate, xw[:, 2 * hidden:], candidate)
             clip_g(candidate)
-            self.g.apply_scaled(candidate)
-            _blend(candidate, update, h, scratch, h_out)
+            g(candidate, candidate)
+            _blend(candidate, update, h, scratch, states_out[0])
 
         return step
 
@@ -151,23 +175,25 @@ class LSTM:
         w_in, r_in, bias = (_gate_rows(a, hidden, order, scales) for a in (w, r, b))
         d, dtype = r.shape[0], r_in.dtype
         gates, squashed = _new(d, 4 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
+        product = _product(r_in, gates)
         sigmoid_part, cell_part = gates[:, :3 * hidden], gates[:, 3 * hidden:]
         forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
-        clip_f, clip_g = _clipper(self.clip, self.f.input_scale), _clipper(self.clip, self.g.input_scale)
+        clip_f, clip_g = _clipper(self.clip, self.f.input_scale, dtype), _clipper(self.clip, self.g.input_scale, dtype)
+        f, g, h_of_c = self.f.scaled, self.g.scaled, self.h.apply
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
             (h, c), (h_out, c_out) = states_in, states_out
-            np.matmul(r_in, h, out=gates)
-            np.add(gates, xw, out=gates)
+            product(h)
+            np.add(gates, xw, gates)
             clip_f(sigmoid_part)
             clip_g(cell_part)
-            self.f.apply_scaled(sigmoid_part)
-            self.g.apply_scaled(cell_part)
-            np.multiply(forget, c, out=c_out)
-            np.multiply(input_, cell_part, out=input_)
-            np.add(c_out, input_, out=c_out)
-            self.h.apply(c_out, out=squashed)
-            np.multiply(output, squashed, out=h_out)
+            f(sigmoid_part, sigmoid_part)
+            g(cell_part, cell_part)
+            np.multiply(forget, c, c_out)
+            np.multiply(input_, cell_part, input_)
+            np.add(c_out, input_, c_out)
+            h_of_c(c_out, squashed)
+            np.multiply(output, squashed, h_out)
 
         return Stepper(w_in, bias, step)
 
@@ -186,12 +212,14 @@ class RNN:
         scale = (self.f.input_scale,)
         w_in, r_in, bias = (_gate_rows(a, hidden, (0,), scale) for a in (w, r, b))
         gates = _new(r.shape[0], hidden, batch, r_in.dtype)
-        clip_f = _clipper(self.clip, self.f.input_scale)
+        product = _product(r_in, gates)
+        clip_f = _clipper(self.clip, self.f.input_scale, r_in.dtype)
+        f = self.f.scaled
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
-            np.matmul(r_in, states_in[0], out=gates)
-            np.add(gates, xw, out=gates)
+            product(states_in[0])
+            np.add(gates, xw, gates)
             clip_f(gates)
-            self.f.apply_scaled(gates, out=states_out[0])
+            f(gates, states_out[0])
 
         return Stepper(w_in, bias, step)

@@ -13,7 +13,7 @@ A run, in the OpenVINO sequence layouts (X [batch, seq, input], states [batch, d
 """
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -49,6 +49,20 @@ def _chunk_steps(stepper: Stepper, batch: int) -> int:
     return max(1, CHUNK_BYTES // max(per_step, 1))
 
 
+def _gate_buffer(stepper: Stepper, batch: int, steps: int) -> np.ndarray:
+    """[D, G*H, steps*batch] for the input gates of a chunk of steps.
+
+    The columns of one step must be cheap to read: with batch > 1 the buffer is row-major
+    (a step is a block of ``batch`` adjacent columns); with batch 1 a step is a single column,
+    so the buffer is the transpose of a row-major [D, steps, G*H] and the column is contiguous.
+    """
+    directions, rows, _ = stepper.input_weights.shape
+    dtype = stepper.input_weights.dtype
+    if batch == 1:
+        return np.empty((directions, steps, rows), dtype=dtype).transpose(0, 2, 1)
+    return np.empty((directions, rows, steps * batch), dtype=dtype)
+
+
 def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], first: int, last: int,
                  out: np.ndarray) -> np.ndarray:
     """X W^T + bias for steps [first, last) into ``out`` [D, G*H, >= (last-first)*batch].
@@ -61,33 +75,12 @@ def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], 
     gates = out[:, :, :columns]
     for d, order in enumerate(orders):
         ordered = x[elements, order[:, first:last].T].reshape(columns, -1)
-        np.matmul(stepper.input_weights[d], ordered.T, out=gates[d])
+        if batch == 1:  # the GEMM is faster in this orientation; the transposing copy is cheap
+            np.copyto(gates[d], np.matmul(stepper.input_weights[d], ordered.T))
+        else:
+            np.matmul(stepper.input_weights[d], ordered.T, gates[d])
         np.add(gates[d], stepper.input_bias[d][:, None], out=gates[d])
     return gates
-
-
-def _recorders(y: np.ndarray, orders: Sequence[np.ndarray], steps: int) -> list[Callable[[np.ndarray], None]]:
-    """Per step, a function writing the new h [D, H, batch] into Y [batch, D, seq, H] at its time."""
-    batch = y.shape[0]
-    elements = np.arange(batch)
-    times = np.stack([order[:, :steps] for order in orders])  # [D, batch, steps]
-    uniform = bool((times == times[:, :1]).all())
-
-    def slices(s: int) -> Callable[[np.ndarray], None]:
-        targets = [y[:, d, int(times[d, 0, s])] for d in range(len(orders))]  # each [batch, H]
-
-        def record(h: np.ndarray) -> None:
-            for d, target in enumerate(targets):
-                np.copyto(target, h[d].T)
-        return record
-
-    def gathered(s: int) -> Callable[[np.ndarray], None]:
-        def record(h: np.ndarray) -> None:
-            for d in range(len(orders)):
-                y[elements, d, times[d, :, s]] = h[d].T
-        return record
-
-    return [(slices if uniform else gathered)(s) for s in range(steps)]
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
@@ -96,39 +89,52 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
 
     All arrays are already checked and in the compute dtype; ``lengths`` is an int array
     with values in [0, seq]; ``reverse`` gives, per direction, whether it runs backwards.
+    The steps run in chunks: per chunk, one GEMM gives the input part of the gates, the
+    steps write h into a chunk history, and the history goes to Y while still in cache.
     """
     batch, seq, _ = x.shape
     directions, hidden = len(reverse), r.shape[2]
     steps = int(lengths.max(initial=0))
     orders = [time_order(lengths, seq, flag) for flag in reverse]
     stepper = cell.stepper(w, r, b, batch)
+    chunk = min(_chunk_steps(stepper, batch), max(steps, 1))
 
-    buffers = [np.empty((2, directions, hidden, batch), dtype=x.dtype) for _ in states]
-    for buffer, initial in zip(buffers, states):
+    history = np.empty((chunk + 1, directions, hidden, batch), dtype=x.dtype)  # h before and after each step
+    history[0] = states[0].transpose(1, 2, 0)
+    others = [np.empty((2, directions, hidden, batch), dtype=x.dtype) for _ in states[1:]]  # ping-pong
+    for buffer, initial in zip(others, states[1:]):
         buffer[0] = initial.transpose(1, 2, 0)
-    ping_pong = [[buffer[k] for buffer in buffers] for k in (0, 1)]
     y = np.zeros((batch, directions, seq, hidden), dtype=x.dtype)
-    record = _recorders(y, orders, steps)
     finished = np.arange(steps)[:, None] >= lengths[None, :]
     freeze = finished.any(axis=1).tolist()
+    gate_buffer = _gate_buffer(stepper, batch, chunk)
 
-    chunk = _chunk_steps(stepper, batch)
-    chunk_gates = np.empty((directions, stepper.input_weights.shape[1], min(chunk, steps) * batch), dtype=x.dtype)
+    hs = list(history)
+    by_parity = [[buffer[0] for buffer in others], [buffer[1] for buffer in others]]
     for first in range(0, steps, chunk):
-        gates = _input_gates(x, stepper, orders, first, min(first + chunk, steps), chunk_gates)
-        for s in range(first, min(first + chunk, steps)):
-            ins, outs = ping_pong[s % 2], ping_pong[(s + 1) % 2]
-            column = (s - first) * batch
-            stepper.step(gates[:, :, column:column + batch], ins, outs)
+        last = min(first + chunk, steps)
+        gates = _input_gates(x, stepper, orders, first, last, gate_buffer)
+        for k, s in enumerate(range(first, last)):
+            ins, outs = [hs[k], *by_parity[s & 1]], [hs[k + 1], *by_parity[~s & 1]]
+            stepper.step(gates[:, :, k * batch:(k + 1) * batch], ins, outs)
             if freeze[s]:
                 for new, old in zip(outs, ins):
                     np.copyto(new, old, where=finished[s])
-            record[s](outs[0])
+        _to_outputs(y, history[1:last - first + 1], orders, first, last)
+        history[0] = history[last - first]
 
     past_end = np.arange(seq)[None, :] >= lengths[:, None]
     if past_end.any():
         np.copyto(y, 0, where=past_end[:, None, :, None])
-    return (y, *(_final_state(buffer[steps % 2], lengths) for buffer in buffers))
+    final = [history[0], *(buffer[steps % 2] for buffer in others)]
+    return (y, *(_final_state(state, lengths) for state in final))
+
+
+def _to_outputs(y: np.ndarray, history: np.ndarray, orders: Sequence[np.ndarray], first: int, last: int) -> None:
+    """Write h of steps [first, last) (``history`` [steps, D, H, batch]) to Y [batch, D, seq, H]."""
+    elements = np.arange(y.shape[0])[:, None]
+    for d, order in enumerate(orders):
+        y[elements, d, order[:, first:last], :] = history[:, d].transpose(2, 0, 1)
 
 
 def _final_state(state: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from irtool.shapes import ShapeSyntaxError, parse_shape
 
-_INT = re.compile(r"^[+-]?\d+$")
+_INT = re.compile(r"^[+-]?\d+$", re.ASCII)
 _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
@@ -17,9 +17,14 @@ class ValueSyntaxError(ValueError):
 
 
 def _int(text: str) -> int:
-    if not _INT.match(text.strip()):
+    token = text.strip()
+    if not _INT.match(token):
         raise ValueSyntaxError(f"{text!r} is not an integer")
-    return int(text)
+    # int64 and uint64 attributes; and Python's int() alone refuses more than 4300 digits
+    if len(token.lstrip("+-").lstrip("0")) > 20 or not -2**63 <= int(token) < 2**64:
+        shown = token if len(token) <= 24 else f"{token[:20]}...({len(token)} digits)"
+        raise ValueSyntaxError(f"{shown} does not fit in 64 bits")
+    return int(token)
 
 
 def _float(text: str) -> float:

@@ -40,7 +40,7 @@ def _check_port_ids(ctx: Context, layer: Layer) -> None:
             if ctx.model.is_net:
                 ctx.report("IR031", "port has no id", layer=layer, port=port)
             continue
-        if not port.id.isdigit():
+        if not (port.id.isascii() and port.id.isdigit()):
             ctx.report("IR031", f"port id {port.id!r} is not a non-negative integer", layer=layer, port=port,
                        found=port.id)
         if port.id in seen:

@@ -39,6 +39,10 @@ def _check_size(ctx: Context, fact: LayerFacts, size: int) -> None:
         return
     count = math.prod(shape)
     expected = element_types.byte_size(element_type, count)
-    if expected is not None and expected != size:
+    if expected is not None and expected >= 2**64:  # no file holds it; and str() of it may be refused
+        ctx.report("IR072", f"size is {size} bytes, but {len(shape)} dims of shape make more than 2**64 bytes "
+                            f"of {element_type.name}", layer=fact.layer, attribute="size",
+                   expected="less than 2**64", found=size)
+    elif expected is not None and expected != size:
         ctx.report("IR072", f"size is {size} bytes, expected {count} elements x {element_type.bits} bits = "
                             f"{expected} bytes", layer=fact.layer, attribute="size", expected=expected, found=size)

@@ -1,0 +1,134 @@
+"""``irtool build OP [options] -o FILE.xml``: write a single-op IR model.
+
+One sub-command per RNN-family op (gru-sequence, lstm-cell, ...).  Its options are made
+from the op's spec: one per attribute (typed, with the spec's default and allowed values)
+and one per dim symbol that no attribute fixes (--batch, --seq-length, --input-size).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
+from irtool.cli.common import UsageError, fail
+from irtool.specs import AttributeSpec, OpSpec, registry
+from irtool.specs.values import format_value
+
+# Shorter spellings of dim symbols on the command line, beside --batch-size etc.
+SYMBOL_ALIASES = {"batch_size": "batch"}
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def command_name(op_type: str) -> str:
+    """GRUSequence -> gru-sequence, LSTMCell -> lstm-cell."""
+    return _CAMEL.sub("-", op_type).lower()
+
+
+def option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("build", help="write a single-op IR model (options from the op's spec)",
+                                   description=__doc__.splitlines()[0])
+    ops = parser.add_subparsers(dest="op", metavar="OP", parser_class=type(parser))
+    for op_type in registry().types():
+        spec = registry().get(op_type)
+        if spec is not None and spec.family:
+            _add_op_parser(ops, spec)
+    parser.set_defaults(handler=lambda args: _missing_op(parser))
+
+
+def _missing_op(parser: argparse.ArgumentParser) -> int:
+    parser.print_usage()
+    raise UsageError("build: name an op, e.g. irtool build gru-sequence --hidden-size 16 --direction forward -o gru.xml")
+
+
+def _add_op_parser(ops: argparse._SubParsersAction, spec: OpSpec) -> None:
+    versions = [s.version for s in registry().versions(spec.type)]
+    parser = ops.add_parser(command_name(spec.type), help=f"{spec.type}: {spec.description}",
+                            description=f"{spec.key}: {spec.description} Options come from {Path(spec.path).name}.")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.xml",
+                        help="model file to write (its .bin goes beside it)")
+    parser.add_argument("--op-version", type=int, choices=versions, default=spec.version,
+                        help=f"op version (default {spec.version})")
+    group = parser.add_argument_group("attributes (from the op's spec)")
+    for attribute in spec.attributes.values():
+        _add_attribute(group, attribute)
+    sizes = parser.add_argument_group("sizes of the dims no attribute fixes")
+    symbols = free_symbols(spec)
+    for name in symbols:
+        flags = [option(name)] + ([option(SYMBOL_ALIASES[name])] if name in SYMBOL_ALIASES else [])
+        sizes.add_argument(*flags, dest=f"size_{name}", type=int, metavar="N",
+                           help=f"{name} (default {DEFAULT_SIZES.get(name, FALLBACK_SIZE)})")
+    data = parser.add_argument_group("data")
+    data.add_argument("--element-type", choices=tuple(ELEMENT_TYPES), default="f32")
+    data.add_argument("--seed", type=int, default=0, help="seed of the Const weights (default 0)")
+    data.add_argument("--weights-as-parameters", action="store_true", help="W, R, B as model inputs, not Consts")
+    dynamic_names = ", ".join(SYMBOL_ALIASES.get(n, n) for n in symbols)
+    data.add_argument("--dynamic", default="", metavar="DIMS",
+                      help=f"comma-separated dims to leave dynamic ({dynamic_names})")
+    parser.set_defaults(handler=handle, op_type=spec.type, symbols=symbols)
+
+
+def _add_attribute(group: argparse._ArgumentGroup, attribute: AttributeSpec) -> None:
+    help_text = attribute.description or attribute.name
+    if attribute.allowed:
+        help_text += f"; one of {', '.join(attribute.allowed)}"
+    if attribute.default is not None:
+        help_text += f" (default {format_value(attribute.default) or 'empty'})"
+    dest = f"attr_{attribute.name}"
+    if attribute.type == "bool":
+        group.add_argument(option(attribute.name), dest=dest, action=argparse.BooleanOptionalAction,
+                           default=None, help=help_text)
+        return
+    metavar = "A,B" if attribute.type.endswith("_list") else attribute.type.upper()
+    group.add_argument(option(attribute.name), dest=dest, type=_attribute_type(attribute), metavar=metavar,
+                       required=attribute.required, help=help_text)
+
+
+def _attribute_type(attribute: AttributeSpec) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        value, problems = attribute.parse(text)
+        if problems:
+            raise argparse.ArgumentTypeError(problems[0].message)
+        return value
+    return parse
+
+
+def handle(args: argparse.Namespace) -> int:
+    from irtool.build import build_and_save
+    from irtool.cases import CaseError, OpCase
+
+    attributes = {key[len("attr_"):]: value for key, value in vars(args).items()
+                  if key.startswith("attr_") and value is not None}
+    sizes = {key[len("size_"):]: value for key, value in vars(args).items()
+             if key.startswith("size_") and value is not None}
+    case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
+                  seed=args.seed, weights_as_parameters=args.weights_as_parameters,
+                  dynamic=_dynamic(args.dynamic, args.symbols))
+    try:
+        xml_path, bin_path = build_and_save(case, args.output)
+    except CaseError as error:
+        fail(error.message)
+        return 2
+    attributes_text = " ".join(f"{k}={format_value(v)}" for k, v in case.filled_attributes.items() if v != [])
+    inputs = ", ".join(f"{p.name}[{','.join(str(d) if d >= 0 else '?' for d in case.partial_shape(p))}]"
+                       for p in case.ports if case.is_parameter(p))
+    print(f"wrote {xml_path} and {bin_path.name}: {case.spec.key} {attributes_text}; inputs {inputs}; "
+          f"weights as {'Parameters' if case.weights_as_parameters else 'Consts'}")
+    return 0
+
+
+def _dynamic(text: str, symbols: list[str]) -> tuple[str, ...]:
+    """``batch,seq_length`` (or seq-length, batch_size) -> symbol names; UsageError for others."""
+    by_name = {name: name for name in symbols}
+    by_name.update({alias: name for name, alias in SYMBOL_ALIASES.items() if name in symbols})
+    chosen = []
+    for item in filter(None, (part.strip().replace("-", "_") for part in text.split(","))):
+        if item not in by_name:
+            raise UsageError(f"--dynamic {item}: expected some of {', '.join(by_name)}")
+        chosen.append(by_name[item])
+    return tuple(chosen)

@@ -1,0 +1,38 @@
+"""``irtool devices``: the devices OpenVINO sees, with full names and supported precisions."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from irtool.cli.common import fail
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("devices", help="list OpenVINO devices and their precisions",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from irtool.execute import RunError, list_devices
+
+    try:
+        report = list_devices()
+    except RunError as error:
+        fail(error.message)
+        return 2
+    if args.format == "json":
+        print(json.dumps(dataclasses.asdict(report), indent=2))
+        return 0
+    width = max((len(d.name) for d in report.available), default=0)
+    for device in report.available:
+        print(f"{device.name:<{width}}  {device.full_name}")
+        print(f"{'':<{width}}  precisions: {', '.join(device.precisions) or '?'}  "
+              f"(OPTIMIZATION_CAPABILITIES: {' '.join(device.capabilities)})")
+    example = report.available[0].name if report.available else "CPU"
+    print(f"virtual: {', '.join(report.virtual)} (e.g. " + ", ".join(f"{v}:{example}" for v in report.virtual) + ")")
+    for absent in report.absent:
+        print(f"absent: {absent.name} ({absent.reason})")
+    return 0

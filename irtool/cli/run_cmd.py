@@ -1,0 +1,180 @@
+"""``irtool run MODEL.xml -d DEVICE``: run on a device and diff against the reference or a second device.
+
+Exit 0 when every output is within tolerance (or no reference applies), 1 on a mismatch,
+2 when the model could not be run.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from irtool.cli.common import UsageError, fail
+from irtool.compare import PRECISIONS, OutputDiff, TolerancePolicy
+
+FORMATS = ("text", "json")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run", help="run a model on a device and diff its outputs against the reference",
+        description=__doc__.splitlines()[0] + " " + " ".join(__doc__.splitlines()[2:]).strip())
+    parser.add_argument("model", type=Path, metavar="MODEL.xml", help="IR model (its .bin beside it)")
+    parser.add_argument("-d", "--device", required=True, help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:CPU, ...")
+    parser.add_argument("--precision", choices=PRECISIONS, default="f32",
+                        help="INFERENCE_PRECISION_HINT to compile with (default f32; the CPU would pick bf16)")
+    parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
+    parser.add_argument("--atol", action="append", default=[], metavar="[OUTPUT:]A",
+                        help="absolute tolerance, for all outputs or one (repeatable: --atol Y:1e-4)")
+    parser.add_argument("--rtol", action="append", default=[], metavar="[OUTPUT:]R",
+                        help="relative tolerance, for all outputs or one (repeatable)")
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra compile property (repeatable), e.g. NUM_STREAMS=1")
+    parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]",
+                        help="diff against a second device instead of the reference")
+    parser.add_argument("--fill-defaults", action="store_true",
+                        help="write the spec's defaults for omitted attributes before OpenVINO reads the model")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from irtool.execute import IrtoolBug, RunError, RunOptions, run
+
+    options = RunOptions(
+        model=args.model, device=args.device, precision=args.precision, inputs=args.inputs, seed=args.seed,
+        save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
+        config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
+        fill_defaults=args.fill_defaults)
+    try:
+        result = run(options)
+    except (RunError, IrtoolBug) as error:
+        fail(error.message)
+        return 2
+    print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
+    return {True: 0, None: 0, False: 1}[result.passed]
+
+
+def parse_tolerances(atols: list[str], rtols: list[str]) -> TolerancePolicy:
+    atol, per_atol = _split_tolerances(atols, "--atol")
+    rtol, per_rtol = _split_tolerances(rtols, "--rtol")
+    return TolerancePolicy(atol, rtol, per_atol, per_rtol)
+
+
+def _split_tolerances(values: list[str], option: str) -> tuple[float | None, dict[str, float]]:
+    overall, per_output = None, {}
+    for text in values:
+        name, _, number = text.rpartition(":")
+        try:
+            value = float(number)
+        except ValueError:
+            raise UsageError(f"{option} {text}: expected a number or OUTPUT:number") from None
+        if not value >= 0 or math.isinf(value):
+            raise UsageError(f"{option} {text}: a tolerance is a finite number >= 0")
+        if name:
+            per_output[name] = value
+        else:
+            overall = value
+    return overall, per_output
+
+
+def parse_config(items: list[str]) -> dict[str, str]:
+    config = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config {item}: expected KEY=VALUE")
+        if key.strip() == "INFERENCE_PRECISION_HINT":
+            raise UsageError("set the inference precision with --precision, not --config")
+        config[key.strip()] = value.strip()
+    return config
+
+
+def parse_compare_with(text: str | None) -> tuple[str, str] | None:
+    """``GPU``, ``GPU:f16`` or ``HETERO:CPU:bf16`` -> (device, precision); f32 when none is given."""
+    if text is None:
+        return None
+    device, _, last = text.rpartition(":")
+    if last in PRECISIONS and device:
+        return device, last
+    return text, "f32"
+
+
+# ----------------------------------------------------------------------------- rendering
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def render_text(result: Any) -> str:
+    run = result.run
+    lines = [f"{result.model}: {result.op or 'no single RNN-family op'} on {run.device}"]
+    effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
+    lines.append(f"  precision: {run.requested_precision} requested, {effective or 'effective one not reported'}; "
+                 f"execution devices: {', '.join(run.execution_devices) or '?'}")
+    for filled in result.filled_defaults:
+        lines.append(f"  filled default: {filled}")
+    lines.append(f"  inputs ({result.inputs_from}): "
+                 + ", ".join(f"{i.name} {i.dtype}{list(i.shape)}" for i in result.inputs))
+    if result.saved_outputs:
+        lines.append(f"  outputs saved to {result.saved_outputs}")
+    if result.against is None:
+        lines.append(f"  no reference applies: {result.no_reference}")
+        lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
+        lines.append("RAN: not judged (no reference applies)")
+        return "\n".join(lines)
+    lines.append(f"  against: {result.against}")
+    width = max(len(d.name) for d in result.outputs) if result.outputs else 0
+    for diff in result.outputs:
+        lines.extend(_render_diff(diff, width))
+    failed = [d.name for d in result.outputs if not d.passed]
+    total = len(result.outputs)
+    lines.append(f"FAIL: {len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed
+                 else f"PASS: {total} of {total} outputs within tolerance")
+    return "\n".join(lines)
+
+
+def _render_diff(diff: OutputDiff, width: int) -> list[str]:
+    tol = diff.tolerance
+    head = f"  {diff.name:<{width}} {list(diff.shape)} {'PASS' if diff.passed else 'FAIL'}"
+    if diff.problem:
+        return [f"{head}: {diff.problem}"]
+    lines = [f"{head}  max abs {_num(diff.max_abs)}  max rel {_num(diff.max_rel)}  mean abs {_num(diff.mean_abs)}  "
+             f"outside {diff.outside}/{diff.total} ({diff.outside_share:.1%})  "
+             f"atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"]
+    pad = " " * (width + 3)
+    if diff.worst_index is not None:
+        lines.append(f"{pad}worst at {list(diff.worst_index)}: device {diff.worst_actual!r}, "
+                     f"expected {diff.worst_expected!r}; would pass with atol {_num(diff.needed_atol)} "
+                     f"(rtol {_num(tol.rtol)}) or rtol {_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
+    if diff.step_max_abs is not None:
+        lines.append(f"{pad}max abs per time step: " + " ".join(_num(v) for v in diff.step_max_abs))
+    if diff.actual_nan or diff.actual_inf or diff.expected_nan or diff.expected_inf:
+        lines.append(f"{pad}NaN/Inf: device {diff.actual_nan}/{diff.actual_inf}, expected "
+                     f"{diff.expected_nan}/{diff.expected_inf}, {diff.nonfinite_mismatch} where they differ")
+    return lines
+
+
+def to_json(result: Any) -> dict:
+    data = _plain(dataclasses.asdict(result))
+    data["passed"] = result.passed
+    data["run"]["precision"] = result.run.precision
+    for diff, out in zip(result.outputs, data["outputs"]):
+        out["outside_share"] = diff.outside_share
+    return data
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: tuples as lists, non-finite floats as the strings "inf", "-inf", "nan"."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value

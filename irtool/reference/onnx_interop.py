@@ -1,0 +1,234 @@
+"""Conversions between ONNX GRU/LSTM/RNN tensors and attributes and the OpenVINO layouts.
+
+Pure numpy on plain values; nothing here imports onnx.  The differences handled:
+
+- X is time-major in ONNX ([seq, batch, input], ``layout=0``), batch-major in OpenVINO.
+- States: ONNX [num_dir, batch, H], optional (zeros); OpenVINO [batch, num_dir, H], required.
+- sequence_lens: optional in ONNX (full length), required in OpenVINO.
+- B: ONNX keeps Wb and Rb apart ([nd, 2*gates*H], optional: zeros); OpenVINO sums them
+  ([nd, gates*H]), except GRU with linear_before_reset, whose [nd, 4H] keeps Wbh and Rbh
+  apart.  From ONNX to a GRU without linear_before_reset, Wbh and Rbh are summed, which is
+  exact maths for that formula.  Going back, the sums become Wb and Rb is 0.
+- LSTM gate order: ONNX i, o, f, c; OpenVINO f, i, c, o.  Peepholes (ONNX P) and
+  ``input_forget`` have no OpenVINO LSTMSequence-5 counterpart: non-zero ones are refused.
+- Y: ONNX [seq, nd, batch, H]; OpenVINO [batch, nd, seq, H].
+- Activations: ONNX may list one set per direction and consumes ``activation_alpha`` /
+  ``activation_beta`` in order, only for the functions that take them (onnxruntime's reading);
+  OpenVINO lists one set for both directions and indexes ``activations_alpha`` / ``_beta`` by
+  position.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from irtool.reference.activations import KINDS
+from irtool.reference.checks import flag
+
+GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
+DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
+ONNX_SPELLING = {
+    "relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "affine": "Affine", "leakyrelu": "LeakyRelu",
+    "thresholdedrelu": "ThresholdedRelu", "scaledtanh": "ScaledTanh", "hardsigmoid": "HardSigmoid",
+    "elu": "Elu", "softsign": "Softsign", "softplus": "Softplus",
+}
+LSTM_FROM_ONNX = (2, 0, 3, 1)  # OpenVINO f, i, c, o taken from ONNX i, o, f, c
+LSTM_TO_ONNX = (1, 3, 0, 2)    # ONNX i, o, f, c taken from OpenVINO f, i, c, o
+
+
+def _kind(op: str) -> str:
+    if op not in GATES:
+        raise ValueError(f"op is {op!r}; expected one of {', '.join(GATES)}")
+    return op
+
+
+def _reorder(array: np.ndarray, op: str, order: Sequence[int], axis: int) -> np.ndarray:
+    """Permute the gate blocks of ``array`` along ``axis`` (identity except for LSTM)."""
+    if op != "LSTM":
+        return array
+    blocks = np.split(array, 4, axis=axis)
+    return np.concatenate([blocks[k] for k in order], axis=axis)
+
+
+def _num_directions(direction: str) -> int:
+    return 2 if str(direction).lower() == "bidirectional" else 1
+
+
+def _batch_major(state: np.ndarray) -> np.ndarray:
+    """[a, b, H] -> [b, a, H]; the same swap converts states both ways."""
+    return np.ascontiguousarray(np.swapaxes(state, 0, 1))
+
+
+# --- tensors --------------------------------------------------------------------------
+
+def inputs_from_onnx(op: str, X: np.ndarray, W: np.ndarray, R: np.ndarray, B: np.ndarray | None = None,
+                     sequence_lens: np.ndarray | None = None, initial_h: np.ndarray | None = None,
+                     initial_c: np.ndarray | None = None, P: np.ndarray | None = None, *,
+                     linear_before_reset: Any = 0) -> tuple[np.ndarray, ...]:
+    """ONNX inputs (their order and names) -> the OpenVINO *Sequence op's inputs, in port order."""
+    op = _kind(op)
+    if P is not None and np.any(P):
+        raise ValueError("P (peepholes) is non-zero; OpenVINO LSTMSequence-5 has no peephole input")
+    seq, batch, _ = X.shape
+    directions, rows, hidden = R.shape
+    zeros = np.zeros((directions, batch, hidden), dtype=X.dtype)
+    h0 = _batch_major(zeros if initial_h is None else initial_h)
+    lengths = np.full(batch, seq, dtype=np.int32) if sequence_lens is None else np.asarray(sequence_lens)
+    w, r = _reorder(W, op, LSTM_FROM_ONNX, 1), _reorder(R, op, LSTM_FROM_ONNX, 1)
+    b = bias_from_onnx(op, np.zeros((directions, 2 * rows), dtype=X.dtype) if B is None else B,
+                       linear_before_reset=linear_before_reset)
+    x = np.ascontiguousarray(X.transpose(1, 0, 2))
+    if op == "LSTM":
+        c0 = _batch_major(zeros if initial_c is None else initial_c)
+        return x, h0, c0, lengths, w, r, b
+    return x, h0, lengths, w, r, b
+
+
+def bias_from_onnx(op: str, B: np.ndarray, *, linear_before_reset: Any = 0) -> np.ndarray:
+    """ONNX B [nd, 2*gates*H] (Wb then Rb) -> OpenVINO B."""
+    wb, rb = np.split(B, 2, axis=1)
+    if _kind(op) == "GRU" and flag("linear_before_reset", linear_before_reset):
+        hidden = wb.shape[1] // 3
+        return np.concatenate([wb[:, :2 * hidden] + rb[:, :2 * hidden], wb[:, 2 * hidden:], rb[:, 2 * hidden:]], axis=1)
+    return _reorder(wb + rb, op, LSTM_FROM_ONNX, 1)
+
+
+def bias_to_onnx(op: str, B: np.ndarray, *, linear_before_reset: Any = False) -> np.ndarray:
+    """OpenVINO B -> ONNX B [nd, 2*gates*H]: the sums go to Wb, Rb is 0 (but Rbh stays Rbh)."""
+    if _kind(op) == "GRU" and flag("linear_before_reset", linear_before_reset):
+        hidden = B.shape[1] // 4
+        zero = np.zeros_like(B[:, :2 * hidden])
+        return np.concatenate([B[:, :3 * hidden], zero, B[:, 3 * hidden:]], axis=1)
+    summed = _reorder(B, op, LSTM_TO_ONNX, 1)
+    return np.concatenate([summed, np.zeros_like(summed)], axis=1)
+
+
+def inputs_to_onnx(op: str, *inputs: np.ndarray, linear_before_reset: Any = False) -> dict[str, np.ndarray]:
+    """OpenVINO *Sequence inputs (port order) -> ONNX inputs by name (X, W, R, B, sequence_lens, initial_h[, initial_c])."""
+    op = _kind(op)
+    expected = 7 if op == "LSTM" else 6
+    if len(inputs) != expected:
+        raise ValueError(f"{op} takes {expected} OpenVINO inputs; got {len(inputs)}")
+    if op == "LSTM":
+        x, h0, c0, lengths, w, r, b = inputs
+    else:
+        (x, h0, lengths, w, r, b), c0 = inputs, None
+    converted = {
+        "X": np.ascontiguousarray(np.asarray(x).transpose(1, 0, 2)),
+        "W": _reorder(w, op, LSTM_TO_ONNX, 1),
+        "R": _reorder(r, op, LSTM_TO_ONNX, 1),
+        "B": bias_to_onnx(op, b, linear_before_reset=linear_before_reset),
+        "sequence_lens": np.asarray(lengths).astype(np.int32),
+        "initial_h": _batch_major(h0),
+    }
+    if c0 is not None:
+        converted["initial_c"] = _batch_major(c0)
+    return converted
+
+
+def outputs_from_onnx(Y: np.ndarray, *states: np.ndarray) -> tuple[np.ndarray, ...]:
+    """ONNX Y [seq, nd, batch, H], Y_h[, Y_c] [nd, batch, H] -> OpenVINO Y [batch, nd, seq, H], Ho[, Co]."""
+    return (np.ascontiguousarray(Y.transpose(2, 1, 0, 3)), *(_batch_major(s) for s in states))
+
+
+def outputs_to_onnx(Y: np.ndarray, *states: np.ndarray) -> tuple[np.ndarray, ...]:
+    """OpenVINO Y [batch, nd, seq, H], Ho[, Co] -> ONNX Y [seq, nd, batch, H], Y_h[, Y_c]."""
+    return (np.ascontiguousarray(Y.transpose(2, 1, 0, 3)), *(_batch_major(s) for s in states))
+
+
+# --- attributes -----------------------------------------------------------------------
+
+def _one_set(op: str, names: Sequence[str], directions: int) -> int:
+    """How many of ``names`` belong to one direction: ONNX may give a set per direction."""
+    count = len(DEFAULT_ACTIVATIONS[op])
+    if len(names) == count:
+        return count
+    if directions == 2 and len(names) == 2 * count:
+        return count
+    raise ValueError(f"activations has {len(names)} values {list(names)}; expected {count}"
+                     + (f" or {2 * count} (one set per direction)" if directions == 2 else ""))
+
+
+def _parameters_by_position(names: Sequence[str], values: Sequence[float], which: str) -> list[float]:
+    """ONNX's in-order consumption -> one value per activation (defaults where not consumed)."""
+    pending, positional = list(values), []
+    for name in names:
+        kind = KINDS.get(str(name).lower())
+        if kind is None:
+            raise ValueError(f"activations has {name!r}; expected one of {', '.join(ONNX_SPELLING.values())}")
+        takes, default = (kind.takes_alpha, kind.default_alpha) if which == "alpha" else (kind.takes_beta, kind.default_beta)
+        if takes and pending:
+            positional.append(float(pending.pop(0)))
+        elif takes and default is None:
+            raise ValueError(f"activation_{which} has no value for {name!r}, which has no default")
+        else:
+            positional.append(0.0 if default is None else float(default))
+    if pending:
+        raise ValueError(f"activation_{which} has {len(values)} values; the activations {list(names)} take fewer")
+    return positional
+
+
+def _parameters_in_order(names: Sequence[str], positional: Sequence[float], which: str) -> list[float]:
+    """One value per activation (OpenVINO) -> ONNX's in-order list for the functions that take one."""
+    ordered = []
+    for index, name in enumerate(names):
+        kind = KINDS[str(name).lower()]
+        takes, default = (kind.takes_alpha, kind.default_alpha) if which == "alpha" else (kind.takes_beta, kind.default_beta)
+        if takes:
+            if index >= len(positional) and default is None:
+                raise ValueError(f"activations_{which} has no value for activations[{index}] = {name!r}")
+            ordered.append(float(positional[index]) if index < len(positional) else float(default))
+    return ordered
+
+
+def attributes_from_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """ONNX GRU/LSTM/RNN attributes -> the OpenVINO *Sequence attributes (spec names)."""
+    op = _kind(op)
+    if int(attributes.get("layout", 0)):
+        raise ValueError("layout is 1 (batch-major); only ONNX's default layout 0 is converted")
+    if int(attributes.get("input_forget", 0)):
+        raise ValueError("input_forget is 1; OpenVINO LSTMSequence-5 has no input_forget")
+    direction = str(attributes.get("direction", "forward"))
+    names = [str(n) for n in attributes.get("activations", DEFAULT_ACTIVATIONS[op])]
+    alphas = _parameters_by_position(names, attributes.get("activation_alpha", ()), "alpha")
+    betas = _parameters_by_position(names, attributes.get("activation_beta", ()), "beta")
+    count = _one_set(op, names, _num_directions(direction))
+    one_set = ([n.lower() for n in names[:count]], alphas[:count], betas[:count])
+    if len(names) > count and one_set != ([n.lower() for n in names[count:]], alphas[count:], betas[count:]):
+        raise ValueError(f"activations differ between directions ({names}); OpenVINO uses one set for both")
+    converted: dict[str, Any] = {
+        "hidden_size": int(attributes["hidden_size"]) if "hidden_size" in attributes else None,
+        "direction": direction,
+        "activations": one_set[0],
+        "activations_alpha": one_set[1],
+        "activations_beta": one_set[2],
+        "clip": float(attributes.get("clip", 0.0)),
+    }
+    if op == "GRU":
+        converted["linear_before_reset"] = flag("linear_before_reset", attributes.get("linear_before_reset", 0))
+    return {k: v for k, v in converted.items() if v is not None}
+
+
+def attributes_to_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenVINO *Sequence attributes -> ONNX attributes (one activation set per direction)."""
+    op = _kind(op)
+    names = [str(n).lower() for n in attributes.get("activations", DEFAULT_ACTIVATIONS[op])]
+    alphas = _parameters_in_order(names, attributes.get("activations_alpha", ()) or (), "alpha")
+    betas = _parameters_in_order(names, attributes.get("activations_beta", ()) or (), "beta")
+    copies = _num_directions(attributes.get("direction", "forward"))
+    converted: dict[str, Any] = {
+        "hidden_size": int(attributes["hidden_size"]),
+        "direction": str(attributes.get("direction", "forward")).lower(),
+        "activations": [ONNX_SPELLING[n] for n in names] * copies,
+    }
+    if alphas:
+        converted["activation_alpha"] = alphas * copies
+    if betas:
+        converted["activation_beta"] = betas * copies
+    clip = float(attributes.get("clip", 0.0) or 0.0)
+    if clip and np.isfinite(clip):
+        converted["clip"] = clip
+    if op == "GRU":
+        converted["linear_before_reset"] = int(flag("linear_before_reset", attributes.get("linear_before_reset", False)))
+    return converted

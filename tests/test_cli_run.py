@@ -1,0 +1,234 @@
+"""``irtool run``: exit codes, one-line errors for bad input, --fill-defaults, samples, the console path."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.build import build_and_save
+from irtool.cases import OpCase
+from irtool.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples" / "ir"
+GRU = OpCase("GRUSequence", {"hidden_size": 4, "direction": "bidirectional"},
+             {"batch_size": 2, "seq_length": 3, "input_size": 5})
+
+
+@pytest.fixture(scope="module")
+def gru(tmp_path_factory) -> Path:
+    return build_and_save(GRU, tmp_path_factory.mktemp("run") / "gru.xml")[0]
+
+
+@pytest.fixture()
+def gru_copy(gru, tmp_path) -> Path:
+    for suffix in (".xml", ".bin"):
+        (tmp_path / f"gru{suffix}").write_bytes(gru.with_suffix(suffix).read_bytes())
+    return tmp_path / "gru.xml"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irtool: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def inputs_of(gru: Path, seed: int = 0) -> dict[str, np.ndarray]:
+    from irtool.execute import find_rnn_op, make_inputs, model_inputs, read_model
+
+    model = read_model(gru).model
+    return make_inputs(model_inputs(model), find_rnn_op(model)[0], seed)
+
+
+def test_text_report_passes(gru, capsys):
+    code, out, _ = run(capsys, str(gru), "-d", "CPU")
+    assert code == 0
+    assert "GRUSequence-5 (layer 'GRUSequence') on CPU" in out
+    assert "f32 requested, f32 on CPU; execution devices: CPU" in out
+    assert "max abs per time step:" in out and out.strip().endswith("PASS: 2 of 2 outputs within tolerance")
+
+
+def test_tight_per_output_tolerance_fails_with_exit_1(gru, capsys):
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--atol", "Y:0", "--rtol", "Y:0")
+    assert code == 1
+    assert "FAIL: 1 of 2 outputs outside tolerance (Y)" in out and "(--atol Y, --rtol Y)" in out
+
+
+def test_json_report_and_saved_outputs(gru, capsys, tmp_path):
+    out_path = tmp_path / "out.npz"
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--seed", "7", "--format", "json", "--save-outputs", str(out_path))
+    result = json.loads(out)
+    assert code == 0 and result["passed"] is True and result["inputs_from"] == "seed 7"
+    assert [o["name"] for o in result["outputs"]] == ["Y", "Ho"]
+    y = result["outputs"][0]
+    for key in ("max_abs", "max_rel", "mean_abs", "outside", "outside_share", "worst_index", "worst_actual",
+                "worst_expected", "needed_atol", "needed_rtol", "step_max_abs", "actual_nan", "nonfinite_mismatch"):
+        assert key in y
+    assert sorted(np.load(out_path).files) == ["Ho", "Y"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary file was left"
+
+
+def test_inputs_from_npz_round_trip(gru, capsys, tmp_path):
+    arrays = inputs_of(gru, seed=5)
+    arrays["sequence_lengths"] = np.array([3, 0], np.int32)  # a length of 0: Ho is 0
+    np.savez(tmp_path / "in.npz", **arrays)
+    out_path = tmp_path / "out.npz"
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"),
+                       "--save-outputs", str(out_path))
+    assert code == 0, out
+    assert np.all(np.load(out_path)["Ho"][1] == 0)
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda a: a.pop("initial_hidden_state"), "no array for input initial_hidden_state (expected [2,2,4] float32)"),
+    (lambda a: a.update(X=np.zeros((2, 3, 6), np.float32)), "input X has shape [2, 3, 6], expected [2,3,5]"),
+    (lambda a: a.update(X=a["X"].astype(np.float64)), "input X has dtype float64, expected float32"),
+    (lambda a: a.update(extra=np.zeros(1)), "array extra matches no model input"),
+])
+def test_bad_npz_names_the_input_and_what_was_expected(gru, capsys, tmp_path, change, expected):
+    arrays = inputs_of(gru)
+    change(arrays)
+    np.savez(tmp_path / "in.npz", **arrays)
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"))
+    assert code == 2
+    line = one_error_line(err)
+    assert "in.npz" in line and expected in line
+
+
+def test_missing_inputs_file(gru, capsys, tmp_path):
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "nope.npz"))
+    assert code == 2 and "nope.npz: no such inputs file" in one_error_line(err)
+
+
+def test_missing_bin(gru_copy, capsys):
+    gru_copy.with_suffix(".bin").unlink()
+    for extra in ([], ["--fill-defaults"]):
+        code, _, err = run(capsys, str(gru_copy), "-d", "CPU", *extra)
+        assert code == 2 and "gru.bin: weights file not found" in one_error_line(err)
+
+
+def test_short_bin(gru_copy, capsys):
+    data = gru_copy.with_suffix(".bin").read_bytes()
+    gru_copy.with_suffix(".bin").write_bytes(data[:100])
+    code, _, err = run(capsys, str(gru_copy), "-d", "CPU")
+    assert code == 2 and "gru.bin: 100 bytes, too short for the Const layers of gru.xml" in one_error_line(err)
+
+
+def test_missing_model(capsys, tmp_path):
+    code, _, err = run(capsys, str(tmp_path / "none.xml"), "-d", "CPU")
+    assert code == 2 and "none.xml: no such model file" in one_error_line(err)
+
+
+def test_absent_device_exits_2_naming_the_available_ones(gru, capsys, tmp_path):
+    out_path = tmp_path / "out.npz"
+    lines = {}
+    for device in ("GPU", "NPU", "NOSUCH", "HETERO:GPU,CPU"):
+        code, out, err = run(capsys, str(gru), "-d", device, "--save-outputs", str(out_path))
+        lines[device] = one_error_line(err)
+        assert code == 2 and out == ""
+        assert f"device '{device}' is not available here" in lines[device] and "available: CPU" in lines[device]
+    assert "NOSUCH: not known to OpenVINO" in lines["NOSUCH"]
+    assert "(GPU: " in lines["GPU"] and "(GPU: " in lines["HETERO:GPU,CPU"]
+    assert not out_path.exists()
+
+
+def test_compare_with_second_device(gru, capsys):
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--compare-with", "HETERO:CPU:f32",
+                       "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["against"] == "HETERO:CPU (f32)"
+    assert all(o["tolerance"]["source"] == "bf16 default" and o["max_abs"] > 0 for o in result["outputs"])
+
+
+def test_unknown_output_in_tolerance_and_bad_options(gru, capsys):
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--atol", "Yh:1e-3")
+    assert code == 2 and "name output Yh, which gru.xml does not have; outputs are Y, Ho" in one_error_line(err)
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--atol", "Y:abc")
+    assert code == 2 and "--atol Y:abc: expected a number" in one_error_line(err)
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--config", "INFERENCE_PRECISION_HINT=bf16")
+    assert code == 2 and "--precision" in one_error_line(err)
+
+
+def test_extra_config_is_passed_to_the_device(gru, capsys):
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--config", "NUM_STREAMS=1", "--format", "json")
+    assert code == 0 and json.loads(out)["run"]["config"] == {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1"}
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--config", "NO_SUCH_KEY=1")
+    assert code == 2 and one_error_line(err).startswith("irtool: error: CPU cannot compile gru.xml: ")
+
+
+def test_activations_omitted_fails_to_compile_with_cause_and_fix_then_passes_with_fill_defaults(gru_copy, capsys):
+    xml = gru_copy.read_text()
+    assert 'activations="sigmoid, tanh"' in xml
+    gru_copy.write_text(xml.replace(' activations="sigmoid, tanh"', ""))
+    code, _, err = run(capsys, str(gru_copy), "-d", "CPU")
+    line = one_error_line(err)
+    assert code == 2
+    assert "CPU cannot compile gru.xml: layer 'GRUSequence' (GRUSequence) omits activations" in line
+    assert "vector::_M_range_check" in line and "--fill-defaults" in line and 'activations="sigmoid,tanh"' in line
+    code, out, _ = run(capsys, str(gru_copy), "-d", "CPU", "--fill-defaults")
+    assert code == 0
+    assert "filled default: layer 'GRUSequence' (GRUSequence): activations=sigmoid,tanh" in out
+
+
+def test_spec_page_example_net_needs_fill_defaults(capsys):
+    example = SAMPLES / "spec-examples" / "GRUSequence-5.net.xml"
+    if not example.exists():
+        pytest.skip("samples/ir/spec-examples/GRUSequence-5.net.xml is not in this checkout")
+    code, _, err = run(capsys, str(example), "-d", "CPU")
+    assert code == 2 and "--fill-defaults" in one_error_line(err)
+    code, out, _ = run(capsys, str(example), "-d", "CPU", "--fill-defaults")
+    assert code == 0 and "PASS" in out
+
+
+VALID_SAMPLES = sorted((SAMPLES / "valid").glob("*.xml"))
+
+
+@pytest.mark.parametrize("sample", VALID_SAMPLES, ids=[p.stem for p in VALID_SAMPLES])
+def test_valid_samples_run_and_pass(sample, capsys):
+    code, out, err = run(capsys, str(sample), "-d", "CPU")
+    assert code == 0, out + err
+
+
+def test_model_that_is_not_one_rnn_op_runs_without_a_reference(capsys, tmp_path):
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    x = ops.parameter([2, 3], np.float32, name="x")
+    y = ops.parameter([2, 3], np.float32, name="y")
+    ov.save_model(ov.Model([ops.add(x, y)], [x, y], "add"), str(tmp_path / "add.xml"))
+    code, out, _ = run(capsys, str(tmp_path / "add.xml"), "-d", "CPU")
+    assert code == 0
+    assert "no reference applies: the model is not a single RNN-family op fed by Parameters and Consts" in out
+    assert "other ops (Add)" in out and out.strip().endswith("RAN: not judged (no reference applies)")
+
+
+def test_console_entry_point_in_a_subprocess(gru):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(gru), "-d", "GPU"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("irtool: error: device 'GPU' is not available here") and "Traceback" not in done.stderr
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(gru), "-d", "CPU"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "PASS: 2 of 2" in done.stdout
+
+
+def test_tolerance_follows_the_effective_precision_not_the_requested_one(gru, capsys):
+    """This CPU runs an f16 request as bf16 (measured); the tolerance must follow what ran."""
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "f16", "--format", "json")
+    result = json.loads(out)
+    effective = result["run"]["effective_precision"]["CPU"]
+    assert code == 0 and result["run"]["requested_precision"] == "f16" and effective in ("f16", "bf16")
+    assert all(o["tolerance"]["source"] == f"{effective} default" for o in result["outputs"])

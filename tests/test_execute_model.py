@@ -1,0 +1,88 @@
+"""execute.py pieces: device strings, finding the RNN op in an ov.Model, writing defaults into XML."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irtool.build import build_and_save, build_model
+from irtool.cases import OpCase
+from irtool.execute import (RunError, check_device, find_rnn_op, list_devices, make_inputs, model_inputs,
+                            openvino_message, physical_devices, read_model)
+from irtool.ir.defaults import DefaultsError, fill_defaults
+
+
+@pytest.mark.parametrize("device, names", [
+    ("CPU", ["CPU"]), ("GPU.1", ["GPU.1"]), ("AUTO", []), ("AUTO:GPU,CPU", ["GPU", "CPU"]),
+    ("AUTO:-GPU,CPU", ["CPU"]), ("BATCH:CPU(4)", ["CPU"]), ("HETERO:CPU", ["CPU"]),
+])
+def test_physical_devices(device, names):
+    assert physical_devices(device) == names
+
+
+def test_check_device():
+    report = list_devices()
+    for device in ("CPU", "AUTO", "AUTO:CPU", "HETERO:CPU", "MULTI:CPU", "BATCH:CPU", "BATCH:CPU(2)"):
+        check_device(device, report)
+    for device in ("GPU", "GPU.0", "", "FOO:CPU"):
+        with pytest.raises(RunError, match="is not available here"):
+            check_device(device, report)
+
+
+def test_find_rnn_op_reads_attributes_and_weights_from_the_model():
+    case = OpCase("GRUSequence", {"hidden_size": 3, "direction": "reverse", "clip": 2.0,
+                                  "linear_before_reset": True}, seed=4)
+    model = build_model(case)
+    rnn, why = find_rnn_op(model)
+    assert why == "" and rnn.spec.key == "GRUSequence-5" and rnn.name == "GRUSequence"
+    assert rnn.attributes["direction"] == "reverse" and rnn.attributes["clip"] == 2.0
+    assert rnn.attributes["linear_before_reset"] is True and rnn.attributes["activations"] == ["sigmoid", "tanh"]
+    assert [s.parameter for s in rnn.sources] == ["X", "initial_hidden_state", "sequence_lengths", None, None, None]
+    assert rnn.sources[5].constant.shape == (1, 12)
+    assert rnn.output_ports == (0, 1) and rnn.time_axis(0) == 2 and rnn.time_axis(1) is None
+
+
+def test_converted_const_weights_count_as_consts(tmp_path):
+    import openvino as ov
+
+    model = build_model(OpCase("RNNCell", {"hidden_size": 3}))
+    ov.save_model(model, str(tmp_path / "f16.xml"), compress_to_fp16=True)  # Const f16 -> Convert -> RNNCell
+    loaded = read_model(tmp_path / "f16.xml").model
+    assert "Convert" in {op.get_type_name() for op in loaded.get_ordered_ops()}
+    rnn, why = find_rnn_op(loaded)
+    assert why == "" and rnn.sources[2].constant.dtype == np.float32
+
+
+def test_dynamic_dims_take_symbol_sizes():
+    case = OpCase("LSTMSequence", {"hidden_size": 3, "direction": "bidirectional"},
+                  {"batch_size": 5, "seq_length": 2, "input_size": 7}, dynamic=("batch_size", "seq_length"))
+    model = build_model(case)
+    rnn, _ = find_rnn_op(model)
+    arrays = make_inputs(model_inputs(model), rnn, seed=0)
+    assert arrays["X"].shape == (2, 4, 7)  # batch and seq_length default to 2 and 4; input_size from W
+    assert arrays["initial_cell_state"].shape == (2, 2, 3) and arrays["sequence_lengths"].dtype == np.int32
+
+
+def test_fill_defaults_writes_only_what_is_omitted(tmp_path):
+    xml, _ = build_and_save(OpCase("LSTMSequence", {"hidden_size": 3, "direction": "forward", "clip": 1.5}),
+                            tmp_path / "m.xml")
+    text = xml.read_text().replace(' activations="sigmoid, tanh, tanh"', "").replace(' clip="1.5"', "")
+    result = fill_defaults(text.encode())
+    assert [f.describe() for f in result.filled] == ["layer 'LSTMSequence' (LSTMSequence): activations=sigmoid,tanh,tanh",
+                                                     "layer 'LSTMSequence' (LSTMSequence): clip=0"]
+    assert fill_defaults(result.xml).filled == ()
+
+
+def test_fill_defaults_refuses_dtd_and_bad_xml():
+    with pytest.raises(DefaultsError, match="DTD"):
+        fill_defaults(b'<?xml version="1.0"?><!DOCTYPE net [<!ENTITY x "y">]><net>&x;</net>')
+    with pytest.raises(DefaultsError, match="not well-formed"):
+        fill_defaults(b"<net><layers>")
+
+
+def test_openvino_message_keeps_what_is_wrong():
+    error = RuntimeError("Exception from src/a.cpp:1:\nCheck 'x' failed at src/b.hpp:2:\n"
+                         "While validating node 'opset3::GRUCell g (...) -> ()' with friendly_name 'g':\n"
+                         "First dimension of B is wrong.\n")
+    assert openvino_message(error) == "layer 'g': First dimension of B is wrong."
+    lib = RuntimeError('Exception from x:\nCannot load library "/a/b/libgpu.so": libOpenCL.so.1: missing')
+    assert openvino_message(lib) == 'Cannot load library "libgpu.so": libOpenCL.so.1: missing'

@@ -1,0 +1,372 @@
+"""Hostile input to `irtool validate`: XXE, entity bombs, truncated, binary, empty, huge
+and foreign files, and unreadable paths.
+
+Each case checks the diagnostic code, what its message says and the exit code, through
+``irtool.cli.main`` in this process; the cases that could read a file, block or expand
+something also run ``python -m irtool validate`` in a child process with a timeout, so a
+parser that opened the named pipe, fetched a URL or expanded the bomb would fail the test
+by blocking, connecting or running out the clock, and a traceback would show on stderr.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from irtool.cli import main
+from irtool.diagnostics import CODES
+from irtool.ir import IRParseError, parse_ir_bytes
+from irtool.validate import validate_file
+
+CHILD_TIMEOUT = 20  # seconds; generous: each child validates a few hundred bytes
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["validate", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_child(*argv: str) -> subprocess.CompletedProcess:
+    """``python -m irtool validate ARGV``; a TimeoutExpired here means the parser blocked or ran away."""
+    done = subprocess.run([sys.executable, "-m", "irtool", "validate", *argv], capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT, env={**os.environ, "IRTOOL_DEBUG": ""})
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def json_diagnostics(out: str) -> list[dict]:
+    [file] = json.loads(out)["files"]
+    return file["diagnostics"]
+
+
+@pytest.fixture(scope="module")
+def gru_cell_ir(tmp_path_factory) -> tuple[bytes, bytes]:
+    """A valid single-GRUCell net written by OpenVINO: (xml, bin)."""
+    import numpy as np
+    import openvino as ov
+    from openvino import opset1, opset3
+
+    rng = np.random.default_rng(7)
+    x = opset1.parameter([2, 5], ov.Type.f32, name="X")
+    h = opset1.parameter([2, 4], ov.Type.f32, name="H")
+    weights = [opset1.constant(rng.standard_normal(s).astype(np.float32)) for s in ((12, 5), (12, 4), (12,))]
+    cell = opset3.gru_cell(x, h, *weights, 4)
+    path = tmp_path_factory.mktemp("gru_cell") / "gru_cell.xml"
+    ov.save_model(ov.Model([opset1.result(cell)], [x, h], "gru_cell"), str(path), compress_to_fp16=False)
+    return path.read_bytes(), path.with_suffix(".bin").read_bytes()
+
+
+def test_the_base_net_is_valid(gru_cell_ir, tmp_path, capsys):
+    """The net the other cases break is itself clean, so what they find is what they broke."""
+    xml, weights = gru_cell_ir
+    (tmp_path / "gru_cell.xml").write_bytes(xml)
+    (tmp_path / "gru_cell.bin").write_bytes(weights)
+    assert run_cli(capsys, str(tmp_path / "gru_cell.xml")) == (0, "1 file checked: 0 errors, 0 warnings\n", "")
+
+
+# ---------------------------------------------------------------- DTDs, external entities, XXE
+
+# Each payload names TARGET where a file path or URL goes; the body after the DTD is a real net.
+NET = b'<net name="n" version="11"><layers>BODY</layers><edges/></net>\n'
+XXE_PAYLOADS = {
+    "general entity in content": (b'<!DOCTYPE net [<!ENTITY x SYSTEM "TARGET">]>', b"&x;", b"n"),
+    "general entity in attribute": (b'<!DOCTYPE net [<!ENTITY x SYSTEM "TARGET">]>', b"", b"&x;"),
+    "parameter entity": (b'<!DOCTYPE net [<!ENTITY % p SYSTEM "TARGET"> %p;]>', b"", b"n"),
+    "parameter entity defining a general one": (
+        b'<!DOCTYPE net [<!ENTITY % file SYSTEM "TARGET"><!ENTITY % def "<!ENTITY x \'%file;\'>"> %def;]>',
+        b"&x;", b"n"),
+    "external DTD": (b'<!DOCTYPE net SYSTEM "TARGET">', b"", b"n"),
+    "external DTD by public id": (b'<!DOCTYPE net PUBLIC "-//irtool//hostile//EN" "TARGET">', b"", b"n"),
+}
+
+
+def xxe_document(payload: str, target: str, comments: int = 0) -> bytes:
+    doctype, body, name = XXE_PAYLOADS[payload]
+    prolog = b'<?xml version="1.0" encoding="UTF-8"?>\n' + b"<!-- a comment -->\n" * comments
+    net = NET.replace(b"BODY", body).replace(b'name="n"', b'name="' + name + b'"')
+    return prolog + doctype.replace(b"TARGET", target.encode()) + b"\n" + net
+
+
+@pytest.fixture
+def secret(tmp_path) -> tuple[Path, str]:
+    token = f"irtool-secret-{uuid.uuid4().hex}"
+    path = tmp_path / "secret.txt"
+    path.write_text(token + "\n")
+    return path, token
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+@pytest.mark.parametrize("payload", sorted(XXE_PAYLOADS))
+def test_xxe_is_refused_unread(payload, fmt, secret, tmp_path, capsys):
+    path, token = secret
+    xml = tmp_path / "xxe.xml"
+    xml.write_bytes(xxe_document(payload, path.as_uri(), comments=2))
+    code, out, err = run_cli(capsys, "--format", fmt, str(xml))
+    assert code == 1 and err == ""
+    assert token not in out
+    assert "IR002" in out and "DTD" in out
+    report = validate_file(xml)
+    assert [(d.code, d.line, d.column) for d in report.diagnostics] == [("IR002", 4, 1)]
+    assert "never loads DTDs or expands entities" in report.diagnostics[0].message
+
+
+@pytest.mark.parametrize("payload", sorted(XXE_PAYLOADS))
+def test_xxe_opens_nothing(payload, tmp_path):
+    """The entity or DTD names a FIFO that nobody writes to: opening it would block the child."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    xml = tmp_path / "xxe.xml"
+    xml.write_bytes(xxe_document(payload, fifo.as_uri()))
+    done = run_child("--format", "json", str(xml))
+    assert done.returncode == 1
+    assert [d["code"] for d in json_diagnostics(done.stdout)] == ["IR002"]
+
+
+@pytest.mark.parametrize("payload", sorted(XXE_PAYLOADS))
+def test_the_parser_itself_opens_nothing(payload, tmp_path):
+    """make_parser() is shared (irtool/ir/defaults.py parses with it too): even without
+    irtool's DOCTYPE refusal in front of it, lxml with this configuration must not open
+    what a DTD names.  (collect_ids=False made libxml2 open it: see make_parser.)"""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    xml = tmp_path / "xxe.xml"
+    xml.write_bytes(xxe_document(payload, fifo.as_uri()))
+    code = ("import sys\nfrom lxml import etree\nfrom irtool.ir import make_parser\n"
+            "try:\n    etree.fromstring(open(sys.argv[1], 'rb').read(), make_parser())\n"
+            "except etree.XMLSyntaxError as error:\n    print('refused:', error)\nprint('done')\n")
+    done = subprocess.run([sys.executable, "-c", code, str(xml)], capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT)
+    assert done.returncode == 0 and done.stdout.endswith("done\n"), done.stderr
+
+
+@pytest.mark.parametrize("payload", ["external DTD", "external DTD by public id", "parameter entity"])
+def test_xxe_over_the_network_connects_nowhere(payload, tmp_path):
+    """The DTD points at a port this test listens on: any connection attempt would be accepted."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.settimeout(0.5)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/x.dtd"
+        xml = tmp_path / "xxe.xml"
+        xml.write_bytes(xxe_document(payload, url))
+        done = run_child("--format", "json", str(xml))
+        assert [d["code"] for d in json_diagnostics(done.stdout)] == ["IR002"]
+        with pytest.raises(socket.timeout):
+            server.accept()
+
+
+# ---------------------------------------------------------------- entity expansion bombs
+
+def billion_laughs(levels: int = 10) -> bytes:
+    entities = [b'<!ENTITY lol0 "lol">']
+    entities += [b"<!ENTITY lol%d \"%s\">" % (i, b"&lol%d;" % (i - 1) * 10) for i in range(1, levels)]
+    return (b'<?xml version="1.0"?>\n<!DOCTYPE net [\n' + b"\n".join(entities) + b"\n]>\n"
+            + NET.replace(b"BODY", b"&lol%d;" % (levels - 1)))
+
+
+def quadratic_blowup(size: int = 50_000, uses: int = 50_000) -> bytes:
+    return (b'<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY a "' + b"a" * size + b'">]>\n'
+            + NET.replace(b'name="n"', b'name="' + b"&a;" * uses + b'"'))
+
+
+BOMBS = {"billion laughs": billion_laughs, "quadratic blowup": quadratic_blowup}
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_entity_bomb_is_refused_unexpanded(bomb, tmp_path, capsys):
+    xml = tmp_path / "bomb.xml"
+    xml.write_bytes(BOMBS[bomb]())
+    code, out, err = run_cli(capsys, "--format", "json", str(xml))
+    assert code == 1 and err == ""
+    [diagnostic] = json_diagnostics(out)
+    assert diagnostic["code"] == "IR002" and diagnostic["line"] == 2 and "entities" in diagnostic["message"]
+    assert "lollol" not in out and "aaaa" not in out
+    # in a child that must finish well inside the timeout: an expanding parser would not
+    done = run_child(str(xml))
+    assert done.returncode == 1 and "error[IR002]" in done.stdout
+
+
+def test_entity_bomb_bytes_are_refused_before_lxml(monkeypatch):
+    """parse_ir_bytes refuses the DTD from the prolog alone: lxml is never called."""
+    import irtool.ir.parse as parse_module
+
+    def no_lxml(*args, **kwargs):
+        raise AssertionError("lxml was asked to parse a document with a DTD")
+
+    monkeypatch.setattr(parse_module.etree, "fromstring", no_lxml)
+    for make in BOMBS.values():
+        with pytest.raises(IRParseError) as caught:
+            parse_ir_bytes(make())
+        assert caught.value.kind == "dtd"
+
+
+def test_many_comments_before_the_root_do_not_slow_the_prolog_scan():
+    """The prolog is scanned in one pass (a backtracking regex took 2**n steps for n comments)."""
+    data = b'<?xml version="1.0"?>\n' + b"<!-- c -->" * 5000 + b"<!DOCTYPE net>\n" + NET.replace(b"BODY", b"")
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom irtool.ir import parse_ir_bytes, IRParseError\n"
+                           "try:\n    parse_ir_bytes(sys.stdin.buffer.read())\n"
+                           "except IRParseError as e:\n    print(e.kind)\n"],
+                          input=data, capture_output=True, timeout=CHILD_TIMEOUT)
+    assert done.stdout == b"dtd\n"
+
+
+# ---------------------------------------------------------------- truncated, binary, empty, foreign
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9, 0.999])
+def test_truncated_file_is_ir001_with_its_line(fraction, gru_cell_ir, tmp_path, capsys):
+    xml, _ = gru_cell_ir
+    cut = xml[: int(len(xml) * fraction)]
+    path = tmp_path / "cut.xml"
+    path.write_bytes(cut)
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    assert code == 1 and err == ""
+    [diagnostic] = json_diagnostics(out)
+    assert diagnostic["code"] == "IR001" and diagnostic["severity"] == "error"
+    assert diagnostic["line"] == cut.count(b"\n") + 1
+    assert "truncated" in diagnostic["message"] and "not well-formed" in diagnostic["message"]
+
+
+def random_bytes(size: int = 4096) -> bytes:
+    return random.Random(20261121).randbytes(size)
+
+
+@pytest.mark.parametrize("content", ["random bytes", "the .bin renamed .xml", "NUL after an XML prolog"])
+def test_binary_file_is_ir001_binary(content, gru_cell_ir, tmp_path, capsys):
+    data = {"random bytes": random_bytes(), "the .bin renamed .xml": gru_cell_ir[1],
+            "NUL after an XML prolog": b'<?xml version="1.0"?>\n<net>\x00\x01\x02</net>'}[content]
+    path = tmp_path / "binary.xml"
+    path.write_bytes(data)
+    code, out, err = run_cli(capsys, str(path))
+    assert code == 1 and err == ""
+    assert out.splitlines()[0].startswith(f"{path}:1:1: error[IR001] file holds binary data")
+    assert len(out.splitlines()) == 2  # the diagnostic and the summary: one clear error
+
+
+@pytest.mark.parametrize("data", [b"", b"\n", b"  \t\r\n  \n"], ids=["zero bytes", "newline", "white space"])
+def test_empty_file_is_ir001_empty(data, tmp_path, capsys):
+    path = tmp_path / "empty.xml"
+    path.write_bytes(data)
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    assert code == 1 and err == ""
+    [diagnostic] = json_diagnostics(out)
+    assert (diagnostic["code"], diagnostic["message"]) == ("IR001", "file is empty")
+
+
+@pytest.mark.parametrize("data, needle", [
+    (b"<net version='11'><layers><layer id='0'></layers></net>", "Opening and ending tag mismatch"),
+    (b"<net version='11'>" + b"<a>" * 300 + b"</a>" * 300 + b"</net>", "depth"),
+    (b"<net version='11'><layers/></net><net/>", "Extra content"),
+    (b"<net version='11' version='10'/>", "redefined"),
+    (b"\xef\xbb\xbf<net version='11'><layers>\xff\xfe</layers></net>", "encoding"),
+], ids=["tag mismatch", "too deep", "two roots", "duplicate attribute", "bad utf-8"])
+def test_malformed_xml_is_ir001_naming_the_fault(data, needle, tmp_path, capsys):
+    path = tmp_path / "malformed.xml"
+    path.write_bytes(data)
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    assert code == 1 and err == ""
+    [diagnostic] = json_diagnostics(out)
+    assert diagnostic["code"] == "IR001" and needle.lower() in diagnostic["message"].lower()
+    assert diagnostic["line"] is not None
+    assert "truncated" not in diagnostic["message"]  # each of these files ends where its root does
+
+
+@pytest.mark.parametrize("root", [b"<foo/>", b"<html><body>not IR</body></html>", b"<layers><layer/></layers>",
+                                  b"<Net version='11'/>"])
+def test_foreign_root_is_ir004_naming_it(root, tmp_path, capsys):
+    path = tmp_path / "foreign.xml"
+    path.write_bytes(b'<?xml version="1.0"?>\n<!-- not IR -->\n' + root + b"\n")
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    assert code == 1 and err == ""
+    [diagnostic] = json_diagnostics(out)
+    tag = root[1:].split(b">")[0].split(b"/")[0].split(b" ")[0].decode()
+    assert diagnostic["code"] == "IR004" and diagnostic["line"] == 3
+    assert f"root element is <{tag}>" in diagnostic["message"] and "expected <net>" in diagnostic["message"]
+
+
+# ---------------------------------------------------------------- size limit
+
+@pytest.mark.parametrize("limit_offset", [-1, -1000])
+def test_file_over_max_size_is_ir003_naming_the_limit(limit_offset, gru_cell_ir, tmp_path, capsys):
+    xml, weights = gru_cell_ir
+    path = tmp_path / "gru_cell.xml"
+    path.write_bytes(xml)
+    path.with_suffix(".bin").write_bytes(weights)
+    limit = len(xml) + limit_offset
+    code, out, err = run_cli(capsys, "--format", "json", "--max-size", str(limit), str(path))
+    assert code == 1 and err == ""
+    [diagnostic] = json_diagnostics(out)
+    assert diagnostic["code"] == "IR003"
+    assert f"file is {len(xml)} bytes" in diagnostic["message"]
+    assert f"limit of {limit} bytes" in diagnostic["message"] and "--max-size" in diagnostic["message"]
+    # at the limit exactly the file is read, and is valid
+    assert run_cli(capsys, "--max-size", str(len(xml)), str(path))[0] == 0
+
+
+def test_max_size_is_checked_before_reading(tmp_path):
+    """A sparse 1 GiB file over the limit is refused from its size alone."""
+    path = tmp_path / "huge.xml"
+    with open(path, "wb") as handle:
+        handle.truncate(1 << 30)
+    report = validate_file(path, max_bytes=1 << 20)
+    assert [(d.code, d.severity) for d in report.diagnostics] == [("IR003", "error")]
+    assert f"file is {1 << 30} bytes, over the limit of {1 << 20} bytes" in report.diagnostics[0].message
+
+
+# ---------------------------------------------------------------- unreadable paths
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda tmp: tmp / "missing.xml", "cannot read {tmp}/missing.xml: no such file"),
+    (lambda tmp: (tmp / "empty_dir").mkdir() or tmp / "empty_dir", "no *.xml file under {tmp}/empty_dir"),
+    (lambda tmp: (tmp / "d").mkdir() or (tmp / "d" / "notes.txt").write_text("x") and tmp / "d",
+     "no *.xml file under {tmp}/d"),
+], ids=["missing file", "empty directory", "directory without xml"])
+def test_unreadable_path_exits_2_with_one_line(make, needle, tmp_path, capsys):
+    path = make(tmp_path)
+    code, out, err = run_cli(capsys, str(path))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("irtool: error: ")
+    assert needle.format(tmp=tmp_path) in err
+
+
+def test_one_unreadable_path_among_good_ones_exits_2(gru_cell_ir, tmp_path, capsys):
+    good = tmp_path / "good.xml"
+    good.write_bytes(gru_cell_ir[0])
+    code, out, err = run_cli(capsys, str(good), str(tmp_path / "gone.xml"))
+    assert code == 2 and out == "" and err == f"irtool: error: cannot read {tmp_path}/gone.xml: no such file\n"
+
+
+# ---------------------------------------------------------------- all of it at once, in a child
+
+def test_a_directory_of_hostile_files_gets_one_diagnostic_each_and_no_traceback(gru_cell_ir, secret, tmp_path):
+    secret_path, token = secret
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    xml, weights = gru_cell_ir
+    files = {
+        "xxe.xml": (xxe_document("general entity in content", secret_path.as_uri()), "IR002"),
+        "xxe_fifo.xml": (xxe_document("external DTD", fifo.as_uri()), "IR002"),
+        "bomb.xml": (billion_laughs(), "IR002"),
+        "truncated.xml": (xml[: len(xml) // 2], "IR001"),
+        "binary.xml": (weights, "IR001"),
+        "empty.xml": (b"", "IR001"),
+        "foreign.xml": (b"<svg/>", "IR004"),
+        "huge.xml": (xml + b"<!--" + b"x" * 10_000 + b"-->", "IR003"),
+    }
+    for name, (data, _) in files.items():
+        (folder / name).write_bytes(data)
+    done = run_child("--format", "json", "--max-size", str(len(xml) + 1000), str(folder))
+    assert done.returncode == 1 and done.stderr == ""
+    assert token not in done.stdout
+    found = {Path(f["path"]).name: [d["code"] for d in f["diagnostics"]] for f in json.loads(done.stdout)["files"]}
+    assert found == {name: [code] for name, (_, code) in files.items()}
+    assert all(code in CODES for codes in found.values() for code in codes)
