@@ -122,7 +122,7 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
                 where += f":{d.line}"
                 if d.column is not None:
                     where += f":{d.column}"
-            out.append(f"{where}: {d.severity}[{d.code}] {d.message}")
+            out.append(f"{where}: {d.severity}[{d.code}] {_one_line(d.message)}")
     if summary:
         errors = sum(r.count(ERROR) for r in reports)
         warnings = sum(r.count(WARNING) for r in reports)
@@ -131,6 +131,11 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
                    f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
                    f"{f' in {bad} invalid file' + ('s' if bad != 1 else '') if bad else ''}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def _one_line(text: str) -> str:
+    """A message as one line: names and values from the file (a name="a&#10;b") may hold line breaks."""
+    return text.replace("\r", "\\r").replace("\n", "\\n") if "\n" in text or "\r" in text else text
 
 
 def render_json(reports: Sequence[FileReport]) -> str:

@@ -39,8 +39,20 @@ class ShapeSyntaxError(ValueError):
     """A dim or shape string that is not a valid partial shape."""
 
 
+_PARSED: dict[str, Dim] = {}  # text -> dim: a net repeats a few dim texts tens of thousands of times
+
+
 def parse_dim(text: str) -> Dim:
     """Parse one dim: ``4``, ``-1`` or ``?`` (dynamic), ``2..8``, ``..8``, ``2..``."""
+    dim = _PARSED.get(text)
+    if dim is None:
+        dim = _parse_dim(text)
+        if len(_PARSED) < 65536:
+            _PARSED[text] = dim
+    return dim
+
+
+def _parse_dim(text: str) -> Dim:
     token = text.strip()
     if token in ("?", "-1"):
         return DYNAMIC

@@ -27,11 +27,16 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; or, given a known sub-command, a parser with that one only.
+
+    A sub-command module may import heavy things to build its options (``build`` imports
+    numpy through irtool.cases): ``irtool validate`` does not pay for them.
+    """
     parser = _Parser(prog="irtool", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"irtool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in (command,) if command in COMMANDS else COMMANDS:
         try:
             module = importlib.import_module(f"irtool.cli.{name}_cmd")
         except ModuleNotFoundError as error:
@@ -43,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version and usage errors: argparse has printed them

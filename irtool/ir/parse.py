@@ -133,35 +133,52 @@ def _blank_placeholders(data: bytes) -> bytes:
 
 
 def _net(root: etree._Element, path: str, lines: list[bytes]) -> IRModel:
-    layers_element = root.find("layers")
-    edges_element = root.find("edges")
-    layers = [_layer(e) for e in layers_element.iterfind("layer")] if layers_element is not None else []
+    # Direct child iteration (iterchildren with a tag runs in C); find/iterfind go through
+    # ElementPath in Python, which was most of the time to read a 10,000-layer net.
+    layers_element = _first(root, "layers")
+    edges_element = _first(root, "edges")
+    layers = [_layer(e) for e in layers_element.iterchildren("layer")] if layers_element is not None else []
     edges = [Edge(e.get("from-layer"), e.get("from-port"), e.get("to-layer"), e.get("to-port"), e.sourceline)
-             for e in edges_element.iterfind("edge")] if edges_element is not None else []
+             for e in edges_element.iterchildren("edge")] if edges_element is not None else []
     return IRModel(path=path, kind="net", layers=layers, edges=edges, name=root.get("name"),
                    ir_version=root.get("version"), line=root.sourceline,
-                   rt_info=_rt_info(root.find("rt_info")), source_lines=lines)
+                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=lines)
+
+
+def _first(element: etree._Element, tag: str) -> etree._Element | None:
+    """The first child with this tag, as ``element.find(tag)`` gives it."""
+    return next(element.iterchildren(tag), None)
 
 
 def _layer(element: etree._Element) -> Layer:
-    layer = Layer(id=element.get("id"), name=element.get("name"), type=element.get("type"),
-                  version=element.get("version"), line=element.sourceline)
-    data = element.find("data")
+    get = element.get
+    layer = Layer(id=get("id"), name=get("name"), type=get("type"), version=get("version"), line=element.sourceline)
+    data = inputs = outputs = rt_info = None
+    for child in element.iterchildren("data", "input", "output", "rt_info"):
+        tag = child.tag
+        if tag == "data":
+            data = child if data is None else data
+        elif tag == "input":
+            inputs = child if inputs is None else inputs
+        elif tag == "output":
+            outputs = child if outputs is None else outputs
+        elif rt_info is None:
+            rt_info = child
     if data is not None:
         layer.data = dict(data.attrib)
         layer.data_line = data.sourceline
-    for side, target in (("input", layer.inputs), ("output", layer.outputs)):
-        ports = element.find(side)
-        if ports is not None:
-            target.extend(_port(p) for p in ports.iterfind("port"))
-    layer.rt_info = _rt_info(element.find("rt_info"))
+    if inputs is not None:
+        layer.inputs = [_port(p) for p in inputs.iterchildren("port")]
+    if outputs is not None:
+        layer.outputs = [_port(p) for p in outputs.iterchildren("port")]
+    layer.rt_info = _rt_info(rt_info)
     return layer
 
 
 def _port(element: etree._Element) -> Port:
-    dims = [Dim((d.text or "").strip(), d.sourceline) for d in element.iterfind("dim")]
-    return Port(id=element.get("id"), precision=element.get("precision"), dims=dims,
-                line=element.sourceline, names=element.get("names"))
+    get = element.get
+    dims = [Dim((d.text or "").strip(), d.sourceline) for d in element.iterchildren("dim")]
+    return Port(id=get("id"), precision=get("precision"), dims=dims, line=element.sourceline, names=get("names"))
 
 
 def _rt_info(element: etree._Element | None) -> dict[str, str]:

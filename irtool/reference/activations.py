@@ -26,7 +26,7 @@ _HALF, _ONE = np.array(0.5, dtype=np.float32), np.array(1.0, dtype=np.float32)
 
 
 def _relu(alpha: float, beta: float) -> Kernel:
-    return lambda x, out: np.maximum(x, 0, out)
+    return lambda x, out: np.maximum(x, 0, out=out)
 
 
 def _tanh(alpha: float, beta: float) -> Kernel:
@@ -79,7 +79,7 @@ def _hard_sigmoid(alpha: float, beta: float) -> Kernel:
 
     def kernel(x: np.ndarray, out: np.ndarray) -> None:
         affine(x, out)
-        np.clip(out, 0, 1, out)
+        np.clip(out, 0, 1, out=out)
     return kernel
 
 

@@ -38,12 +38,13 @@ class Stepper:
 
 
 def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float]) -> np.ndarray:
-    """Rows of ``array`` (gate-major on axis 1: [D, G*H, ...]) reordered and scaled per gate."""
-    gates = array.shape[1] // hidden
-    blocks = array.reshape(array.shape[0], gates, hidden, *array.shape[2:])
-    picked = blocks[:, list(order)]
-    scale = np.asarray(scales, dtype=array.dtype).reshape(1, len(order), *([1] * (picked.ndim - 2)))
-    return np.ascontiguousarray((picked * scale).reshape(array.shape[0], len(order) * hidden, *array.shape[2:]))
+    """Rows of ``array`` (gate-major on axis 1: [D, G*H, ...]) reordered and scaled per gate, in one pass."""
+    rest = array.shape[2:]
+    blocks = array.reshape(array.shape[0], array.shape[1] // hidden, hidden, *rest)
+    result = np.empty((array.shape[0], len(order), hidden, *rest), dtype=array.dtype)
+    for k, (gate, scale) in enumerate(zip(order, scales)):
+        np.multiply(blocks[:, gate], scale, result[:, k])
+    return result.reshape(array.shape[0], len(order) * hidden, *rest)
 
 
 def _clipper(clip: float | None, scale: float, dtype: np.dtype) -> Callable[[np.ndarray], None]:
@@ -53,8 +54,8 @@ def _clipper(clip: float | None, scale: float, dtype: np.dtype) -> Callable[[np.
     low, high = np.array(-clip * scale, dtype=dtype), np.array(clip * scale, dtype=dtype)
 
     def clip_in_place(gates: np.ndarray) -> None:  # two ufuncs: cheaper than np.clip per call
-        np.minimum(gates, high, gates)
-        np.maximum(gates, low, gates)
+        np.minimum(gates, high, out=gates)
+        np.maximum(gates, low, out=gates)
     return clip_in_place
 
 

@@ -18,12 +18,22 @@ DIRECTIONS = ("forward", "reverse", "bidirectional")
 Dim = tuple[str, int]
 
 
+class _Required:
+    """Default of a required port or attribute, so that leaving it out is a ValueError, not a TypeError."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+
 def _listed(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(v)) for v in shape) + "]"
 
 
 def as_array(name: str, value: Any) -> np.ndarray:
-    if value is None:
+    if value is None or value is REQUIRED:
         raise ValueError(f"{name} is missing; it is a required input")
     return value if isinstance(value, np.ndarray) else np.asarray(value)
 
@@ -44,7 +54,14 @@ def expect_rank(name: str, array: np.ndarray, labels: Sequence[str]) -> tuple[in
 
 # --- attributes -----------------------------------------------------------------------
 
+def _present(name: str, value: Any, expected: str) -> Any:
+    if value is None or value is REQUIRED:
+        raise ValueError(f"{name} is missing; it is a required attribute ({expected})")
+    return value
+
+
 def hidden_size(value: Any) -> int:
+    _present("hidden_size", value, "a positive integer")
     try:
         number = int(value)
         exact = number == float(value)
@@ -57,7 +74,7 @@ def hidden_size(value: Any) -> int:
 
 def direction(value: Any) -> tuple[bool, ...]:
     """Per direction, whether it runs in reverse: (False,), (True,) or (False, True)."""
-    name = str(value).strip().lower() if value is not None else None
+    name = str(_present("direction", value, " | ".join(DIRECTIONS))).strip().lower()
     if name not in DIRECTIONS:
         raise ValueError(f"direction is {value!r}; expected one of {', '.join(DIRECTIONS)}")
     return {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}[name]
@@ -100,6 +117,10 @@ def floats(name: str, value: Any) -> tuple[float, ...]:
 
 # --- inputs ---------------------------------------------------------------------------
 
+def _rows(gates: int, hidden: int) -> Dim:
+    return ("hidden_size" if gates == 1 else f"{gates}*hidden_size", gates * hidden)
+
+
 def lengths(array: np.ndarray, batch: int, seq: int) -> np.ndarray:
     expect_shape("sequence_lengths", array, [("batch_size", batch)])
     if array.dtype.kind not in "iu":
@@ -136,9 +157,9 @@ def sequence_problem(x: Any, states: Sequence[tuple[str, Any]], seq_lengths: Any
     nd, hs = ("num_directions", directions), ("hidden_size", hidden)
     for (name, _), array in zip(states, state_arrays):
         expect_shape(name, array, [("batch_size", batch), nd, hs])
-    expect_shape("W", w, [nd, (f"{gates}*hidden_size", gates * hidden), ("input_size", inputs)])
-    expect_shape("R", r, [nd, (f"{gates}*hidden_size", gates * hidden), hs])
-    expect_shape("B", b, [nd, (f"{bias_gates}*hidden_size", bias_gates * hidden)])
+    expect_shape("W", w, [nd, _rows(gates, hidden), ("input_size", inputs)])
+    expect_shape("R", r, [nd, _rows(gates, hidden), hs])
+    expect_shape("B", b, [nd, _rows(bias_gates, hidden)])
     checked_lengths = lengths(as_array("sequence_lengths", seq_lengths), batch, seq)
     return Problem(x, state_arrays, checked_lengths, w, r, b, dtype)
 
@@ -155,10 +176,10 @@ def cell_problem(x: Any, states: Sequence[tuple[str, Any]], w: Any, r: Any, b: A
     hs = ("hidden_size", hidden)
     for (name, _), array in zip(states, state_arrays):
         expect_shape(name, array, [("batch_size", batch), hs])
-    expect_shape("W", w, [(f"{gates}*hidden_size", gates * hidden), ("input_size", inputs)])
-    expect_shape("R", r, [(f"{gates}*hidden_size", gates * hidden), hs])
+    expect_shape("W", w, [_rows(gates, hidden), ("input_size", inputs)])
+    expect_shape("R", r, [_rows(gates, hidden), hs])
     if b is None:
         b = np.zeros(bias_gates * hidden, dtype=dtype)
-    expect_shape("B", b, [(f"{bias_gates}*hidden_size", bias_gates * hidden)])
+    expect_shape("B", b, [_rows(bias_gates, hidden)])
     return Problem(x[:, None], tuple(s[:, None] for s in state_arrays), np.ones(batch, dtype=np.int64),
                    w[None], r[None], b[None], dtype)

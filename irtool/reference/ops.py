@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from irtool.reference import checks, recurrence
+from irtool.reference.checks import REQUIRED
 from irtool.reference.activations import Activation, resolve
 from irtool.reference.cells import GRU, LSTM, RNN
 from irtool.reference.precision import compute_dtype, to_output
@@ -56,9 +57,12 @@ def _rnn(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any) -
     return RNN(f, checks.clip(clip)), checks.hidden_size(hidden_size)
 
 
+# Ports and required attributes default to REQUIRED so that leaving one out is a ValueError
+# naming it (a plain missing argument would be Python's TypeError).
 @register("GRUSequence", 5)
-def gru_sequence(X: Any, initial_hidden_state: Any, sequence_lengths: Any, W: Any, R: Any, B: Any, *,
-                 hidden_size: int, direction: str, activations: Sequence[str] = GRU_ACTIVATIONS,
+def gru_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequence_lengths: Any = REQUIRED,
+                 W: Any = REQUIRED, R: Any = REQUIRED, B: Any = REQUIRED, *,
+                 hidden_size: int = REQUIRED, direction: str = REQUIRED, activations: Sequence[str] = GRU_ACTIVATIONS,
                  activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
                  clip: float = 0.0, linear_before_reset: bool = False, accumulate: Any = None) -> Arrays:
     """GRUSequence-5 -> (Y [batch, dirs, seq, H], Ho [batch, dirs, H])."""
@@ -72,8 +76,9 @@ def gru_sequence(X: Any, initial_hidden_state: Any, sequence_lengths: Any, W: An
 
 @register("LSTMSequence", 1)
 @register("LSTMSequence", 5)
-def lstm_sequence(X: Any, initial_hidden_state: Any, initial_cell_state: Any, sequence_lengths: Any,
-                  W: Any, R: Any, B: Any, *, hidden_size: int, direction: str,
+def lstm_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initial_cell_state: Any = REQUIRED,
+                  sequence_lengths: Any = REQUIRED, W: Any = REQUIRED, R: Any = REQUIRED, B: Any = REQUIRED, *,
+                  hidden_size: int = REQUIRED, direction: str = REQUIRED,
                   activations: Sequence[str] = LSTM_ACTIVATIONS, activations_alpha: Sequence[float] = (),
                   activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None) -> Arrays:
     """LSTMSequence-5 (and -1, same maths), gates f, i, c, o -> (Y, Ho, Co)."""
@@ -86,8 +91,9 @@ def lstm_sequence(X: Any, initial_hidden_state: Any, initial_cell_state: Any, se
 
 
 @register("RNNSequence", 5)
-def rnn_sequence(X: Any, initial_hidden_state: Any, sequence_lengths: Any, W: Any, R: Any, B: Any, *,
-                 hidden_size: int, direction: str, activations: Sequence[str] = RNN_ACTIVATIONS,
+def rnn_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequence_lengths: Any = REQUIRED,
+                 W: Any = REQUIRED, R: Any = REQUIRED, B: Any = REQUIRED, *,
+                 hidden_size: int = REQUIRED, direction: str = REQUIRED, activations: Sequence[str] = RNN_ACTIVATIONS,
                  activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
                  clip: float = 0.0, accumulate: Any = None) -> Arrays:
     """RNNSequence-5 -> (Y, Ho)."""
@@ -99,10 +105,10 @@ def rnn_sequence(X: Any, initial_hidden_state: Any, sequence_lengths: Any, W: An
 
 
 @register("GRUCell", 3)
-def gru_cell(X: Any, initial_hidden_state: Any, W: Any, R: Any, B: Any = None, *, hidden_size: int,
-             activations: Sequence[str] = GRU_ACTIVATIONS, activations_alpha: Sequence[float] = (),
-             activations_beta: Sequence[float] = (), clip: float = 0.0, linear_before_reset: bool = False,
-             accumulate: Any = None) -> Arrays:
+def gru_cell(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, W: Any = REQUIRED, R: Any = REQUIRED,
+             B: Any = None, *, hidden_size: int = REQUIRED, activations: Sequence[str] = GRU_ACTIVATIONS,
+             activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (), clip: float = 0.0,
+             linear_before_reset: bool = False, accumulate: Any = None) -> Arrays:
     """GRUCell-3 -> (Ho [batch, H],); B is optional (None: zeros)."""
     cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
     problem = checks.cell_problem(X, [("initial_hidden_state", initial_hidden_state)], W, R, B, hidden=hidden,
@@ -111,10 +117,10 @@ def gru_cell(X: Any, initial_hidden_state: Any, W: Any, R: Any, B: Any = None, *
 
 
 @register("LSTMCell", 4)
-def lstm_cell(X: Any, initial_hidden_state: Any, initial_cell_state: Any, W: Any, R: Any, B: Any, *,
-              hidden_size: int, activations: Sequence[str] = LSTM_ACTIVATIONS,
-              activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
-              clip: float = 0.0, accumulate: Any = None) -> Arrays:
+def lstm_cell(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initial_cell_state: Any = REQUIRED,
+              W: Any = REQUIRED, R: Any = REQUIRED, B: Any = REQUIRED, *, hidden_size: int = REQUIRED,
+              activations: Sequence[str] = LSTM_ACTIVATIONS, activations_alpha: Sequence[float] = (),
+              activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None) -> Arrays:
     """LSTMCell-4, gates f, i, c, o -> (Ho, Co)."""
     cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
     states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
@@ -123,9 +129,10 @@ def lstm_cell(X: Any, initial_hidden_state: Any, initial_cell_state: Any, W: Any
 
 
 @register("RNNCell", 0)
-def rnn_cell(X: Any, initial_hidden_state: Any, W: Any, R: Any, B: Any, *, hidden_size: int,
-             activations: Sequence[str] = RNN_ACTIVATIONS, activations_alpha: Sequence[float] = (),
-             activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None) -> Arrays:
+def rnn_cell(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, W: Any = REQUIRED, R: Any = REQUIRED,
+             B: Any = REQUIRED, *, hidden_size: int = REQUIRED, activations: Sequence[str] = RNN_ACTIVATIONS,
+             activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (), clip: float = 0.0,
+             accumulate: Any = None) -> Arrays:
     """RNNCell-0 (opset1) -> (Ho,)."""
     cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
     problem = checks.cell_problem(X, [("initial_hidden_state", initial_hidden_state)], W, R,

@@ -3,8 +3,8 @@
 ``@register("GRUSequence", 5)`` records a function; a second registration of the same key
 is refused.  One rule picks a version: the highest registered version not above the one
 asked for (None asks for the highest).  A registered function's positional parameters are
-the op's input ports (a default makes a port optional) and its keyword-only parameters
-are the op's attributes (no default: required), so ``evaluate`` checks the input count and
+the op's input ports (a default other than ``REQUIRED`` makes a port optional) and its keyword-only parameters
+are the op's attributes (no default, or ``REQUIRED``: required), so ``evaluate`` checks the input count and
 the attribute names against the function itself before calling it.
 """
 from __future__ import annotations
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+
+from irtool.reference.checks import REQUIRED
 
 Op = Callable[..., tuple[np.ndarray, ...]]
 _PASS_THROUGH = ("accumulate",)
@@ -37,15 +39,19 @@ class Registered:
 _REGISTRY: dict[str, dict[int, Registered]] = {}
 
 
+def _required(parameter: inspect.Parameter) -> bool:
+    return parameter.default is parameter.empty or parameter.default is REQUIRED
+
+
 def _describe(op_type: str, version: int, function: Op) -> Registered:
     parameters = inspect.signature(function).parameters.values()
     positional = [p for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
     keywords = [p for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in _PASS_THROUGH]
     return Registered(op_type, version, function,
                       ports=tuple(p.name for p in positional),
-                      required_ports=sum(p.default is p.empty for p in positional),
+                      required_ports=sum(map(_required, positional)),
                       attributes=tuple(p.name for p in keywords),
-                      required_attributes=tuple(p.name for p in keywords if p.default is p.empty))
+                      required_attributes=tuple(p.name for p in keywords if _required(p)))
 
 
 def register(op_type: str, version: int) -> Callable[[Op], Op]:
@@ -93,13 +99,42 @@ def _check_attribute_names(op: Registered, attributes: Mapping[str, Any]) -> Non
         raise ValueError(f"{op.key} requires attribute {missing[0]!r}")
 
 
+def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """Fill the spec's defaults and check the input shapes against the spec (irtool.specs).
+
+    The spec is the single description of the op's ports and dims; an op without a spec
+    file is still checked by its own function.  Attribute values are left to the function,
+    which also accepts ONNX's extra activations.
+    """
+    from irtool.reference.checks import direction, flag, hidden_size
+    from irtool.specs import get_spec
+
+    try:
+        spec = get_spec(op.op_type, op.version)
+    except KeyError:
+        return dict(attributes)
+    filled = spec.fill_defaults(attributes)
+    typed = dict(filled, hidden_size=hidden_size(filled.get("hidden_size")))
+    if "direction" in filled:
+        typed["direction"] = "bidirectional" if len(direction(filled["direction"])) == 2 else "forward"
+    if "linear_before_reset" in filled:
+        typed["linear_before_reset"] = flag("linear_before_reset", filled["linear_before_reset"])
+    spec.check_shapes(typed, [None if a is None else np.shape(a) for a in inputs])
+    return filled
+
+
 def evaluate(op_type: str, inputs: Sequence[Any], attributes: Mapping[str, Any], version: int | None = None,
              *, accumulate: Any = None) -> tuple[np.ndarray, ...]:
-    """Run the reference of ``op_type`` on ``inputs`` (port order) with ``attributes`` (spec names)."""
+    """Run the reference of ``op_type`` on ``inputs`` (port order) with ``attributes`` (spec names).
+
+    ``accumulate="float64"`` computes in float64; outputs keep the inputs' dtype.  Bad input
+    raises one ValueError naming the input or attribute and what was expected.
+    """
     op = lookup(op_type, version)
     bound = _bind_inputs(op, inputs)
     _check_attribute_names(op, attributes)
-    outputs = op.function(*bound, **attributes, accumulate=accumulate)
+    filled = _spec_checked(op, bound, attributes)
+    outputs = op.function(*bound, **filled, accumulate=accumulate)
     if not isinstance(outputs, tuple) or not all(isinstance(o, np.ndarray) for o in outputs):
         raise RuntimeError(f"internal error: the reference of {op.key} returned {type(outputs).__name__}, "
                            "not a tuple of arrays")

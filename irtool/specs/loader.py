@@ -13,7 +13,7 @@ from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SymbolSpec
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
 OPS_DIR = SCHEMA_DIR / "ops"
-_OPSET = re.compile(r"^opset(\d+)$")
+_OPSET = re.compile(r"^opset(\d{1,9})$", re.ASCII)  # ASCII digits: int() takes any Unicode digit, and refuses 4300 of them
 
 
 class SpecError(Exception):
@@ -93,6 +93,7 @@ class SpecRegistry:
 
     def __init__(self, specs: list[OpSpec]):
         self._by_type: dict[str, list[OpSpec]] = {}
+        self._for_ir: dict[tuple[str, str | None], OpSpec | None] = {}
         for spec in specs:
             versions = self._by_type.setdefault(spec.type, [])
             if any(s.version == spec.version for s in versions):
@@ -125,6 +126,14 @@ class SpecRegistry:
         opset8 holds.  A version that is not ``opsetN`` (an extension's) has no spec; a
         missing one (a pasted documentation example) means the newest.
         """
+        key = (op_type, ir_version)
+        if key not in self._for_ir:
+            if len(self._for_ir) > 4096:
+                self._for_ir.clear()
+            self._for_ir[key] = self._resolve_ir(op_type, ir_version)
+        return self._for_ir[key]
+
+    def _resolve_ir(self, op_type: str, ir_version: str | None) -> OpSpec | None:
         versions = self._by_type.get(op_type, [])
         if ir_version is None:
             return versions[-1] if versions else None

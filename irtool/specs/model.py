@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from irtool.specs.expressions import Expr
+from irtool.specs.expressions import BinOp, Cond, Expr
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, parse_value
 
 
@@ -42,6 +43,15 @@ class AttributeSpec:
 
     def parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         """Read IR text; returns the value (None if unreadable) and what is wrong with it."""
+        value, problems = _parse_attribute(self._parse_key, text)
+        return (list(value) if isinstance(value, list) else value), list(problems)
+
+    @cached_property
+    def _parse_key(self) -> tuple:
+        """What parsing depends on (the spec itself is not hashable: its default may be a list)."""
+        return (self.type, self.allowed, self.case_insensitive, self.minimum, self.maximum, self.length)
+
+    def _parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         try:
             value = parse_value(self.type, text)
         except ValueSyntaxError as error:
@@ -82,6 +92,15 @@ class AttributeSpec:
                                 bounds, format_value(value))
 
 
+@lru_cache(maxsize=16384)
+def _parse_attribute(key: tuple, text: str) -> tuple[Any, tuple[AttributeProblem, ...]]:
+    """AttributeSpec._parse, memoized: a net repeats the same attribute texts on thousands of layers."""
+    spec = AttributeSpec("", *key[:1], allowed=key[1], case_insensitive=key[2], minimum=key[3], maximum=key[4],
+                         length=key[5])
+    value, problems = spec._parse(text)
+    return value, tuple(problems)
+
+
 @dataclass(frozen=True)
 class SymbolSpec:
     """A dim symbol whose value comes from an attribute (through ``map`` if given)."""
@@ -117,7 +136,7 @@ class PortSpec:
     openvino_requires: bool = False
     description: str = ""
 
-    @property
+    @cached_property
     def type_attribute(self) -> str | None:
         """The attribute that gives this port's element type, if any (``attribute:NAME``)."""
         return self.type.split(":", 1)[1] if self.type.startswith("attribute:") else None
@@ -177,10 +196,38 @@ class OpSpec:
 
     def fill_defaults(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """The attributes with every omitted optional one set to the spec's default."""
-        filled = {name: spec.default for name, spec in self.attributes.items()
-                  if not spec.required and spec.default is not None}
+        filled = dict(self._defaults)
         filled.update(attributes)
         return filled
+
+    @cached_property
+    def _defaults(self) -> dict[str, Any]:
+        return {name: spec.default for name, spec in self.attributes.items()
+                if not spec.required and spec.default is not None}
+
+    @cached_property
+    def type_attributes(self) -> tuple[str, ...]:
+        """The attributes that give ports their element type (Parameter's and Const's element_type)."""
+        return tuple(p.type_attribute for p in self.inputs + self.outputs if p.type_attribute is not None)
+
+    @cached_property
+    def shape_attributes(self) -> tuple[str, ...]:
+        """The attributes that the dims of the ports depend on (what :func:`unify` reads of them):
+        those that define symbols, the flags of conditional dims, and shape-typed ones."""
+        def flags(expr: Expr) -> set[str]:
+            if isinstance(expr, Cond):
+                return {expr.flag} | flags(expr.then) | flags(expr.otherwise)
+            if isinstance(expr, BinOp):
+                return flags(expr.left) | flags(expr.right)
+            return set()
+
+        names = {symbol.attribute for symbol in self.symbols.values()}
+        for port in self.inputs + self.outputs:
+            if port.shape_attribute is not None:
+                names.add(port.shape_attribute)
+            for expr in port.dims or ():
+                names |= flags(expr)
+        return tuple(sorted(names))
 
     def attribute_symbols(self, attributes: Mapping[str, Any]) -> dict[str, int]:
         """Values of the symbols that attributes define (hidden_size, num_directions)."""

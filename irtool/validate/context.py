@@ -29,6 +29,7 @@ class Context:
     model: IRModel
     registry: SpecRegistry
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    memo: dict = field(default_factory=dict)  # results that layers of one file share (see layers.py)
 
     def report(self, code: str, message: str, *, layer: Layer | None = None, port: Port | None = None,
                port_name: str | None = None, attribute: str | None = None, line: int | None = None,

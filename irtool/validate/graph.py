@@ -47,6 +47,26 @@ def _unique_layers(ctx: Context, facts: list[LayerFacts]) -> dict[str, LayerFact
 
 def _edge_ends(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
     """Resolve an edge to ((producer facts, output index), (consumer facts, input index))."""
+    producer = by_id.get(edge.from_layer) if edge.from_layer is not None else None
+    if producer is not None:
+        out_index = _port_index(producer.layer.outputs, edge.from_port)
+        consumer = by_id.get(edge.to_layer) if edge.to_layer is not None else None
+        if out_index is not None and consumer is not None:
+            in_index = _port_index(consumer.layer.inputs, edge.to_port)
+            if in_index is not None:
+                return (producer, out_index), (consumer, in_index)
+    return _edge_ends_reported(ctx, edge, by_id)
+
+
+def _port_index(ports: list, port_id: str | None) -> int | None:
+    for index, port in enumerate(ports):
+        if port.id == port_id:
+            return index
+    return None
+
+
+def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
+    """_edge_ends for an edge with a bad end: reports the first one, in from, to order."""
     ends = []
     for role, layer_id, port_id, side in (("from", edge.from_layer, edge.from_port, "output"),
                                           ("to", edge.to_layer, edge.to_port, "input")):
@@ -73,11 +93,13 @@ def _check_agreement(ctx: Context, edge: Edge, producer: LayerFacts, out_index: 
     source, target = producer.layer.outputs[out_index], consumer.layer.inputs[in_index]
     where = f"edge {producer.layer.id}:{source.id} -> {consumer.layer.id}:{target.id}"
     made, taken = producer.output_dims[out_index], consumer.input_dims[in_index]
-    if made is not None and taken is not None:
+    if made is not None and taken is not None and made != taken:  # equal dims agree: the usual case, quickly
         if len(made) != len(taken) or not all(dims_compatible(a, b) for a, b in zip(made, taken)):
             ctx.report("IR063", f"{where}: the producer declares {format_shape(made)}, the consumer "
                                 f"{format_shape(taken)}", line=edge.line, token="<edge",
                        expected=format_shape(made), found=format_shape(taken))
+    if source.precision == target.precision:
+        return
     a, b = element_types.from_text(source.precision), element_types.from_text(target.precision)
     if a is not None and b is not None and a != b:
         ctx.report("IR064", f"{where}: the producer's precision is {source.precision}, the consumer's "

@@ -91,6 +91,14 @@ def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
 
 
 def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
+    try:
+        return tuple([parse_dim(dim.text) for dim in port.dims])
+    except ShapeSyntaxError:
+        return _dims_reported(ctx, layer, port)
+
+
+def _dims_reported(ctx: Context, layer: Layer, port: Port) -> tuple | None:
+    """_dims for a port with an unreadable dim: reports the first one."""
     dims = []
     for i, dim in enumerate(port.dims):
         try:
@@ -104,7 +112,12 @@ def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
 
 def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
     spec, layer = facts.spec, facts.layer
-    report = unify(spec, facts.attributes, facts.input_dims, facts.output_dims)
+    # Layers of one op with the same dims and shape attributes unify alike: do it once.
+    key = ("unify", spec.key, tuple((name, _frozen(facts.attributes.get(name))) for name in spec.shape_attributes),
+           tuple(facts.input_dims), tuple(facts.output_dims))
+    report = ctx.memo.get(key)
+    if report is None:
+        report = ctx.memo[key] = unify(spec, facts.attributes, facts.input_dims, facts.output_dims)
     for problem in report.problems:
         ports = layer.inputs if problem.side == "input" else layer.outputs
         port = ports[problem.index]
@@ -121,7 +134,26 @@ def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
                    token="<dim", expected=problem.expected, found=problem.found)
 
 
+def _frozen(value: object) -> object:
+    """A hashable stand-in for an attribute value, its type included (True == 1, but not as an attribute)."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    return (type(value).__name__, value)
+
+
 def _check_types(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> None:
+    # A combination of precisions found clean once is clean on every layer of this op.
+    key = ("types", spec.key, tuple([p.precision for p in layer.inputs]), tuple([p.precision for p in layer.outputs]),
+           tuple([_frozen(attributes.get(name)) for name in spec.type_attributes]))
+    if key in ctx.memo:
+        return
+    before = len(ctx.diagnostics)
+    _check_types_of(ctx, layer, spec, attributes)
+    if len(ctx.diagnostics) == before:
+        ctx.memo[key] = True
+
+
+def _check_types_of(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> None:
     bound: dict[str, tuple] = {}  # type variable -> (element type, port, port name)
     pairs = list(zip(spec.inputs, layer.inputs)) + list(zip(spec.outputs, layer.outputs))
     for port_spec, port in pairs:
