@@ -16,7 +16,7 @@ onnxruntime slow numpy's BLAS badly); rounds interleave the peers and the best m
 the rounds is kept (these machines have 2 cores and other work on them).  All peers build
 the same inputs from the same seed; ONNX layouts come from irtool.reference.onnx_interop.
 
-    python benchmarks/bench_reference.py            # 3 rounds, about 4 minutes
+    python benchmarks/bench_reference.py            # 5 rounds, about 3 minutes
     python benchmarks/bench_reference.py --quick    # 1 round, fewer repeats
 """
 from __future__ import annotations
@@ -116,11 +116,12 @@ def _onnx_model(op: str, shape: tuple[int, int, int, int]) -> tuple[bytes, dict[
     feeds = {name: array for name, array in tensors.items() if name not in weights}
     names = ["X", "W", "R", "B", "sequence_lens", "initial_h"] + (["initial_c"] if op == "LSTM" else [])
     outputs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
-    node = helper.make_node(op, names, outputs, **attributes_to_onnx(op, {"hidden_size": shape[3], "direction": "forward"}))
+    attributes = attributes_to_onnx(op, {"hidden_size": shape[3], "direction": "forward"})
+    node = helper.make_node(op, names, outputs, **attributes)
     graph = helper.make_graph(
         [node], "bench",
-        [helper.make_tensor_value_info(n, TensorProto.INT32 if n == "sequence_lens" else TensorProto.FLOAT, feeds[n].shape)
-         for n in feeds],
+        [helper.make_tensor_value_info(n, TensorProto.INT32 if n == "sequence_lens" else TensorProto.FLOAT,
+                                       feeds[n].shape) for n in feeds],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
         initializer=[numpy_helper.from_array(tensors[n], n) for n in weights])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
@@ -179,7 +180,8 @@ def worker(peer: str, cases: list[tuple[str, tuple[int, int, int, int]]], quick:
 def run_round(peers: list[str], cases: list, quick: bool) -> dict[str, dict]:
     measured = {}
     for peer in peers:
-        command = [sys.executable, __file__, "--worker", peer, "--cases", json.dumps(cases)] + (["--quick"] if quick else [])
+        command = [sys.executable, __file__, "--worker", peer, "--cases", json.dumps(cases)]
+        command += ["--quick"] if quick else []
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"the {peer} worker failed:\n{done.stderr}")
@@ -197,8 +199,9 @@ def table(rounds: list[dict[str, dict]], cases: list) -> str:
         matmul = max(max(r["reference"][key]["matmul_before"], r["reference"][key]["matmul_after"]) for r in rounds)
         gflops = {peer: flops(op, shape) / seconds / 1e9 for peer, seconds in best.items()}
         lines.append(f"{op:5} {','.join(map(str, shape)):17} {matmul:9.1f} {gflops['reference']:10.1f} "
-                     f"{100 * gflops['reference'] / matmul:7.0f}% {gflops['openvino']:9.1f} {gflops['onnxruntime']:9.1f} "
-                     f"{gflops['onnx.ref']:9.1f} {best['onnx.ref'] / best['reference']:11.1f}x")
+                     f"{100 * gflops['reference'] / matmul:7.0f}% {gflops['openvino']:9.1f} "
+                     f"{gflops['onnxruntime']:9.1f} {gflops['onnx.ref']:9.1f} "
+                     f"{best['onnx.ref'] / best['reference']:11.1f}x")
     lines.append("GFLOP/s, best median over rounds; flops = 2*batch*seq*dirs*gates*hidden*(input+hidden); "
                  "'numpy mm' = float32 2048x2048 matmul beside the reference")
     return "\n".join(lines)
@@ -207,7 +210,7 @@ def table(rounds: list[dict[str, dict]], cases: list) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one round and fewer repeats")
-    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3, --quick 1)")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5, --quick 1)")
     parser.add_argument("--worker", choices=PEERS, help=argparse.SUPPRESS)
     parser.add_argument("--cases", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -217,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cases = [(op, shape) for shape in SHAPES for op in OPS]
     rounds = []
-    for number in range(args.rounds or (1 if args.quick else 3)):
+    for number in range(args.rounds or (1 if args.quick else 5)):
         peers = list(PEERS[number % len(PEERS):] + PEERS[:number % len(PEERS)])  # rotate who goes first
         rounds.append(run_round(peers, cases, args.quick))
         print(f"round {number + 1} done", file=sys.stderr)

@@ -44,7 +44,8 @@ def test_nothing_is_broadcast() -> None:
 
 
 def test_linear_before_reset_wants_four_bias_blocks() -> None:
-    with pytest.raises(ValueError, match=re.escape("B has shape [1, 15]; expected [num_directions=1, 4*hidden_size=20]")):
+    message = "B has shape [1, 15]; expected [num_directions=1, 4*hidden_size=20]"
+    with pytest.raises(ValueError, match=re.escape(message)):
         call(gru_inputs(), linear_before_reset=True)
 
 
@@ -114,7 +115,8 @@ def test_integer_data_is_refused() -> None:
 def test_cell_shapes() -> None:
     case = Case("GRU", "cell", batch=2, input_size=4, hidden=5)
     x, h, w, r, b = case.inputs()
-    with pytest.raises(ValueError, match=re.escape("initial_hidden_state has shape [2, 4]; expected [batch_size=2, hidden_size=5]")):
+    message = "initial_hidden_state has shape [2, 4]; expected [batch_size=2, hidden_size=5]"
+    with pytest.raises(ValueError, match=re.escape(message)):
         gru_cell(x, h[:, :4], w, r, b, hidden_size=5)
     with pytest.raises(ValueError, match=re.escape("B has shape [15]; expected [4*hidden_size=20]")):
         gru_cell(x, h, w, r, b, hidden_size=5, linear_before_reset=True)

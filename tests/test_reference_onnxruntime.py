@@ -97,8 +97,8 @@ def onnx_node_outputs(family: str, feeds: dict[str, np.ndarray], attributes: dic
     node = helper.make_node(family, names, outputs, **attributes)
     graph = helper.make_graph(
         [node], "onnx_side",
-        [helper.make_tensor_value_info(n, TensorProto.INT32 if n == "sequence_lens" else TensorProto.FLOAT, feeds[n].shape)
-         for n in names if n],
+        [helper.make_tensor_value_info(n, TensorProto.INT32 if n == "sequence_lens" else TensorProto.FLOAT,
+                                       feeds[n].shape) for n in names if n],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
@@ -120,7 +120,8 @@ def test_onnx_tensors_converted_to_openvino_layouts(family: str, attributes: dic
     inputs_from_onnx / attributes_from_onnx give the reference what onnxruntime computes."""
     rng = np.random.default_rng(len(str(attributes)))
     seq, batch, inputs, hidden = 5, 3, 4, 3
-    directions, rows = (2 if attributes.get("direction") == "bidirectional" else 1), {"GRU": 3, "LSTM": 4, "RNN": 1}[family] * hidden
+    directions = 2 if attributes.get("direction") == "bidirectional" else 1
+    rows = {"GRU": 3, "LSTM": 4, "RNN": 1}[family] * hidden
     attributes = {"hidden_size": hidden, **attributes}
     feeds = {
         "X": rng.uniform(-1, 1, (seq, batch, inputs)), "W": rng.uniform(-0.7, 0.7, (directions, rows, inputs)),
@@ -130,9 +131,11 @@ def test_onnx_tensors_converted_to_openvino_layouts(family: str, attributes: dic
     }
     if family != "LSTM":
         del feeds["initial_c"]
-    feeds = {n: a.astype(np.int32 if n == "sequence_lens" else np.float32) for n, a in feeds.items() if n not in optional}
+    feeds = {n: a.astype(np.int32 if n == "sequence_lens" else np.float32)
+             for n, a in feeds.items() if n not in optional}
     expected = onnx_interop.outputs_from_onnx(*onnx_node_outputs(family, feeds, attributes))
-    converted = onnx_interop.inputs_from_onnx(family, **feeds, linear_before_reset=attributes.get("linear_before_reset", 0))
+    linear = attributes.get("linear_before_reset", 0)
+    converted = onnx_interop.inputs_from_onnx(family, **feeds, linear_before_reset=linear)
     function = {"GRU": gru_sequence, "LSTM": lstm_sequence, "RNN": rnn_sequence}[family]
     actual = function(*converted, **onnx_interop.attributes_from_onnx(family, attributes))
     for index, (mine, theirs) in enumerate(zip(actual, expected)):

@@ -21,6 +21,7 @@ FACTORIES = {
     ("RNN", "sequence"): opset5.rnn_sequence, ("GRU", "cell"): opset3.gru_cell,
     ("LSTM", "cell"): opset4.lstm_cell, ("RNN", "cell"): opset3.rnn_cell,
 }
+DEFAULT_ACTIVATIONS = {"GRU": ["sigmoid", "tanh"], "LSTM": ["sigmoid", "tanh", "tanh"], "RNN": ["tanh"]}
 ACTIVATIONS = {
     "GRU": [None, ("tanh", "relu"), ("Sigmoid", "TANH")],
     "LSTM": [None, ("tanh", "sigmoid", "relu"), ("SIGMOID", "Tanh", "tanh")],
@@ -55,8 +56,8 @@ def openvino_outputs(case: Case, inputs: tuple[np.ndarray, ...]) -> list[np.ndar
     *data, w, r, b = inputs
     parameters = [opset1.parameter(a.shape, a.dtype) for a in data]
     attributes = case.attributes()
-    if "activations" not in attributes:  # the Python factories of RNNCell need the list
-        attributes["activations"] = {"GRU": ["sigmoid", "tanh"], "LSTM": ["sigmoid", "tanh", "tanh"], "RNN": ["tanh"]}[case.family]
+    if "activations" not in attributes:  # the Python factory of RNNCell needs the list
+        attributes["activations"] = DEFAULT_ACTIVATIONS[case.family]
     attributes.setdefault("activations_alpha", [])
     attributes.setdefault("activations_beta", [])
     node = FACTORIES[(case.family, case.form)](*parameters, opset1.constant(w), opset1.constant(r), opset1.constant(b),

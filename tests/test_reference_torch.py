@@ -38,14 +38,15 @@ def torch_outputs(case: Case, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarra
         for d, suffix in enumerate(["", "_reverse"][:case.directions]):
             gates = len(TORCH_GATES[family])
             if family == "GRU":  # B = [Wbz+Rbz, Wbr+Rbr, Wbh, Rbh]: put the sums in b_ih
-                b_ih = np.concatenate([b[d, :3 * hidden]])
+                b_ih = b[d, :3 * hidden]
                 b_hh = np.concatenate([np.zeros(2 * hidden, dtype=b.dtype), b[d, 3 * hidden:]])
             else:
                 b_ih, b_hh = b[d], np.zeros(gates * hidden, dtype=b.dtype)
             for name, value in (("weight_ih", w[d]), ("weight_hh", r[d]), ("bias_ih", b_ih), ("bias_hh", b_hh)):
                 getattr(module, f"{name}_l0{suffix}").copy_(torch.from_numpy(_torch_blocks(value, family)))
-        packed = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x), torch.from_numpy(lengths.astype(np.int64)),
-                                                         batch_first=True, enforce_sorted=False)
+        lengths_tensor = torch.from_numpy(lengths.astype(np.int64))
+        packed = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x), lengths_tensor, batch_first=True,
+                                                         enforce_sorted=False)
         initial = [torch.from_numpy(np.ascontiguousarray(s.transpose(1, 0, 2))) for s in states]
         out, final = module(packed, tuple(initial) if family == "LSTM" else initial[0])
         y, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=case.seq)

@@ -291,6 +291,56 @@ def test_foreign_root_is_ir004_naming_it(root, tmp_path, capsys):
     assert f"root element is <{tag}>" in diagnostic["message"] and "expected <net>" in diagnostic["message"]
 
 
+# ---------------------------------------------------------------- absurd values
+
+INT64_MAX = "9223372036854775807"
+ABSURD = {
+    # name: (old text, new text, expected (code, layer_id, port_id, attribute), words of the message)
+    "dim of 5000 digits": (b"<dim>5</dim>", b"<dim>" + b"7" * 5000 + b"</dim>", ("IR043", "0", "0", None),
+                           "does not fit in 64 bits"),
+    "dim past int64": (b"<dim>5</dim>", b"<dim>9223372036854775808</dim>", ("IR043", "0", "0", None),
+                       "does not fit in 64 bits"),
+    "dim in Arabic-Indic digits": (b"<dim>5</dim>", "<dim>\u0665</dim>".encode(), ("IR043", "0", "0", None),
+                                   "is not a size"),
+    "hidden_size of 5000 digits": (b'hidden_size="4"', b'hidden_size="' + b"4" * 5000 + b'"',
+                                   ("IR022", "5", None, "hidden_size"), "does not fit in 64 bits"),
+    "opset of 5000 digits": (b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"', ("IR011", "5", None, None),
+                             "no spec of GRUCell"),
+    "port id in Arabic-Indic digits": (b'<port id="4" precision', '<port id="\u0664" precision'.encode(),
+                                       ("IR031", "5", "\u0664", None), "is not a non-negative integer"),
+    "Const of 300 int64-max dims": (b'shape="12, 5"', b'shape="' + b",".join([INT64_MAX.encode()] * 300) + b'"',
+                                    ("IR072", "2", None, "size"), "more than 2**64 bytes"),
+    "name with a line break": (b'name="GRUCell_', b'name="line&#10;break', ("IR041", "5", "2", None),
+                               "port 2 (W): dim 1 is 5, expected input_size = 6"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ABSURD))
+def test_absurd_values_get_a_diagnostic_not_a_traceback(case, gru_cell_ir, tmp_path, capsys):
+    """Values that once crashed the validator (Python's int() refuses 4300 digits; str(n) too) or
+    slipped through it (int() reads any Unicode digit, OpenVINO only ASCII ones)."""
+    old, new, (code, layer_id, port_id, attribute), words = ABSURD[case]
+    xml, weights = gru_cell_ir
+    assert old in xml
+    data = xml.replace(old, new, 1)
+    if case == "name with a line break":  # and a real defect on that layer, to have its name in a message
+        data = data.replace(b"<dim>5</dim>\n\t\t\t\t</port>\n\t\t\t\t<port id=\"1\"", b"<dim>6</dim>\n\t\t\t\t</port>\n"
+                            b"\t\t\t\t<port id=\"1\"", 1)
+    path = tmp_path / "absurd.xml"
+    path.write_bytes(data)
+    path.with_suffix(".bin").write_bytes(weights)
+    code_, out, err = run_cli(capsys, "--format", "json", str(path))
+    assert code_ == (0 if CODES[code].severity != "error" else 1) and err == ""
+    found = [d for d in json_diagnostics(out) if d["code"] == code]
+    assert found, out
+    assert (found[0]["layer_id"], found[0]["port_id"], found[0]["attribute"]) == (layer_id, port_id, attribute)
+    assert words in found[0]["message"]
+    text_code, text, _ = run_cli(capsys, str(path))  # and the text format keeps one line per diagnostic
+    assert text_code == code_ and all(line.startswith(str(path)) for line in text.splitlines()[:-1])
+    if case == "name with a line break":
+        assert "line\nbreak" in found[0]["message"] and "layer 5 'line\\nbreak" in text
+
+
 # ---------------------------------------------------------------- size limit
 
 @pytest.mark.parametrize("limit_offset", [-1, -1000])
@@ -308,6 +358,30 @@ def test_file_over_max_size_is_ir003_naming_the_limit(limit_offset, gru_cell_ir,
     assert f"limit of {limit} bytes" in diagnostic["message"] and "--max-size" in diagnostic["message"]
     # at the limit exactly the file is read, and is valid
     assert run_cli(capsys, "--max-size", str(len(xml)), str(path))[0] == 0
+
+
+@pytest.mark.parametrize("padding", [65_530, 70_000, 200_000])
+def test_line_numbers_past_65535_are_exact(padding, gru_cell_ir, tmp_path, capsys):
+    """libxml2 keeps a line number above 65535 on the text after the element's start tag, and
+    lxml's sourceline gives the line where that text ends: one too many for most layers,
+    ports and edges (and 65535 for all of them, were the white space dropped)."""
+    xml, weights = gru_cell_ir
+    data = xml.replace(b"<layers>", b"<layers>" + b"\n" * padding, 1)
+    faults = {"IR013": (b' type="GRUCell" version="opset3"', b' type="GRUCell"'),  # at the <layer>
+              "IR062": (b'to-port="4"', b'to-port="9"'),  # at the <edge>
+              "IR043": (b"<dim>5</dim>", b"<dim>?5</dim>"),  # at the <dim>
+              "IR024": (b'hidden_size="4"', b'hidden_size="-4"'),  # at the attribute
+              "IR031": (b'<port id="1" precision', b'<port id="x" precision')}  # at the <port>
+    for old, new in faults.values():
+        data = data.replace(old, new, 1)
+    path = tmp_path / "long.xml"
+    path.write_bytes(data)
+    path.with_suffix(".bin").write_bytes(weights)
+    code, out, _ = run_cli(capsys, "--format", "json", str(path))
+    lines = {d["code"]: d["line"] for d in json_diagnostics(out)}
+    assert code == 1
+    for fault, (_, new) in faults.items():
+        assert lines[fault] == data[: data.index(new)].count(b"\n") + 1, fault
 
 
 def test_max_size_is_checked_before_reading(tmp_path):
@@ -334,6 +408,21 @@ def test_unreadable_path_exits_2_with_one_line(make, needle, tmp_path, capsys):
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("irtool: error: ")
     assert needle.format(tmp=tmp_path) in err
+
+
+def test_a_file_that_cannot_be_opened_exits_2_with_one_line(gru_cell_ir, tmp_path, capsys, monkeypatch):
+    """As for a file without read permission (which root, running the tests, does not lack)."""
+    import irtool.ir.parse as parse_module
+
+    path = tmp_path / "locked.xml"
+    path.write_bytes(gru_cell_ir[0])
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(parse_module, "read_ir_bytes", refuse)
+    code, out, err = run_cli(capsys, str(path))
+    assert (code, out, err) == (2, "", f"irtool: error: cannot read {path}: Permission denied\n")
 
 
 def test_one_unreadable_path_among_good_ones_exits_2(gru_cell_ir, tmp_path, capsys):

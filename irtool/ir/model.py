@@ -6,15 +6,16 @@ so one unreadable dim or attribute becomes a diagnostic instead of a parse failu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 
-@dataclass
+@dataclass(slots=True)
 class Dim:
     text: str
     line: int | None
 
 
-@dataclass
+@dataclass(slots=True)
 class Port:
     id: str | None
     precision: str | None
@@ -27,7 +28,7 @@ class Port:
         return f"port {self.id}" if self.id is not None else "port (no id)"
 
 
-@dataclass
+@dataclass(slots=True)
 class Layer:
     id: str | None
     name: str | None
@@ -60,7 +61,7 @@ class Layer:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Edge:
     from_layer: str | None
     from_port: str | None
@@ -69,7 +70,37 @@ class Edge:
     line: int | None
 
 
-@dataclass
+class SourceLines(Sequence[bytes]):
+    """The lines of a file, split when first asked for: only diagnostics need them."""
+
+    __slots__ = ("_data", "_lines")
+
+    def __init__(self, data: bytes):
+        self._data = data
+        self._lines: list[bytes] | None = None
+
+    def _split(self) -> list[bytes]:
+        if self._lines is None:
+            self._lines = self._data.split(b"\n")
+        return self._lines
+
+    def __len__(self) -> int:
+        return len(self._split())
+
+    def __getitem__(self, index):
+        return self._split()[index]
+
+    def __bool__(self) -> bool:
+        return True  # as the list of a split, which always holds at least one line
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (SourceLines, list)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"SourceLines({len(self._data)} bytes)"
+
+
+@dataclass(slots=True)
 class IRModel:
     """A whole ``<net>``, or a lone ``<layer>`` pasted from a spec page (``kind`` "layer")."""
 
@@ -81,7 +112,7 @@ class IRModel:
     ir_version: str | None = None
     line: int | None = None
     rt_info: dict[str, str] = field(default_factory=dict)
-    source_lines: list[bytes] = field(default_factory=list, repr=False)
+    source_lines: Sequence[bytes] = field(default_factory=list, repr=False)
 
     @property
     def is_net(self) -> bool:

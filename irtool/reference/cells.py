@@ -4,8 +4,8 @@ A cell turns the op's weights into a ``Stepper``: the input weights and bias tha
 applies to every time step at once, and a ``step`` that adds the recurrent part of one time
 step and updates the states.  Layouts inside a step are hidden-major: a state is
 [num_directions, hidden, batch] and the gates are [num_directions, gates*hidden, batch], so
-the one GEMM per step is R @ h, each gate is a contiguous block of rows, and both
-directions go through one batched matmul.
+the GEMM per step is R @ h (two for GRU without linear_before_reset), each gate is a
+contiguous block of rows, and both directions go through one batched matmul.
 
 Gates may be reordered (LSTM's f, i, c, o becomes f, i, o, c, so the three gates of
 activation f form one block) and the rows of a gate are pre-multiplied by its activation's
@@ -47,6 +47,13 @@ def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Seq
     return result.reshape(array.shape[0], len(order) * hidden, *rest)
 
 
+def _weights(w: np.ndarray, r: np.ndarray, b: np.ndarray, order: Sequence[int],
+             scales: Sequence[float]) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """hidden_size, then W, R and B with their gates reordered and scaled (see _gate_rows)."""
+    hidden = r.shape[2]
+    return (hidden, *(_gate_rows(a, hidden, order, scales) for a in (w, r, b)))
+
+
 def _clipper(clip: float | None, scale: float, dtype: np.dtype) -> Callable[[np.ndarray], None]:
     """Clamp gate pre-activations to [-clip, clip] (times the gate's input scale), in place."""
     if clip is None:
@@ -78,14 +85,6 @@ def _new(directions: int, rows: int, batch: int, dtype: np.dtype) -> np.ndarray:
     return np.empty((directions, rows, batch), dtype=dtype)
 
 
-def _blend(candidate: np.ndarray, update: np.ndarray, previous: np.ndarray,
-           scratch: np.ndarray, out: np.ndarray) -> None:
-    """GRU's Ht = (1 - z) * ht + z * Ht-1, computed as ht + z * (Ht-1 - ht)."""
-    np.subtract(previous, candidate, scratch)
-    np.multiply(scratch, update, scratch)
-    np.add(candidate, scratch, out)
-
-
 @dataclass(frozen=True)
 class GRU:
     """zt = f(Xt Wz + Ht-1 Rz + bz), rt = f(... r ...), ht = g(...), Ht = (1-zt) ht + zt Ht-1."""
@@ -95,65 +94,60 @@ class GRU:
     clip: float | None
     linear_before_reset: bool
     gates = 3
-    states = 1
+
+    @property
+    def bias_gates(self) -> int:
+        """B holds Wbh and Rbh apart with linear_before_reset: 4 blocks instead of 3."""
+        return 4 if self.linear_before_reset else 3
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
-        hidden = r.shape[2]
-        order, scales = (0, 1, 2), (self.f.input_scale, self.f.input_scale, self.g.input_scale)
-        w_in = _gate_rows(w, hidden, order, scales)
-        r_in = _gate_rows(r, hidden, order, scales)
-        bias = _gate_rows(b[:, :3 * hidden], hidden, order, scales)
-        if self.linear_before_reset:
-            hidden_bias = (b[:, 3 * hidden:] * self.g.input_scale)[:, :, None]
-            return Stepper(w_in, bias, self._linear_step(r_in, hidden_bias, hidden, batch))
-        return Stepper(w_in, bias, self._default_step(r_in, hidden, batch))
-
-    def _default_step(self, r: np.ndarray, hidden: int, batch: int) -> Step:
-        """ht = g(Xt Wh + (rt (.) Ht-1) Rh + bh): two GEMMs per step."""
-        d, dtype = r.shape[0], r.dtype
-        zr, candidate, scratch = _new(d, 2 * hidden, batch, dtype), _new(d, hidden, batch, dtype), _new(d, hidden, batch, dtype)
-        product_zr = _product(np.ascontiguousarray(r[:, :2 * hidden]), zr)
-        product_h = _product(np.ascontiguousarray(r[:, 2 * hidden:]), candidate)
-        clip_f, clip_g = _clipper(self.clip, self.f.input_scale, dtype), _clipper(self.clip, self.g.input_scale, dtype)
-        f, g = self.f.scaled, self.g.scaled
-        update, reset = zr[:, :hidden], zr[:, hidden:]
-
-        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
-            h = states_in[0]
-            product_zr(h)
-            np.add(zr, xw[:, :2 * hidden], zr)
-            clip_f(zr)
-            f(zr, zr)
-            np.multiply(reset, h, scratch)
-            product_h(scratch)
-            np.add(candidate, xw[:, 2 * hidden:], candidate)
-            clip_g(candidate)
-            g(candidate, candidate)
-            _blend(candidate, update, h, scratch, states_out[0])
-
-        return step
-
-    def _linear_step(self, r: np.ndarray, hidden_bias: np.ndarray, hidden: int, batch: int) -> Step:
-        """ht = g(Xt Wh + rt (.) (Ht-1 Rh + Rbh) + Wbh): one GEMM per step."""
+        scales = (self.f.input_scale, self.f.input_scale, self.g.input_scale)
+        hidden, w_in, r_in, bias = _weights(w, r, b[:, :3 * r.shape[2]], (0, 1, 2), scales)
         d, dtype = r.shape[0], r.dtype
         gates, scratch = _new(d, 3 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
-        product = _product(r, gates)
-        clip_f, clip_g = _clipper(self.clip, self.f.input_scale, dtype), _clipper(self.clip, self.g.input_scale, dtype)
+        zr, reset, candidate = gates[:, :2 * hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
+
+        if self.linear_before_reset:  # one GEMM per step: rt (.) (Ht-1 Rh + Rbh)
+            all_gates = _product(r_in, gates)
+            hidden_bias = (b[:, 3 * hidden:] * self.g.input_scale)[:, :, None]
+
+            def update_and_reset(h: np.ndarray) -> None:
+                all_gates(h)
+
+            def recurrent_candidate(h: np.ndarray) -> None:
+                np.add(candidate, hidden_bias, candidate)
+                np.multiply(candidate, reset, candidate)
+        else:  # two GEMMs per step: (rt (.) Ht-1) Rh
+            update_and_reset = _product(np.ascontiguousarray(r_in[:, :2 * hidden]), zr)
+            reset_product = _product(np.ascontiguousarray(r_in[:, 2 * hidden:]), candidate)
+
+            def recurrent_candidate(h: np.ndarray) -> None:
+                np.multiply(reset, h, scratch)
+                reset_product(scratch)
+
+        return Stepper(w_in, bias, self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate))
+
+    def _step(self, gates: np.ndarray, scratch: np.ndarray, hidden: int, update_and_reset: Callable[[np.ndarray], None],
+              recurrent_candidate: Callable[[np.ndarray], None]) -> Step:
+        """The GRU step around its two variants: they differ only in the recurrent part of ht."""
+        zr, update, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, 2 * hidden:]
+        clip_f = _clipper(self.clip, self.f.input_scale, gates.dtype)
+        clip_g = _clipper(self.clip, self.g.input_scale, gates.dtype)
         f, g = self.f.scaled, self.g.scaled
-        zr, update, reset, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
             h = states_in[0]
-            product(h)
+            update_and_reset(h)
             np.add(zr, xw[:, :2 * hidden], zr)
             clip_f(zr)
             f(zr, zr)
-            np.add(candidate, hidden_bias, candidate)
-            np.multiply(candidate, reset, candidate)
+            recurrent_candidate(h)
             np.add(candidate, xw[:, 2 * hidden:], candidate)
             clip_g(candidate)
             g(candidate, candidate)
-            _blend(candidate, update, h, scratch, states_out[0])
+            np.subtract(h, candidate, scratch)  # Ht = (1 - zt) ht + zt Ht-1 = ht + zt (Ht-1 - ht)
+            np.multiply(scratch, update, scratch)
+            np.add(candidate, scratch, states_out[0])
 
         return step
 
@@ -166,14 +160,11 @@ class LSTM:
     g: Activation
     h: Activation
     clip: float | None
-    gates = 4
-    states = 2
+    gates = bias_gates = 4
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
-        hidden = r.shape[2]
         order = (0, 1, 3, 2)  # f, i, o (activation f) then c (activation g)
-        scales = (self.f.input_scale,) * 3 + (self.g.input_scale,)
-        w_in, r_in, bias = (_gate_rows(a, hidden, order, scales) for a in (w, r, b))
+        hidden, w_in, r_in, bias = _weights(w, r, b, order, (self.f.input_scale,) * 3 + (self.g.input_scale,))
         d, dtype = r.shape[0], r_in.dtype
         gates, squashed = _new(d, 4 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
         product = _product(r_in, gates)
@@ -205,13 +196,10 @@ class RNN:
 
     f: Activation
     clip: float | None
-    gates = 1
-    states = 1
+    gates = bias_gates = 1
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
-        hidden = r.shape[2]
-        scale = (self.f.input_scale,)
-        w_in, r_in, bias = (_gate_rows(a, hidden, (0,), scale) for a in (w, r, b))
+        hidden, w_in, r_in, bias = _weights(w, r, b, (0,), (self.f.input_scale,))
         gates = _new(r.shape[0], hidden, batch, r_in.dtype)
         product = _product(r_in, gates)
         clip_f = _clipper(self.clip, self.f.input_scale, r_in.dtype)

@@ -105,7 +105,10 @@ def bias_to_onnx(op: str, B: np.ndarray, *, linear_before_reset: Any = False) ->
 
 
 def inputs_to_onnx(op: str, *inputs: np.ndarray, linear_before_reset: Any = False) -> dict[str, np.ndarray]:
-    """OpenVINO *Sequence inputs (port order) -> ONNX inputs by name (X, W, R, B, sequence_lens, initial_h[, initial_c])."""
+    """OpenVINO *Sequence inputs (port order) -> ONNX inputs by name.
+
+    The names are X, W, R, B, sequence_lens, initial_h and, for LSTM, initial_c.
+    """
     op = _kind(op)
     expected = 7 if op == "LSTM" else 6
     if len(inputs) != expected:
@@ -150,6 +153,11 @@ def _one_set(op: str, names: Sequence[str], directions: int) -> int:
                      + (f" or {2 * count} (one set per direction)" if directions == 2 else ""))
 
 
+def _takes(kind: Any, which: str) -> tuple[bool, float | None]:
+    """Whether an activation kind takes alpha (or beta), and its default."""
+    return (kind.takes_alpha, kind.default_alpha) if which == "alpha" else (kind.takes_beta, kind.default_beta)
+
+
 def _parameters_by_position(names: Sequence[str], values: Sequence[float], which: str) -> list[float]:
     """ONNX's in-order consumption -> one value per activation (defaults where not consumed)."""
     pending, positional = list(values), []
@@ -157,7 +165,7 @@ def _parameters_by_position(names: Sequence[str], values: Sequence[float], which
         kind = KINDS.get(str(name).lower())
         if kind is None:
             raise ValueError(f"activations has {name!r}; expected one of {', '.join(ONNX_SPELLING.values())}")
-        takes, default = (kind.takes_alpha, kind.default_alpha) if which == "alpha" else (kind.takes_beta, kind.default_beta)
+        takes, default = _takes(kind, which)
         if takes and pending:
             positional.append(float(pending.pop(0)))
         elif takes and default is None:
@@ -174,7 +182,7 @@ def _parameters_in_order(names: Sequence[str], positional: Sequence[float], whic
     ordered = []
     for index, name in enumerate(names):
         kind = KINDS[str(name).lower()]
-        takes, default = (kind.takes_alpha, kind.default_alpha) if which == "alpha" else (kind.takes_beta, kind.default_beta)
+        takes, default = _takes(kind, which)
         if takes:
             if index >= len(positional) and default is None:
                 raise ValueError(f"activations_{which} has no value for activations[{index}] = {name!r}")
@@ -230,5 +238,6 @@ def attributes_to_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, Any]
     if clip and np.isfinite(clip):
         converted["clip"] = clip
     if op == "GRU":
-        converted["linear_before_reset"] = int(flag("linear_before_reset", attributes.get("linear_before_reset", False)))
+        linear = attributes.get("linear_before_reset", False)
+        converted["linear_before_reset"] = int(flag("linear_before_reset", linear))
     return converted

@@ -11,9 +11,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from irtool.reference import checks, recurrence
-from irtool.reference.checks import REQUIRED
 from irtool.reference.activations import Activation, resolve
 from irtool.reference.cells import GRU, LSTM, RNN
+from irtool.reference.checks import REQUIRED
 from irtool.reference.precision import compute_dtype, to_output
 from irtool.reference.registry import register
 
@@ -31,9 +31,19 @@ def _solve(cell: recurrence.Cell, problem: checks.Problem, reverse: Sequence[boo
     return tuple(to_output(o, problem.dtype) for o in outputs)
 
 
-def _cell_outputs(outputs: Arrays) -> Arrays:
-    """Sequence outputs (Y, states [batch, 1, H]) of a one-step run -> the cell's states [batch, H]."""
-    return tuple(state[:, 0] for state in outputs[1:])
+def _sequence(cell: recurrence.Cell, hidden: int, direction: Any, X: Any, states: Sequence[tuple[str, Any]],
+              sequence_lengths: Any, W: Any, R: Any, B: Any, accumulate: Any) -> Arrays:
+    reverse = checks.direction(direction)
+    problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B, hidden=hidden, directions=len(reverse),
+                                      gates=cell.gates, bias_gates=cell.bias_gates)
+    return _solve(cell, problem, reverse, accumulate)
+
+
+def _cell(cell: recurrence.Cell, hidden: int, X: Any, states: Sequence[tuple[str, Any]], W: Any, R: Any, B: Any,
+          accumulate: Any) -> Arrays:
+    """A cell is a one-step forward sequence; its outputs are the final states [batch, H]."""
+    problem = checks.cell_problem(X, states, W, R, B, hidden=hidden, gates=cell.gates, bias_gates=cell.bias_gates)
+    return tuple(state[:, 0] for state in _solve(cell, problem, (False,), accumulate)[1:])
 
 
 def _activations(value: Any, count: int, alpha: Any, beta: Any) -> list[Activation]:
@@ -41,7 +51,8 @@ def _activations(value: Any, count: int, alpha: Any, beta: Any) -> list[Activati
                    checks.floats("activations_alpha", alpha), checks.floats("activations_beta", beta))
 
 
-def _gru(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any, linear_before_reset: Any) -> tuple[GRU, int]:
+def _gru(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any,
+         linear_before_reset: Any) -> tuple[GRU, int]:
     f, g = _activations(activations, 2, alpha, beta)
     linear = checks.flag("linear_before_reset", linear_before_reset)
     return GRU(f, g, checks.clip(clip), linear), checks.hidden_size(hidden_size)
@@ -67,11 +78,8 @@ def gru_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                  clip: float = 0.0, linear_before_reset: bool = False, accumulate: Any = None) -> Arrays:
     """GRUSequence-5 -> (Y [batch, dirs, seq, H], Ho [batch, dirs, H])."""
     cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
-    reverse = checks.direction(direction)
-    problem = checks.sequence_problem(X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths, W, R, B,
-                                      hidden=hidden, directions=len(reverse), gates=3,
-                                      bias_gates=4 if cell.linear_before_reset else 3)
-    return _solve(cell, problem, reverse, accumulate)
+    return _sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
+                     W, R, B, accumulate)
 
 
 @register("LSTMSequence", 1)
@@ -83,11 +91,8 @@ def lstm_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initi
                   activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None) -> Arrays:
     """LSTMSequence-5 (and -1, same maths), gates f, i, c, o -> (Y, Ho, Co)."""
     cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
-    reverse = checks.direction(direction)
     states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
-    problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B,
-                                      hidden=hidden, directions=len(reverse), gates=4, bias_gates=4)
-    return _solve(cell, problem, reverse, accumulate)
+    return _sequence(cell, hidden, direction, X, states, sequence_lengths, W, R, B, accumulate)
 
 
 @register("RNNSequence", 5)
@@ -98,10 +103,8 @@ def rnn_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                  clip: float = 0.0, accumulate: Any = None) -> Arrays:
     """RNNSequence-5 -> (Y, Ho)."""
     cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
-    reverse = checks.direction(direction)
-    problem = checks.sequence_problem(X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths, W, R, B,
-                                      hidden=hidden, directions=len(reverse), gates=1, bias_gates=1)
-    return _solve(cell, problem, reverse, accumulate)
+    return _sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
+                     W, R, B, accumulate)
 
 
 @register("GRUCell", 3)
@@ -111,9 +114,7 @@ def gru_cell(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, W: Any = R
              linear_before_reset: bool = False, accumulate: Any = None) -> Arrays:
     """GRUCell-3 -> (Ho [batch, H],); B is optional (None: zeros)."""
     cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
-    problem = checks.cell_problem(X, [("initial_hidden_state", initial_hidden_state)], W, R, B, hidden=hidden,
-                                  gates=3, bias_gates=4 if cell.linear_before_reset else 3)
-    return _cell_outputs(_solve(cell, problem, (False,), accumulate))
+    return _cell(cell, hidden, X, [("initial_hidden_state", initial_hidden_state)], W, R, B, accumulate)
 
 
 @register("LSTMCell", 4)
@@ -124,8 +125,7 @@ def lstm_cell(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initial_c
     """LSTMCell-4, gates f, i, c, o -> (Ho, Co)."""
     cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
     states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
-    problem = checks.cell_problem(X, states, W, R, checks.as_array("B", B), hidden=hidden, gates=4, bias_gates=4)
-    return _cell_outputs(_solve(cell, problem, (False,), accumulate))
+    return _cell(cell, hidden, X, states, W, R, checks.as_array("B", B), accumulate)
 
 
 @register("RNNCell", 0)
@@ -135,6 +135,5 @@ def rnn_cell(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, W: Any = R
              accumulate: Any = None) -> Arrays:
     """RNNCell-0 (opset1) -> (Ho,)."""
     cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
-    problem = checks.cell_problem(X, [("initial_hidden_state", initial_hidden_state)], W, R,
-                                  checks.as_array("B", B), hidden=hidden, gates=1, bias_gates=1)
-    return _cell_outputs(_solve(cell, problem, (False,), accumulate))
+    return _cell(cell, hidden, X, [("initial_hidden_state", initial_hidden_state)], W, R, checks.as_array("B", B),
+                 accumulate)

@@ -4,10 +4,11 @@ A run, in the OpenVINO sequence layouts (X [batch, seq, input], states [batch, d
 
 1. Each direction reads its own time order: forward reads t = 0, 1, ...; reverse reads, per
    batch element, t = len-1 down to 0 (only the first ``len`` steps, as OpenVINO's
-   reverse_sequence does).  One gather per direction puts X in that order, time-major.
-2. One GEMM per direction computes the input part of every gate for every step, plus bias.
+   reverse_sequence does).  A gather puts X in that order, time-major.
+2. One GEMM per direction computes the input part of every gate, bias included, for a chunk
+   of steps small enough to be read back from cache (1 MB: measured best).
 3. The time loop runs both directions together: per step, one batched matmul with R and
-   the cell's element-wise formula, in preallocated buffers.
+   the cell's element-wise formula, in preallocated buffers; no loop over batch elements.
 4. A batch element past its length keeps its states (so Ho is its last valid step), its Y
    is 0, and a length of 0 gives states of 0, as OpenVINO's reference and CPU plugin do.
 """
@@ -21,8 +22,10 @@ from irtool.reference.cells import Stepper
 
 
 class Cell(Protocol):
+    """A cell formula (cells.GRU, LSTM, RNN): W and R have ``gates`` blocks, B ``bias_gates``."""
+
     gates: int
-    states: int
+    bias_gates: int
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper: ...
 

@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.reference.checks import REQUIRED
+from irtool.reference.checks import REQUIRED, direction, flag, hidden_size
+from irtool.specs import get_spec
 
 Op = Callable[..., tuple[np.ndarray, ...]]
 _PASS_THROUGH = ("accumulate",)
@@ -106,17 +107,15 @@ def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str
     file is still checked by its own function.  Attribute values are left to the function,
     which also accepts ONNX's extra activations.
     """
-    from irtool.reference.checks import direction, flag, hidden_size
-    from irtool.specs import get_spec
-
     try:
         spec = get_spec(op.op_type, op.version)
     except KeyError:
         return dict(attributes)
     filled = spec.fill_defaults(attributes)
-    typed = dict(filled, hidden_size=hidden_size(filled.get("hidden_size")))
+    typed = dict(filled, hidden_size=hidden_size(filled.get("hidden_size")))  # the values that size dims
     if "direction" in filled:
-        typed["direction"] = "bidirectional" if len(direction(filled["direction"])) == 2 else "forward"
+        direction(filled["direction"])
+        typed["direction"] = str(filled["direction"]).strip().lower()
     if "linear_before_reset" in filled:
         typed["linear_before_reset"] = flag("linear_before_reset", filled["linear_before_reset"])
     spec.check_shapes(typed, [None if a is None else np.shape(a) for a in inputs])

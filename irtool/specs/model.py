@@ -46,10 +46,17 @@ class AttributeSpec:
         value, problems = _parse_attribute(self._parse_key, text)
         return (list(value) if isinstance(value, list) else value), list(problems)
 
+    def read(self, text: str) -> tuple[Any, tuple[AttributeProblem, ...]]:
+        """:meth:`parse` without the copies: the value is shared by every reader of this text,
+        so a list value must not be changed."""
+        return _parse_attribute(self._parse_key, text)
+
     @cached_property
     def _parse_key(self) -> tuple:
         """What parsing depends on (the spec itself is not hashable: its default may be a list)."""
-        return (self.type, self.allowed, self.case_insensitive, self.minimum, self.maximum, self.length)
+        key = (self.type, self.allowed, self.case_insensitive, self.minimum, self.maximum, self.length)
+        _PARSERS.setdefault(key, self)
+        return key
 
     def _parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         try:
@@ -92,12 +99,13 @@ class AttributeSpec:
                                 bounds, format_value(value))
 
 
+_PARSERS: dict[tuple, AttributeSpec] = {}  # parse key -> the first attribute spec with it
+
+
 @lru_cache(maxsize=16384)
 def _parse_attribute(key: tuple, text: str) -> tuple[Any, tuple[AttributeProblem, ...]]:
     """AttributeSpec._parse, memoized: a net repeats the same attribute texts on thousands of layers."""
-    spec = AttributeSpec("", *key[:1], allowed=key[1], case_insensitive=key[2], minimum=key[3], maximum=key[4],
-                         length=key[5])
-    value, problems = spec._parse(text)
+    value, problems = _PARSERS[key]._parse(text)
     return value, tuple(problems)
 
 

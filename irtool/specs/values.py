@@ -21,10 +21,11 @@ def _int(text: str) -> int:
     if not _INT.match(token):
         raise ValueSyntaxError(f"{text!r} is not an integer")
     # int64 and uint64 attributes; and Python's int() alone refuses more than 4300 digits
-    if len(token.lstrip("+-").lstrip("0")) > 20 or not -2**63 <= int(token) < 2**64:
+    value = int(token) if len(token) <= 21 or len(token.lstrip("+-").lstrip("0")) <= 20 else None
+    if value is None or not -2**63 <= value < 2**64:
         shown = token if len(token) <= 24 else f"{token[:20]}...({len(token)} digits)"
         raise ValueSyntaxError(f"{shown} does not fit in 64 bits")
-    return int(token)
+    return value
 
 
 def _float(text: str) -> float:

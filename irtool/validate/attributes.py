@@ -15,20 +15,27 @@ _PARAMETRIC = {"affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigm
 def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
     """Report every attribute problem; return the valid typed values with defaults filled."""
     values = {}
+    known = spec.attributes
     for name, text in layer.data.items():
-        attribute = spec.attributes.get(name)
+        attribute = known.get(name)
         if attribute is None:
             ctx.report("IR021", f"unknown attribute of {spec.key} (OpenVINO ignores it); "
                                 f"known: {', '.join(spec.attributes) or 'none'}",
                        layer=layer, attribute=name, found=text)
             continue
-        value, problems = attribute.parse(text)
-        for problem in problems:
-            ctx.report(_PROBLEM_CODES[problem.kind], problem.message, layer=layer, attribute=name,
-                       expected=problem.expected, found=problem.found)
-        if value is not None and not problems:
-            values[name] = value
-    for name, attribute in spec.attributes.items():
+        value, problems = attribute.read(text)
+        if problems:
+            for problem in problems:
+                ctx.report(_PROBLEM_CODES[problem.kind], problem.message, layer=layer, attribute=name,
+                           expected=problem.expected, found=problem.found)
+        elif value is not None:
+            values[name] = list(value) if type(value) is list else value  # read() shares its lists
+    watched = ctx.memo.get(("missing", spec.key))
+    if watched is None:  # the attributes whose absence is reported
+        watched = ctx.memo[("missing", spec.key)] = tuple(
+            (name, attribute) for name, attribute in spec.attributes.items()
+            if attribute.required or not attribute.openvino_applies_default)
+    for name, attribute in watched:
         if name in layer.data:
             continue
         if attribute.required:

@@ -23,9 +23,13 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
             ctx.report("IR068", f"input port {edge.to_port} of layer {edge.to_layer} is already fed by "
                                 f"the edge at line {fed[key].line}", line=edge.line, token="<edge",
                        found=f"{edge.from_layer}:{edge.from_port}")
-        fed.setdefault(key, edge)
+        else:
+            fed[key] = edge
         successors[edge.from_layer].add(edge.to_layer)
-        _check_agreement(ctx, edge, producer, out_index, consumer, in_index)
+        source, target = producer.layer.outputs[out_index], consumer.layer.inputs[in_index]
+        if (source.precision != target.precision
+                or producer.output_dims[out_index] != consumer.input_dims[in_index]):  # else they agree
+            _check_agreement(ctx, edge, producer, out_index, consumer, in_index)
     _check_unconnected(ctx, facts, fed)
     _check_cycles(ctx, by_id, successors)
     _check_reachability(ctx, by_id, successors)

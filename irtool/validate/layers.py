@@ -11,6 +11,33 @@ from irtool.validate.context import Context, LayerFacts
 
 
 def check_layer(ctx: Context, layer: Layer) -> LayerFacts:
+    """Check one layer.  A net repeats layers that differ only in names, ids and attributes
+    that no port depends on (a Const's offset); once such a layer is found clean, the
+    next one like it gets only its attribute check, and shares the dims read for the first."""
+    spec = ctx.registry.for_ir(layer.type, layer.version) if layer.type is not None else None
+    key = _signature(layer, spec) if spec is not None else None
+    clean = ctx.memo.get(key) if key is not None else None
+    if clean is not None:
+        input_dims, output_dims = clean
+        return LayerFacts(layer, spec, check_attributes(ctx, layer, spec), list(input_dims), list(output_dims))
+    before = len(ctx.diagnostics)
+    facts = _check_layer(ctx, layer)
+    if key is not None and len(ctx.diagnostics) == before:
+        ctx.memo[key] = (tuple(facts.input_dims), tuple(facts.output_dims))
+    return facts
+
+
+def _signature(layer: Layer, spec: OpSpec) -> tuple:
+    """Everything but the attribute values that the checks of a layer read (see check_layer)."""
+    data = layer.data
+    return ("layer", layer.id is None, layer.type, layer.version,
+            tuple([(p.id, p.precision, tuple([d.text for d in p.dims])) for p in layer.inputs]),
+            tuple([(p.id, p.precision, tuple([d.text for d in p.dims])) for p in layer.outputs]),
+            tuple([data.get(name) for name in spec.shape_attributes]),
+            tuple([data.get(name) for name in spec.type_attributes]))
+
+
+def _check_layer(ctx: Context, layer: Layer) -> LayerFacts:
     facts = LayerFacts(layer, input_dims=[_dims(ctx, layer, p) for p in layer.inputs],
                        output_dims=[_dims(ctx, layer, p) for p in layer.outputs])
     _check_identity(ctx, layer)
