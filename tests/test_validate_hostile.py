@@ -132,15 +132,20 @@ def test_xxe_opens_nothing(payload, tmp_path):
 
 @pytest.mark.parametrize("payload", sorted(XXE_PAYLOADS))
 def test_the_parser_itself_opens_nothing(payload, tmp_path):
-    """make_parser() is shared (irtool/ir/defaults.py parses with it too): even without
-    irtool's DOCTYPE refusal in front of it, lxml with this configuration must not open
-    what a DTD names.  (collect_ids=False made libxml2 open it: see make_parser.)"""
+    """make_parser() is shared (irtool/ir/defaults.py parses with it too), and the streamed
+    read of a <net> uses its options: even without irtool's DOCTYPE refusal in front of
+    them, lxml so configured must not open what a DTD names.  (collect_ids=False made
+    libxml2 open it: see _PARSER_OPTIONS.)"""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     xml = tmp_path / "xxe.xml"
     xml.write_bytes(xxe_document(payload, fifo.as_uri()))
-    code = ("import sys\nfrom lxml import etree\nfrom irtool.ir import make_parser\n"
-            "try:\n    etree.fromstring(open(sys.argv[1], 'rb').read(), make_parser())\n"
+    code = ("import io, sys\nfrom lxml import etree\nfrom irtool.ir import make_parser\n"
+            "from irtool.ir.parse import _PARSER_OPTIONS\n"
+            "data = open(sys.argv[1], 'rb').read()\n"
+            "try:\n    etree.fromstring(data, make_parser())\n"
+            "except etree.XMLSyntaxError as error:\n    print('refused:', error)\n"
+            "try:\n    list(etree.iterparse(io.BytesIO(data), events=('end',), **_PARSER_OPTIONS))\n"
             "except etree.XMLSyntaxError as error:\n    print('refused:', error)\nprint('done')\n")
     done = subprocess.run([sys.executable, "-c", code, str(xml)], capture_output=True, text=True,
                           timeout=CHILD_TIMEOUT)
@@ -202,6 +207,7 @@ def test_entity_bomb_bytes_are_refused_before_lxml(monkeypatch):
         raise AssertionError("lxml was asked to parse a document with a DTD")
 
     monkeypatch.setattr(parse_module.etree, "fromstring", no_lxml)
+    monkeypatch.setattr(parse_module.etree, "iterparse", no_lxml)
     for make in BOMBS.values():
         with pytest.raises(IRParseError) as caught:
             parse_ir_bytes(make())

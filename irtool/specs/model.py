@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -43,20 +43,25 @@ class AttributeSpec:
 
     def parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         """Read IR text; returns the value (None if unreadable) and what is wrong with it."""
-        value, problems = _parse_attribute(self._parse_key, text)
+        value, problems = self.read(text)
         return (list(value) if isinstance(value, list) else value), list(problems)
 
     def read(self, text: str) -> tuple[Any, tuple[AttributeProblem, ...]]:
-        """:meth:`parse` without the copies: the value is shared by every reader of this text,
-        so a list value must not be changed."""
-        return _parse_attribute(self._parse_key, text)
+        """:meth:`parse` without the copies, memoized: a net repeats the same attribute texts on
+        thousands of layers.  The value is shared by every reader of this text, so a list
+        value must not be changed."""
+        memo = self._read
+        found = memo.get(text)
+        if found is None:
+            value, problems = self._parse(text)
+            found = (value, tuple(problems))
+            if len(memo) < 4096:  # values unique to a layer (a Const's offset) would only fill it
+                memo[text] = found
+        return found
 
     @cached_property
-    def _parse_key(self) -> tuple:
-        """What parsing depends on (the spec itself is not hashable: its default may be a list)."""
-        key = (self.type, self.allowed, self.case_insensitive, self.minimum, self.maximum, self.length)
-        _PARSERS.setdefault(key, self)
-        return key
+    def _read(self) -> dict[str, tuple[Any, tuple[AttributeProblem, ...]]]:
+        return {}
 
     def _parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         try:
@@ -97,16 +102,6 @@ class AttributeSpec:
                   f"in [{format_value(low)}, {format_value(high)}]")
         return AttributeProblem("range", f"{format_value(value)} is out of range, expected {bounds}",
                                 bounds, format_value(value))
-
-
-_PARSERS: dict[tuple, AttributeSpec] = {}  # parse key -> the first attribute spec with it
-
-
-@lru_cache(maxsize=16384)
-def _parse_attribute(key: tuple, text: str) -> tuple[Any, tuple[AttributeProblem, ...]]:
-    """AttributeSpec._parse, memoized: a net repeats the same attribute texts on thousands of layers."""
-    value, problems = _PARSERS[key]._parse(text)
-    return value, tuple(problems)
 
 
 @dataclass(frozen=True)
@@ -190,7 +185,7 @@ class OpSpec:
             if symbol.attribute not in self.attributes:
                 raise ValueError(f"{self.key}: symbol {symbol.name} reads unknown attribute {symbol.attribute}")
 
-    @property
+    @cached_property
     def key(self) -> str:
         return f"{self.type}-{self.version}"
 
@@ -212,6 +207,13 @@ class OpSpec:
     def _defaults(self) -> dict[str, Any]:
         return {name: spec.default for name, spec in self.attributes.items()
                 if not spec.required and spec.default is not None}
+
+    @cached_property
+    def must_write(self) -> tuple[tuple[str, AttributeSpec], ...]:
+        """The attributes a file must write: the required ones, and those whose default OpenVINO
+        does not apply."""
+        return tuple((name, attribute) for name, attribute in self.attributes.items()
+                     if attribute.required or not attribute.openvino_applies_default)
 
     @cached_property
     def type_attributes(self) -> tuple[str, ...]:

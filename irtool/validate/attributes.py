@@ -30,12 +30,7 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
                            expected=problem.expected, found=problem.found)
         elif value is not None:
             values[name] = list(value) if type(value) is list else value  # read() shares its lists
-    watched = ctx.memo.get(("missing", spec.key))
-    if watched is None:  # the attributes whose absence is reported
-        watched = ctx.memo[("missing", spec.key)] = tuple(
-            (name, attribute) for name, attribute in spec.attributes.items()
-            if attribute.required or not attribute.openvino_applies_default)
-    for name, attribute in watched:
+    for name, attribute in spec.must_write:
         if name in layer.data:
             continue
         if attribute.required:
@@ -48,7 +43,8 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
             ctx.report("IR026", f"omitted, so the spec's default {default} applies, but OpenVINO's reader "
                                 f"does not apply it (the CPU plugin then fails to compile the layer); "
                                 f"write {name}=\"{default}\"", layer=layer, attribute=name, expected=default)
-    _check_activation_parameters(ctx, layer, values)
+    if "activations" in values:
+        _check_activation_parameters(ctx, layer, values)
     return spec.fill_defaults(values)
 
 

@@ -13,7 +13,7 @@ from irtool.ir import IRModel, Layer, Port
 from irtool.specs import OpSpec, SpecRegistry
 
 
-@dataclass
+@dataclass(slots=True)
 class LayerFacts:
     """What the layer checks learned and the graph checks reuse."""
 

@@ -12,12 +12,32 @@ from irtool.validate.context import Context, LayerFacts
 def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
     by_id = _unique_layers(ctx, facts)
     fed: dict[tuple[str, str], Edge] = {}
-    successors: dict[str, set[str]] = defaultdict(set)
+    # layer id -> the layers it feeds, and that feed it (a pair repeats for each edge between them)
+    successors: dict[str, list[str]] = defaultdict(list)
+    predecessors: dict[str, list[str]] = defaultdict(list)
+    find = by_id.get
     for edge in ctx.model.edges:
-        ends = _edge_ends(ctx, edge, by_id)
-        if ends is None:
-            continue
-        (producer, out_index), (consumer, in_index) = ends
+        # resolve the edge to (producer facts, output index), (consumer facts, input index)
+        producer = find(edge.from_layer) if edge.from_layer is not None else None
+        consumer = find(edge.to_layer) if edge.to_layer is not None else None
+        out_index = in_index = None
+        if producer is not None:
+            from_port = edge.from_port
+            for index, port in enumerate(producer.layer.outputs):
+                if port.id == from_port:
+                    out_index = index
+                    break
+        if consumer is not None:
+            to_port = edge.to_port
+            for index, port in enumerate(consumer.layer.inputs):
+                if port.id == to_port:
+                    in_index = index
+                    break
+        if out_index is None or in_index is None:
+            ends = _edge_ends_reported(ctx, edge, by_id)
+            if ends is None:
+                continue
+            (producer, out_index), (consumer, in_index) = ends
         key = (edge.to_layer, edge.to_port)
         if key in fed:
             ctx.report("IR068", f"input port {edge.to_port} of layer {edge.to_layer} is already fed by "
@@ -25,14 +45,15 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
                        found=f"{edge.from_layer}:{edge.from_port}")
         else:
             fed[key] = edge
-        successors[edge.from_layer].add(edge.to_layer)
+        successors[edge.from_layer].append(edge.to_layer)
+        predecessors[edge.to_layer].append(edge.from_layer)
         source, target = producer.layer.outputs[out_index], consumer.layer.inputs[in_index]
         if (source.precision != target.precision
                 or producer.output_dims[out_index] != consumer.input_dims[in_index]):  # else they agree
             _check_agreement(ctx, edge, producer, out_index, consumer, in_index)
     _check_unconnected(ctx, facts, fed)
     _check_cycles(ctx, by_id, successors)
-    _check_reachability(ctx, by_id, successors)
+    _check_reachability(ctx, by_id, predecessors)
 
 
 def _unique_layers(ctx: Context, facts: list[LayerFacts]) -> dict[str, LayerFacts]:
@@ -49,28 +70,8 @@ def _unique_layers(ctx: Context, facts: list[LayerFacts]) -> dict[str, LayerFact
     return by_id
 
 
-def _edge_ends(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
-    """Resolve an edge to ((producer facts, output index), (consumer facts, input index))."""
-    producer = by_id.get(edge.from_layer) if edge.from_layer is not None else None
-    if producer is not None:
-        out_index = _port_index(producer.layer.outputs, edge.from_port)
-        consumer = by_id.get(edge.to_layer) if edge.to_layer is not None else None
-        if out_index is not None and consumer is not None:
-            in_index = _port_index(consumer.layer.inputs, edge.to_port)
-            if in_index is not None:
-                return (producer, out_index), (consumer, in_index)
-    return _edge_ends_reported(ctx, edge, by_id)
-
-
-def _port_index(ports: list, port_id: str | None) -> int | None:
-    for index, port in enumerate(ports):
-        if port.id == port_id:
-            return index
-    return None
-
-
 def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
-    """_edge_ends for an edge with a bad end: reports the first one, in from, to order."""
+    """Resolve an edge with a bad end: report the first one, in from, to order."""
     ends = []
     for role, layer_id, port_id, side in (("from", edge.from_layer, edge.from_port, "output"),
                                           ("to", edge.to_layer, edge.to_port, "input")):
@@ -120,9 +121,9 @@ def _check_unconnected(ctx: Context, facts: list[LayerFacts], fed: dict) -> None
                 ctx.report("IR066", "no edge feeds this input", layer=layer, port=port, port_name=name)
 
 
-def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[str, set[str]]) -> None:
-    indegree = {layer_id: 0 for layer_id in by_id}
-    for source, targets in successors.items():
+def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[str, list[str]]) -> None:
+    indegree = dict.fromkeys(by_id, 0)
+    for targets in successors.values():  # an edge repeated between two layers counts each time, both ways
         for target in targets:
             indegree[target] += 1
     queue = deque(layer_id for layer_id, degree in indegree.items() if degree == 0)
@@ -134,7 +135,7 @@ def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[s
     stuck = {layer_id for layer_id, degree in indegree.items() if degree > 0}
     # what is left also holds layers downstream of a cycle: peel off those that feed nothing left
     while True:
-        tails = {n for n in stuck if not (successors.get(n, set()) & stuck)}
+        tails = {n for n in stuck if stuck.isdisjoint(successors.get(n, ()))}
         if not tails:
             break
         stuck -= tails
@@ -145,16 +146,12 @@ def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[s
                    found=",".join(stuck))
 
 
-def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[str, set[str]]) -> None:
+def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], predecessors: dict[str, list[str]]) -> None:
     results = [layer_id for layer_id, fact in by_id.items() if fact.layer.type == "Result"]
     if not results:
         if by_id:
             ctx.report("IR069", "the net has no Result layer; OpenVINO has no output to keep")
         return
-    predecessors: dict[str, set[str]] = defaultdict(set)
-    for source, targets in successors.items():
-        for target in targets:
-            predecessors[target].add(source)
     alive, queue = set(results), deque(results)
     while queue:
         for source in predecessors.get(queue.popleft(), ()):

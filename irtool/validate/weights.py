@@ -34,6 +34,16 @@ def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
 
 def _check_size(ctx: Context, fact: LayerFacts, size: int) -> None:
     shape = fact.attributes.get("shape")
+    key = ("size", shape, fact.attributes.get("element_type"), size)
+    if key in ctx.memo:  # found right on a Const before: thousands share a shape, a type and a size
+        return
+    before = len(ctx.diagnostics)
+    _check_size_of(ctx, fact, size, shape)
+    if len(ctx.diagnostics) == before:
+        ctx.memo[key] = True
+
+
+def _check_size_of(ctx: Context, fact: LayerFacts, size: int, shape) -> None:
     element_type = element_types.from_text(fact.attributes.get("element_type"))
     if shape is None or element_type is None or not all(isinstance(d, int) for d in shape):
         return
