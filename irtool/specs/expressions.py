@@ -150,7 +150,6 @@ def parse_expression(source: str | int) -> Expr:
     tokens = []
     for number, name, other in _TOKEN.findall(source):
         tokens.append(("int", number) if number else ("name", name) if name else ("op", other))
-    tokens = [t for t in tokens if t != ("op", "")]
     parser = _Parser(tokens, source)
     expr = parser.expr()
     if parser.pos != len(tokens):

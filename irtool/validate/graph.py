@@ -20,19 +20,8 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
         # resolve the edge to (producer facts, output index), (consumer facts, input index)
         producer = find(edge.from_layer) if edge.from_layer is not None else None
         consumer = find(edge.to_layer) if edge.to_layer is not None else None
-        out_index = in_index = None
-        if producer is not None:
-            from_port = edge.from_port
-            for index, port in enumerate(producer.layer.outputs):
-                if port.id == from_port:
-                    out_index = index
-                    break
-        if consumer is not None:
-            to_port = edge.to_port
-            for index, port in enumerate(consumer.layer.inputs):
-                if port.id == to_port:
-                    in_index = index
-                    break
+        out_index = _port_index(producer.layer.outputs, edge.from_port) if producer is not None else None
+        in_index = _port_index(consumer.layer.inputs, edge.to_port) if consumer is not None else None
         if out_index is None or in_index is None:
             ends = _edge_ends_reported(ctx, edge, by_id)
             if ends is None:
@@ -70,6 +59,14 @@ def _unique_layers(ctx: Context, facts: list[LayerFacts]) -> dict[str, LayerFact
     return by_id
 
 
+def _port_index(ports: list, port_id: str | None) -> int | None:
+    """Position of the port with this id, or None."""
+    for index, port in enumerate(ports):
+        if port.id == port_id:
+            return index
+    return None
+
+
 def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
     """Resolve an edge with a bad end: report the first one, in from, to order."""
     ends = []
@@ -81,7 +78,7 @@ def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
                        token="<edge", found=layer_id)
             return None
         ports = fact.layer.outputs if side == "output" else fact.layer.inputs
-        index = next((i for i, p in enumerate(ports) if p.id == port_id), None)
+        index = _port_index(ports, port_id)
         if index is None:
             other = fact.layer.port(port_id) if port_id is not None else None
             hint = f" (port {port_id} is an {other[0]} port)" if other else ""
