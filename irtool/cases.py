@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from irtool.errors import IrtoolError
 from irtool.specs import OpSpec, PortSpec, get_spec
 from irtool.specs.expressions import BinOp, Cond, Expr, Sym
 
@@ -32,12 +33,8 @@ LENGTHS_PORT = "sequence_lengths"
 LENGTHS_DTYPE = np.int32
 
 
-class CaseError(ValueError):
-    """An op case that cannot be made: unknown op, bad attribute, bad size. ``message`` is one line."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+class CaseError(IrtoolError, ValueError):
+    """An op case that cannot be made: unknown op, bad attribute, bad size."""
 
 
 def expression_symbols(expr: Expr) -> list[str]:

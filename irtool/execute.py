@@ -23,6 +23,7 @@ import numpy as np
 
 from irtool.cases import DEFAULT_SIZES, FALLBACK_SIZE, generic_tensor, port_tensor, time_axis
 from irtool.compare import OutputDiff, TolerancePolicy, compare_output, loosest_precision
+from irtool.errors import IrtoolBug, IrtoolError
 from irtool.files import write_atomic
 from irtool.shapes import DYNAMIC, Dim, Interval, format_shape
 from irtool.specs import OpSpec, PortSpec, registry
@@ -41,20 +42,8 @@ _NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$"
 _LIBRARY_PATH = re.compile(r'"/[^"]*/([^/"]+)"')  # a plugin's install path says nothing to the user
 
 
-class RunError(Exception):
-    """The model, its inputs or the device stop the run; ``message`` is the one line to show."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-
-class IrtoolBug(RuntimeError):
-    """Something irtool itself got wrong (not the user's file or device)."""
-
-    def __init__(self, message: str):
-        super().__init__(f"irtool bug: {message}")
-        self.message = f"irtool bug: {message}"
+class RunError(IrtoolError):
+    """The model, its inputs or the device stop the run."""
 
 
 def openvino_message(error: BaseException) -> str:

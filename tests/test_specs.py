@@ -144,3 +144,19 @@ def test_check_attributes_fills_defaults_and_folds_case():
     filled = GRU.check_attributes({"hidden_size": 4, "direction": "Forward", "activations": ["Sigmoid", "TANH"]})
     assert filled["direction"] == "forward" and filled["activations"] == ["sigmoid", "tanh"]
     assert filled["linear_before_reset"] is False and filled["clip"] == 0.0
+
+
+@pytest.mark.parametrize("text, b_rows", [("false", 12), ("0", 12), ("true", 16), ("1", 16)])
+def test_check_shapes_reads_ir_text_for_bools_by_the_spec_parser(text, b_rows):
+    """"false" is a non-empty string, so truthiness would pick the 4*hidden_size bias layout."""
+    attrs = {"hidden_size": 4, "direction": "forward", "linear_before_reset": text}
+    shapes = [*GOOD[:5], (1, b_rows)]
+    assert GRU.check_shapes(attrs, shapes)["hidden_size"] == 4
+    wrong = 16 if b_rows == 12 else 12
+    with pytest.raises(ValueError, match=r"input 5 \(B\)"):
+        GRU.check_shapes(attrs, [*GOOD[:5], (1, wrong)])
+
+
+def test_check_shapes_refuses_unreadable_ir_text():
+    with pytest.raises(ValueError, match="'linear_before_reset'.*not a bool"):
+        GRU.check_shapes({"hidden_size": 4, "direction": "forward", "linear_before_reset": "yes"}, list(GOOD))

@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.execute import IrtoolBug, RunError, RunOptions, run
+    from irtool.errors import IrtoolBug, IrtoolError
+    from irtool.execute import RunOptions, run
 
     options = RunOptions(
         model=args.model, device=args.device, precision=args.precision, inputs=args.inputs, seed=args.seed,
@@ -53,7 +54,7 @@ def handle(args: argparse.Namespace) -> int:
         fill_defaults=args.fill_defaults)
     try:
         result = run(options)
-    except (RunError, IrtoolBug) as error:
+    except (IrtoolError, IrtoolBug) as error:
         fail(error.message)
         return 2
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))

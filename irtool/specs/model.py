@@ -11,6 +11,9 @@ from irtool.specs.expressions import BinOp, Cond, Expr
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, parse_value
 
 
+SCALAR_TYPES = frozenset({"int", "float", "bool"})
+
+
 @dataclass(frozen=True)
 class AttributeProblem:
     """One thing wrong with an attribute value. ``kind`` is type, allowed, range or length."""
@@ -267,6 +270,20 @@ class OpSpec:
                 raise ValueError(f"{self.key}: attribute {name!r}: {problems[0].message}")
         return filled
 
+    def typed_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """Attributes with IR text (``"false"``, ``"128"``) for a bool or number read by the spec's
+        parser, as the validator reads it, rather than by Python truthiness; ValueError if unreadable."""
+        typed = dict(attributes)
+        for name, value in attributes.items():
+            spec = self.attributes.get(name)
+            if spec is None or not isinstance(value, str) or spec.type not in SCALAR_TYPES:
+                continue
+            parsed, problems = spec.parse(value)
+            if parsed is None:
+                raise ValueError(f"{self.key}: attribute {name!r}: {problems[0].message}")
+            typed[name] = parsed
+        return typed
+
     def check_shapes(self, attributes: Mapping[str, Any], input_shapes: list) -> dict[str, int]:
         """Unify input shapes with the spec; returns the symbol values.
 
@@ -277,7 +294,8 @@ class OpSpec:
         if not self.required_inputs <= len(input_shapes) <= len(self.inputs):
             raise ValueError(f"{self.key}: takes {self._input_count_text()} inputs "
                              f"({', '.join(p.name for p in self.inputs)}), got {len(input_shapes)}")
-        report = unify(self, self.fill_defaults(attributes), [tuple(s) if s is not None else None for s in input_shapes])
+        typed = self.fill_defaults(self.typed_attributes(attributes))
+        report = unify(self, typed, [tuple(s) if s is not None else None for s in input_shapes])
         if report.problems:
             first = report.problems[0]
             raise ValueError(f"{self.key}: input {first.index} ({first.port_name}) has shape "
