@@ -102,7 +102,7 @@ def list_devices() -> DeviceReport:
                                     precisions, capabilities))
     names = [d.name for d in available]
     absent = tuple(AbsentDevice(family, _absence_reason(family)) for family in PHYSICAL_FAMILIES
-                   if not any(_same_device(family, name) for name in names))
+                   if not any(same_device(family, name) for name in names))
     return DeviceReport(tuple(available), VIRTUAL_DEVICES, absent)
 
 
@@ -121,7 +121,7 @@ def _absence_reason(family: str) -> str:
     return "its plugin loads but finds no device"
 
 
-def _same_device(asked: str, available: str) -> bool:
+def same_device(asked: str, available: str) -> bool:
     """``GPU`` names ``GPU.0`` too; ``GPU.1`` names only itself."""
     return asked == available or available.startswith(asked + ".")
 
@@ -144,7 +144,7 @@ def check_device(device: str, report: DeviceReport | None = None) -> None:
     report = report or list_devices()
     head = device.partition(":")[0]
     names = physical_devices(device) if head in VIRTUAL_DEVICES else [device]
-    missing = [name for name in names if not any(_same_device(name, have) for have in report.names)]
+    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
     if device and not missing:
         return
     reasons = {d.name: d.reason for d in report.absent}
@@ -344,11 +344,12 @@ def model_inputs(model: Any) -> list[InputInfo]:
     return infos
 
 
-def make_inputs(infos: Sequence[InputInfo], rnn: RnnOp | None, seed: int) -> dict[str, np.ndarray]:
-    """Seeded inputs; dynamic dims take the sizes of the op's symbols (or small defaults)."""
+def make_inputs(infos: Sequence[InputInfo], rnn: RnnOp | None, seed: int,
+                sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+    """Seeded inputs; a dynamic dim takes its symbol's size from ``sizes``, else a small default."""
     rng = np.random.default_rng(seed)
     ports = {s.parameter: s.port for s in rnn.sources if s.parameter} if rnn else {}
-    symbols = _symbols(rnn, infos) if rnn else {}
+    symbols = _symbols(rnn, infos, sizes or {}) if rnn else {}
     arrays = {}
     for info in infos:
         port = ports.get(info.name)
@@ -361,8 +362,8 @@ def make_inputs(infos: Sequence[InputInfo], rnn: RnnOp | None, seed: int) -> dic
     return arrays
 
 
-def _symbols(rnn: RnnOp, infos: Sequence[InputInfo]) -> dict[str, int]:
-    """Symbol values from the op's attributes and static dims; the defaults for the rest."""
+def _symbols(rnn: RnnOp, infos: Sequence[InputInfo], sizes: Mapping[str, int]) -> dict[str, int]:
+    """Symbol values from the op's attributes and static dims; ``sizes`` or the defaults for the rest."""
     dims = {info.name: info.dims for info in infos}
     shapes = [dims.get(s.parameter, (DYNAMIC,) * len(s.port.dims or ())) if s.parameter else s.constant.shape
               for s in rnn.sources]
@@ -373,7 +374,7 @@ def _symbols(rnn: RnnOp, infos: Sequence[InputInfo]) -> dict[str, int]:
     for port in rnn.spec.inputs:
         for expr in port.dims or ():
             for name in expr.free_symbols(symbols, rnn.attributes):
-                symbols[name] = DEFAULT_SIZES.get(name, FALLBACK_SIZE)
+                symbols[name] = sizes.get(name, DEFAULT_SIZES.get(name, FALLBACK_SIZE))
     return symbols
 
 
@@ -600,7 +601,7 @@ def run(options: RunOptions) -> RunResult:
         inputs = load_inputs(options.inputs, infos)
     else:
         inputs = make_inputs(infos, rnn, options.seed)
-    labels = _output_labels(model, rnn)
+    labels = output_labels(model, rnn)
     unknown = options.tolerance.unknown_outputs({name for names in labels for name in names})
     if unknown:
         raise RunError(f"--atol/--rtol name output {unknown[0]}, which {loaded.path.name} does not have; "
@@ -618,9 +619,7 @@ def run(options: RunOptions) -> RunResult:
     diffs: tuple[OutputDiff, ...] = ()
     if expected is not None:
         precision = loosest_precision([device_run.precision] + ([against_run.precision] if against_run else []))
-        diffs = tuple(compare_output(names[0], got, want, options.tolerance.for_output(names, precision),
-                                     rnn.time_axis(k) if rnn else None)
-                      for k, (names, got, want) in enumerate(zip(labels, actual, expected)))
+        diffs = diff_outputs(labels, actual, expected, options.tolerance, precision, rnn)
     return RunResult(
         model=str(loaded.path), op=f"{rnn.spec.key} (layer '{rnn.name}')" if rnn else None, run=device_run,
         inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
@@ -630,6 +629,22 @@ def run(options: RunOptions) -> RunResult:
         filled_defaults=loaded.filled_defaults, saved_outputs=saved)
 
 
+def diff_outputs(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                 policy: TolerancePolicy, precision: str, rnn: RnnOp | None) -> tuple[OutputDiff, ...]:
+    """Each output against its expected values, with the tolerance of ``precision`` (or of the
+    output's own element type when that is coarser: an f16 output holds f16 roundings whatever
+    the device computes in) and the policy."""
+    return tuple(compare_output(names[0], got, want,
+                                policy.for_output(names, loosest_precision([precision, dtype_precision(got.dtype)])),
+                                rnn.time_axis(k) if rnn else None)
+                 for k, (names, got, want) in enumerate(zip(labels, actual, expected)))
+
+
+def dtype_precision(dtype: np.dtype) -> str:
+    """The precision an array's element type holds: f16 and bf16 for theirs, f32 for the rest."""
+    return {"float16": "f16", "bfloat16": "bf16"}.get(np.dtype(dtype).name, "f32")
+
+
 def _run_on(model: Any, device: str, precision: str, config: Mapping[str, str], inputs: Mapping[str, np.ndarray],
             xml_path: Path) -> tuple[list[np.ndarray], DeviceRun]:
     check_support(model, device, xml_path)
@@ -637,7 +652,7 @@ def _run_on(model: Any, device: str, precision: str, config: Mapping[str, str], 
     return infer(compiled, inputs, device), device_run
 
 
-def _output_labels(model: Any, rnn: RnnOp | None) -> list[tuple[str, ...]]:
+def output_labels(model: Any, rnn: RnnOp | None) -> list[tuple[str, ...]]:
     """For each model output, its names: the spec's port name first when the op is known."""
     labels = []
     for k, output in enumerate(model.outputs):

@@ -15,7 +15,7 @@ from typing import Sequence
 from irtool import __version__
 from irtool.cli.common import UsageError, fail
 
-COMMANDS = ("validate", "build", "run", "devices")
+COMMANDS = ("validate", "build", "run", "devices", "harness", "report")
 
 
 class _Parser(argparse.ArgumentParser):

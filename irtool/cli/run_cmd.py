@@ -12,7 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import fail
+from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
 from irtool.compare import PRECISIONS, OutputDiff, TolerancePolicy
 
 FORMATS = ("text", "json")
@@ -29,12 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
-    parser.add_argument("--atol", action="append", default=[], metavar="[OUTPUT:]A",
-                        help="absolute tolerance, for all outputs or one (repeatable: --atol Y:1e-4)")
-    parser.add_argument("--rtol", action="append", default=[], metavar="[OUTPUT:]R",
-                        help="relative tolerance, for all outputs or one (repeatable)")
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="extra compile property (repeatable), e.g. NUM_STREAMS=1")
+    add_judging_options(parser)
     parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]",
                         help="diff against a second device instead of the reference")
     parser.add_argument("--fill-defaults", action="store_true",
@@ -59,41 +55,6 @@ def handle(args: argparse.Namespace) -> int:
         return 2
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
     return {True: 0, None: 0, False: 1}[result.passed]
-
-
-def parse_tolerances(atols: list[str], rtols: list[str]) -> TolerancePolicy:
-    atol, per_atol = _split_tolerances(atols, "--atol")
-    rtol, per_rtol = _split_tolerances(rtols, "--rtol")
-    return TolerancePolicy(atol, rtol, per_atol, per_rtol)
-
-
-def _split_tolerances(values: list[str], option: str) -> tuple[float | None, dict[str, float]]:
-    overall, per_output = None, {}
-    for text in values:
-        name, _, number = text.rpartition(":")
-        try:
-            value = float(number)
-        except ValueError:
-            raise UsageError(f"{option} {text}: expected a number or OUTPUT:number") from None
-        if not value >= 0 or math.isinf(value):
-            raise UsageError(f"{option} {text}: a tolerance is a finite number >= 0")
-        if name:
-            per_output[name] = value
-        else:
-            overall = value
-    return overall, per_output
-
-
-def parse_config(items: list[str]) -> dict[str, str]:
-    config = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--config {item}: expected KEY=VALUE")
-        if key.strip() == "INFERENCE_PRECISION_HINT":
-            raise UsageError("set the inference precision with --precision, not --config")
-        config[key.strip()] = value.strip()
-    return config
 
 
 def parse_compare_with(text: str | None) -> tuple[str, str] | None:

@@ -1,0 +1,173 @@
+"""``irtool harness SUITE... -d DEVICES --precision LIST --report-dir DIR``: run suites of cases
+across devices and precisions in isolated workers and report what broke.
+
+Exit 0 when every case passed (skips and known failures allowed), 1 on a failure, error,
+crash, timeout or a regression against --baseline, 2 when the run could not start.
+Results go to DIR/results.jsonl as each case finishes; DIR also gets results.json,
+junit.xml, report.html and a reproducer folder per failure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from irtool.cli.common import UsageError, fail
+from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
+
+SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    doc = __doc__.splitlines()
+    parser = subparsers.add_parser("harness", help="run suites across devices and precisions; report what broke",
+                                   description=doc[0] + " " + " ".join(doc[1:3]).strip())
+    parser.add_argument("suites", nargs="+", type=Path, metavar="SUITE.toml", help="suite files (samples/suites)")
+    parser.add_argument("-d", "--device", default="CPU", metavar="DEVICES",
+                        help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU (write HETERO:GPU+CPU "
+                             "for a device list inside one device); default CPU")
+    parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16 (default f32)")
+    parser.add_argument("--report-dir", type=Path, default=Path("irtool-report"), metavar="DIR",
+                        help="where results and reports go (default irtool-report)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds per case (default: the suite's, or 120)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run whose results.jsonl is in the report dir; finished cases are kept")
+    parser.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic slices of the matrix")
+    parser.add_argument("--xfail", action="append", default=[], type=Path, metavar="FILE",
+                        help="known-failures file (repeatable), besides the suite's own")
+    parser.add_argument("--baseline", type=Path, metavar="OLD",
+                        help="results.json (or report dir) of an earlier run: report and fail on regressions")
+    parser.add_argument("--drift-factor", type=float, default=2.0, metavar="F",
+                        help="with --baseline: max error grown more than F times is drift (default 2)")
+    add_judging_options(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from irtool.errors import IrtoolBug, IrtoolError
+    from irtool.harness.matrix import check_precisions, parse_list, parse_shard
+    from irtool.harness.session import HarnessOptions, run_harness
+
+    if args.jobs < 1:
+        raise UsageError(f"-j {args.jobs}: expected at least 1 worker")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout:g}: expected seconds > 0")
+    if not args.drift_factor > 1:
+        raise UsageError(f"--drift-factor {args.drift_factor:g}: expected a factor > 1")
+    try:
+        options = HarnessOptions(
+            suites=args.suites, devices=parse_list(args.device, "-d"),
+            precisions=check_precisions(parse_list(args.precision, "--precision")),
+            report_dir=args.report_dir, jobs=args.jobs, timeout=args.timeout, resume=args.resume,
+            shard=parse_shard(args.shard) if args.shard else None, expected_failures=args.xfail,
+            baseline=args.baseline, drift_factor=args.drift_factor, config=parse_config(args.config),
+            tolerance=parse_tolerances(args.atol, args.rtol))
+    except IrtoolError as error:
+        raise UsageError(error.message) from None
+    bar = None if args.no_progress else Progress(sys.stderr)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        outcome = run_harness(options, bar)
+    except (IrtoolError, IrtoolBug) as error:
+        fail(error.message)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if bar:
+            bar.finish()
+    print(json.dumps(summary_json(outcome), indent=2) if args.format == "json" else render(outcome, args.report_dir))
+    if outcome.interrupted:
+        fail(f"interrupted: the reports in {args.report_dir} are partial; --resume continues the run")
+        return 130
+    return outcome.exit_code
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+class Progress:
+    """A one-line bar on a terminal; elsewhere (CI logs) one line per case that did not pass."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.counts: Counter = Counter()
+        self.drawn = False
+
+    def __call__(self, result: Any, done: int, total: int) -> None:
+        self.counts[result.verdict] += 1
+        if result.verdict in ("fail", "error", "crash", "timeout", "xpass"):
+            self._clear()
+            print(f"{result.verdict.upper()}: {result.name}: {result.message}", file=self.stream)
+        if self.tty:
+            width = 30
+            filled = width * done // max(total, 1)
+            counts = " ".join(f"{v} {self.counts[v]}" for v in SHOWN_VERDICTS if self.counts[v])
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {counts}\033[K")
+            self.stream.flush()
+            self.drawn = True
+
+    def _clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\033[K")
+            self.drawn = False
+
+    def finish(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def render(outcome: Any, report_dir: Path) -> str:
+    run = outcome.run
+    lines = [f"irtool harness: {len(run.results)} jobs ({outcome.reran} run now), "
+             f"openvino {run.meta.get('openvino_version')}"]
+    lines.extend(_table(run.results))
+    problems = [r for r in run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")]
+    for result in problems:
+        where = f" [{report_dir / result.reproducer}]" if result.reproducer else ""
+        lines.append(f"{result.verdict.upper()}: {result.name}: {result.message}{where}")
+    skips = Counter(f"{r.device} {r.precision}: {r.message}" for r in run.results if r.verdict == "skip")
+    for reason, count in skips.items():
+        lines.append(f"skipped {count}: {reason}")
+    if outcome.diff is not None:
+        from irtool.harness.baseline import render_diff
+
+        lines.append(render_diff(outcome.diff))
+    lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
+    verdict = "INTERRUPTED" if outcome.interrupted else ("FAILED" if outcome.exit_code else "PASSED")
+    lines.append(f"{verdict}: " + ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()))
+    return "\n".join(lines)
+
+
+def _table(results: list) -> list[str]:
+    """Verdict counts per device and precision."""
+    rows: dict[tuple[str, str], Counter] = {}
+    for result in results:
+        rows.setdefault((result.device, result.precision), Counter())[result.verdict] += 1
+    columns = [v for v in SHOWN_VERDICTS if any(c[v] for c in rows.values())]
+    names = [f"{device} {precision}" for device, precision in rows]
+    width = max([len("device precision")] + [len(n) for n in names])
+    lines = [f"  {'device precision':<{width}}  " + "  ".join(f"{c:>7}" for c in columns)]
+    for name, counts in zip(names, rows.values()):
+        lines.append(f"  {name:<{width}}  " + "  ".join(f"{counts[c]:>7}" for c in columns))
+    return lines
+
+
+def summary_json(outcome: Any) -> dict[str, Any]:
+    from irtool.harness.records import plain
+
+    data = {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted, "summary": outcome.run.summary,
+            "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
+                         for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")]}
+    if outcome.diff is not None:
+        data["baseline"] = plain(outcome.diff)
+    return data

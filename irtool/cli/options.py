@@ -1,0 +1,53 @@
+"""Options that ``run``, ``harness`` and ``reduce`` share and mean the same in each:
+tolerances (``--atol``/``--rtol``, global or per output) and compile properties (``--config``)."""
+from __future__ import annotations
+
+import argparse
+import math
+
+from irtool.cli.common import UsageError
+from irtool.compare import TolerancePolicy
+
+
+def add_judging_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--atol", action="append", default=[], metavar="[OUTPUT:]A",
+                        help="absolute tolerance, for all outputs or one (repeatable: --atol Y:1e-4)")
+    parser.add_argument("--rtol", action="append", default=[], metavar="[OUTPUT:]R",
+                        help="relative tolerance, for all outputs or one (repeatable)")
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra compile property (repeatable), e.g. NUM_STREAMS=1")
+
+
+def parse_tolerances(atols: list[str], rtols: list[str]) -> TolerancePolicy:
+    atol, per_atol = _split_tolerances(atols, "--atol")
+    rtol, per_rtol = _split_tolerances(rtols, "--rtol")
+    return TolerancePolicy(atol, rtol, per_atol, per_rtol)
+
+
+def _split_tolerances(values: list[str], option: str) -> tuple[float | None, dict[str, float]]:
+    overall, per_output = None, {}
+    for text in values:
+        name, _, number = text.rpartition(":")
+        try:
+            value = float(number)
+        except ValueError:
+            raise UsageError(f"{option} {text}: expected a number or OUTPUT:number") from None
+        if not value >= 0 or math.isinf(value):
+            raise UsageError(f"{option} {text}: a tolerance is a finite number >= 0")
+        if name:
+            per_output[name] = value
+        else:
+            overall = value
+    return overall, per_output
+
+
+def parse_config(items: list[str]) -> dict[str, str]:
+    config = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config {item}: expected KEY=VALUE")
+        if key.strip() == "INFERENCE_PRECISION_HINT":
+            raise UsageError("set the inference precision with --precision, not --config")
+        config[key.strip()] = value.strip()
+    return config

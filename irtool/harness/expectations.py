@@ -1,0 +1,77 @@
+"""Known failures: a TOML file that turns a failure it names into XFAIL, and reports XPASS
+when such a case passes again.
+
+    [[xfail]]
+    case = "gru-dyn[*]"       # a glob on the case id (only * and ? are wildcards)
+    device = "CPU"            # glob, default "*"
+    precision = "*"           # glob, default "*"
+    reason = "CPU ignores sequence_lengths with Const weights and a dynamic dim"
+    issue = "https://github.com/openvinotoolkit/openvino/issues/..."   # optional
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from irtool.errors import IrtoolError
+from irtool.harness.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
+
+KEYS = frozenset({"case", "device", "precision", "reason", "issue"})
+
+
+class ExpectationsError(IrtoolError):
+    """A known-failures file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    case: str
+    device: str = "*"
+    precision: str = "*"
+    reason: str = ""
+    issue: str | None = None
+
+    def matches(self, result: CaseResult) -> bool:
+        return (pattern_matches(self.case, result.case) and pattern_matches(self.device, result.device)
+                and pattern_matches(self.precision, result.precision))
+
+
+def load_expectations(path: str | Path) -> list[Expected]:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ExpectationsError(f"{path}: no such known-failures file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ExpectationsError(f"{path}: cannot read it: {error}") from None
+    entries = data.get("xfail", [])
+    if set(data) - {"xfail"} or not isinstance(entries, list):
+        raise ExpectationsError(f"{path}: expected only [[xfail]] tables")
+    expected = []
+    for number, entry in enumerate(entries, 1):
+        unknown = sorted(set(entry) - KEYS)
+        if unknown:
+            raise ExpectationsError(f"{path}: [[xfail]] {number}: unknown key {unknown[0]!r}; "
+                                    f"expected {', '.join(sorted(KEYS))}")
+        if not isinstance(entry.get("case"), str) or not isinstance(entry.get("reason"), str):
+            raise ExpectationsError(f"{path}: [[xfail]] {number}: 'case' (a glob) and 'reason' are required")
+        if not all(isinstance(entry.get(k, ""), str) for k in KEYS):
+            raise ExpectationsError(f"{path}: [[xfail]] {number}: every value is a string")
+        expected.append(Expected(**entry))
+    return expected
+
+
+def apply(expected: Sequence[Expected], result: CaseResult) -> CaseResult:
+    """The result with a known failure as XFAIL and a known failure that passed as XPASS."""
+    entry = next((e for e in expected if e.matches(result)), None)
+    if entry is None:
+        return result
+    if result.verdict in FAILED:
+        result.message = f"{entry.reason} (known failure; {result.verdict}: {result.message})"
+        result.verdict, result.issue = XFAIL, entry.issue
+    elif result.verdict == PASS:
+        result.message = f"known to fail ({entry.reason}) but passed: remove it from the known failures"
+        result.verdict, result.issue = XPASS, entry.issue
+    return result

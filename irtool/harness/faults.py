@@ -1,0 +1,87 @@
+"""Fault injection, to test what the harness and ``reduce`` do when a plugin crashes or hangs.
+
+``IRTOOL_FAULT`` holds faults separated by ``;``, each ``ACTION:KEY=VALUE,...``.  A worker
+about to run a job whose fields all match a fault does ACTION instead: ``abort``
+(SIGABRT, as a failed assertion in a plugin), ``segfault`` (SIGSEGV), ``hang`` (sleeps
+past any timeout) or ``exit`` (exit code 3).  Keys: ``case`` (a glob on the case id),
+``device``, ``precision``, ``op``, and any attribute or size of the case
+(``hidden_size=7``, ``batch_size=3``; compared as IR text, so ``true``, not ``True``).
+Without the variable nothing happens; it exists for tests and for rehearsing a triage.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from typing import Mapping
+
+from irtool.errors import IrtoolError
+from irtool.harness.records import Job, pattern_matches
+from irtool.specs.values import format_value
+
+ENV = "IRTOOL_FAULT"
+ACTIONS = ("abort", "segfault", "hang", "exit")
+
+
+class FaultError(IrtoolError):
+    """An IRTOOL_FAULT value that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    action: str
+    when: Mapping[str, str]
+
+    def matches(self, job: Job) -> bool:
+        fields = job_fields(job)
+        for key, want in self.when.items():
+            have = fields.get(key)
+            if have is None or not (pattern_matches(want, have) if key == "case" else have == want):
+                return False
+        return True
+
+
+def job_fields(job: Job) -> dict[str, str]:
+    case = job.case
+    fields = {name: format_value(value) for name, value in {**case.attributes, **case.sizes}.items()}
+    fields.update(case=case.id, device=job.device, precision=job.precision, op=case.op or "")
+    return fields
+
+
+def parse_faults(text: str) -> list[Fault]:
+    faults = []
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        action, _, conditions = item.partition(":")
+        if action not in ACTIONS:
+            raise FaultError(f"{ENV}={text!r}: {action!r} is not one of {', '.join(ACTIONS)}")
+        when = {}
+        for condition in filter(None, (c.strip() for c in conditions.split(","))):
+            key, sep, value = condition.partition("=")
+            if not sep:
+                raise FaultError(f"{ENV}={text!r}: {condition!r} is not KEY=VALUE")
+            when[key.strip()] = value.strip()
+        faults.append(Fault(action, when))
+    return faults
+
+
+def faults_from_environment() -> list[Fault]:
+    return parse_faults(os.environ.get(ENV, ""))
+
+
+def inject(faults: list[Fault], job: Job) -> None:
+    """Do the first matching fault's action (this never returns when one matches)."""
+    for fault in faults:
+        if fault.matches(job):
+            _do(fault.action)
+
+
+def _do(action: str) -> None:  # pragma: no cover - the process ends here
+    if action == "abort":
+        os.abort()
+    if action == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if action == "exit":
+        os._exit(3)
+    while True:
+        time.sleep(3600)

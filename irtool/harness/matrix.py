@@ -1,0 +1,87 @@
+"""Cases x devices x precisions -> jobs; what cannot run here is a skip with its reason.
+
+The order keeps the jobs of one model together (all its seeds, devices and precisions),
+so that a worker builds each model once and compiles it once per device and precision.
+``--shard K/N`` takes every N-th job from the K-th on: deterministic, and balanced
+whatever the suite's shape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from irtool.compare import PRECISIONS
+from irtool.errors import IrtoolError
+from irtool.harness.records import Job, SuiteCase
+
+
+class MatrixError(IrtoolError):
+    """A device list, precision list or shard that cannot make a matrix."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str) -> Shard:
+    index, sep, count = text.partition("/")
+    if not (sep and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise MatrixError(f"--shard {text}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return Shard(int(index), int(count))
+
+
+def parse_list(text: str, option: str) -> list[str]:
+    """``CPU,AUTO:CPU,HETERO:CPU,GPU`` -> devices.  A comma inside a virtual device's list
+    (``HETERO:GPU,CPU``) cannot be told from a separator, so write those as ``HETERO:GPU+CPU``
+    (irtool turns + back into a comma)."""
+    items = [item.strip().replace("+", ",") for item in text.split(",") if item.strip()]
+    if not items:
+        raise MatrixError(f"{option} {text!r}: expected a comma-separated list")
+    return list(dict.fromkeys(items))
+
+
+def check_precisions(precisions: Iterable[str]) -> list[str]:
+    precisions = list(precisions)
+    unknown = [p for p in precisions if p not in PRECISIONS]
+    if unknown:
+        raise MatrixError(f"--precision {unknown[0]}: expected one of {', '.join(PRECISIONS)}")
+    return precisions
+
+
+def make_jobs(cases: Sequence[SuiteCase], devices: Sequence[str], precisions: Sequence[str],
+              shard: Shard | None = None) -> list[Job]:
+    """Every case on every device at every precision, one model's jobs together."""
+    by_model: dict[str, list[SuiteCase]] = {}
+    for case in cases:
+        by_model.setdefault(case.model_key, []).append(case)
+    jobs = [Job(case, device, precision) for group in by_model.values()
+            for device in devices for precision in precisions for case in group]
+    if shard is not None:
+        jobs = jobs[shard.index - 1::shard.count]
+    return jobs
+
+
+def skip_reason(device: str, precision: str, report) -> str | None:
+    """Why ``device`` cannot run at ``precision`` here (absent, or lacking the precision), or None.
+
+    ``report`` is an :class:`irtool.execute.DeviceReport`.  A virtual device needs every
+    physical device it names (bare AUTO, MULTI...: every available one) to support it.
+    """
+    from irtool.execute import RunError, check_device, physical_devices, same_device
+
+    try:
+        check_device(device, report)
+    except RunError as error:
+        return error.message
+    names = physical_devices(device) or list(report.names)
+    for info in report.available:
+        if any(same_device(name, info.name) for name in names):
+            if precision not in info.precisions:
+                return (f"{info.name} does not support {precision} (its precisions: "
+                        f"{', '.join(info.precisions) or 'none reported'})")
+    return None

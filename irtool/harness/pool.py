@@ -1,0 +1,246 @@
+"""Worker processes with a per-case timeout: a crash or a hang costs one case, not the run.
+
+The jobs are cut into groups that share a compiled model (one model on one device at one
+precision, all its seeds); a free worker takes the next group and is sent its jobs one at a
+time.  A worker that dies (signal, exit) is recorded as CRASH for the job it was running,
+with the last lines of its stderr; one that runs past the timeout is killed and recorded as
+TIMEOUT.  Either way a fresh worker takes over the rest of the group and, when a report
+dir is set, first writes the lost job's reproducer (model and inputs, nothing compiled).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Sequence
+
+import irtool
+
+from irtool.errors import IrtoolError
+from irtool.harness.records import CRASH, TIMEOUT, CaseResult, Job
+from irtool.harness.worker import RunnerOptions, base_result, job_to_json
+
+STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
+STDERR_LINES = 20
+WORKER_COMMAND = (sys.executable, "-m", "irtool.harness.worker")
+
+
+class PoolError(IrtoolError):
+    """Workers that cannot be started at all."""
+
+
+@dataclass
+class _Task:
+    job: Job
+    reproduce_for: CaseResult | None = None  # a crashed/hung job's result, waiting for its reproducer
+
+
+@dataclass
+class _Worker:
+    process: subprocess.Popen
+    stderr: IO[bytes]
+    ready: bool = False
+    buffer: bytes = b""
+    task: _Task | None = None
+    deadline: float = 0.0
+    queue: deque = field(default_factory=deque)  # the rest of its group
+
+    def send(self, message: dict) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(message, allow_nan=False) + "\n").encode())
+        self.process.stdin.flush()
+
+    def stderr_tail(self) -> list[str]:
+        self.stderr.seek(0)
+        lines = self.stderr.read().decode("utf-8", errors="replace").splitlines()
+        return [line for line in lines if line.strip()][-STDERR_LINES:]
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.stderr):
+            try:
+                stream.close()
+            except (OSError, AttributeError):
+                pass
+
+
+def worker_environment(env: dict[str, str] | None) -> dict[str, str]:
+    """The workers' environment: ``env`` (default this process's), with this irtool first on
+    the import path, so that a worker runs the same code as its parent, installed or not."""
+    env = dict(os.environ if env is None else env)
+    package_root = str(Path(irtool.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return env
+
+
+def groups_of(jobs: Sequence[Job]) -> list[list[Job]]:
+    """Consecutive jobs that share a compiled model."""
+    groups: list[list[Job]] = []
+    for job in jobs:
+        key = (job.case.model_key, job.device, job.precision)
+        if groups and (groups[-1][0].case.model_key, groups[-1][0].device, groups[-1][0].precision) == key:
+            groups[-1].append(job)
+        else:
+            groups.append([job])
+    return groups
+
+
+class Pool:
+    """Runs jobs on ``size`` workers; :meth:`run` calls ``on_result`` as each job finishes."""
+
+    def __init__(self, size: int, timeout: float, options: RunnerOptions, env: dict[str, str] | None = None):
+        self.size = max(1, size)
+        self.timeout = timeout
+        self.options = options
+        self.env = env
+        self._selector = selectors.DefaultSelector()
+        self._workers: list[_Worker] = []
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
+        pending = deque(groups_of(jobs))
+        try:
+            while pending or any(w.task or w.queue for w in self._workers):
+                self._fill(pending)
+                self._wait(on_result)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for worker in self._workers:
+            self._drop(worker)
+        self._workers.clear()
+
+    # ------------------------------------------------------------------ scheduling
+    def _fill(self, pending: deque) -> None:
+        while len(self._workers) < min(self.size, len(pending) + sum(bool(w.task or w.queue) for w in self._workers)):
+            self._workers.append(self._start())
+        for worker in self._workers:
+            if worker.ready and worker.task is None:
+                if not worker.queue and pending:
+                    worker.queue.extend(_Task(job) for job in pending.popleft())
+                if worker.queue:
+                    self._assign(worker, worker.queue.popleft())
+
+    def _assign(self, worker: _Worker, task: _Task) -> None:
+        worker.task = task
+        worker.deadline = time.monotonic() + self.timeout
+        kind = "reproduce" if task.reproduce_for is not None else "job"
+        try:
+            worker.send({kind: job_to_json(task.job)})
+        except (BrokenPipeError, OSError):
+            pass  # it died before reading: the wait finds it gone and records the crash
+
+    def _start(self, queue: deque | None = None) -> _Worker:
+        stderr = tempfile.TemporaryFile()
+        try:
+            process = subprocess.Popen(WORKER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                       env=worker_environment(self.env))
+        except OSError as error:
+            raise PoolError(f"cannot start a worker process ({error.strerror})") from None
+        worker = _Worker(process, stderr, queue=queue or deque())
+        worker.deadline = time.monotonic() + STARTUP_TIMEOUT
+        os.set_blocking(process.stdout.fileno(), False)
+        self._selector.register(process.stdout, selectors.EVENT_READ, worker)
+        return worker
+
+    # ------------------------------------------------------------------ events
+    def _wait(self, on_result: Callable[[CaseResult], None]) -> None:
+        now = time.monotonic()
+        busy = [w for w in self._workers if w.task is not None or not w.ready]
+        if not busy:
+            return
+        timeout = max(0.0, min(w.deadline for w in busy) - now)
+        for key, _ in self._selector.select(timeout):
+            self._read(key.data, on_result)
+        now = time.monotonic()
+        for worker in list(self._workers):
+            if (worker.task is not None or not worker.ready) and now >= worker.deadline:
+                self._lost(worker, TIMEOUT, on_result)
+
+    def _read(self, worker: _Worker, on_result: Callable[[CaseResult], None]) -> None:
+        try:
+            chunk = os.read(worker.process.stdout.fileno(), 1 << 20)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._lost(worker, CRASH, on_result)
+            return
+        worker.buffer += chunk
+        while b"\n" in worker.buffer:
+            line, worker.buffer = worker.buffer.split(b"\n", 1)
+            self._answer(worker, json.loads(line), on_result)
+
+    def _answer(self, worker: _Worker, message: dict, on_result: Callable[[CaseResult], None]) -> None:
+        from irtool.harness.records import result_from_json
+
+        if "ready" in message:
+            worker.ready = True
+            worker.send({"options": self.options.to_json()})
+            return
+        task, worker.task = worker.task, None
+        if task is None:
+            return
+        if "result" in message:
+            on_result(result_from_json(message["result"]))
+        elif task.reproduce_for is not None:
+            task.reproduce_for.reproducer = message.get("reproducer")
+            on_result(task.reproduce_for)
+
+    def _lost(self, worker: _Worker, verdict: str, on_result: Callable[[CaseResult], None]) -> None:
+        """A worker that died or ran out of time: record its job, replace it, keep its group."""
+        task = worker.task
+        if worker.process.poll() is None:
+            worker.process.kill()
+        code = worker.process.wait()
+        tail = worker.stderr_tail()
+        self._drop(worker)
+        self._workers.remove(worker)
+        if task is None and not worker.ready:
+            raise PoolError(_startup_failure(code, tail, verdict))
+        rest = worker.queue
+        if task is not None and task.reproduce_for is not None:
+            on_result(task.reproduce_for)  # the reproducer itself failed: record the job without it
+        elif task is not None:
+            result = base_result(task.job)
+            result.verdict, result.stderr = verdict, tail
+            result.message = (f"ran past the timeout of {self.timeout:g} s; the worker was killed" if verdict == TIMEOUT
+                              else f"the worker died: {_exit_text(code)}")
+            if self.options.report_dir is not None:
+                rest.appendleft(_Task(task.job, reproduce_for=result))
+            else:
+                on_result(result)
+        if rest:
+            self._workers.append(self._start(rest))
+
+    def _drop(self, worker: _Worker) -> None:
+        try:
+            self._selector.unregister(worker.process.stdout)
+        except (KeyError, ValueError):
+            pass
+        worker.kill()
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return {"SIGABRT": "SIGABRT (abort)", "SIGSEGV": "SIGSEGV (segmentation fault)",
+                "SIGKILL": "SIGKILL (killed)"}.get(name, name)
+    return f"exit code {code}"
+
+
+def _startup_failure(code: int, tail: list[str], verdict: str) -> str:
+    why = "did not start in time" if verdict == TIMEOUT else f"exited at start ({_exit_text(code)})"
+    return f"a worker process {why}: {tail[-1] if tail else 'no output'}"

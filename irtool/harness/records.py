@@ -1,0 +1,165 @@
+"""The records the harness passes around and stores: cases, jobs and their results.
+
+A :class:`SuiteCase` is one case of a suite (an op case from a grid, or an IR file), a
+:class:`Job` is a case on one device at one precision, a :class:`CaseResult` is what
+running a job found.  Results are stored as JSON objects (one per line in results.jsonl,
+a list in results.json) with exactly the fields of :class:`CaseResult`; ``outputs``
+holds one dict per model output with the fields of :class:`irtool.compare.OutputDiff`
+plus ``atol``, ``rtol`` and ``tolerance_source`` (non-finite floats as "inf"/"nan").
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
+# single RNN-family op); ERROR: could not build, compile or infer (one-line message);
+# CRASH: the worker died (signal or exit code, last stderr lines); TIMEOUT: the case ran
+# past its time limit; SKIP: not run here (absent device, unsupported precision);
+# XFAIL/XPASS: a known failure that failed again / that now passes.
+PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS = (
+    "pass", "fail", "unjudged", "error", "crash", "timeout", "skip", "xfail", "xpass")
+VERDICTS = (PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS)
+FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
+RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    """One case: an op case (``op`` set) or an IR file (``file`` set).
+
+    ``attributes`` are typed values with the spec's names; ``sizes`` the free dim symbols
+    (batch_size, seq_length, input_size); ``seed`` seeds the inputs and ``model_seed`` the
+    Const weights, so cases that differ only by ``seed`` share one compiled model.
+    """
+
+    id: str
+    suite: str
+    op: str | None = None
+    version: int | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    element_type: str = "f32"
+    weights_as_parameters: bool = False
+    dynamic: tuple[str, ...] = ()
+    file: str | None = None
+    fill_defaults: bool = False
+    seed: int = 0
+    model_seed: int = 0
+    atol: float | None = None
+    rtol: float | None = None
+
+    @property
+    def model_key(self) -> str:
+        """What identifies the model (not the inputs): jobs with one key share a compiled model."""
+        data = case_to_json(self)
+        for name in ("id", "seed", "atol", "rtol"):
+            data.pop(name)
+        return repr(sorted(data.items()))
+
+
+@dataclass(frozen=True)
+class Job:
+    case: SuiteCase
+    device: str
+    precision: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.case.id, self.device, self.precision)
+
+    @property
+    def name(self) -> str:
+        return job_name(*self.key)
+
+
+def job_name(case_id: str, device: str, precision: str) -> str:
+    """The one-line name of a job: ``gru-forward[seed=0] on AUTO:CPU at bf16``."""
+    return f"{case_id} on {device} at {precision}"
+
+
+@dataclass
+class CaseResult:
+    case: str
+    suite: str
+    device: str
+    precision: str
+    verdict: str
+    op: str | None = None  # "GRUSequence-5"; None for a file that is not one RNN-family op
+    file: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    shapes: Mapping[str, list[int]] = field(default_factory=dict)  # model input name -> shape run
+    element_type: str | None = None
+    seed: int = 0
+    effective_precision: Mapping[str, str] = field(default_factory=dict)  # execution device -> precision
+    execution_devices: list[str] = field(default_factory=list)
+    message: str = ""  # why: error/crash/timeout/skip line, xfail reason, or the failing outputs
+    stderr: list[str] = field(default_factory=list)  # last stderr lines of a crashed or hung worker
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    max_abs: float | None = None  # the largest max_abs over the outputs
+    time: float = 0.0  # seconds for the whole job in the worker (build/read, compile, infer, compare)
+    compile_time: float = 0.0
+    infer_time: float = 0.0
+    reproducer: str | None = None  # folder, relative to the report dir
+    issue: str | None = None  # the known-failure entry's link, for xfail/xpass
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.case, self.device, self.precision)
+
+    @property
+    def name(self) -> str:
+        return job_name(*self.key)
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan"."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def unplain(value: Any) -> Any:
+    """The inverse of :func:`plain` for numbers: "inf", "-inf" and "nan" back to floats."""
+    if isinstance(value, dict):
+        return {k: unplain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unplain(v) for v in value]
+    if value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
+
+
+def case_to_json(case: SuiteCase) -> dict[str, Any]:
+    return plain(case)
+
+
+def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
+    data = dict(unplain(dict(data)))
+    data["dynamic"] = tuple(data.get("dynamic", ()))
+    return SuiteCase(**data)
+
+
+def result_to_json(result: CaseResult) -> dict[str, Any]:
+    return plain(result)
+
+
+def result_from_json(data: Mapping[str, Any]) -> CaseResult:
+    """A stored result; unknown fields (from a newer irtool) are dropped, missing ones default."""
+    known = {f.name for f in dataclasses.fields(CaseResult)}
+    return CaseResult(**{k: v for k, v in unplain(dict(data)).items() if k in known})
+
+
+def pattern_matches(pattern: str, text: str) -> bool:
+    """A glob where only ``*`` and ``?`` are wildcards: case ids hold ``[`` and ``]`` literally."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text, re.DOTALL) is not None

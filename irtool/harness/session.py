@@ -1,0 +1,173 @@
+"""One harness run: suites -> jobs -> workers -> results.jsonl -> reports (and a baseline diff).
+
+:func:`run_harness` does the whole run and returns what it found; it never prints.  The
+CLI passes a ``progress`` callback to draw its bar.  An interrupted run (Ctrl-C, SIGTERM)
+still writes its reports, marked partial; ``resume=True`` picks up the results.jsonl of
+the report dir and runs only the jobs it does not hold.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from irtool.compare import TolerancePolicy
+from irtool.errors import IrtoolError
+from irtool.harness import expectations as known
+from irtool.harness.matrix import Shard, make_jobs, skip_reason
+from irtool.harness.pool import Pool
+from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase
+from irtool.harness.store import JSONL_NAME, JsonlWriter, RunResults, now, read_jsonl, run_meta
+from irtool.harness.suite import load_suite
+from irtool.harness.worker import REPRODUCERS, RunnerOptions, base_result
+
+Progress = Callable[[CaseResult, int, int], None]
+
+
+class SessionError(IrtoolError):
+    """A harness run that cannot start (suites, report dir, resume)."""
+
+
+@dataclass(frozen=True)
+class HarnessOptions:
+    suites: Sequence[Path]
+    devices: Sequence[str] = ("CPU",)
+    precisions: Sequence[str] = ("f32",)
+    report_dir: Path = Path("irtool-report")
+    jobs: int = 1
+    timeout: float | None = None  # seconds per case; default: the suites' own
+    resume: bool = False
+    shard: Shard | None = None
+    expected_failures: Sequence[Path] = ()
+    baseline: Path | None = None
+    drift_factor: float = 2.0
+    config: dict[str, str] = field(default_factory=dict)
+    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
+    env: dict[str, str] | None = None  # the workers' environment (default: this one)
+
+
+@dataclass
+class HarnessOutcome:
+    run: RunResults
+    interrupted: bool = False
+    diff: object | None = None  # irtool.harness.baseline.RunDiff when a baseline was given
+    reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [r for r in self.run.results if r.verdict in FAILED]
+
+    @property
+    def exit_code(self) -> int:
+        regressed = bool(self.diff is not None and getattr(self.diff, "regressed", False))
+        return 1 if self.failed or regressed else 0
+
+
+def run_harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessOutcome:
+    from irtool.execute import list_devices
+
+    suites = [load_suite(path) for path in options.suites]
+    cases = _all_cases(suites)
+    expected = [entry for suite in suites if suite.expected_failures
+                for entry in known.load_expectations(suite.expected_failures)]
+    expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
+    timeout = options.timeout or max(suite.timeout for suite in suites)
+    jobs = make_jobs(cases, options.devices, options.precisions, options.shard)
+    order = {job.key: index for index, job in enumerate(jobs)}
+
+    import openvino as ov
+
+    meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
+                    str(options.shard) if options.shard else None, ov.get_version())
+    report_dir = _report_dir(options.report_dir)
+    results, writer = _open_store(report_dir, meta, options.resume, order)
+    done = {r.key for r in results}
+    outcome = HarnessOutcome(RunResults(meta, results, partial=True))
+
+    def record(result: CaseResult) -> None:
+        result = known.apply(expected, result)
+        writer.append(result)
+        results.append(result)
+        if progress:
+            progress(result, len(results), len(jobs))
+
+    devices = list_devices()
+    reasons: dict[tuple[str, str], str | None] = {}
+    runnable: list[Job] = []
+    for job in jobs:
+        if job.key in done:
+            continue
+        pair = (job.device, job.precision)
+        if pair not in reasons:
+            reasons[pair] = skip_reason(job.device, job.precision, devices)
+        if reasons[pair] is None:
+            runnable.append(job)
+        else:
+            skipped = base_result(job)
+            skipped.verdict, skipped.message = SKIP, reasons[pair]
+            record(skipped)
+    outcome.reran = len(runnable)
+    runner = RunnerOptions(options.config, options.tolerance, str(report_dir))
+    try:
+        Pool(options.jobs, timeout, runner, options.env).run(runnable, record)
+        outcome.run.partial = False
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        writer.close()
+        results.sort(key=lambda r: order.get(r.key, len(order)))
+        meta["finished"] = now()
+        _write_reports(report_dir, outcome.run)
+    if options.baseline is not None:
+        from irtool.harness.baseline import diff_runs
+        from irtool.harness.store import load_results
+
+        outcome.diff = diff_runs(load_results(options.baseline), outcome.run, options.drift_factor)
+    return outcome
+
+
+def _write_reports(report_dir: Path, run: RunResults) -> None:
+    from irtool.harness.reports import write_reports
+
+    write_reports(report_dir, run)
+
+
+def _all_cases(suites: list) -> list[SuiteCase]:
+    cases: list[SuiteCase] = []
+    where: dict[str, Path] = {}
+    for suite in suites:
+        for case in suite.cases:
+            if case.id in where:
+                raise SessionError(f"case {case.id} is in both {where[case.id]} and {suite.path}; "
+                                   "give one of their tables another id")
+            where[case.id] = suite.path
+            cases.append(case)
+    return cases
+
+
+def _report_dir(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SessionError(f"{path}: cannot create the report dir ({error.strerror})") from None
+    return path
+
+
+def _open_store(report_dir: Path, meta: dict, resume: bool, order: dict) -> tuple[list[CaseResult], JsonlWriter]:
+    """The results already there (with --resume) and the writer that appends the new ones."""
+    jsonl = report_dir / JSONL_NAME
+    if resume and jsonl.is_file():
+        previous = read_jsonl(jsonl, repair=True)
+        _check_same_run(jsonl, previous.meta, meta)
+        meta["started"] = previous.meta.get("started", meta["started"])
+        return [r for r in previous.results if r.key in order], JsonlWriter(jsonl, None, append=True)
+    shutil.rmtree(report_dir / REPRODUCERS, ignore_errors=True)  # a fresh run's reproducers only
+    return [], JsonlWriter(jsonl, meta, append=False)
+
+
+def _check_same_run(path: Path, old: dict, new: dict) -> None:
+    for key in ("suites", "devices", "precisions", "shard"):
+        if old.get(key) != new.get(key):
+            raise SessionError(f"{path}: cannot resume: it holds a run with {key} {old.get(key)}, this one has "
+                               f"{new.get(key)}; run without --resume or with another --report-dir")

@@ -1,0 +1,156 @@
+"""Where results live: results.jsonl while a run goes on, results.json when it ends.
+
+results.jsonl holds one JSON object per line: first ``{"run": META}``, then one
+:class:`~irtool.harness.records.CaseResult` per finished job, appended and flushed as the
+job finishes, so a killed run loses at most the line being written.  A torn last line is
+dropped when the file is read back, and ``--resume`` skips every job already in the file.
+
+results.json is ``{"format": FORMAT, **META, "partial": bool, "summary": {verdict: count},
+"results": [...]}`` and is written whole (temporary name, then rename).  META holds
+``irtool_version``, ``openvino_version``, ``host`` (name, platform, python, cpu),
+``suites``, ``devices``, ``precisions``, ``shard``, ``started`` and ``finished`` (ISO 8601).
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Iterable, Mapping
+
+from irtool import __version__
+from irtool.errors import IrtoolError
+from irtool.files import write_atomic
+from irtool.harness.records import VERDICTS, CaseResult, result_from_json, result_to_json
+
+FORMAT = "irtool-results/1"
+JSONL_NAME = "results.jsonl"
+JSON_NAME = "results.json"
+
+
+class StoreError(IrtoolError):
+    """A results file that cannot be read or written."""
+
+
+@dataclass
+class RunResults:
+    meta: dict[str, Any]
+    results: list[CaseResult] = field(default_factory=list)
+    partial: bool = False
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = Counter(r.verdict for r in self.results)
+        return {verdict: counts[verdict] for verdict in VERDICTS if counts[verdict]}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, **self.meta, "partial": self.partial, "summary": self.summary,
+                "results": [result_to_json(r) for r in self.results]}
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def host_info() -> dict[str, str]:
+    return {"name": socket.gethostname(), "platform": platform.platform(), "python": platform.python_version(),
+            "cpu": _cpu_name()}
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def run_meta(suites: Iterable[str], devices: Iterable[str], precisions: Iterable[str], shard: str | None,
+             openvino_version: str) -> dict[str, Any]:
+    return {"irtool_version": __version__, "openvino_version": openvino_version, "host": host_info(),
+            "suites": list(suites), "devices": list(devices), "precisions": list(precisions), "shard": shard,
+            "started": now(), "finished": None}
+
+
+class JsonlWriter:
+    """Appends results to results.jsonl, one flushed line each."""
+
+    def __init__(self, path: Path, meta: Mapping[str, Any] | None, append: bool):
+        self.path = path
+        try:
+            self._handle: IO[str] = open(path, "a" if append else "w", encoding="utf-8")
+        except OSError as error:
+            raise StoreError(f"{path}: cannot write results ({error.strerror})") from None
+        if meta is not None:
+            self._write({"run": dict(meta)})
+
+    def append(self, result: CaseResult) -> None:
+        self._write(result_to_json(result))
+
+    def _write(self, data: Mapping[str, Any]) -> None:
+        self._handle.write(json.dumps(data, allow_nan=False) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+
+
+def read_jsonl(path: Path, repair: bool = False) -> RunResults:
+    """A results.jsonl as written so far, without a torn last line (a killed writer); with
+    ``repair`` that line is also cut off the file, so that appending goes on from a line end."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StoreError(f"{path}: no such results file") from None
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read results ({error.strerror})") from None
+    complete = data if data.endswith(b"\n") or not data else data[:data.rfind(b"\n") + 1]
+    if repair and len(complete) != len(data):
+        with open(path, "r+b") as handle:
+            handle.truncate(len(complete))
+    meta: dict[str, Any] = {}
+    results = []
+    for number, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise StoreError(f"{path}:{number}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
+        if "run" in record and not meta:
+            meta = dict(record["run"])
+        elif "verdict" in record:
+            results.append(result_from_json(record))
+    return RunResults(meta, results, partial=True)
+
+
+def write_json(path: Path, run: RunResults) -> None:
+    write_atomic(path, json.dumps(run.to_json(), indent=1, allow_nan=False) + "\n")
+
+
+def load_results(path: str | Path) -> RunResults:
+    """A results.json (or a report dir holding one, or a results.jsonl) read back."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / JSON_NAME if (path / JSON_NAME).is_file() else path / JSONL_NAME
+    if path.suffix == ".jsonl":
+        return read_jsonl(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StoreError(f"{path}: no such results file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise StoreError(f"{path}: not a results.json ({error})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise StoreError(f"{path}: not a results.json irtool wrote (format {data.get('format') if isinstance(data, dict) else None!r}, "
+                         f"expected {FORMAT!r})")
+    meta = {k: v for k, v in data.items() if k not in ("format", "partial", "summary", "results")}
+    return RunResults(meta, [result_from_json(r) for r in data.get("results", [])], bool(data.get("partial")))

@@ -1,0 +1,294 @@
+"""Suites: TOML files (read with the standard library) that list the cases to run.
+
+    [suite]
+    name = "smoke"                      # default: the file's stem
+    description = "..."
+    timeout = 60                        # seconds per case (default 120)
+    expected_failures = "smoke.xfail.toml"   # optional, relative to the suite file
+
+    [[grid]]                            # op cases: the product of every list given
+    id = "gru-seq"
+    op = "GRUSequence"                  # or "GRUSequence-5"; default: the newest version
+    attributes = { hidden_size = [1, 16], direction = ["forward", "bidirectional"],
+                   activations = [["sigmoid", "tanh"], ["relu", "tanh"]] }
+    sizes = { batch_size = [1, 3], seq_length = 5, input_size = 8 }
+    weights = ["const", "parameter"]    # where W, R, B come from (default "const")
+    dynamic = [[], ["batch_size"]]      # dims the model leaves dynamic (default none)
+    element_type = "f32"                # or "f16"
+    seeds = [0, 1]                      # input seeds (default [0])
+    model_seed = 0                      # seed of the Const weights (default 0)
+    atol = 1e-4                         # optional tolerance overrides for these cases
+    rtol = 1e-3
+
+    [[files]]                           # IR files, hand-written or not
+    id = "valid"                        # default: the folder name
+    paths = ["../ir/valid/*.xml"]       # globs, relative to the suite file
+    fill_defaults = false
+    seeds = [0]
+
+A list is one axis of the grid, except for a value that is a list itself (an
+``activations`` list, ``dynamic``): there, a list of lists is the axis.  A case's id is
+``<id>[<axis>=<value>,...,seed=<n>]`` with every axis written as a list in the file, so
+ids stay the same from run to run and a known-failures pattern can name them.
+"""
+from __future__ import annotations
+
+import glob
+import itertools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from irtool.cases import CaseError, OpCase
+from irtool.errors import IrtoolError
+from irtool.harness.records import SuiteCase
+from irtool.specs import get_spec
+from irtool.specs.values import format_value
+
+DEFAULT_TIMEOUT = 120.0
+SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures"})
+GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
+                       "model_seed", "atol", "rtol"})
+FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol"})
+WEIGHTS = {"const": False, "parameter": True}
+LIST_TYPES = frozenset({"string_list", "float_list", "int_list", "shape"})
+
+
+class SuiteError(IrtoolError):
+    """A suite file that cannot be read or names a case that cannot be made."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: Path
+    description: str
+    timeout: float
+    expected_failures: Path | None
+    cases: tuple[SuiteCase, ...]
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read and expand a suite; SuiteError names the file, the table and what is wrong."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: no such suite file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SuiteError(f"{path}: cannot read it ({error})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SuiteError(f"{path}: not valid TOML: {error}") from None
+    unknown = sorted(set(data) - {"suite", "grid", "files"})
+    if unknown:
+        raise SuiteError(f"{path}: unknown table [{unknown[0]}]; a suite has [suite], [[grid]] and [[files]]")
+    head = _table(path, "[suite]", data.get("suite", {}), SUITE_KEYS)
+    name = str(head.get("name", path.stem))
+    cases: list[SuiteCase] = []
+    for index, grid in enumerate(_tables(path, data, "grid")):
+        where = f"[[grid]] {grid.get('id', index + 1)!r}"
+        cases.extend(_grid_cases(path, where, name, _table(path, where, grid, GRID_KEYS)))
+    for index, files in enumerate(_tables(path, data, "files")):
+        where = f"[[files]] {files.get('id', index + 1)!r}"
+        cases.extend(_file_cases(path, where, name, _table(path, where, files, FILES_KEYS)))
+    if not cases:
+        raise SuiteError(f"{path}: the suite has no cases; add a [[grid]] or [[files]] table")
+    _check_unique(path, cases)
+    xfail = head.get("expected_failures")
+    return Suite(name, path, str(head.get("description", "")), _timeout(path, head.get("timeout", DEFAULT_TIMEOUT)),
+                 (path.parent / xfail) if xfail else None, tuple(cases))
+
+
+def _tables(path: Path, data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    tables = data.get(key, [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise SuiteError(f"{path}: {key} must be an array of tables, written [[{key}]]")
+    return tables
+
+
+def _table(path: Path, where: str, table: Any, keys: frozenset[str]) -> Mapping[str, Any]:
+    if not isinstance(table, dict):
+        raise SuiteError(f"{path}: {where} must be a table")
+    unknown = sorted(set(table) - keys)
+    if unknown:
+        raise SuiteError(f"{path}: {where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(keys))}")
+    return table
+
+
+def _timeout(path: Path, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise SuiteError(f"{path}: [suite] timeout is {value!r}; expected a number of seconds > 0")
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- grids
+
+@dataclass(frozen=True)
+class _Axis:
+    """One field of a grid: its values, and whether the file gave it as an axis (a list)."""
+
+    name: str
+    values: tuple[Any, ...]
+    listed: bool
+
+
+def _axis(name: str, value: Any, value_is_list: bool) -> _Axis:
+    """A list is an axis; for a field whose value is a list, a list of lists is."""
+    if value_is_list:
+        if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+            return _Axis(name, tuple(value), True)
+        return _Axis(name, (value,), False)
+    if isinstance(value, list):
+        return _Axis(name, tuple(value), True)
+    return _Axis(name, (value,), False)
+
+
+def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> list[SuiteCase]:
+    op_text = grid.get("op")
+    if not isinstance(op_text, str):
+        raise SuiteError(f"{path}: {where}: 'op' is required, e.g. op = \"GRUSequence\"")
+    op, version = _op_name(op_text)
+    try:
+        spec = get_spec(op, version)
+    except KeyError as error:
+        raise SuiteError(f"{path}: {where}: {error.args[0]}") from None
+    attributes = _mapping(path, where, grid, "attributes")
+    unknown = sorted(set(attributes) - set(spec.attributes))
+    if unknown:
+        raise SuiteError(f"{path}: {where}: {spec.key} has no attribute {unknown[0]!r}; "
+                         f"it has {', '.join(spec.attributes)}")
+    axes = [_axis(f"attributes.{name}", value, spec.attributes[name].type in LIST_TYPES)
+            for name, value in attributes.items()]
+    axes += [_axis(f"sizes.{name}", value, False) for name, value in _mapping(path, where, grid, "sizes").items()]
+    axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type")
+             if name in grid]
+    seeds = _seeds(path, where, grid)
+    base_id = _case_id_base(path, where, grid, op)
+    cases = []
+    for point in _product(axes):
+        for seed in seeds:
+            case = _grid_case(path, base_id, suite, spec.type, spec.version, point, axes, seed, grid)
+            cases.append(case)
+    return cases
+
+
+def _op_name(text: str) -> tuple[str, int | None]:
+    name, sep, version = text.rpartition("-")
+    if sep and version.isdigit():
+        return name, int(version)
+    return text, None
+
+
+def _mapping(path: Path, where: str, grid: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = grid.get(key, {})
+    if not isinstance(value, dict):
+        raise SuiteError(f"{path}: {where}: {key!r} must be a table, e.g. {key} = {{ name = value }}")
+    return value
+
+
+def _seeds(path: Path, where: str, table: Mapping[str, Any]) -> list[int]:
+    seeds = table.get("seeds", [0])
+    seeds = seeds if isinstance(seeds, list) else [seeds]
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+        raise SuiteError(f"{path}: {where}: seeds is {table.get('seeds')!r}; expected a list of integers >= 0")
+    return seeds
+
+
+def _case_id_base(path: Path, where: str, table: Mapping[str, Any], fallback: str) -> str:
+    base = table.get("id", fallback)
+    if not isinstance(base, str) or not base or any(c in base for c in "[]/ "):
+        raise SuiteError(f"{path}: {where}: id {base!r} must be a non-empty name without '[', ']', '/' or spaces")
+    return base
+
+
+def _product(axes: list[_Axis]) -> Iterator[dict[str, Any]]:
+    for values in itertools.product(*(axis.values for axis in axes)):
+        yield dict(zip((axis.name for axis in axes), values))
+
+
+def _id_value(value: Any) -> str:
+    if isinstance(value, list):
+        return "+".join(_id_value(v) for v in value) or "none"
+    return format_value(value)
+
+
+def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, point: Mapping[str, Any],
+               axes: list[_Axis], seed: int, grid: Mapping[str, Any]) -> SuiteCase:
+    labels = [f"{axis.name.rpartition('.')[2]}={_id_value(point[axis.name])}" for axis in axes if axis.listed]
+    case_id = f"{base_id}[{','.join(labels + [f'seed={seed}'])}]"
+    attributes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("attributes.")}
+    sizes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sizes.")}
+    weights = point.get("weights", "const")
+    if weights not in WEIGHTS:
+        raise SuiteError(f"{path}: case {case_id}: weights is {weights!r}; expected const or parameter")
+    dynamic = point.get("dynamic", [])
+    if not isinstance(dynamic, list) or not all(isinstance(d, str) for d in dynamic):
+        raise SuiteError(f"{path}: case {case_id}: dynamic is {dynamic!r}; expected a list of dim names")
+    case = SuiteCase(id=case_id, suite=suite, op=op, version=version, attributes=attributes, sizes=sizes,
+                     element_type=point.get("element_type", "f32"), weights_as_parameters=WEIGHTS[weights],
+                     dynamic=tuple(dynamic), seed=seed, model_seed=_int(path, case_id, grid, "model_seed"),
+                     atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"))
+    try:
+        op_case(case).symbols  # noqa: B018 - checks attributes, sizes and dynamic dims now
+    except CaseError as error:
+        raise SuiteError(f"{path}: case {case_id}: {error.message}") from None
+    return case
+
+
+def op_case(case: SuiteCase) -> OpCase:
+    """The OpCase that builds a grid case's model (weights seeded by ``model_seed``)."""
+    return OpCase(case.op or "", dict(case.attributes), dict(case.sizes), case.version, case.element_type,
+                  case.model_seed, case.weights_as_parameters, tuple(case.dynamic))
+
+
+def _int(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> int:
+    value = table.get(key, 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise SuiteError(f"{path}: case {case_id}: {key} is {value!r}; expected an integer >= 0")
+    return value
+
+
+def _tolerance(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise SuiteError(f"{path}: case {case_id}: {key} is {value!r}; expected a finite number >= 0")
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- files
+
+def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -> list[SuiteCase]:
+    patterns = table.get("paths")
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
+        raise SuiteError(f"{path}: {where}: 'paths' is required: a list of globs, e.g. paths = [\"ir/*.xml\"]")
+    files: list[Path] = []
+    for pattern in patterns:
+        found = sorted(Path(p) for p in glob.glob(str(path.parent / pattern), recursive=True))
+        if not found:
+            raise SuiteError(f"{path}: {where}: {pattern!r} matches no file (relative to {path.parent})")
+        files.extend(f for f in found if f not in files)
+    fill = table.get("fill_defaults", False)
+    if not isinstance(fill, bool):
+        raise SuiteError(f"{path}: {where}: fill_defaults is {fill!r}; expected true or false")
+    prefix = _case_id_base(path, where, table, files[0].parent.name or "file")
+    cases = []
+    for file in files:
+        for seed in _seeds(path, where, table):
+            case_id = f"{prefix}:{file.stem}[seed={seed}]"
+            cases.append(SuiteCase(id=case_id, suite=suite, file=str(file.resolve()), fill_defaults=fill, seed=seed,
+                                   atol=_tolerance(path, case_id, table, "atol"),
+                                   rtol=_tolerance(path, case_id, table, "rtol")))
+    return cases
+
+
+def _check_unique(path: Path, cases: list[SuiteCase]) -> None:
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise SuiteError(f"{path}: two cases have the id {case.id}; give their tables different ids")
+        seen.add(case.id)

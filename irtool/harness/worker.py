@@ -1,0 +1,284 @@
+"""Running jobs: :class:`Runner` in any process, and the worker process loop around it.
+
+A worker is ``python -m irtool.harness.worker``.  It answers on a private copy of its
+stdout (fd 1 itself is pointed at stderr, so nothing a plugin prints can corrupt the
+protocol): first ``{"ready": {...}}``, then for each request line one answer line.
+Requests: ``{"options": {...}}`` once, then ``{"job": {...}}`` (answer ``{"result": {...}}``)
+or ``{"reproduce": {...}}`` (answer ``{"reproducer": path}``: write the reproducer of a job
+whose worker crashed or hung, without compiling it).
+
+A :class:`Runner` keeps one Core (irtool.execute.core), the models it built or read
+(by model key) and the models it compiled (by model key, device, precision), so that
+the seeds, devices and precisions of one model cost one build and one compile each.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from irtool.compare import TolerancePolicy
+from irtool.errors import IrtoolError
+from irtool.harness import faults
+from irtool.harness.records import (ERROR, FAIL, PASS, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
+                                    case_to_json, plain, result_to_json)
+from irtool.harness.suite import op_case
+
+MODEL_CACHE = 8
+COMPILED_CACHE = 16
+REPRODUCERS = "reproducers"
+
+
+@dataclass(frozen=True)
+class RunnerOptions:
+    config: Mapping[str, str] = field(default_factory=dict)
+    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
+    report_dir: str | None = None  # reproducers go to REPORT_DIR/reproducers/<job>/
+
+    def to_json(self) -> dict[str, Any]:
+        return plain(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunnerOptions":
+        return cls(dict(data.get("config", {})), TolerancePolicy(**data.get("tolerance", {})), data.get("report_dir"))
+
+
+@dataclass
+class Prepared:
+    """A model ready to run: the ov.Model and what irtool found in it."""
+
+    model: Any
+    name: str  # what messages call it
+    rnn: Any  # irtool.execute.RnnOp or None
+    why_not: str
+    infos: list
+    labels: list[tuple[str, ...]]
+
+
+def job_to_json(job: Job) -> dict[str, Any]:
+    return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision}
+
+
+def job_from_json(data: Mapping[str, Any]) -> Job:
+    return Job(case_from_json(data["case"]), data["device"], data["precision"])
+
+
+def reproducer_name(job: Job) -> str:
+    """A folder name for a job: readable, filesystem-safe, unique by a short hash."""
+    slug = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", job.name).strip("_")[:80]
+    digest = hashlib.sha1(job.name.encode()).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+class Runner:
+    def __init__(self, options: RunnerOptions | None = None):
+        self.options = options or RunnerOptions()
+        self.faults = faults.faults_from_environment()
+        self._models: OrderedDict[str, Prepared] = OrderedDict()
+        self._compiled: OrderedDict[tuple[str, str, str], tuple[Any, Any, float]] = OrderedDict()
+
+    # ------------------------------------------------------------------ one job
+    def run(self, job: Job) -> CaseResult:
+        """Run one job and judge it; every failure of the case becomes a verdict, never an exception."""
+        from irtool.execute import infer, make_inputs
+
+        faults.inject(self.faults, job)
+        case = job.case
+        result = base_result(job)
+        start = time.perf_counter()
+        prepared = inputs = None
+        try:
+            prepared = self.prepare(case)
+            inputs = make_inputs(prepared.infos, prepared.rnn, case.seed, case.sizes)
+            result.shapes = {name: list(array.shape) for name, array in inputs.items()}
+            compiled, device_run, result.compile_time = self._compile(case, prepared, job.device, job.precision)
+            result.effective_precision = dict(device_run.effective_precision)
+            result.execution_devices = list(device_run.execution_devices)
+            started = time.perf_counter()
+            actual = infer(compiled, inputs, job.device)
+            result.infer_time = time.perf_counter() - started
+            self._judge(result, job, prepared, inputs, actual, device_run.precision)
+        except IrtoolError as error:
+            result.verdict, result.message = ERROR, error.message
+            if prepared is not None and inputs is not None:
+                self._reproduce(job, result, prepared, inputs)
+        result.time = time.perf_counter() - start
+        return result
+
+    def _judge(self, result: CaseResult, job: Job, prepared: Prepared, inputs: Mapping[str, np.ndarray],
+               actual: list[np.ndarray], precision: str) -> None:
+        from irtool.execute import diff_outputs, reference_outputs
+
+        if prepared.rnn is None:
+            result.verdict, result.message = UNJUDGED, f"no reference applies: {prepared.why_not}"
+            return
+        reference = reference_outputs(prepared.rnn, inputs)
+        expected = [reference[port] for port in prepared.rnn.output_ports]
+        diffs = diff_outputs(prepared.labels, actual, expected, self._policy(job.case), precision, prepared.rnn)
+        result.outputs = [output_record(diff) for diff in diffs]
+        result.max_abs = max((d.max_abs for d in diffs), default=None)
+        failed = [d.name for d in diffs if not d.passed]
+        result.verdict = FAIL if failed else PASS
+        if failed:
+            result.message = "outside tolerance: " + ", ".join(
+                f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
+                for d in diffs if not d.passed)
+            self._reproduce(job, result, prepared, inputs, actual, expected, diffs)
+
+    def _policy(self, case: SuiteCase) -> TolerancePolicy:
+        """The case's own atol/rtol, unless the run overrides them."""
+        policy = self.options.tolerance
+        return TolerancePolicy(policy.atol if policy.atol is not None else case.atol,
+                               policy.rtol if policy.rtol is not None else case.rtol,
+                               policy.output_atol, policy.output_rtol)
+
+    # ------------------------------------------------------------------ caches
+    def prepare(self, case: SuiteCase) -> Prepared:
+        """The case's model, built or read once per model key."""
+        from irtool.execute import find_rnn_op, model_inputs, output_labels, read_model
+
+        prepared = self._models.get(case.model_key)
+        if prepared is not None:
+            self._models.move_to_end(case.model_key)
+            return prepared
+        if case.file is not None:
+            loaded = read_model(case.file, case.fill_defaults)
+            model, name = loaded.model, Path(case.file).name
+        else:
+            from irtool.build import build_model
+
+            model, name = build_model(op_case(case)), f"{case.op} model"
+        rnn, why_not = find_rnn_op(model)
+        prepared = Prepared(model, name, rnn, why_not, model_inputs(model), output_labels(model, rnn))
+        _remember(self._models, case.model_key, prepared, MODEL_CACHE)
+        return prepared
+
+    def _compile(self, case: SuiteCase, prepared: Prepared, device: str, precision: str) -> tuple[Any, Any, float]:
+        """Compiled model, DeviceRun and compile seconds (0 when reused).  A device that cannot
+        compile is asked which ops it does not support, so that is said rather than a crash text."""
+        from irtool.execute import RunError, check_support, compile_on
+
+        key = (case.model_key, device, precision)
+        found = self._compiled.get(key)
+        if found is not None:
+            self._compiled.move_to_end(key)
+            return found[0], found[1], 0.0
+        started = time.perf_counter()
+        try:
+            compiled, device_run = compile_on(prepared.model, device, precision, self.options.config,
+                                              Path(prepared.name))
+        except RunError:
+            check_support(prepared.model, device, Path(prepared.name))
+            raise
+        seconds = time.perf_counter() - started
+        _remember(self._compiled, key, (compiled, device_run, seconds), COMPILED_CACHE)
+        return compiled, device_run, seconds
+
+    # ------------------------------------------------------------------ reproducers
+    def reproduce_only(self, job: Job) -> str | None:
+        """The reproducer of a job whose worker crashed or hung: model and inputs, nothing run."""
+        from irtool.execute import make_inputs
+
+        try:
+            prepared = self.prepare(job.case)
+            inputs = make_inputs(prepared.infos, prepared.rnn, job.case.seed, job.case.sizes)
+        except IrtoolError:
+            return None
+        result = base_result(job)
+        self._reproduce(job, result, prepared, inputs)
+        return result.reproducer
+
+    def _reproduce(self, job: Job, result: CaseResult, prepared: Prepared, inputs: Mapping[str, np.ndarray],
+                   actual: list[np.ndarray] | None = None, expected: list[np.ndarray] | None = None,
+                   diffs: tuple = ()) -> None:
+        if self.options.report_dir is None:
+            return
+        from irtool.harness.reproducer import write_reproducer
+
+        relative = f"{REPRODUCERS}/{reproducer_name(job)}"
+        names = [labels[0] for labels in prepared.labels]
+        tolerances = {d.name: (d.tolerance.atol, d.tolerance.rtol) for d in diffs}
+        result.reproducer = relative
+        folder = Path(self.options.report_dir) / relative
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        write_reproducer(folder, model=prepared.model, inputs=inputs,
+                         expected=dict(zip(names, expected)) if expected is not None else None,
+                         actual=dict(zip(names, actual)) if actual is not None else None,
+                         device=job.device, precision=job.precision, config=self.options.config,
+                         tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
+
+
+def _remember(cache: OrderedDict, key: Any, value: Any, size: int) -> None:
+    cache[key] = value
+    while len(cache) > size:
+        cache.popitem(last=False)
+
+
+def base_result(job: Job) -> CaseResult:
+    case = job.case
+    return CaseResult(case=case.id, suite=case.suite, device=job.device, precision=job.precision, verdict=ERROR,
+                      op=f"{case.op}-{case.version}" if case.op else None, file=case.file,
+                      attributes=dict(case.attributes), element_type=case.element_type if case.op else None,
+                      seed=case.seed)
+
+
+def output_record(diff: Any) -> dict[str, Any]:
+    """An OutputDiff as stored: its fields, with the tolerance flattened to atol, rtol, tolerance_source."""
+    record = plain(diff)
+    tolerance = record.pop("tolerance")
+    record.update(atol=tolerance["atol"], rtol=tolerance["rtol"], tolerance_source=tolerance["source"])
+    return record
+
+
+# ----------------------------------------------------------------------------- the process
+
+def serve(requests: Any, answers: Any) -> None:
+    """Answer requests (JSON lines) until the input ends."""
+    import openvino as ov
+
+    from irtool.execute import core
+
+    core()
+    _send(answers, {"ready": {"pid": os.getpid(), "openvino": ov.get_version()}})
+    runner = Runner()
+    for line in requests:
+        request = json.loads(line)
+        if "options" in request:
+            runner = Runner(RunnerOptions.from_json(request["options"]))
+        elif "job" in request:
+            job = job_from_json(request["job"])
+            try:
+                result = runner.run(job)
+            except Exception as error:  # irtool's own bug: say so for this job, keep serving
+                result = base_result(job)
+                result.message = f"internal error (an irtool bug): {type(error).__name__}: {error}"
+                result.stderr = traceback.format_exc().splitlines()[-20:]
+            _send(answers, {"result": result_to_json(result)})
+        elif "reproduce" in request:
+            _send(answers, {"reproducer": runner.reproduce_only(job_from_json(request["reproduce"]))})
+
+
+def _send(answers: Any, message: Mapping[str, Any]) -> None:
+    answers.write(json.dumps(message, allow_nan=False) + "\n")
+    answers.flush()
+
+
+def main() -> None:
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # prints of plugins and libraries go to stderr, not into the protocol
+    sys.stdout = sys.stderr
+    serve(sys.stdin, answers)
+
+
+if __name__ == "__main__":
+    main()
