@@ -117,13 +117,12 @@ class Runner:
 
     def _judge(self, result: CaseResult, job: Job, prepared: Prepared, inputs: Mapping[str, np.ndarray],
                actual: list[np.ndarray], precision: str) -> None:
-        from irtool.execute import diff_outputs, reference_outputs
+        from irtool.execute import diff_outputs
 
         if prepared.rnn is None:
             result.verdict, result.message = UNJUDGED, f"no reference applies: {prepared.why_not}"
             return
-        reference = reference_outputs(prepared.rnn, inputs)
-        expected = [reference[port] for port in prepared.rnn.output_ports]
+        expected = self._expected(prepared, inputs)
         diffs = diff_outputs(prepared.labels, actual, expected, self._policy(job.case), precision, prepared.rnn)
         result.outputs = [output_record(diff) for diff in diffs]
         result.max_abs = max((d.max_abs for d in diffs), default=None)
@@ -186,17 +185,27 @@ class Runner:
 
     # ------------------------------------------------------------------ reproducers
     def reproduce_only(self, job: Job) -> str | None:
-        """The reproducer of a job whose worker crashed or hung: model and inputs, nothing run."""
+        """The reproducer of a job whose worker crashed or hung: the model, its inputs and the
+        reference's outputs where one applies; nothing is compiled."""
         from irtool.execute import make_inputs
 
         try:
             prepared = self.prepare(job.case)
             inputs = make_inputs(prepared.infos, prepared.rnn, job.case.seed, job.case.sizes)
+            expected = self._expected(prepared, inputs) if prepared.rnn is not None else None
         except IrtoolError:
             return None
         result = base_result(job)
-        self._reproduce(job, result, prepared, inputs)
+        self._reproduce(job, result, prepared, inputs, expected=expected)
         return result.reproducer
+
+    @staticmethod
+    def _expected(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """The reference's outputs in model output order."""
+        from irtool.execute import reference_outputs
+
+        reference = reference_outputs(prepared.rnn, inputs)
+        return [reference[port] for port in prepared.rnn.output_ports]
 
     def _reproduce(self, job: Job, result: CaseResult, prepared: Prepared, inputs: Mapping[str, np.ndarray],
                    actual: list[np.ndarray] | None = None, expected: list[np.ndarray] | None = None,
@@ -207,7 +216,7 @@ class Runner:
 
         relative = f"{REPRODUCERS}/{reproducer_name(job)}"
         names = [labels[0] for labels in prepared.labels]
-        tolerances = {d.name: (d.tolerance.atol, d.tolerance.rtol) for d in diffs}
+        tolerances = {d.name: (d.tolerance.atol, d.tolerance.rtol) for d in diffs} or self._tolerances(job, prepared)
         result.reproducer = relative
         folder = Path(self.options.report_dir) / relative
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -216,6 +225,19 @@ class Runner:
                          actual=dict(zip(names, actual)) if actual is not None else None,
                          device=job.device, precision=job.precision, config=self.options.config,
                          tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
+
+
+    def _tolerances(self, job: Job, prepared: Prepared) -> dict[str, tuple[float, float]]:
+        """Each output's tolerance at the requested precision, for a job that compared nothing."""
+        from irtool.compare import loosest_precision
+        from irtool.execute import dtype_precision
+
+        tolerances = {}
+        for labels, output in zip(prepared.labels, prepared.model.outputs):
+            precision = loosest_precision([job.precision, dtype_precision(output.get_element_type().to_dtype())])
+            tolerance = self._policy(job.case).for_output(labels, precision)
+            tolerances[labels[0]] = (tolerance.atol, tolerance.rtol)
+        return tolerances
 
 
 def _remember(cache: OrderedDict, key: Any, value: Any, size: int) -> None:
@@ -257,6 +279,7 @@ def serve(requests: Any, answers: Any) -> None:
             runner = Runner(RunnerOptions.from_json(request["options"]))
         elif "job" in request:
             job = job_from_json(request["job"])
+            print(f"irtool worker {os.getpid()}: running {job.name}", file=sys.stderr, flush=True)
             try:
                 result = runner.run(job)
             except Exception as error:  # irtool's own bug: say so for this job, keep serving
@@ -265,7 +288,12 @@ def serve(requests: Any, answers: Any) -> None:
                 result.stderr = traceback.format_exc().splitlines()[-20:]
             _send(answers, {"result": result_to_json(result)})
         elif "reproduce" in request:
-            _send(answers, {"reproducer": runner.reproduce_only(job_from_json(request["reproduce"]))})
+            try:
+                folder = runner.reproduce_only(job_from_json(request["reproduce"]))
+            except Exception:  # irtool's own bug: the job is recorded without a reproducer
+                traceback.print_exc()
+                folder = None
+            _send(answers, {"reproducer": folder})
 
 
 def _send(answers: Any, message: Mapping[str, Any]) -> None:

@@ -1,0 +1,144 @@
+"""``irtool harness`` end to end on real OpenVINO: the smoke suite across CPU-backed devices and
+an absent GPU, known failures, compiled-model reuse, and usage errors."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lxml.etree as ET
+import lxml.html
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "samples" / "suites" / "smoke.toml"
+CPU_BACKED = ("CPU", "AUTO:CPU", "HETERO:CPU")
+
+
+def irtool(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irtool", *args], capture_output=True, text=True, timeout=600,
+                          **kwargs)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """The issue's command, as it is."""
+    out = tmp_path_factory.mktemp("smoke") / "out"
+    done = irtool("harness", str(SMOKE), "-d", "CPU,AUTO:CPU,HETERO:CPU,GPU", "--precision", "f32,bf16",
+                  "--report-dir", str(out))
+    return done, out, json.loads((out / "results.json").read_text())
+
+
+def test_smoke_passes_every_cpu_backed_case_and_skips_gpu(smoke):
+    done, _, results = smoke
+    assert done.returncode == 0, done.stdout + done.stderr
+    cases = {r["case"] for r in results["results"]}
+    for result in results["results"]:
+        if result["device"] in CPU_BACKED:
+            assert result["verdict"] in ("pass", "unjudged"), result
+        else:
+            assert result["verdict"] == "skip" and "GPU" in result["message"], result
+    assert len(results["results"]) == len(cases) * 4 * 2
+    assert "PASSED:" in done.stdout and "skipped" in done.stdout
+
+
+def test_bf16_really_ran_at_bf16(smoke):
+    _, _, results = smoke
+    for device in CPU_BACKED:
+        ran = {r["precision"]: r for r in results["results"] if r["device"] == device and r["case"].startswith("lstm-seq")}
+        assert set(ran["bf16"]["effective_precision"].values()) == {"bf16"}
+        assert set(ran["f32"]["effective_precision"].values()) == {"f32"}
+        assert ran["bf16"]["max_abs"] > 100 * ran["f32"]["max_abs"]
+
+
+def test_smoke_writes_the_three_reports(smoke):
+    _, out, results = smoke
+    assert results["format"] == "irtool-results/1" and results["partial"] is False
+    assert results["openvino_version"].startswith("20") and results["host"]["name"]
+    junit = ET.parse(str(out / "junit.xml")).getroot()
+    suites = {s.get("name"): s for s in junit.iter("testsuite")}
+    assert suites["GPU f32"].get("skipped") == suites["GPU f32"].get("tests") != "0"
+    assert suites["CPU bf16"].get("failures") == "0" and suites["CPU bf16"].get("errors") == "0"
+    page = lxml.html.parse(str(out / "report.html")).getroot()
+    text = page.text_content()
+    assert "GRUSequence-5" in text and "HETERO:CPU bf16" in text
+
+
+def test_the_summary_table_counts_each_device_and_precision(smoke):
+    done, _, _ = smoke
+    lines = done.stdout.splitlines()
+    row = next(line for line in lines if line.strip().startswith("GPU bf16"))
+    assert row.split()[-1] != "0"  # the skip column
+    assert any(line.strip().startswith("HETERO:CPU f32") for line in lines)
+
+
+SEEDS = """
+[[grid]]
+id = "gru"
+op = "GRUSequence"
+attributes = { hidden_size = 4, direction = "forward" }
+seeds = [0, 1, 2]
+[[grid]]
+id = "tight"
+op = "LSTMSequence"
+attributes = { hidden_size = 4, direction = "bidirectional" }
+atol = 0.0
+rtol = 0.0
+"""
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("small")
+    (folder / "suite.toml").write_text(SEEDS)
+    return folder
+
+
+def test_one_model_is_compiled_once_for_all_its_seeds(small):
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "reuse"), "--precision", "f32")
+    results = json.loads((small / "reuse" / "results.json").read_text())["results"]
+    gru = [r for r in results if r["case"].startswith("gru[")]
+    assert [r["compile_time"] > 0 for r in gru] == [True, False, False], done.stdout
+    assert len({r["outputs"][0]["worst_expected"] for r in gru}) == 3  # three different inputs
+
+
+def test_a_known_failure_is_xfail_and_exits_0(small):
+    xfail = small / "xfail.toml"
+    xfail.write_text('[[xfail]]\ncase = "tight[*]"\nprecision = "bf16"\nreason = "no tolerance at bf16"\n'
+                     '[[xfail]]\ncase = "gru[seed=2]"\nreason = "flaky once"\n')
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "xf"), "--precision", "bf16",
+                  "--xfail", str(xfail))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "XPASS: gru[seed=2] on CPU at bf16: known to fail (flaky once) but passed" in done.stdout
+    verdicts = {r["case"]: r["verdict"] for r in json.loads((small / "xf" / "results.json").read_text())["results"]}
+    assert verdicts == {"gru[seed=0]": "pass", "gru[seed=1]": "pass", "gru[seed=2]": "xpass", "tight[seed=0]": "xfail"}
+
+
+def test_a_failure_exits_1_with_a_reproducer(small):
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "fail"), "--precision", "bf16")
+    assert done.returncode == 1
+    line = next(line for line in done.stdout.splitlines() if line.startswith("FAIL: tight[seed=0] on CPU at bf16"))
+    assert "outside tolerance: Y (max abs" in line
+    folder = Path(line.rsplit("[", 1)[1].rstrip("]"))
+    replay = subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert replay.returncode == 1 and "Y" in replay.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-j", "0"], "-j 0: expected at least 1 worker"),
+    (["--precision", "f8"], "--precision f8: expected one of"),
+    (["--shard", "3/2"], "--shard 3/2: expected K/N"),
+    (["--timeout", "0"], "--timeout 0: expected seconds > 0"),
+    (["--config", "INFERENCE_PRECISION_HINT=f32"], "with --precision"),
+])
+def test_usage_errors_exit_2_with_one_line(small, args, message):
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "usage"), *args)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_bad_suite_exits_2_naming_it(tmp_path):
+    (tmp_path / "bad.toml").write_text("[[grid]]\nop = 'GRUSequence'\n")
+    done = irtool("harness", str(tmp_path / "bad.toml"), "--report-dir", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith(f"irtool: error: {tmp_path / 'bad.toml'}: case")

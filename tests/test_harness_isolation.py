@@ -1,0 +1,70 @@
+"""Isolation: a case that aborts, segfaults or hangs its worker is recorded as such, with the
+worker's last stderr lines and a reproducer; the rest of the run completes.  Real workers,
+real OpenVINO; the faults come from IRTOOL_FAULT (irtool.harness.faults)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SUITE = """
+[suite]
+name = "iso"
+[[grid]]
+id = "cell"
+op = "RNNCell"
+attributes = { hidden_size = [1, 2, 3, 4, 5, 6] }
+"""
+FAULTS = "abort:hidden_size=2;hang:hidden_size=3;segfault:hidden_size=5"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("iso")
+    (folder / "iso.toml").write_text(SUITE)
+    env = dict(os.environ, IRTOOL_FAULT=FAULTS)
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(folder / "iso.toml"), "--timeout", "4",
+                           "-j", "2", "--report-dir", str(folder / "out"), "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    results = {r["case"]: r for r in json.loads((folder / "out" / "results.json").read_text())["results"]}
+    return done, results, folder / "out"
+
+
+def case(hidden: int) -> str:
+    return f"cell[hidden_size={hidden},seed=0]"
+
+
+def test_the_run_completes_and_fails(run):
+    done, results, _ = run
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert [results[case(h)]["verdict"] for h in range(1, 7)] == ["pass", "crash", "timeout", "pass", "crash", "pass"]
+
+
+@pytest.mark.parametrize("hidden, message", [
+    (2, "the worker died: SIGABRT (abort)"),
+    (3, "ran past the timeout of 4 s; the worker was killed"),
+    (5, "the worker died: SIGSEGV (segmentation fault)")])
+def test_lost_jobs_say_why_with_the_workers_last_words_and_a_reproducer(run, hidden, message):
+    _, results, out = run
+    result = results[case(hidden)]
+    assert result["message"] == message
+    assert any(f"running {case(hidden)} on CPU at f32" in line for line in result["stderr"]), result["stderr"]
+    folder = out / result["reproducer"]
+    assert {p.name for p in folder.iterdir()} >= {"model.xml", "model.bin", "inputs.npz", "expected.npz",
+                                                   "reproduce.py", "case.json"}
+    assert json.loads((folder / "case.json").read_text())["case"]["attributes"] == {"hidden_size": hidden}
+    with np.load(folder / "inputs.npz") as inputs:
+        assert inputs[inputs.files[0]].shape[0] == 2  # the case's batch
+
+
+def test_the_summary_names_each_lost_job(run):
+    done, _, _ = run
+    assert f"CRASH: {case(2)} on CPU at f32: the worker died: SIGABRT (abort)" in done.stdout
+    assert f"TIMEOUT: {case(3)} on CPU at f32" in done.stdout
+    assert "FAILED: 3 pass, 2 crash, 1 timeout" in done.stdout

@@ -1,0 +1,103 @@
+"""Nothing lost: a run killed midway is continued by --resume without running a finished case
+twice; an interrupted run (SIGINT, SIGTERM) writes partial reports.  Real harness processes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+CASES = 40
+SUITE = f"""
+[suite]
+name = "resume"
+[[grid]]
+id = "cell"
+op = "RNNCell"
+attributes = {{ hidden_size = {list(range(1, CASES + 1))} }}
+"""
+
+
+def harness(folder: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "irtool", "harness", str(folder / "suite.toml"), "--report-dir",
+            str(folder / "out"), "--no-progress", *extra]
+
+
+def jsonl_results(folder: Path) -> list[dict]:
+    lines = (folder / "out" / "results.jsonl").read_text().splitlines()
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a torn last line
+    return [r for r in records if "verdict" in r]
+
+
+def start_and_stop(folder: Path, after: int, how: int) -> subprocess.Popen:
+    """Start a run and send ``how`` once ``after`` results are stored."""
+    (folder / "suite.toml").write_text(SUITE)
+    process = subprocess.Popen(harness(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    jsonl = folder / "out" / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if jsonl.is_file() and len(jsonl_results(folder)) >= after:
+            break
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before it could be stopped: {process.communicate()}")
+        time.sleep(0.01)
+    if how == signal.SIGKILL:
+        os.killpg(process.pid, signal.SIGKILL)  # the harness and its worker, as kill -9 would
+    else:
+        os.kill(process.pid, how)
+    process.wait(timeout=60)
+    return process
+
+
+def test_killed_run_resumes_without_redoing_or_losing_a_case(tmp_path):
+    process = start_and_stop(tmp_path, after=5, how=signal.SIGKILL)
+    assert process.returncode == -signal.SIGKILL
+    before = {r["case"]: r for r in jsonl_results(tmp_path)}
+    assert 5 <= len(before) < CASES
+    with open(tmp_path / "out" / "results.jsonl", "a") as handle:
+        handle.write('{"case": "cell[hidden_size=9')  # a line the kill tore in half
+
+    done = subprocess.run(harness(tmp_path, "--resume"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{CASES} jobs ({CASES - len(before)} run now)" in done.stdout
+    stored = Counter(r["case"] for r in jsonl_results(tmp_path))
+    assert len(stored) == CASES and set(stored.values()) == {1}, "a finished case ran twice"
+    final = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert final["partial"] is False and final["summary"] == {"pass": CASES}
+    by_case = {r["case"]: r for r in final["results"]}
+    assert [r["case"] for r in final["results"]] == [f"cell[hidden_size={k},seed=0]" for k in range(1, CASES + 1)]
+    for case, record in before.items():
+        assert by_case[case]["time"] == record["time"], f"{case} was run again or changed"
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_run_writes_partial_reports_and_says_how_to_go_on(tmp_path, how):
+    process = start_and_stop(tmp_path, after=3, how=how)
+    stdout, stderr = process.communicate()
+    assert process.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    assert "interrupted" in stderr and "--resume" in stderr
+    final = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert final["partial"] is True and 3 <= len(final["results"]) < CASES
+    assert (tmp_path / "out" / "junit.xml").is_file() and (tmp_path / "out" / "report.html").is_file()
+
+
+def test_resume_refuses_a_report_dir_of_another_run(tmp_path):
+    (tmp_path / "suite.toml").write_text(SUITE)
+    subprocess.run(harness(tmp_path, "--shard", "1/8"), capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(harness(tmp_path, "--resume", "--precision", "bf16"), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2
+    assert "cannot resume: it holds a run with precisions ['f32'], this one has ['bf16']" in done.stderr
