@@ -1,0 +1,65 @@
+"""The pytest plugin: a suite named on pytest's command line becomes one test per job, run by
+pytest itself or spread by pytest-xdist.  Real pytest processes, real OpenVINO on CPU."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SUITE = """
+[suite]
+name = "plugin"
+expected_failures = "xfail.toml"
+[[grid]]
+id = "gru"
+op = "GRUSequence"
+attributes = { hidden_size = 4, direction = "forward" }
+seeds = [0, 1]
+[[grid]]
+id = "tight"
+op = "LSTMSequence"
+attributes = { hidden_size = 4, direction = "bidirectional" }
+atol = 0.0
+rtol = 0.0
+[[grid]]
+id = "known"
+op = "RNNSequence"
+attributes = { hidden_size = 4, direction = "reverse" }
+atol = 0.0
+rtol = 0.0
+"""
+XFAIL = '[[xfail]]\ncase = "known[*]"\nreason = "no tolerance at all"\n'
+
+
+@pytest.fixture
+def suite(tmp_path):
+    (tmp_path / "suite.toml").write_text(SUITE)
+    (tmp_path / "xfail.toml").write_text(XFAIL)
+    (tmp_path / "other.toml").write_text("[tool.x]\n")  # a project's TOML file that is not a suite
+    return tmp_path
+
+
+def pytest_run(folder, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", *args],
+                          cwd=folder, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_a_suite_runs_as_tests(suite, spread):
+    done = pytest_run(suite, "suite.toml", "--irtool-device", "CPU,GPU", "--irtool-precision", "f32", *spread)
+    assert done.returncode == 1, done.stdout + done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert "1 failed, 2 passed, 4 skipped, 1 xfailed" in last, done.stdout
+    assert "tight[seed=0] on CPU at f32" in done.stdout and "outside tolerance: Y" in done.stdout
+
+
+def test_only_suites_named_on_the_command_line_are_collected(suite):
+    done = pytest_run(suite, ".", "--collect-only")
+    assert "suite.toml" not in done.stdout and done.returncode == 5  # no tests collected
+
+
+def test_a_bad_suite_is_a_collection_error_naming_it(suite):
+    (suite / "bad.toml").write_text("[[grid]]\nop = 'GRUFoo'\n")
+    done = pytest_run(suite, "bad.toml")
+    assert done.returncode == 2 and "bad.toml: [[grid]] 1: " in done.stdout
