@@ -378,6 +378,16 @@ def _symbols(rnn: RnnOp, infos: Sequence[InputInfo], sizes: Mapping[str, int]) -
     return symbols
 
 
+def op_symbols(rnn: RnnOp, inputs: Mapping[str, np.ndarray]) -> dict[str, int]:
+    """The op's dim sizes (batch_size, hidden_size, ...) on these inputs and its own weights;
+    empty if they do not fit the spec (the run then says why)."""
+    shapes = [inputs[s.parameter].shape if s.parameter else s.constant.shape for s in rnn.sources]
+    try:
+        return rnn.spec.check_shapes(rnn.attributes, shapes)
+    except ValueError:
+        return {}
+
+
 def load_inputs(path: str | Path, infos: Sequence[InputInfo]) -> dict[str, np.ndarray]:
     """Inputs from an .npz whose keys are the model's input names, checked against the model."""
     path = Path(path)

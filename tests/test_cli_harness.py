@@ -142,3 +142,21 @@ def test_a_bad_suite_exits_2_naming_it(tmp_path):
     done = irtool("harness", str(tmp_path / "bad.toml"), "--report-dir", str(tmp_path / "out"))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith(f"irtool: error: {tmp_path / 'bad.toml'}: case")
+
+
+def test_a_case_made_to_fail_is_a_regression_against_the_baseline(tmp_path):
+    """Two runs of one suite; in the second, one case's tolerance is cut to nothing."""
+    for name, tolerance in (("old", ""), ("new", "atol = 0.0\nrtol = 0.0\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "suite.toml").write_text(SEEDS.replace("atol = 0.0\nrtol = 0.0\n", tolerance))
+    old = irtool("harness", str(tmp_path / "old" / "suite.toml"), "--report-dir", str(tmp_path / "old" / "out"))
+    assert old.returncode == 0, old.stdout + old.stderr
+    new = irtool("harness", str(tmp_path / "new" / "suite.toml"), "--report-dir", str(tmp_path / "new" / "out"),
+                 "--baseline", str(tmp_path / "old" / "out"))
+    assert new.returncode == 1
+    assert "new failures (1):" in new.stdout and "tight[seed=0] on CPU at f32" in new.stdout
+    assert "REGRESSED: 1 new failures" in new.stdout
+    diff = irtool("report", "diff", str(tmp_path / "old" / "out"), str(tmp_path / "new" / "out" / "results.json"))
+    assert diff.returncode == 1 and "tight[seed=0] on CPU at f32" in diff.stdout
+    same = irtool("report", "diff", str(tmp_path / "old" / "out"), str(tmp_path / "old" / "out"))
+    assert same.returncode == 0 and same.stdout.strip().endswith("(0 fixed)")

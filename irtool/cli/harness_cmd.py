@@ -163,11 +163,9 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    from irtool.harness.records import plain
-
     data = {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted, "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")]}
     if outcome.diff is not None:
-        data["baseline"] = plain(outcome.diff)
+        data["baseline"] = outcome.diff.to_json()
     return data

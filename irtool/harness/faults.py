@@ -4,8 +4,9 @@
 about to run a job whose fields all match a fault does ACTION instead: ``abort``
 (SIGABRT, as a failed assertion in a plugin), ``segfault`` (SIGSEGV), ``hang`` (sleeps
 past any timeout) or ``exit`` (exit code 3).  Keys: ``case`` (a glob on the case id),
-``device``, ``precision``, ``op``, and any attribute or size of the case
-(``hidden_size=7``, ``batch_size=3``; compared as IR text, so ``true``, not ``True``).
+``device``, ``precision``, ``op``, and any attribute or dim size of the case's op, as
+given or as found in its model (``hidden_size=7``, ``batch_size=3``; compared as IR text,
+so ``true``, not ``True``).
 Without the variable nothing happens; it exists for tests and for rehearsing a triage.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from irtool.errors import IrtoolError
 from irtool.harness.records import Job, pattern_matches
@@ -33,8 +34,8 @@ class Fault:
     action: str
     when: Mapping[str, str]
 
-    def matches(self, job: Job) -> bool:
-        fields = job_fields(job)
+    def matches(self, job: Job, found: Mapping[str, Any] | None = None) -> bool:
+        fields = job_fields(job, found or {})
         for key, want in self.when.items():
             have = fields.get(key)
             if have is None or not (pattern_matches(want, have) if key == "case" else have == want):
@@ -42,9 +43,11 @@ class Fault:
         return True
 
 
-def job_fields(job: Job) -> dict[str, str]:
+def job_fields(job: Job, found: Mapping[str, Any]) -> dict[str, str]:
+    """The fields a fault can name: the case's own, and ``found`` in its model (the op's
+    attributes and dim sizes, so that a fault can name the shape of an IR file's op)."""
     case = job.case
-    fields = {name: format_value(value) for name, value in {**case.attributes, **case.sizes}.items()}
+    fields = {name: format_value(value) for name, value in {**found, **case.attributes, **case.sizes}.items()}
     fields.update(case=case.id, device=job.device, precision=job.precision, op=case.op or "")
     return fields
 
@@ -69,10 +72,10 @@ def faults_from_environment() -> list[Fault]:
     return parse_faults(os.environ.get(ENV, ""))
 
 
-def inject(faults: list[Fault], job: Job) -> None:
+def inject(faults: list[Fault], job: Job, found: Mapping[str, Any] | None = None) -> None:
     """Do the first matching fault's action (this never returns when one matches)."""
     for fault in faults:
-        if fault.matches(job):
+        if fault.matches(job, found):
             _do(fault.action)
 
 

@@ -32,8 +32,9 @@ class SuiteCase:
     """One case: an op case (``op`` set) or an IR file (``file`` set).
 
     ``attributes`` are typed values with the spec's names; ``sizes`` the free dim symbols
-    (batch_size, seq_length, input_size); ``seed`` seeds the inputs and ``model_seed`` the
-    Const weights, so cases that differ only by ``seed`` share one compiled model.
+    (batch_size, seq_length, input_size); ``seed`` seeds the inputs (unless ``inputs`` names
+    an .npz) and ``model_seed`` the Const weights, so cases that differ only by their inputs
+    share one compiled model.
     """
 
     id: str
@@ -47,6 +48,7 @@ class SuiteCase:
     dynamic: tuple[str, ...] = ()
     file: str | None = None
     fill_defaults: bool = False
+    inputs: str | None = None  # an .npz of the model's inputs (by name); else seeded ones
     seed: int = 0
     model_seed: int = 0
     atol: float | None = None
@@ -56,7 +58,7 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "atol", "rtol"):
+        for name in ("id", "seed", "inputs", "atol", "rtol"):
             data.pop(name)
         return repr(sorted(data.items()))
 

@@ -90,16 +90,19 @@ class Runner:
     # ------------------------------------------------------------------ one job
     def run(self, job: Job) -> CaseResult:
         """Run one job and judge it; every failure of the case becomes a verdict, never an exception."""
-        from irtool.execute import infer, make_inputs
+        from irtool.execute import infer
 
-        faults.inject(self.faults, job)
         case = job.case
         result = base_result(job)
         start = time.perf_counter()
         prepared = inputs = None
         try:
             prepared = self.prepare(case)
-            inputs = make_inputs(prepared.infos, prepared.rnn, case.seed, case.sizes)
+            if prepared.rnn is not None:
+                result.op = prepared.rnn.spec.key  # an IR file's op, too
+            inputs = self.inputs(case, prepared)
+            if self.faults:
+                faults.inject(self.faults, job, op_fields(prepared, inputs))
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
             compiled, device_run, result.compile_time = self._compile(case, prepared, job.device, job.precision)
             result.effective_precision = dict(device_run.effective_precision)
@@ -140,6 +143,15 @@ class Runner:
         return TolerancePolicy(policy.atol if policy.atol is not None else case.atol,
                                policy.rtol if policy.rtol is not None else case.rtol,
                                policy.output_atol, policy.output_rtol)
+
+    @staticmethod
+    def inputs(case: SuiteCase, prepared: Prepared) -> dict[str, np.ndarray]:
+        """The case's inputs: from its .npz, or seeded (dynamic dims take the case's sizes)."""
+        from irtool.execute import load_inputs, make_inputs
+
+        if case.inputs is not None:
+            return load_inputs(case.inputs, prepared.infos)
+        return make_inputs(prepared.infos, prepared.rnn, case.seed, case.sizes)
 
     # ------------------------------------------------------------------ caches
     def prepare(self, case: SuiteCase) -> Prepared:
@@ -187,11 +199,9 @@ class Runner:
     def reproduce_only(self, job: Job) -> str | None:
         """The reproducer of a job whose worker crashed or hung: the model, its inputs and the
         reference's outputs where one applies; nothing is compiled."""
-        from irtool.execute import make_inputs
-
         try:
             prepared = self.prepare(job.case)
-            inputs = make_inputs(prepared.infos, prepared.rnn, job.case.seed, job.case.sizes)
+            inputs = self.inputs(job.case, prepared)
             expected = self._expected(prepared, inputs) if prepared.rnn is not None else None
         except IrtoolError:
             return None
@@ -244,6 +254,15 @@ def _remember(cache: OrderedDict, key: Any, value: Any, size: int) -> None:
     cache[key] = value
     while len(cache) > size:
         cache.popitem(last=False)
+
+
+def op_fields(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The RNN op's attributes and dim sizes on these inputs (empty for a model without one)."""
+    from irtool.execute import op_symbols
+
+    if prepared.rnn is None:
+        return {}
+    return {**prepared.rnn.attributes, **op_symbols(prepared.rnn, inputs)}
 
 
 def base_result(job: Job) -> CaseResult:

@@ -1,0 +1,169 @@
+"""What changed between two runs: new failures and crashes, fixed cases, accuracy drift.
+
+Results are matched by key (case, device, precision).  Each matched pair lands in at most
+one list, checked in this order: a new crash (now crash/timeout, was not), a new failure
+(now fail/error, was anything else: pass, xfail, unjudged, skip), fixed (was fail, error,
+crash or timeout, now pass or xpass), drift (same verdict, max abs error grown more than
+``drift_factor`` times and past ``drift_floor``), another verdict change.  A key only in
+the new run is "added" and, if it failed, also a new failure or crash (the baseline does
+not vouch for it); a key only in the old run is "removed" (a partial run removes many).
+
+Two runs may be two OpenVINO versions or two devices: ``device_map={"CPU": "GPU"}`` pairs
+the old run's CPU results with the new run's GPU results (and leaves out every other
+device of either run).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from irtool.errors import IrtoolError
+from irtool.harness.records import CRASH, ERROR, FAIL, FAILED, PASS, TIMEOUT, XPASS, CaseResult, plain
+from irtool.harness.store import RunResults
+
+DRIFT_FACTOR = 2.0
+# f32 runs differ from the reference by a few units in the last place (worst seen 2.7e-7 for
+# values up to 1); an error that grows but stays under 1e-6 is rounding noise, not drift.
+# bf16 errors (1e-3 and up) are all above it, so bf16 drift is still caught.
+DRIFT_FLOOR = 1e-6
+CRASHED = frozenset({CRASH, TIMEOUT})
+LISTED = 10  # added and removed jobs shown in the text (a partial run removes hundreds); JSON has all
+KINDS = ("new_failures", "new_crashes", "drift", "fixed", "changed", "added", "removed")  # the lists of a RunDiff
+
+
+class BaselineError(IrtoolError):
+    """Options of a run diff that make no sense (a drift factor below 1)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One job in both runs (or in one: ``old`` or ``new`` is None); ``factor`` is new max abs /
+    old max abs, where both have one."""
+
+    old: CaseResult | None
+    new: CaseResult | None
+
+    @property
+    def name(self) -> str:
+        return (self.new or self.old).name  # type: ignore[union-attr]
+
+    @property
+    def factor(self) -> float | None:
+        if self.old is None or self.new is None or self.old.max_abs is None or self.new.max_abs is None:
+            return None
+        if self.old.max_abs == 0:
+            return math.inf if self.new.max_abs > 0 else 1.0
+        return self.new.max_abs / self.old.max_abs
+
+    def describe(self) -> str:
+        """One line: ``gru-b on CPU at f32: pass -> fail, max abs 2e-07 -> 0.2 (x1e+06): message``."""
+        old, new = self.old, self.new
+        was = "absent" if old is None else old.verdict
+        if old and new and old.device != new.device:
+            was += f" on {old.device}"
+        text = f"{self.name}: {was} -> {new.verdict if new else 'absent'}"
+        if old and new and self.factor is not None:
+            text += f", max abs {old.max_abs:.3g} -> {new.max_abs:.3g} (x{self.factor:.3g})"
+        if new and new.message and new.verdict != PASS:
+            text += f": {' '.join(new.message.split())}"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        ref = self.new or self.old
+        return {"case": ref.case, "device": ref.device, "precision": ref.precision,  # type: ignore[union-attr]
+                "old_device": self.old.device if self.old else None,
+                "old": self.old.verdict if self.old else None, "new": self.new.verdict if self.new else None,
+                "old_max_abs": self.old.max_abs if self.old else None,
+                "new_max_abs": self.new.max_abs if self.new else None,
+                "factor": self.factor, "message": self.new.message if self.new else ""}
+
+
+@dataclass
+class RunDiff:
+    drift_factor: float = DRIFT_FACTOR
+    drift_floor: float = DRIFT_FLOOR
+    new_failures: list[Change] = field(default_factory=list)
+    new_crashes: list[Change] = field(default_factory=list)
+    drift: list[Change] = field(default_factory=list)
+    fixed: list[Change] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    added: list[Change] = field(default_factory=list)
+    removed: list[Change] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.new_failures or self.new_crashes or self.drift)
+
+    @property
+    def sections(self) -> list[tuple[str, list[Change]]]:
+        """(title, changes) of each list, regressions first."""
+        drift = f"accuracy drift (max abs error grew more than {self.drift_factor:g}x, past {self.drift_floor:g})"
+        return [("new failures", self.new_failures), ("new crashes and timeouts", self.new_crashes),
+                (drift, self.drift), ("fixed", self.fixed), ("other verdict changes", self.changed),
+                ("added", self.added), ("removed", self.removed)]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready (an infinite factor, from an old max abs of 0, as "inf")."""
+        return plain({"regressed": self.regressed, "drift_factor": self.drift_factor, "drift_floor": self.drift_floor,
+                      **{kind: [change.to_json() for change in getattr(self, kind)] for kind in KINDS}})
+
+
+def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACTOR, drift_floor: float = DRIFT_FLOOR,
+              device_map: Mapping[str, str] | None = None) -> RunDiff:
+    """Compare two runs job by job; see the module docstring for the rules."""
+    if not drift_factor >= 1:
+        raise BaselineError(f"drift factor {drift_factor}: expected a number >= 1 (how many times the max abs "
+                            f"error may grow)")
+    if device_map:
+        olds = {(r.case, device_map[r.device], r.precision): r for r in old.results if r.device in device_map}
+        news = {r.key: r for r in new.results if r.device in device_map.values()}
+    else:
+        olds = {r.key: r for r in old.results}
+        news = {r.key: r for r in new.results}
+    diff = RunDiff(drift_factor, drift_floor)
+    for key, after in news.items():
+        before = olds.get(key)
+        if before is None:
+            diff.added.append(Change(None, after))
+        kind = _kind(before, after, drift_factor, drift_floor)
+        if kind:
+            getattr(diff, kind).append(Change(before, after))
+    diff.removed.extend(Change(before, None) for key, before in olds.items() if key not in news)
+    return diff
+
+
+def _kind(old: CaseResult | None, new: CaseResult, drift_factor: float, drift_floor: float) -> str | None:
+    """The list of RunDiff a job belongs in (besides "added"), or None: nothing to say."""
+    was = old.verdict if old else None
+    if new.verdict in CRASHED and was not in CRASHED:
+        return "new_crashes"
+    if new.verdict in (FAIL, ERROR) and was not in FAILED:
+        return "new_failures"
+    if old is None:
+        return None
+    if was in FAILED and new.verdict in (PASS, XPASS):
+        return "fixed"
+    if was != new.verdict:
+        return "changed"
+    factor = Change(old, new).factor
+    if factor is not None and factor > drift_factor and new.max_abs > drift_floor:  # type: ignore[operator]
+        return "drift"
+    return None
+
+
+def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None) -> str:
+    """The diff as text: what the runs are (when labels are given), each non-empty list, and a
+    last line saying REGRESSED and why, or OK."""
+    lines = [f"old: {old}", f"new: {new}"] if old and new else []
+    for title, changes in diff.sections:
+        if changes:
+            shown = changes if title not in ("added", "removed") else changes[:LISTED]
+            lines.append(f"{title} ({len(changes)}):")
+            lines.extend(f"  {change.describe()}" for change in shown)
+            if len(shown) < len(changes):
+                lines.append(f"  ... and {len(changes) - len(shown)} more")
+    counts = [f"{len(changes)} {title.split(' (')[0]}" for title, changes in diff.sections[:3] if changes]
+    lines.append(f"REGRESSED: {', '.join(counts)}" if diff.regressed else
+                 f"OK: no new failure, crash or drift ({len(diff.fixed)} fixed)")
+    return "\n".join(lines)

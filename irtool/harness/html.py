@@ -1,0 +1,287 @@
+"""report.html: one self-contained page (inline CSS and SVG, no script, no external resource).
+
+It holds, in order: what ran where (versions, host, suites, times; a warning for a partial
+run), the count of each verdict, an op x (device, precision) pass-rate table in the manner
+of OpenVINO's conformance summary, then every failure, error, crash and timeout with its
+per-output statistics, a plot of max abs error per time step, the stderr tail and a link
+to its reproducer folder, and last the xpass, xfail and skipped jobs with their reasons.
+Every text that comes from a run is escaped.
+
+Pass rate = passed / ran, where passed is pass, unjudged (ran, no reference applies) or
+xpass, and ran is every job but the skipped ones (so an xfail counts against the rate, as a
+failure the page still shows); skipped jobs are counted beside it.
+"""
+from __future__ import annotations
+
+import html
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import quote
+
+from irtool.files import write_atomic
+from irtool.harness.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
+from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, column_label, columns, number, op_group,
+                                    output_fields, xml_text)
+from irtool.harness.store import RunResults
+
+PASSED = frozenset({PASS, UNJUDGED, XPASS})
+STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
+LOG_SPAN = 100.0  # a plot's y axis is logarithmic when its values span this factor or more
+STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f2f2f2}
+td.rate{text-align:center;min-width:6em}
+td.rate small,td.empty{color:#555}
+.warning{background:#fff3cd;border:1px solid #e0b000;padding:.5em}
+.verdict{font-weight:bold;padding:0 .4em;border-radius:3px;color:#fff}
+.pass,.unjudged,.xpass{background:#2e7d32}.fail{background:#c62828}.error{background:#ad1457}
+.crash,.timeout{background:#4a148c}.skip,.xfail{background:#757575}
+section.problem{border-top:2px solid #ddd;margin-top:1.2em}
+pre{background:#f7f7f7;padding:.5em;overflow-x:auto}
+svg text{font:11px sans-serif}
+"""
+
+
+def write_html(path: str | Path, run: RunResults) -> None:
+    write_atomic(path, render_html(run))
+
+
+def render_html(run: RunResults) -> str:
+    parts = [_header(run), _summary(run), _pass_rates(run), _problems(run),
+             _listing(run, XPASS, "Known failures that now pass (xpass)"),
+             _listing(run, XFAIL, "Known failures (xfail)"), _skipped(run)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>irtool harness report</title><style>{STYLE}</style></head>\n<body>\n"
+            + "\n".join(part for part in parts if part) + "\n</body></html>\n")
+
+
+def _e(value: Any) -> str:
+    return html.escape(xml_text(str(value)))
+
+
+Cell = str | tuple[str, str]  # HTML already escaped, or (attributes of the <td>, HTML)
+
+
+def _table(head: Sequence[str] | None, rows: Iterable[Sequence[Cell]], cls: str) -> str:
+    """A table whose head (if any) is plain text and whose cells are HTML already escaped."""
+    head_html = "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead>" if head else ""
+    body = "".join("<tr>" + "".join(_td(cell) for cell in row) + "</tr>" for row in rows)
+    return f'<table class="{cls}">{head_html}<tbody>{body}</tbody></table>'
+
+
+def _td(cell: Cell) -> str:
+    attributes, content = cell if isinstance(cell, tuple) else ("", cell)
+    return f"<td{attributes}>{content}</td>"
+
+
+def _badge(verdict: str) -> str:
+    return f'<span class="verdict {_e(verdict)}">{_e(verdict.upper())}</span>'
+
+
+# ----------------------------------------------------------------------------- header and counts
+
+def _header(run: RunResults) -> str:
+    meta = run.meta
+    host = meta.get("host") or {}
+    rows = [("irtool", meta.get("irtool_version")), ("OpenVINO", meta.get("openvino_version")),
+            ("host", ", ".join(str(host[k]) for k in ("name", "platform", "cpu") if host.get(k))),
+            ("python", host.get("python")), ("suites", ", ".join(meta.get("suites") or ())),
+            ("devices", ", ".join(meta.get("devices") or ())), ("precisions", ", ".join(meta.get("precisions") or ())),
+            ("shard", meta.get("shard")), ("started", meta.get("started")), ("finished", meta.get("finished"))]
+    rows += [(f"shard {s.get('shard') or k + 1}", f"{s.get('host') or '?'}, {s.get('started')} to {s.get('finished')}")
+             for k, s in enumerate(meta.get("shards") or ())]
+    text = "<h1>irtool harness report</h1>\n" + _table(None, ((_e(k), _e(v)) for k, v in rows if v), "meta")
+    if run.partial:
+        text += ('\n<p class="warning"><strong>Partial run:</strong> not every job ran (the run was interrupted '
+                 f"or is still going); everything below covers the {len(run.results)} results recorded.</p>")
+    return text
+
+
+def _summary(run: RunResults) -> str:
+    summary = run.summary
+    rows = [(_badge(v), str(n)) for v, n in summary.items()] + [("total", str(len(run.results)))]
+    return "<h2>Summary</h2>\n" + _table(("verdict", "jobs"), rows, "summary")
+
+
+# ----------------------------------------------------------------------------- pass rates
+
+def _pass_rates(run: RunResults) -> str:
+    cols = columns(run)
+    groups = sorted({op_group(r) for r in run.results}, key=lambda g: (g == NOT_ONE_OP, g))
+    cells: dict[tuple[str, tuple[str, str]], Counter] = {}
+    for r in run.results:
+        for group in (op_group(r), None):  # None: the "all ops" row
+            cells.setdefault((group, (r.device, r.precision)), Counter())[r.verdict] += 1
+    rows = [[_e(group)] + [_rate_cell(cells.get((group, col), Counter())) for col in cols] for group in groups]
+    if len(groups) > 1:
+        rows.append(["<strong>all ops</strong>"] + [_rate_cell(cells.get((None, col), Counter())) for col in cols])
+    head = ["op"] + [column_label(*col) for col in cols]
+    return ("<h2>Pass rate by op and device</h2>\n<p>passed / ran (skipped jobs apart); passed counts pass, "
+            "unjudged and xpass.</p>\n" + _table(head, rows, "passrate"))
+
+
+def _rate_cell(counts: Counter) -> Cell:
+    """One cell of the pass-rate table: passed/ran, the %, skips and xfails, coloured by the rate."""
+    total = sum(counts.values())
+    if not total:
+        return ' class="empty"', "-"
+    skipped = counts[SKIP]
+    ran = total - skipped
+    passed = sum(counts[v] for v in PASSED)
+    title = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
+    if not ran:
+        return f' class="rate" title="{_e(title)}" style="background:#e0e0e0"', f"{skipped} skipped"
+    notes = [f"{skipped} skipped"] * bool(skipped) + [f"{counts[XFAIL]} xfail"] * bool(counts[XFAIL])
+    small = f"<br><small>{', '.join(notes)}</small>" if notes else ""
+    rate = passed / ran
+    colour = f"hsl({round(120 * rate ** 3)},65%,80%)"  # red to green, steep near 100%
+    return (f' class="rate" title="{_e(title)}" style="background:{colour}"',
+            f"{passed}/{ran}<br>{math.floor(rate * 1000) / 10:g}%{small}")
+
+
+# ----------------------------------------------------------------------------- problems
+
+def _problems(run: RunResults) -> str:
+    problems = [r for verdict in PROBLEMS for r in run.results if r.verdict == verdict]
+    if not problems:
+        return ""
+    return (f"<h2 id=\"problems\">Failures, errors, crashes and timeouts ({len(problems)})</h2>\n"
+            + "\n".join(_problem(r) for r in problems))
+
+
+def _problem(result: CaseResult) -> str:
+    facts = [("suite", result.suite), ("op", result.op), ("file", result.file),
+             ("attributes", ", ".join(f"{k}={v}" for k, v in result.attributes.items())),
+             ("shapes", ", ".join(f"{k} {v}" for k, v in result.shapes.items())), ("seed", result.seed),
+             ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
+             ("time", f"{result.time:.3f} s")]
+    parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',
+             _table(None, ((_e(k), _e(v)) for k, v in facts if v not in (None, "")), "facts"),
+             f'<p class="message">{_e(result.message)}</p>']
+    if result.outputs:
+        parts.append(_outputs_table(result.outputs))
+    for out in result.outputs:
+        steps = out.get("step_max_abs")
+        if steps:
+            parts.append(step_plot(str(out.get("name", "?")), steps, out.get("atol")))
+    if result.stderr:
+        parts.append("<p>stderr (its last lines):</p>"
+                     f'<pre class="stderr">{_e(chr(10).join(result.stderr[-STDERR_TAIL:]))}</pre>')
+    if result.reproducer:
+        href = quote(result.reproducer.rstrip("/")) + "/"
+        parts.append(f'<p>reproducer: <a class="reproducer" href="{_e(href)}">{_e(result.reproducer)}</a> '
+                     "(run <code>python reproduce.py</code> in it)</p>")
+    return "\n".join(parts) + "</section>"
+
+
+def _outputs_table(outputs: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for out in outputs:
+        fields = output_fields(out)
+        if "problem" in fields:
+            rows.append([_e(fields["output"]), (f' colspan="{len(OUTPUT_FIELDS) - 1}"', _e(fields["problem"]))])
+        else:
+            rows.append([_e(fields[key]) for key in OUTPUT_FIELDS])
+    return _table(OUTPUT_FIELDS, rows, "outputs")
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """A plot's y axis: linear from 0, or logarithmic over whole decades."""
+
+    low: float
+    high: float
+    log: bool
+
+    @classmethod
+    def fit(cls, values: Sequence[float]) -> "_Axis":
+        """Logarithmic when the positive values span LOG_SPAN or more; non-finite values are left out."""
+        known = [v for v in values if math.isfinite(v)]
+        positive = [v for v in known if v > 0]
+        if positive and max(positive) / min(positive) >= LOG_SPAN:
+            return cls(10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive))), True)
+        return cls(0.0, (max(known, default=0.0) or 1.0) * 1.1, False)
+
+    def fraction(self, value: float) -> float:
+        """Where a value sits, 0 at the bottom and 1 at the top: zeros at the bottom, non-finite at the top."""
+        if not math.isfinite(value):
+            return 1.0
+        if self.log:
+            share = math.log10(max(value, self.low) / self.low) / math.log10(self.high / self.low)
+        else:
+            share = value / self.high
+        return min(max(share, 0.0), 1.0)
+
+
+def step_plot(name: str, values: Sequence[float], atol: float | None, width: int = 420, height: int = 160) -> str:
+    """An inline SVG line plot of max abs error per time step, with the atol as a dashed line."""
+    left, right, top, bottom = 62, 12, 20, 28
+    plot_w, plot_h = width - left - right, height - top - bottom
+    values = [float(v) for v in values]
+    axis = _Axis.fit(values + ([float(atol)] if atol else []))
+
+    def y(value: float) -> float:
+        return top + plot_h * (1 - axis.fraction(value))
+
+    count = len(values)
+    xs = [left + (plot_w * k / (count - 1) if count > 1 else plot_w / 2) for k in range(count)]
+    points = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in zip(xs, values))
+    scale = "log" if axis.log else "linear"
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="steps" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img">',
+             f"<title>max abs error per time step of {_e(name)}</title>",
+             f'<text x="{left}" y="13">{_e(name)}: max abs error per time step ({scale} scale)</text>',
+             f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>',
+             f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{number(axis.high, 2)}</text>',
+             f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end">{number(axis.low, 2)}</text>',
+             f'<text x="{left}" y="{height - 8}">0</text>',
+             f'<text x="{left + plot_w}" y="{height - 8}" text-anchor="end">{count - 1}</text>',
+             f'<text x="{left + plot_w / 2:.0f}" y="{height - 8}" text-anchor="middle">time step</text>']
+    if atol:
+        line_y = y(float(atol))
+        parts.append(f'<line class="atol" x1="{left}" y1="{line_y:.1f}" x2="{left + plot_w}" y2="{line_y:.1f}" '
+                     f'stroke="#c62828" stroke-dasharray="4 3"/>'
+                     f'<text x="{left + plot_w - 2}" y="{line_y - 3:.1f}" text-anchor="end" fill="#c62828">'
+                     f"atol {number(float(atol))}</text>")
+    parts.append(f'<polyline points="{points}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
+    parts.extend(f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="2" fill="#1565c0"><title>step {k}: {number(v)}</title>'
+                 "</circle>" for k, (x, v) in enumerate(zip(xs, values)))
+    return "\n".join(parts) + "</svg>"
+
+
+# ----------------------------------------------------------------------------- known failures and skips
+
+def _issue(issue: str | None) -> str:
+    if not issue:
+        return ""
+    if issue.startswith(("https://", "http://")):
+        return f'<a href="{_e(issue)}">{_e(issue)}</a>'
+    return _e(issue)
+
+
+def _listing(run: RunResults, verdict: str, title: str) -> str:
+    results = [r for r in run.results if r.verdict == verdict]
+    if not results:
+        return ""
+    rows = ((_e(r.name), _e(r.message), _issue(r.issue)) for r in results)
+    return f'<h2 id="{verdict}">{_e(title)} ({len(results)})</h2>\n' + _table(("job", "reason", "issue"), rows, verdict)
+
+
+def _skipped(run: RunResults) -> str:
+    """Skipped jobs by reason: one absent device may skip hundreds of jobs for one reason."""
+    by_reason: dict[str, list[str]] = {}
+    for r in run.results:
+        if r.verdict == SKIP:
+            by_reason.setdefault(r.message, []).append(r.name)
+    if not by_reason:
+        return ""
+    rows = ((_e(reason or "(no reason given)"), str(len(names)),
+             f"<details><summary>jobs</summary>{'<br>'.join(_e(n) for n in names)}</details>")
+            for reason, names in by_reason.items())
+    count = sum(len(names) for names in by_reason.values())
+    return f'<h2 id="skip">Skipped ({count})</h2>\n' + _table(("reason", "jobs", ""), rows, "skipped")

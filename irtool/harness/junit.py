@@ -1,0 +1,113 @@
+"""junit.xml: a run as JUnit XML, the dialect Jenkins, GitLab and GitHub read.
+
+One ``<testsuite>`` per (device, precision), named like "CPU f32"; one ``<testcase>`` per
+result, with classname ``suite.op`` (``suite.file`` for an IR file that is not one RNN
+op), so CI tools group cases by suite and op.  fail is a ``<failure>``; error, crash
+and timeout are ``<error type=verdict>``; skip and xfail are ``<skipped>``; xpass passes
+with a ``<system-out>`` saying that the known failure now passes.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+from irtool.files import write_atomic
+from irtool.harness.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
+from irtool.harness.reports import column_label, columns, one_line, output_fields, xml_text
+from irtool.harness.store import RunResults
+
+PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finished")
+
+
+def write_junit(path: str | Path, run: RunResults) -> None:
+    write_atomic(path, junit_xml(run))
+
+
+def junit_xml(run: RunResults) -> bytes:
+    root = ET.Element("testsuites", name="irtool harness")
+    suites = [_testsuite(run, device, precision) for device, precision in columns(run)
+              if any((r.device, r.precision) == (device, precision) for r in run.results)]
+    root.extend(suites)
+    _set_counts(root, suites)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _testsuite(run: RunResults, device: str, precision: str) -> ET.Element:
+    results = [r for r in run.results if (r.device, r.precision) == (device, precision)]
+    suite = ET.Element("testsuite", name=column_label(device, precision))
+    host = run.meta.get("host") or {}
+    if host.get("name"):
+        suite.set("hostname", xml_text(str(host["name"])))
+    if _timestamp(run.meta.get("started")):
+        suite.set("timestamp", _timestamp(run.meta.get("started")))
+    properties = ET.SubElement(suite, "properties")
+    for name in PROPERTIES:
+        if run.meta.get(name) is not None:
+            ET.SubElement(properties, "property", name=name, value=xml_text(str(run.meta[name])))
+    ET.SubElement(properties, "property", name="partial", value=str(run.partial).lower())
+    cases = [_testcase(r) for r in results]
+    suite.extend(cases)
+    _set_counts(suite, cases)
+    return suite
+
+
+def _timestamp(started: str | None) -> str | None:
+    """ISO 8601 in UTC without an offset, as the JUnit schema's timestamp pattern has it."""
+    try:
+        moment = datetime.fromisoformat(str(started))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _testcase(result: CaseResult) -> ET.Element:
+    case = ET.Element("testcase", classname=xml_text(f"{result.suite}.{result.op or 'file'}"),
+                      name=xml_text(result.case), time=f"{result.time:.3f}")
+    message = xml_text(one_line(result.message))
+    if result.verdict == FAIL:
+        failure = ET.SubElement(case, "failure", message=message, type=FAIL)
+        failure.text = xml_text("\n".join(_output_lines(result)))
+    elif result.verdict in (ERROR, CRASH, TIMEOUT):
+        error = ET.SubElement(case, "error", message=message, type=result.verdict)
+        error.text = xml_text("\n".join([result.message, *result.stderr]))
+    elif result.verdict == SKIP:
+        ET.SubElement(case, "skipped", message=message)
+    elif result.verdict == XFAIL:
+        ET.SubElement(case, "skipped", message=f"xfail: {message}" + (f" ({result.issue})" if result.issue else ""))
+    elif result.verdict == XPASS:
+        out = ET.SubElement(case, "system-out")
+        out.text = xml_text(f"xpass: known failure now passes; remove it from the expected failures "
+                            f"({one_line(result.message)}{', ' + result.issue if result.issue else ''})")
+    elif result.verdict == UNJUDGED:
+        out = ET.SubElement(case, "system-out")
+        out.text = xml_text(f"ran, not judged: {one_line(result.message) or 'no reference applies'}")
+    return case
+
+
+def _output_lines(result: CaseResult) -> list[str]:
+    lines = [result.message]
+    for out in result.outputs:
+        lines.append("  ".join(f"{key} {value}" if key != "output" else value
+                               for key, value in output_fields(out).items()))
+    return lines
+
+
+def _set_counts(element: ET.Element, children: Iterable[ET.Element]) -> None:
+    """tests/failures/errors/skipped/time of a testsuite from its testcases, or of testsuites
+    from its testsuites."""
+    children = list(children)
+    if element.tag == "testsuite":
+        counts = {"tests": len(children),
+                  "failures": sum(c.find("failure") is not None for c in children),
+                  "errors": sum(c.find("error") is not None for c in children),
+                  "skipped": sum(c.find("skipped") is not None for c in children)}
+    else:
+        counts = {key: sum(int(c.get(key, 0)) for c in children) for key in ("tests", "failures", "errors", "skipped")}
+    for key, value in counts.items():
+        element.set(key, str(value))
+    element.set("time", f"{sum(float(c.get('time', 0)) for c in children):.3f}")

@@ -1,0 +1,108 @@
+"""The report files of a run, and the words and groups they share.
+
+:func:`write_reports` writes results.json, junit.xml and report.html into a report dir;
+the harness calls it at the end of a run (partial or not), and ``irtool report render``
+and ``irtool report merge`` call it on stored results.  The helpers below say one result
+or one output the same way in every report: its column ("CPU f32"), its op group, and
+the statistics of an output.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from irtool.harness.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
+from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
+
+JUNIT_NAME = "junit.xml"
+HTML_NAME = "report.html"
+PROBLEMS = (FAIL, ERROR, CRASH, TIMEOUT)  # the verdicts a report details, in this order
+NOT_ONE_OP = "(not one RNN op)"
+# Characters XML 1.0 cannot hold at all (most C0 controls, surrogates, U+FFFE/FFFF): a
+# crashing plugin's stderr may contain any byte.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def write_reports(report_dir: str | Path, run: RunResults) -> dict[str, Path]:
+    """Write results.json, junit.xml and report.html (each whole or not at all); their paths by name."""
+    # Imported here: junit and html use the helpers of this module.
+    from irtool.harness.html import write_html
+    from irtool.harness.junit import write_junit
+
+    report_dir = Path(report_dir)
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
+    paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
+    try:
+        write_json(paths["json"], run)
+        write_junit(paths["junit"], run)
+        write_html(paths["html"], run)
+    except OSError as error:
+        raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
+    return paths
+
+
+def columns(run: RunResults) -> list[tuple[str, str]]:
+    """The (device, precision) pairs of a run: the asked ones in their order, then any other found."""
+    asked = [(d, p) for d in run.meta.get("devices") or () for p in run.meta.get("precisions") or ()]
+    found = [(r.device, r.precision) for r in run.results]
+    return list(dict.fromkeys(asked + found))
+
+
+def column_label(device: str, precision: str) -> str:
+    return f"{device} {precision}"
+
+
+def op_group(result: CaseResult) -> str:
+    """The op a result counts under: its op (for an IR file too, when it is one RNN op)."""
+    return result.op or NOT_ONE_OP
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def xml_text(text: str) -> str:
+    """Text with the characters XML cannot hold replaced by U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A statistic as text: 3 significant digits, "-" for none."""
+    if value is None:
+        return "-"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+# The statistics of one output, in the order reports show them.
+OUTPUT_FIELDS = ("output", "shape", "max abs", "max rel", "mean abs", "outside", "worst at", "actual", "expected",
+                 "needed atol", "needed rtol", "tolerance", "NaN/Inf")
+
+
+def output_fields(out: Mapping[str, Any]) -> dict[str, str]:
+    """An output's statistics as text, keyed by OUTPUT_FIELDS; an output that could not be
+    compared (its shape differs) has just "output" and "problem"."""
+    name = str(out.get("name", "?"))
+    if out.get("problem"):
+        return {"output": name, "problem": str(out["problem"])}
+    outside, total = out.get("outside", 0), out.get("total", 0)
+    share = f" ({outside / total:.1%})" if total else ""
+    nonfinite = [out.get(k, 0) for k in ("actual_nan", "actual_inf", "expected_nan", "expected_inf")]
+    worst = out.get("worst_index")
+    return {
+        "output": name, "shape": str(list(out.get("shape") or [])),
+        "max abs": number(out.get("max_abs")), "max rel": number(out.get("max_rel")),
+        "mean abs": number(out.get("mean_abs")), "outside": f"{outside}/{total}{share}",
+        "worst at": "-" if worst is None else str(list(worst)),
+        "actual": number(out.get("worst_actual"), 7), "expected": number(out.get("worst_expected"), 7),
+        "needed atol": number(out.get("needed_atol")), "needed rtol": number(out.get("needed_rtol")),
+        "tolerance": f"atol {number(out.get('atol'))}, rtol {number(out.get('rtol'))}"
+                     + (f" ({out['tolerance_source']})" if out.get("tolerance_source") else ""),
+        "NaN/Inf": ("device {}/{}, expected {}/{}".format(*nonfinite) if any(nonfinite) else "none"),
+    }

@@ -1,0 +1,207 @@
+"""Reproducer folders: one failing job as files to attach to a bug report as they are.
+
+A folder holds model.xml + model.bin, inputs.npz, expected.npz and actual.npz (absent when
+there are none, e.g. after a compile error or a crash), case.json (the case, device,
+precision, config, tolerances and result, which ``irtool reduce`` reads back) and
+reproduce.py: a standalone script that needs only openvino and numpy.  It compiles the
+model with the same INFERENCE_PRECISION_HINT and config, infers, and prints the error
+statistics of each output against expected.npz; exit 0 when all are within tolerance
+(or there is nothing to compare), 1 on a mismatch.  Arrays are paired with model inputs
+and outputs by position; the .npz keys are names for people to read.
+
+The script is a fixed template; the values of the job go into it only as JSON inside
+Python string literals (``repr``), never as code.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from string import Template
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from irtool.errors import IrtoolBug
+from irtool.harness.records import job_name, plain
+
+if TYPE_CHECKING:  # pragma: no cover
+    import openvino as ov
+
+SCRIPT_NAME = "reproduce.py"
+
+SCRIPT = Template('''\
+#!/usr/bin/env python3
+"""Reproduce one irtool harness job (JOB below) with openvino and numpy only.
+
+Runs model.xml on the device with inputs.npz and compares each output with
+expected.npz: an element passes when |actual - expected| <= atol + rtol * |expected|,
+and NaN/Inf match only the same value.  Needs only openvino and numpy.
+Exit 0: every output within tolerance (or no expected.npz: the run itself is the test);
+exit 1: a mismatch.  Usage: python reproduce.py [--device DEVICE]
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+
+HERE = Path(__file__).resolve().parent
+JOB = json.loads($job)
+DEVICE = json.loads($device)
+PRECISION = json.loads($precision)
+CONFIG = json.loads($config)
+TOLERANCES = json.loads($tolerances)  # [[output name, atol, rtol], ...] in model output order
+
+
+def load(name):
+    """The arrays of an .npz next to this script, in stored order; None if there is none."""
+    path = HERE / name
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        return [data[key] for key in data.files]
+
+
+def compare(name, actual, expected, atol, rtol):
+    """Print one output's error statistics; True when every element is within tolerance."""
+    if actual.shape != expected.shape:
+        print(f"{name}: FAIL shape {list(actual.shape)}, expected {list(expected.shape)}")
+        return False
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    finite = np.isfinite(a) & np.isfinite(e)
+    same = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+    with np.errstate(invalid="ignore"):
+        diff = np.where(finite, np.abs(a - e), 0.0)
+    scale = np.where(finite, np.abs(e), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(diff == 0, 0.0, diff / scale)
+    outside = (diff > atol + rtol * scale) | (~finite & ~same)
+    ranked = np.where(~finite & ~same, np.inf, diff)
+    passed = not outside.any()
+    print(f"{name} {list(a.shape)}: {'PASS' if passed else 'FAIL'}  max abs {diff.max(initial=0.0):.3g}  "
+          f"max rel {rel.max(initial=0.0):.3g}  outside {int(outside.sum())}/{a.size} "
+          f"(|a-e| <= {atol:g} + {rtol:g}*|e|)")
+    if a.size:
+        worst = np.unravel_index(int(np.argmax(ranked)), a.shape)
+        print(f"    worst at {[int(i) for i in worst]}: actual {float(a[worst])!r}, expected {float(e[worst])!r}")
+    print(f"    NaN: actual {int(np.isnan(a).sum())}, expected {int(np.isnan(e).sum())}; "
+          f"Inf: actual {int(np.isinf(a).sum())}, expected {int(np.isinf(e).sum())}")
+    return passed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=DEVICE, help=f"OpenVINO device (default {DEVICE})")
+    args = parser.parse_args()
+    core = ov.Core()
+    model = core.read_model(str(HERE / "model.xml"))
+    config = {"INFERENCE_PRECISION_HINT": PRECISION, **CONFIG}
+    print(f"{JOB}: OpenVINO {ov.get_version()}, device {args.device}, config {config}")
+    compiled = core.compile_model(model, args.device, config)
+    request = compiled.create_infer_request()
+    request.infer(dict(enumerate(load("inputs.npz"))))
+    actual = [np.array(request.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
+    expected = load("expected.npz")
+    if expected is None:
+        for (name, _, _), array in zip(TOLERANCES, actual):
+            print(f"{name}: {list(array.shape)} {array.dtype}")
+        print("ran; no expected.npz to compare with")
+        return 0
+    results = [compare(name, got, want, atol, rtol)
+               for (name, atol, rtol), got, want in zip(TOLERANCES, actual, expected)]
+    failed = [name for (name, _, _), ok in zip(TOLERANCES, results) if not ok]
+    print(f"MISMATCH in {', '.join(failed)}" if failed else "all outputs within tolerance")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+''')
+
+
+def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np.ndarray],
+                     expected: Mapping[str, np.ndarray] | None, actual: Mapping[str, np.ndarray] | None,
+                     device: str, precision: str, config: Mapping[str, str],
+                     tolerances: Mapping[str, tuple[float, float]], case: Mapping[str, Any],
+                     result: Mapping[str, Any] | None) -> Path:
+    """Write a reproducer folder whole, replacing an old one; see the module docstring.
+
+    ``inputs`` are keyed by model input name (any of its names); ``tolerances``,
+    ``expected`` and ``actual`` by output name, one entry per model output in model output
+    order.  ``case`` is the SuiteCase as JSON and ``result`` the CaseResult as JSON, if any.
+    """
+    from irtool.build import save_model
+    from irtool.execute import model_inputs
+
+    folder = Path(folder)
+    outputs = len(model.outputs)
+    for what, arrays in (("tolerances", tolerances), ("expected", expected), ("actual", actual)):
+        if arrays is not None and len(arrays) != outputs:
+            raise IrtoolBug(f"reproducer: {len(arrays)} {what} for a model with {outputs} outputs")
+    ordered_inputs = {}
+    for info in model_inputs(model):
+        key = next((k for k in inputs if k in info.names), None)
+        if key is None:
+            raise IrtoolBug(f"reproducer: no input array for model input {info.name}")
+        ordered_inputs[info.name] = inputs[key]
+    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        save_model(model, scratch / "model.xml")
+        _write_npz(scratch / "inputs.npz", ordered_inputs)
+        for name, arrays in (("expected.npz", expected), ("actual.npz", actual)):
+            if arrays is not None:
+                _write_npz(scratch / name, arrays)
+        record = {"case": case, "device": device, "precision": precision, "config": dict(config),
+                  "tolerances": {name: list(pair) for name, pair in tolerances.items()}, "result": result}
+        (scratch / "case.json").write_text(json.dumps(plain(record), indent=1, allow_nan=False) + "\n",
+                                           encoding="utf-8")
+        (scratch / SCRIPT_NAME).write_text(reproduce_script(case, device, precision, config, tolerances),
+                                           encoding="utf-8")
+        _replace_folder(scratch, folder)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return folder
+
+
+def reproduce_script(case: Mapping[str, Any], device: str, precision: str, config: Mapping[str, str],
+                     tolerances: Mapping[str, tuple[float, float]]) -> str:
+    values = {"job": job_name(str(case.get("id", "?")), device, precision), "device": device,
+              "precision": precision, "config": dict(config),
+              "tolerances": [[name, float(atol), float(rtol)] for name, (atol, rtol) in tolerances.items()]}
+    # json.dumps keeps "inf" as Infinity, which json.loads in the script reads back.
+    text = {name: repr(json.dumps(value)) for name, value in values.items()}
+    return SCRIPT.substitute(text)
+
+
+def _write_npz(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """What np.savez writes, for any names (np.savez takes them as keywords: "file" would clash)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
+
+
+def _replace_folder(new: Path, target: Path) -> None:
+    """Rename ``new`` to ``target``; an old ``target`` is moved aside first and removed after,
+    so ``target`` is always either the old folder or the new one, whole."""
+    os.chmod(new, 0o755)  # mkdtemp made it private; a reproducer is for sharing
+    if not target.exists():
+        os.replace(new, target)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+    os.replace(target, aside / target.name)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        os.replace(aside / target.name, target)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)

@@ -1,0 +1,127 @@
+"""``irtool report diff|merge|render``: exit codes, what is printed, what is written."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest_harness import result, sample_run
+from irtool.cli import main
+from irtool.harness.store import JsonlWriter, RunResults, load_results, write_json
+
+
+def _save(folder: Path, run: RunResults) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "results.json", run)
+    return folder / "results.json"
+
+
+def _worse(run: RunResults) -> RunResults:
+    """gru-b fails, lstm-a crashes, gru-a at bf16 drifts 5x, gru-fail is fixed."""
+    changes = {("gru-b", "f32"): dict(verdict="fail", max_abs=0.2, message="Y: 9 of 64 outside"),
+               ("lstm-a", "f32"): dict(verdict="crash", max_abs=None, message="worker died: signal 11"),
+               ("gru-a", "bf16"): dict(max_abs=1.5e-2),
+               ("gru-fail", "f32"): dict(verdict="pass", max_abs=1e-7, message="")}
+    results = [dataclasses.replace(r, **changes.get((r.case, r.precision), {})) if r.device == "CPU" else r
+               for r in run.results]
+    return RunResults(dict(run.meta), results)
+
+
+@pytest.fixture()
+def runs(tmp_path) -> tuple[Path, Path]:
+    return _save(tmp_path / "old", sample_run()), _save(tmp_path / "new", _worse(sample_run()))
+
+
+def test_diff_reports_regressions_and_exits_1(runs, capsys):
+    assert main(["report", "diff", str(runs[0]), str(runs[1])]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("old: ") and "OpenVINO 2026.4.1, CPU, GPU" in out[0]
+    assert out[2:] == [
+        "new failures (1):", "  gru-b on CPU at f32: pass -> fail, max abs 2e-07 -> 0.2 (x1e+06): Y: 9 of 64 outside",
+        "new crashes and timeouts (1):", "  lstm-a on CPU at f32: pass -> crash: worker died: signal 11",
+        "accuracy drift (max abs error grew more than 2x, past 1e-06) (1):",
+        "  gru-a on CPU at bf16: pass -> pass, max abs 0.003 -> 0.015 (x5)",
+        "fixed (1):", "  gru-fail on CPU at f32: fail -> pass, max abs 0.05 -> 1e-07 (x2e-06)",
+        "REGRESSED: 1 new failures, 1 new crashes and timeouts, 1 accuracy drift"]
+
+
+def test_diff_of_report_dirs_without_regression_exits_0(runs, capsys):
+    assert main(["report", "diff", str(runs[1].parent), str(runs[1].parent)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "OK: no new failure, crash or drift (0 fixed)"
+
+
+def test_diff_options_and_json(runs, capsys):
+    assert main(["report", "diff", str(runs[0]), str(runs[1]), "--drift-factor", "10", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["drift"] == [] and data["drift_factor"] == 10
+    assert [c["case"] for c in data["new_failures"] + data["new_crashes"] + data["fixed"]] == [
+        "gru-b", "lstm-a", "gru-fail"]
+
+
+def test_diff_with_device_map(tmp_path, capsys):
+    old = _save(tmp_path / "cpu", RunResults({}, [result("a", "pass", max_abs=1e-7)]))
+    new = _save(tmp_path / "gpu", RunResults({}, [result("a", "fail", device="GPU", max_abs=0.1)]))
+    assert main(["report", "diff", str(old), str(new), "--device-map", "CPU=GPU"]) == 1
+    assert "  a on GPU at f32: pass on CPU -> fail, max abs 1e-07 -> 0.1 (x1e+06)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, says", [
+    (["report", "diff", "{missing}", "{new}"], "no such results file"),
+    (["report", "diff", "{junk}", "{new}"], "not a results.json"),
+    (["report", "diff", "{old}", "{new}", "--drift-factor", "0.5"], "drift factor 0.5: expected a number >= 1"),
+    (["report", "diff", "{old}", "{new}", "--device-map", "CPU"], "--device-map CPU: expected OLD_DEVICE=NEW_DEVICE"),
+    (["report", "merge", "{old}", "{missing}", "-o", "{out}"], "no such results file"),
+    (["report", "render", "{old}", "-o", "{junk}/out"], "cannot create the report folder"),
+])
+def test_unreadable_input_exits_2_with_one_line(tmp_path, runs, capsys, args, says):
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    paths = {"old": runs[0], "new": runs[1], "missing": tmp_path / "missing.json", "junk": junk, "out": tmp_path / "o"}
+    assert main([a.format(**paths) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("irtool: error: ") and says in err and err.count("\n") == 1
+
+
+def _shard(folder: Path, results, shard: str) -> Path:
+    return _save(folder, RunResults({**sample_run().meta, "shard": shard}, results))
+
+
+def test_merge_writes_the_three_reports(tmp_path, capsys):
+    run = sample_run()
+    first = _shard(tmp_path / "s1", run.results[:5], "1/2")
+    second = _shard(tmp_path / "s2", run.results[5:], "2/2")
+    out = tmp_path / "merged"
+    assert main(["report", "merge", str(first), str(second.parent), "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json"]
+    merged = load_results(out)
+    assert merged.results == run.results and [s["shard"] for s in merged.meta["shards"]] == ["1/2", "2/2"]
+    assert capsys.readouterr().out.endswith(f": {len(run.results)} results (5 pass, 1 fail, 1 unjudged, 1 error, "
+                                            "1 crash, 1 timeout, 3 skip, 1 xfail, 1 xpass)\n")
+
+
+def test_merge_of_conflicting_shards_exits_2(tmp_path, capsys):
+    first = _shard(tmp_path / "s1", [result("a", "pass")], "1/2")
+    second = _shard(tmp_path / "s2", [result("a", "fail")], "2/2")
+    assert main(["report", "merge", str(first), str(second), "-o", str(tmp_path / "out")]) == 2
+    assert f"a on CPU at f32 is in {first} and in {second}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_render_a_partial_run_from_jsonl(tmp_path):
+    jsonl = tmp_path / "results.jsonl"
+    writer = JsonlWriter(jsonl, sample_run().meta, append=False)
+    for record in sample_run().results[:4]:
+        writer.append(record)
+    writer.close()
+    with open(jsonl, "a") as handle:
+        handle.write('{"case": "torn')  # a killed writer's last line
+    done = subprocess.run([sys.executable, "-m", "irtool", "report", "render", str(jsonl), "-o", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "4 results (3 pass, 1 fail); partial run" in done.stdout
+    assert 'class="warning"' in (tmp_path / "r" / "report.html").read_text()
+    assert load_results(tmp_path / "r").partial
