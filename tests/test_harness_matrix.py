@@ -51,8 +51,9 @@ def devices():
 
 @pytest.mark.parametrize("device, precision, reason", [
     ("CPU", "f32", None), ("CPU", "bf16", None), ("AUTO:CPU", "bf16", None), ("HETERO:CPU", "f32", None),
-    ("GPU", "f32", r"device 'GPU' is not available here \(GPU: .+\)"),
-    ("HETERO:GPU,CPU", "f32", r"device 'HETERO:GPU,CPU' is not available here"),
+    ("GPU", "f32", r"GPU is not available here: .*(OpenCL|device)"),
+    ("HETERO:GPU,CPU", "f32", r"GPU is not available here: "),
+    ("NPU.3", "f32", r"NPU.3 is not available here: not known to OpenVINO"),
     ("CPU", "f16", r"CPU does not support f16 \(its precisions: .*f32.*\)"),
 ])
 def test_skip_reasons(devices, device, precision, reason):

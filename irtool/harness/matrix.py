@@ -72,13 +72,14 @@ def skip_reason(device: str, precision: str, report) -> str | None:
     ``report`` is an :class:`irtool.execute.DeviceReport`.  A virtual device needs every
     physical device it names (bare AUTO, MULTI...: every available one) to support it.
     """
-    from irtool.execute import RunError, check_device, physical_devices, same_device
+    from irtool.execute import physical_devices, same_device
 
-    try:
-        check_device(device, report)
-    except RunError as error:
-        return error.message
     names = physical_devices(device) or list(report.names)
+    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
+    if missing:
+        reasons = {absent.name: absent.reason for absent in report.absent}
+        return "; ".join(f"{name} is not available here: {reasons.get(name, 'not known to OpenVINO')}"
+                         for name in missing)
     for info in report.available:
         if any(same_device(name, info.name) for name in names):
             if precision not in info.precisions:
