@@ -6,15 +6,14 @@ Exit 0 when every output is within tolerance (or no reference applies), 1 on a m
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import fail
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
-from irtool.compare import PRECISIONS, OutputDiff, TolerancePolicy
+from irtool.compare import PRECISIONS, OutputDiff
+from irtool.jsonable import plain
 
 FORMATS = ("text", "json")
 
@@ -123,20 +122,9 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
 
 
 def to_json(result: Any) -> dict:
-    data = _plain(dataclasses.asdict(result))
+    data = plain(result)
     data["passed"] = result.passed
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):
         out["outside_share"] = diff.outside_share
     return data
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready: tuples as lists, non-finite floats as the strings "inf", "-inf", "nan"."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value

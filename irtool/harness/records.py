@@ -10,10 +10,11 @@ plus ``atol``, ``rtol`` and ``tolerance_source`` (non-finite floats as "inf"/"na
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from irtool.jsonable import plain, unplain
 
 # Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
 # single RNN-family op); ERROR: could not build, compile or infer (one-line message);
@@ -115,30 +116,6 @@ class CaseResult:
     @property
     def name(self) -> str:
         return job_name(*self.key)
-
-
-def plain(value: Any) -> Any:
-    """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan"."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = dataclasses.asdict(value)
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def unplain(value: Any) -> Any:
-    """The inverse of :func:`plain` for numbers: "inf", "-inf" and "nan" back to floats."""
-    if isinstance(value, dict):
-        return {k: unplain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [unplain(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
-    return value
 
 
 def case_to_json(case: SuiteCase) -> dict[str, Any]:

@@ -1,0 +1,31 @@
+"""Records as strict JSON: dataclasses as dicts, tuples as lists, and non-finite floats as
+the strings "inf", "-inf" and "nan" (JSON has no such numbers), and back."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan"."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def unplain(value: Any) -> Any:
+    """The inverse of :func:`plain` for numbers: "inf", "-inf" and "nan" back to floats."""
+    if isinstance(value, dict):
+        return {k: unplain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unplain(v) for v in value]
+    if value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
