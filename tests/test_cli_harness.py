@@ -160,3 +160,26 @@ def test_a_case_made_to_fail_is_a_regression_against_the_baseline(tmp_path):
     assert diff.returncode == 1 and "tight[seed=0] on CPU at f32" in diff.stdout
     same = irtool("report", "diff", str(tmp_path / "old" / "out"), str(tmp_path / "old" / "out"))
     assert same.returncode == 0 and same.stdout.strip().endswith("(0 fixed)")
+
+
+class Terminal(__import__("io").StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("stream_type", [Terminal, __import__("io").StringIO], ids=["terminal", "log"])
+def test_progress_draws_a_bar_on_a_terminal_and_lists_problems_everywhere(stream_type):
+    from irtool.cli.harness_cmd import Progress
+    from irtool.harness.records import CaseResult
+
+    stream = stream_type()
+    bar = Progress(stream)
+    bar(CaseResult("a[seed=0]", "s", "CPU", "f32", "pass"), 1, 4)
+    bar(CaseResult("b[seed=0]", "s", "CPU", "f32", "crash", message="the worker died: SIGSEGV"), 2, 4)
+    bar.finish()
+    text = stream.getvalue()
+    assert "CRASH: b[seed=0] on CPU at f32: the worker died: SIGSEGV\n" in text
+    if stream_type is Terminal:
+        assert "\r[###############...............] 2/4 pass 1 crash 1" in text and text.endswith("\n")
+    else:
+        assert "\r" not in text and "a[seed=0]" not in text
