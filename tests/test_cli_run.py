@@ -232,3 +232,15 @@ def test_tolerance_follows_the_effective_precision_not_the_requested_one(gru, ca
     effective = result["run"]["effective_precision"]["CPU"]
     assert code == 0 and result["run"]["requested_precision"] == "f16" and effective in ("f16", "bf16")
     assert all(o["tolerance"]["source"] == f"{effective} default" for o in result["outputs"])
+
+
+def test_an_f16_output_is_judged_with_the_f16_tolerance_even_at_f32(capsys, tmp_path):
+    """An f16 output holds f16 roundings whatever the device computes in."""
+    path = tmp_path / "gru16.xml"
+    build_and_save(OpCase("GRUSequence", {"hidden_size": 8, "direction": "bidirectional"},
+                          {"batch_size": 3, "seq_length": 6, "input_size": 5}, element_type="f16"), path)
+    code, out, _ = run(capsys, str(path), "-d", "CPU", "--precision", "f32", "--format", "json")
+    result = json.loads(out)
+    assert code == 0, out
+    assert [o["tolerance"]["source"] for o in result["outputs"]] == ["f16 default", "f16 default"]
+    assert set(result["run"]["effective_precision"].values()) == {"f32"}
