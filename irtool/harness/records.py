@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 from irtool.jsonable import plain, unplain
@@ -55,7 +56,7 @@ class SuiteCase:
     atol: float | None = None
     rtol: float | None = None
 
-    @property
+    @cached_property
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
