@@ -36,6 +36,7 @@ from irtool.harness.suite import op_case
 
 MODEL_CACHE = 8
 COMPILED_CACHE = 16
+DATA_CACHE = 4
 REPRODUCERS = "reproducers"
 
 
@@ -65,6 +66,28 @@ class Prepared:
     labels: list[tuple[str, ...]]
 
 
+def reference_expected(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """The reference's outputs in model output order."""
+    from irtool.execute import reference_outputs
+
+    reference = reference_outputs(prepared.rnn, inputs)
+    return [reference[port] for port in prepared.rnn.output_ports]
+
+
+@dataclass
+class CaseData:
+    """A case's inputs, and the reference's outputs on them once asked for (the same for every
+    device and precision the case runs on)."""
+
+    inputs: dict[str, np.ndarray]
+    _expected: list[np.ndarray] | None = None
+
+    def expected(self, prepared: Prepared) -> list[np.ndarray]:
+        if self._expected is None:
+            self._expected = reference_expected(prepared, self.inputs)
+        return self._expected
+
+
 def job_to_json(job: Job) -> dict[str, Any]:
     return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision}
 
@@ -86,6 +109,7 @@ class Runner:
         self.faults = faults.faults_from_environment()
         self._models: OrderedDict[str, Prepared] = OrderedDict()
         self._compiled: OrderedDict[tuple[str, str, str], tuple[Any, Any, float]] = OrderedDict()
+        self._data: OrderedDict[tuple, CaseData] = OrderedDict()
 
     # ------------------------------------------------------------------ one job
     def run(self, job: Job) -> CaseResult:
@@ -95,12 +119,13 @@ class Runner:
         case = job.case
         result = base_result(job)
         start = time.perf_counter()
-        prepared = inputs = None
+        prepared = data = None
         try:
             prepared = self.prepare(case)
             if prepared.rnn is not None:
                 result.op = prepared.rnn.spec.key  # an IR file's op, too
-            inputs = self.inputs(case, prepared)
+            data = self.data(case, prepared)
+            inputs = data.inputs
             if self.faults:
                 faults.inject(self.faults, job, op_fields(prepared, inputs))
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
@@ -110,22 +135,22 @@ class Runner:
             started = time.perf_counter()
             actual = infer(compiled, inputs, job.device)
             result.infer_time = time.perf_counter() - started
-            self._judge(result, job, prepared, inputs, actual, device_run.precision)
+            self._judge(result, job, prepared, data, actual, device_run.precision)
         except IrtoolError as error:
             result.verdict, result.message = ERROR, error.message
-            if prepared is not None and inputs is not None:
-                self._reproduce(job, result, prepared, inputs)
+            if prepared is not None and data is not None:
+                self._reproduce(job, result, prepared, data.inputs)
         result.time = time.perf_counter() - start
         return result
 
-    def _judge(self, result: CaseResult, job: Job, prepared: Prepared, inputs: Mapping[str, np.ndarray],
+    def _judge(self, result: CaseResult, job: Job, prepared: Prepared, data: "CaseData",
                actual: list[np.ndarray], precision: str) -> None:
         from irtool.execute import diff_outputs
 
         if prepared.rnn is None:
             result.verdict, result.message = UNJUDGED, f"no reference applies: {prepared.why_not}"
             return
-        expected = self._expected(prepared, inputs)
+        expected = data.expected(prepared)
         diffs = diff_outputs(prepared.labels, actual, expected, self._policy(job.case), precision, prepared.rnn)
         result.outputs = [output_record(diff) for diff in diffs]
         result.max_abs = max((d.max_abs for d in diffs), default=None)
@@ -135,7 +160,7 @@ class Runner:
             result.message = "outside tolerance: " + ", ".join(
                 f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
                 for d in diffs if not d.passed)
-            self._reproduce(job, result, prepared, inputs, actual, expected, diffs)
+            self._reproduce(job, result, prepared, data.inputs, actual, expected, diffs)
 
     def _policy(self, case: SuiteCase) -> TolerancePolicy:
         """The case's own atol/rtol, unless the run overrides them."""
@@ -154,6 +179,15 @@ class Runner:
         return make_inputs(prepared.infos, prepared.rnn, case.seed, case.sizes)
 
     # ------------------------------------------------------------------ caches
+    def data(self, case: SuiteCase, prepared: Prepared) -> CaseData:
+        """The case's inputs (and reference outputs), made once for all its devices and precisions."""
+        key = (case.model_key, case.seed, case.inputs)
+        found = self._data.get(key)
+        if found is None:
+            found = CaseData(self.inputs(case, prepared))
+            _remember(self._data, key, found, DATA_CACHE)
+        return found
+
     def prepare(self, case: SuiteCase) -> Prepared:
         """The case's model, built or read once per model key."""
         from irtool.execute import find_rnn_op, model_inputs, output_labels, read_model
@@ -202,20 +236,12 @@ class Runner:
         try:
             prepared = self.prepare(job.case)
             inputs = self.inputs(job.case, prepared)
-            expected = self._expected(prepared, inputs) if prepared.rnn is not None else None
+            expected = reference_expected(prepared, inputs) if prepared.rnn is not None else None
         except IrtoolError:
             return None
         result = base_result(job)
         self._reproduce(job, result, prepared, inputs, expected=expected)
         return result.reproducer
-
-    @staticmethod
-    def _expected(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        """The reference's outputs in model output order."""
-        from irtool.execute import reference_outputs
-
-        reference = reference_outputs(prepared.rnn, inputs)
-        return [reference[port] for port in prepared.rnn.output_ports]
 
     def _reproduce(self, job: Job, result: CaseResult, prepared: Prepared, inputs: Mapping[str, np.ndarray],
                    actual: list[np.ndarray] | None = None, expected: list[np.ndarray] | None = None,
