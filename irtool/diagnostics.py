@@ -112,6 +112,14 @@ class FileReport:
         return sum(1 for d in self.diagnostics if d.severity == severity)
 
 
+def quoted(value: str | None, limit: int = 40) -> str:
+    """A value from the file as a message quotes it (``repr``), cut after ``limit`` characters:
+    a file may hold an attribute of megabytes."""
+    if value is None or len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
+
+
 def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
     """Compiler-style lines: ``path:line:col: severity[CODE] message``."""
     out = []

@@ -27,7 +27,7 @@ def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("iso")
     (folder / "iso.toml").write_text(SUITE)
     env = dict(os.environ, IRTOOL_FAULT=FAULTS)
-    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(folder / "iso.toml"), "--timeout", "4",
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(folder / "iso.toml"), "--timeout", "10",
                            "-j", "2", "--report-dir", str(folder / "out"), "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=300)
     results = {r["case"]: r for r in json.loads((folder / "out" / "results.json").read_text())["results"]}
@@ -47,7 +47,7 @@ def test_the_run_completes_and_fails(run):
 
 @pytest.mark.parametrize("hidden, message", [
     (2, "the worker died: SIGABRT (abort)"),
-    (3, "ran past the timeout of 4 s; the worker was killed"),
+    (3, "ran past the timeout of 10 s; the worker was killed"),
     (5, "the worker died: SIGSEGV (segmentation fault)")])
 def test_lost_jobs_say_why_with_the_workers_last_words_and_a_reproducer(run, hidden, message):
     _, results, out = run

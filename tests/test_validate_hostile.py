@@ -400,6 +400,19 @@ def test_max_size_is_checked_before_reading(tmp_path):
     assert f"file is {1 << 30} bytes, over the limit of {1 << 20} bytes" in report.diagnostics[0].message
 
 
+def test_a_long_version_is_cut_short_in_the_message(gru_cell_ir, tmp_path, capsys):
+    """IR011 quotes the layer's version: the first 40 characters of it, and its length."""
+    xml, weights = gru_cell_ir
+    path = tmp_path / "long_version.xml"
+    path.write_bytes(xml.replace(b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"', 1))
+    path.with_suffix(".bin").write_bytes(weights)
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    [d] = [d for d in json_diagnostics(out) if d["code"] == "IR011"]
+    shown = "opset" + "3" * 35
+    assert f"for version {shown!r}... (5005 characters); irtool knows" in d["message"]
+    assert len(d["message"]) < 300
+
+
 # ---------------------------------------------------------------- unreadable paths
 
 @pytest.mark.parametrize("make, needle", [
@@ -414,6 +427,21 @@ def test_unreadable_path_exits_2_with_one_line(make, needle, tmp_path, capsys):
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("irtool: error: ")
     assert needle.format(tmp=tmp_path) in err
+
+
+def test_a_fifo_is_not_a_regular_file_and_is_never_waited_on(tmp_path):
+    """Nobody writes to the FIFO: opening it to read would block (hence the children), and it
+    is no missing file."""
+    fifo = tmp_path / "pipe.xml"
+    os.mkfifo(fifo)
+    done = run_child(str(fifo))
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irtool: error: cannot read {fifo}: "
+                                                                   f"not a regular file\n")
+    code = "import sys\nfrom irtool.validate import validate_file\ntry:\n    validate_file(sys.argv[1])\n" \
+           "except OSError as error:\n    print(error.strerror)\n"
+    library = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True,
+                             timeout=CHILD_TIMEOUT)
+    assert library.stdout == "not a regular file\n", library.stderr
 
 
 def test_a_file_that_cannot_be_opened_exits_2_with_one_line(gru_cell_ir, tmp_path, capsys, monkeypatch):

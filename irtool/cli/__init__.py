@@ -15,7 +15,7 @@ from typing import Sequence
 from irtool import __version__
 from irtool.cli.common import UsageError, fail
 
-COMMANDS = ("validate", "build", "run", "devices", "harness", "report")
+COMMANDS = ("validate", "build", "run", "devices", "harness", "report", "reduce")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -45,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--drift-factor", type=float, default=2.0, metavar="F",
                         help="with --baseline: max error grown more than F times is drift (default 2)")
     add_judging_options(parser)
+    parser.add_argument("--reduce-failures", action="store_true",
+                        help="after the run, shrink each new failure to its smallest reproducer (irtool reduce) "
+                             "into DIR/reduced/")
+    parser.add_argument("--reduce-budget", type=float, default=300.0, metavar="S",
+                        help="with --reduce-failures: seconds per failure (default 300)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=handle)
@@ -61,6 +66,8 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"--timeout {args.timeout:g}: expected seconds > 0")
     if not args.drift_factor > 1:
         raise UsageError(f"--drift-factor {args.drift_factor:g}: expected a factor > 1")
+    if not args.reduce_budget > 0:
+        raise UsageError(f"--reduce-budget {args.reduce_budget:g}: expected seconds > 0")
     try:
         options = HarnessOptions(
             suites=args.suites, devices=parse_list(args.device, "-d"),
@@ -68,7 +75,8 @@ def handle(args: argparse.Namespace) -> int:
             report_dir=args.report_dir, jobs=args.jobs, timeout=args.timeout, resume=args.resume,
             shard=parse_shard(args.shard) if args.shard else None, expected_failures=args.xfail,
             baseline=args.baseline, drift_factor=args.drift_factor, config=parse_config(args.config),
-            tolerance=parse_tolerances(args.atol, args.rtol))
+            tolerance=parse_tolerances(args.atol, args.rtol), reduce_failures=args.reduce_failures,
+            reduce_budget=args.reduce_budget)
     except IrtoolError as error:
         raise UsageError(error.message) from None
     bar = None if args.no_progress else Progress(sys.stderr)
@@ -84,7 +92,9 @@ def handle(args: argparse.Namespace) -> int:
             bar.finish()
     print(json.dumps(summary_json(outcome), indent=2) if args.format == "json" else render(outcome, args.report_dir))
     if outcome.interrupted:
-        fail(f"interrupted: the reports in {args.report_dir} are partial; --resume continues the run")
+        fail(f"interrupted: the reports in {args.report_dir} are partial; --resume continues the run"
+             if outcome.run.partial else f"interrupted while reducing failures; the reports in {args.report_dir} "
+             "are complete")
         return 130
     return outcome.exit_code
 
@@ -135,6 +145,9 @@ def render(outcome: Any, report_dir: Path) -> str:
     for result in problems:
         where = f" [{report_dir / result.reproducer}]" if result.reproducer else ""
         lines.append(f"{result.verdict.upper()}: {result.name}: {result.message}{where}")
+    for reduced in outcome.reduced:
+        lines.append(f"REDUCED: {reduced.job}: " + (f"{reduced.folder} ({reduced.summary})" if reduced.folder
+                                                    else reduced.summary))
     skips = Counter(f"{r.device} {r.precision}: {r.message}" for r in run.results if r.verdict == "skip")
     for reason, count in skips.items():
         lines.append(f"skipped {count}: {reason}")
@@ -165,7 +178,9 @@ def _table(results: list) -> list[str]:
 def summary_json(outcome: Any) -> dict[str, Any]:
     data = {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted, "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
-                         for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")]}
+                         for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
+            "reduced": [{"name": r.job, "folder": str(r.folder) if r.folder else None, "summary": r.summary}
+                        for r in outcome.reduced]}
     if outcome.diff is not None:
         data["baseline"] = outcome.diff.to_json()
     return data

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import stat
 import sys
+from pathlib import Path
 
 from irtool.cli.common import UsageError
 
@@ -29,10 +31,11 @@ def run(args: argparse.Namespace) -> int:
     from irtool.validate import collect_paths, validate_file
 
     paths = collect_paths(args.paths)
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
-        raise UsageError(f"cannot read {missing[0]}: no such file" + (
-            f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    unreadable = [(path, problem) for path in paths if (problem := _problem(path))]
+    if unreadable:
+        path, problem = unreadable[0]
+        raise UsageError(f"cannot read {path}: {problem}" + (
+            f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""))
     if not paths:
         raise UsageError(f"no *.xml file under {', '.join(args.paths)}")
     reports = []
@@ -52,6 +55,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(reports))
     return 0 if all(r.valid for r in reports) else 1
+
+
+def _problem(path: Path) -> str | None:
+    """Why a path cannot be validated, if it cannot: missing, or a FIFO, device or the like."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "no such file"
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
 
 def _without_gc(function, *args, **kwargs):

@@ -76,10 +76,15 @@ class _Worker:
 
 def worker_environment(env: dict[str, str] | None) -> dict[str, str]:
     """The workers' environment: ``env`` (default this process's), with this irtool first on
-    the import path, so that a worker runs the same code as its parent, installed or not."""
+    the import path, so that a worker runs the same code as its parent, installed or not, and
+    openvino's telemetry off."""
     env = dict(os.environ if env is None else env)
     package_root = str(Path(irtool.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    # Importing openvino 2026.4 sends a telemetry event from a thread that forks (multiprocessing).
+    # A worker's main thread is by then reading requests from stdin, and the forked child hangs for
+    # good closing stdin, outliving the worker.  openvino sends no telemetry when CI=true.
+    env["CI"] = "true"
     return env
 
 
@@ -96,7 +101,12 @@ def groups_of(jobs: Sequence[Job]) -> list[list[Job]]:
 
 
 class Pool:
-    """Runs jobs on ``size`` workers; :meth:`run` calls ``on_result`` as each job finishes."""
+    """Runs jobs on ``size`` workers; :meth:`run` calls ``on_result`` as each job finishes.
+
+    Used as a context manager, the pool keeps its idle workers between calls of :meth:`run`
+    until the ``with`` block ends (``irtool reduce`` runs hundreds of one-job batches, and a
+    worker costs about a second to start); otherwise each :meth:`run` closes them at its end.
+    """
 
     def __init__(self, size: int, timeout: float, options: RunnerOptions, env: dict[str, str] | None = None):
         self.size = max(1, size)
@@ -105,6 +115,15 @@ class Pool:
         self.env = env
         self._selector = selectors.DefaultSelector()
         self._workers: list[_Worker] = []
+        self._keep = False
+
+    def __enter__(self) -> "Pool":
+        self._keep = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._keep = False
+        self.close()
 
     def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
         pending = deque(groups_of(jobs))
@@ -112,7 +131,10 @@ class Pool:
             while pending or any(w.task or w.queue for w in self._workers):
                 self._fill(pending)
                 self._wait(on_result)
-        finally:
+        except BaseException:
+            self.close()  # a worker may be mid-job: none is reused after an interruption
+            raise
+        if not self._keep:
             self.close()
 
     def close(self) -> None:

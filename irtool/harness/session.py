@@ -23,6 +23,7 @@ from irtool.harness.suite import load_suite
 from irtool.harness.worker import REPRODUCERS, RunnerOptions, base_result
 
 Progress = Callable[[CaseResult, int, int], None]
+REDUCED = "reduced"  # --reduce-failures: REPORT_DIR/reduced/<reproducer name>/
 
 
 class SessionError(IrtoolError):
@@ -45,6 +46,8 @@ class HarnessOptions:
     config: dict[str, str] = field(default_factory=dict)
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     env: dict[str, str] | None = None  # the workers' environment (default: this one)
+    reduce_failures: bool = False  # reduce each failure of this run into REPORT_DIR/reduced/
+    reduce_budget: float = 300.0  # seconds per failure
 
 
 @dataclass
@@ -53,6 +56,7 @@ class HarnessOutcome:
     interrupted: bool = False
     diff: object | None = None  # irtool.harness.baseline.RunDiff when a baseline was given
     reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
+    reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -119,12 +123,23 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
         results.sort(key=lambda r: order.get(r.key, len(order)))
         meta["finished"] = now()
         _write_reports(report_dir, outcome.run)
+    if options.reduce_failures and not outcome.interrupted:
+        failed = {result.key for result in outcome.failed}  # known failures (xfail) are not among them
+        outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
+                                                       options, timeout)
     if options.baseline is not None:
         from irtool.harness.baseline import diff_runs
         from irtool.harness.store import load_results
 
         outcome.diff = diff_runs(load_results(options.baseline), outcome.run, options.drift_factor)
     return outcome
+
+
+def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float) -> tuple[list, bool]:
+    from irtool.reduce.failures import reduce_failures
+
+    return reduce_failures(jobs, report_dir / REDUCED, config=options.config, tolerance=options.tolerance,
+                           timeout=timeout, budget=options.reduce_budget, env=options.env)
 
 
 def _write_reports(report_dir: Path, run: RunResults) -> None:
@@ -162,7 +177,8 @@ def _open_store(report_dir: Path, meta: dict, resume: bool, order: dict) -> tupl
         _check_same_run(jsonl, previous.meta, meta)
         meta["started"] = previous.meta.get("started", meta["started"])
         return [r for r in previous.results if r.key in order], JsonlWriter(jsonl, None, append=True)
-    shutil.rmtree(report_dir / REPRODUCERS, ignore_errors=True)  # a fresh run's reproducers only
+    for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only
+        shutil.rmtree(report_dir / folder, ignore_errors=True)
     return [], JsonlWriter(jsonl, meta, append=False)
 
 

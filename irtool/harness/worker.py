@@ -347,10 +347,16 @@ def _send(answers: Any, message: Mapping[str, Any]) -> None:
 
 
 def main() -> None:
+    """Requests and answers go through private copies of fds 0 and 1: what plugins and libraries
+    print goes to stderr, and a process a library forks (openvino's telemetry) that closes
+    its stdin cannot block on the lock of the stream the worker is reading."""
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # prints of plugins and libraries go to stderr, not into the protocol
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull, encoding="utf-8")
     sys.stdout = sys.stderr
-    serve(sys.stdin, answers)
+    serve(requests, answers)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """IR files: safe lxml parsing into an IRModel. The only package that imports lxml."""
-from irtool.ir.model import Dim, Edge, IRModel, Layer, Port
+from irtool.ir.model import Edge, IRModel, Layer, Port
 from irtool.ir.parse import DEFAULT_MAX_BYTES, IRParseError, make_parser, parse_ir, parse_ir_bytes, read_ir_bytes
 
-__all__ = ["DEFAULT_MAX_BYTES", "Dim", "Edge", "IRModel", "IRParseError", "Layer", "Port", "make_parser",
+__all__ = ["DEFAULT_MAX_BYTES", "Edge", "IRModel", "IRParseError", "Layer", "Port", "make_parser",
            "parse_ir", "parse_ir_bytes", "read_ir_bytes"]

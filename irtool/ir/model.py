@@ -10,16 +10,13 @@ from typing import Sequence
 
 
 @dataclass(slots=True)
-class Dim:
-    text: str
-    line: int | None
-
-
-@dataclass(slots=True)
 class Port:
+    """A port as written: ``dims`` holds the text of each ``<dim>`` (stripped), ``dim_lines`` their lines."""
+
     id: str | None
     precision: str | None
-    dims: list[Dim]
+    dims: tuple[str, ...]
+    dim_lines: tuple[int | None, ...]
     line: int | None
     names: str | None = None
 

@@ -7,17 +7,20 @@ as the op spec pages show them, ``...`` placeholders included.
 """
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
 
-from irtool.ir.model import Dim, Edge, IRModel, Layer, Port, SourceLines
+from irtool.ir.model import Edge, IRModel, Layer, Port, SourceLines
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no FIFOs to block on
 _PLACEHOLDER = re.compile(rb"(?<=\s)\.\.\.(?=[\s/>])")
 _TAG = re.compile(rb"<[A-Za-z][^<>]*>")
 _SPACE = re.compile(rb"[ \t\r\n]*")
@@ -52,12 +55,16 @@ _PARSER_OPTIONS = dict(resolve_entities=False, no_network=True, load_dtd=False, 
 
 
 def read_ir_bytes(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read a file whole after checking its size; OSError for an unreadable path."""
-    size = os.stat(path).st_size
-    if size > max_bytes:
-        raise IRParseError("too-large", f"file is {size} bytes, over the limit of {max_bytes} bytes "
-                                        f"(raise it with --max-size)")
-    with open(path, "rb") as handle:
+    """Read a file whole after checking its size; OSError for an unreadable path, and for one
+    that is not a regular file (opened without blocking, so a FIFO is refused, not waited on)."""
+    with open(os.open(path, os.O_RDONLY | _NONBLOCK), "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        size = info.st_size
+        if size > max_bytes:
+            raise IRParseError("too-large", f"file is {size} bytes, over the limit of {max_bytes} bytes "
+                                            f"(raise it with --max-size)")
         data = handle.read(size + 1)  # read(max_bytes + 1) would first allocate all of max_bytes
         if len(data) > size:  # the file grew since stat
             data += handle.read(max_bytes + 1 - len(data))
@@ -249,18 +256,20 @@ def _layer(element: etree._Element) -> Layer:
 
 
 def _port(element: etree._Element) -> Port:
-    get = element.get
-    dims = []
-    for d in element:
-        if d.tag == "dim":
-            text, line = d.text, d.sourceline
+    texts = []
+    lines = []
+    for dim in element:
+        if dim.tag == "dim":
+            text, line = dim.text, dim.sourceline
             if line is not None and line >= 65535:  # see _big_line; a dim's text is its first child
-                line = line - text.count("\n") if text is not None else _big_line(d, line)
-            dims.append(Dim(text.strip() if text is not None else "", line))
+                line = line - text.count("\n") if text is not None else _big_line(dim, line)
+            texts.append(text.strip() if text is not None else "")
+            lines.append(line)
     line = element.sourceline
     if line is not None and line >= 65535:
         line = _big_line(element, line)
-    return Port(get("id"), get("precision"), dims, line, get("names"))
+    get = element.get
+    return Port(get("id"), get("precision"), tuple(texts), tuple(lines), line, get("names"))
 
 
 def _line(element: etree._Element) -> int | None:

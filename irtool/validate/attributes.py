@@ -50,7 +50,7 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
 
 def _check_activation_parameters(ctx: Context, layer: Layer, values: dict) -> None:
     activations = values.get("activations")
-    if activations is None or any(a in _PARAMETRIC for a in activations):
+    if activations is None or not _PARAMETRIC.isdisjoint(activations):
         return
     for name in ("activations_alpha", "activations_beta"):
         if values.get(name):

@@ -19,9 +19,9 @@ class LayerFacts:
 
     layer: Layer
     spec: OpSpec | None = None
-    attributes: dict = field(default_factory=dict)  # typed, valid values only, defaults filled
-    input_dims: list = field(default_factory=list)  # per IR input port: tuple of Dim or None if unreadable
-    output_dims: list = field(default_factory=list)
+    attributes: dict = field(default_factory=dict)  # typed, valid values only, defaults filled; shared, read-only
+    input_dims: tuple = ()  # per IR input port: tuple of dims, or None if unreadable
+    output_dims: tuple = ()
 
 
 @dataclass

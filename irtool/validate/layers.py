@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from irtool import element_types
+from irtool.diagnostics import quoted
 from irtool.ir import Layer, Port
 from irtool.shapes import ShapeSyntaxError, parse_dim
 from irtool.specs import DimProblem, OpSpec, RankProblem, unify
@@ -18,35 +19,47 @@ def check_layer(ctx: Context, layer: Layer) -> LayerFacts:
     key = _signature(layer, spec) if spec is not None else None
     clean = ctx.memo.get(key) if key is not None else None
     if clean is not None:
-        input_dims, output_dims = clean
-        return LayerFacts(layer, spec, check_attributes(ctx, layer, spec), list(input_dims), list(output_dims))
+        return LayerFacts(layer, spec, _attributes(ctx, layer, spec), *clean)
     before = len(ctx.diagnostics)
     facts = _check_layer(ctx, layer)
     if key is not None and len(ctx.diagnostics) == before:
-        ctx.memo[key] = (tuple(facts.input_dims), tuple(facts.output_dims))
+        ctx.memo[key] = (facts.input_dims, facts.output_dims)
     return facts
+
+
+def _attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
+    """check_attributes, once for each set of attribute texts that is found clean; the layers
+    that repeat it share its values (which nothing changes)."""
+    key = ("attributes", spec.key, tuple(layer.data.items()))
+    values = ctx.memo.get(key)
+    if values is None:
+        before = len(ctx.diagnostics)
+        values = check_attributes(ctx, layer, spec)
+        if len(ctx.diagnostics) == before:
+            ctx.memo[key] = values
+    return values
 
 
 def _signature(layer: Layer, spec: OpSpec) -> tuple:
     """Everything but the attribute values that the checks of a layer read (see check_layer)."""
     data = layer.data
     return ("layer", layer.id is None, layer.type, layer.version,
-            tuple([(p.id, p.precision, tuple([d.text for d in p.dims])) for p in layer.inputs]),
-            tuple([(p.id, p.precision, tuple([d.text for d in p.dims])) for p in layer.outputs]),
+            tuple([(p.id, p.precision, p.dims) for p in layer.inputs]),
+            tuple([(p.id, p.precision, p.dims) for p in layer.outputs]),
             tuple([data.get(name) for name in spec.shape_attributes]),
             tuple([data.get(name) for name in spec.type_attributes]))
 
 
 def _check_layer(ctx: Context, layer: Layer) -> LayerFacts:
-    facts = LayerFacts(layer, input_dims=[_dims(ctx, layer, p) for p in layer.inputs],
-                       output_dims=[_dims(ctx, layer, p) for p in layer.outputs])
+    facts = LayerFacts(layer, input_dims=tuple([_dims(ctx, layer, p) for p in layer.inputs]),
+                       output_dims=tuple([_dims(ctx, layer, p) for p in layer.outputs]))
     _check_identity(ctx, layer)
     _check_port_ids(ctx, layer)
     spec = _resolve_spec(ctx, layer)
     if spec is None:
         return facts
     facts.spec = spec
-    facts.attributes = check_attributes(ctx, layer, spec)
+    facts.attributes = _attributes(ctx, layer, spec)
     if _check_port_counts(ctx, layer, spec):
         _check_shapes(ctx, facts)
         _check_types(ctx, layer, spec, facts.attributes)
@@ -82,7 +95,7 @@ def _resolve_spec(ctx: Context, layer: Layer) -> OpSpec | None:
     spec = ctx.registry.for_ir(layer.type, layer.version)
     known = ctx.registry.versions(layer.type)
     if spec is None and known:
-        ctx.report("IR011", f"no spec of {layer.type} for version {layer.version!r}; irtool knows "
+        ctx.report("IR011", f"no spec of {layer.type} for version {quoted(layer.version)}; irtool knows "
                             f"{', '.join(f'{s.key} (version={s.opset!r})' for s in known)}; "
                             f"its attributes and shapes are not checked", layer=layer,
                    expected=", ".join(s.opset for s in known), found=layer.version)
@@ -119,7 +132,7 @@ def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
 
 def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
     try:
-        return tuple([parse_dim(dim.text) for dim in port.dims])
+        return tuple([parse_dim(text) for text in port.dims])
     except ShapeSyntaxError:
         return _dims_reported(ctx, layer, port)
 
@@ -127,12 +140,12 @@ def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
 def _dims_reported(ctx: Context, layer: Layer, port: Port) -> tuple | None:
     """_dims for a port with an unreadable dim: reports the first one."""
     dims = []
-    for i, dim in enumerate(port.dims):
+    for i, (text, line) in enumerate(zip(port.dims, port.dim_lines)):
         try:
-            dims.append(parse_dim(dim.text))
+            dims.append(parse_dim(text))
         except ShapeSyntaxError as error:
-            ctx.report("IR043", f"dim {i}: {error}", layer=layer, port=port, line=dim.line, token="<dim",
-                       expected="a size, -1, ? or a..b", found=dim.text)
+            ctx.report("IR043", f"dim {i}: {error}", layer=layer, port=port, line=line, token="<dim",
+                       expected="a size, -1, ? or a..b", found=text)
             return None
     return tuple(dims)
 
@@ -141,7 +154,7 @@ def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
     spec, layer = facts.spec, facts.layer
     # Layers of one op with the same dims and shape attributes unify alike: do it once.
     key = ("unify", spec.key, tuple((name, _frozen(facts.attributes.get(name))) for name in spec.shape_attributes),
-           tuple(facts.input_dims), tuple(facts.output_dims))
+           facts.input_dims, facts.output_dims)
     report = ctx.memo.get(key)
     if report is None:
         report = ctx.memo[key] = unify(spec, facts.attributes, facts.input_dims, facts.output_dims)
@@ -156,7 +169,7 @@ def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
         assert isinstance(problem, DimProblem)
         code = ("IR044" if port_spec.shape_attribute or port_spec.same_as else
                 "IR041" if problem.side == "input" else "IR042")
-        line = port.dims[problem.dim].line if problem.dim < len(port.dims) else None
+        line = port.dim_lines[problem.dim] if problem.dim < len(port.dim_lines) else None
         ctx.report(code, problem.message, layer=layer, port=port, port_name=port_spec.name, line=line,
                    token="<dim", expected=problem.expected, found=problem.found)
 

@@ -57,7 +57,7 @@ def _compare_unspecified(ir: IRModel, model, add) -> None:
         for index, port in enumerate(layer.outputs[: node.get_output_size()]):
             inferred = node.get_output_partial_shape(index)
             try:
-                declared = tuple(parse_dim(d.text) for d in port.dims)
+                declared = tuple(parse_dim(text) for text in port.dims)
             except ShapeSyntaxError:
                 continue
             if inferred.rank.is_dynamic:

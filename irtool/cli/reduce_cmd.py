@@ -1,0 +1,101 @@
+"""``irtool reduce CASE -d DEVICE``: shrink a failing case to the smallest case that still fails the same way.
+
+CASE is an IR .xml file, a harness reproducer folder, or SUITE.toml::CASE-ID.  Exit 0 when a
+reduced reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case
+does not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best
+reproducer found so far is kept).
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+from pathlib import Path
+from typing import Any
+
+from irtool.cli.common import UsageError, fail
+from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
+from irtool.compare import PRECISIONS
+
+DEFAULT_OUT = Path("irtool-reduced")
+DEFAULT_TIMEOUT = 60.0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    doc = __doc__.splitlines()
+    parser = subparsers.add_parser("reduce", help="shrink a failing case to its smallest reproducer",
+                                   description=doc[0] + " " + " ".join(doc[2:]).strip())
+    parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
+    parser.add_argument("-d", "--device", help="OpenVINO device (default: a reproducer folder's own)")
+    parser.add_argument("--precision", choices=PRECISIONS,
+                        help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32)")
+    parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUTDIR",
+                        help=f"where the reduced reproducer and reduce.log go (default {DEFAULT_OUT})")
+    parser.add_argument("--inputs", type=Path, metavar="IN.npz",
+                        help="inputs of an IR file, by input name (default: seeded)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of an IR file's generated inputs (default 0)")
+    add_judging_options(parser)
+    check = parser.add_mutually_exclusive_group()
+    check.add_argument("--check", metavar="EXPR",
+                       help='what "still fails" means instead of the original verdict, e.g. "max_abs>0.1" or '
+                            '"Y.nonfinite_mismatch>0 and verdict==fail"')
+    check.add_argument("--check-script", type=Path, metavar="FILE.py",
+                       help="a Python file defining check(result: dict) -> bool")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help=f"seconds per candidate run (default: the suite's, else {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--budget", type=float, metavar="S", help="seconds for the whole reduction (default: no limit)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from irtool.errors import IrtoolBug, IrtoolError
+    from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
+
+    for name in ("timeout", "budget"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise UsageError(f"--{name} {value:g}: expected seconds > 0")
+    tolerance = parse_tolerances(args.atol, args.rtol)
+    config = parse_config(args.config)
+    try:
+        criterion = _criterion(args)
+        origin = load_origin(args.case, args.inputs, args.seed)
+    except IrtoolError as error:
+        raise UsageError(error.message) from None
+    device = args.device or origin.device
+    if device is None:
+        raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
+    options = ReduceOptions(
+        device=device, out_dir=args.out, precision=args.precision or origin.precision or "f32",
+        config={**origin.config, **config},
+        tolerance=tolerance if args.atol or args.rtol else origin.tolerance, criterion=criterion,
+        timeout=args.timeout or origin.timeout or DEFAULT_TIMEOUT, budget=args.budget)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
+    except NothingToReduce as error:
+        print(f"irtool reduce: {error.message}")
+        return 1
+    except (IrtoolError, IrtoolBug) as error:
+        fail(error.message)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if outcome.interrupted:
+        fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
+        return 130
+    return 0
+
+
+def _criterion(args: argparse.Namespace) -> Any:
+    from irtool.reduce import load_check_script, parse_check
+
+    if args.check is not None:
+        return parse_check(args.check)
+    if args.check_script is not None:
+        return load_check_script(args.check_script)
+    return None
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+

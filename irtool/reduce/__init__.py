@@ -1,0 +1,16 @@
+"""``irtool reduce``: shrink a failing case to its smallest reproducer.
+
+:func:`load_origin` reads what to start from (an IR file, a harness reproducer folder, or a
+suite case), :func:`reduce_case` shrinks it along the axes its op's spec allows
+(:mod:`irtool.reduce.axes`) while it keeps failing by the criterion
+(:mod:`irtool.reduce.criterion`), writing the best reproducer so far after every step.
+"""
+from __future__ import annotations
+
+from irtool.reduce.concrete import ConcreteCase, ReduceError
+from irtool.reduce.criterion import load_check_script, parse_check
+from irtool.reduce.origin import Origin, load_origin
+from irtool.reduce.reducer import LOG, REPRODUCER, NothingToReduce, ReduceOptions, ReduceOutcome, reduce_case
+
+__all__ = ["ConcreteCase", "LOG", "NothingToReduce", "Origin", "REPRODUCER", "ReduceError", "ReduceOptions",
+           "ReduceOutcome", "load_check_script", "load_origin", "parse_check", "reduce_case"]

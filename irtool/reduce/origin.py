@@ -1,0 +1,113 @@
+"""What reduce starts from: an IR file, a harness reproducer folder, or ``SUITE.toml::CASE-ID``.
+
+Each becomes an :class:`Origin`: the case as a harness :class:`SuiteCase` (runnable as given,
+in a worker, exactly as the harness runs it) and what the reproducer folder recorded about
+its run (device, precision, config, per-output tolerances), which the command line may override.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from irtool.compare import TolerancePolicy
+from irtool.harness.records import SuiteCase, case_from_json
+from irtool.reduce.concrete import ConcreteCase, ReduceError, from_rnn
+
+SUITE_SEPARATOR = "::"
+SUITE_NAME = "reduce"
+
+
+@dataclass(frozen=True)
+class Origin:
+    case: SuiteCase
+    device: str | None = None
+    precision: str | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
+    timeout: float | None = None  # the suite's per-case timeout
+
+
+def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
+    """The origin a CASE argument names; ReduceError names the path and what was expected.
+
+    ``inputs`` (an .npz by model input name) and ``seed`` apply to an IR file only: a
+    reproducer folder has its inputs.npz and a suite case its seed.
+    """
+    if SUITE_SEPARATOR in text:
+        suite, _, case_id = text.partition(SUITE_SEPARATOR)
+        origin = _suite_case(Path(suite), case_id)
+    else:
+        path = Path(text)
+        if path.is_dir():
+            origin = _reproducer(path)
+        elif path.suffix == ".xml":
+            if not path.is_file():
+                raise ReduceError(f"{path}: no such model file")
+            return Origin(SuiteCase(id=path.stem, suite=SUITE_NAME, file=str(path.resolve()),
+                                    inputs=str(Path(inputs).resolve()) if inputs else None, seed=seed))
+        elif not path.exists():
+            raise ReduceError(f"{path}: no such file or folder; expected an IR .xml file, a reproducer folder "
+                              f"or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
+        else:
+            raise ReduceError(f"{path}: expected an IR .xml file, a reproducer folder or "
+                              f"SUITE.toml{SUITE_SEPARATOR}CASE-ID")
+    if inputs is not None:
+        raise ReduceError(f"{text}: --inputs applies to an IR file; this case brings its own inputs")
+    return origin
+
+
+def concrete_case(case: SuiteCase) -> ConcreteCase:
+    """The case's op with its arrays: the model read or built, and its inputs loaded or seeded,
+    in this process exactly as a worker does it."""
+    from irtool.harness.worker import Runner
+
+    runner = Runner()
+    prepared = runner.prepare(case)
+    if prepared.rnn is None:
+        raise ReduceError(f"{case.file or case.id}: cannot reduce it: {prepared.why_not}")
+    return from_rnn(prepared.rnn, runner.inputs(case, prepared), prepared.infos)
+
+
+def _suite_case(path: Path, case_id: str) -> Origin:
+    from irtool.harness.suite import load_suite
+
+    suite = load_suite(path)
+    for case in suite.cases:
+        if case.id == case_id:
+            return Origin(case, timeout=suite.timeout)
+    ids = [case.id for case in suite.cases]
+    shown = ", ".join(ids[:5]) + (f" (and {len(ids) - 5} more)" if len(ids) > 5 else "")
+    raise ReduceError(f"{path}: no case {case_id!r}; its cases are {shown}")
+
+
+def _reproducer(folder: Path) -> Origin:
+    missing = [name for name in ("case.json", "model.xml", "inputs.npz") if not (folder / name).is_file()]
+    if missing:
+        raise ReduceError(f"{folder}: not a reproducer folder (no {', '.join(missing)}); irtool harness writes "
+                          f"them under REPORT_DIR/reproducers/")
+    record = _read_json(folder / "case.json")
+    try:
+        original = case_from_json(record["case"])
+        tolerances = {str(name): (float(atol), float(rtol)) for name, (atol, rtol) in record["tolerances"].items()}
+        device, precision = str(record["device"]), str(record["precision"])
+        config = {str(k): str(v) for k, v in record.get("config", {}).items()}
+    except (KeyError, TypeError, ValueError) as error:
+        raise ReduceError(f"{folder / 'case.json'}: not a reproducer's case.json ({type(error).__name__}: {error}); "
+                          f"expected case, device, precision, config and tolerances") from None
+    case = SuiteCase(id=original.id, suite=original.suite, file=str((folder / "model.xml").resolve()),
+                     inputs=str((folder / "inputs.npz").resolve()), atol=original.atol, rtol=original.rtol)
+    policy = TolerancePolicy(output_atol={name: pair[0] for name, pair in tolerances.items()},
+                             output_rtol={name: pair[1] for name, pair in tolerances.items()})
+    return Origin(case, device, precision, config, policy)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReduceError(f"{path}: cannot read it as JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ReduceError(f"{path}: expected a JSON object")
+    return data

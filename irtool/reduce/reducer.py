@@ -1,0 +1,327 @@
+"""The reduction loop: propose a smaller case, run it in an isolated worker, keep it if it still
+fails by the criterion, until no proposal does.
+
+The original case runs first, as given, and must fail (else :class:`NothingToReduce`); then
+irtool's rebuild of it from its arrays, which must fail too: from then on every candidate
+is such a rebuild (IR + inputs.npz in a scratch folder, run as a harness file case in one
+worker kept alive across candidates, so a crash or hang costs that candidate only).  A
+candidate that meets the criterion is run a second time and kept only if it meets it
+again; one that does not is counted as flaky.  Axes are tried in order, each until it
+cuts no more, and passes repeat until one keeps nothing.
+
+After the rebuilt original and after every kept step, OUT_DIR/reproducer is replaced whole
+(written beside it, then renamed), so an interrupted reduction leaves the best reproducer
+found so far; OUT_DIR/reduce.log gets a line per event as it happens.  Nothing here prints:
+the same lines go to ``progress``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping
+
+import numpy as np
+
+from irtool.compare import TolerancePolicy
+from irtool.errors import IrtoolBug
+from irtool.harness.pool import Pool
+from irtool.harness.records import CaseResult, Job, SuiteCase, case_to_json, result_to_json
+from irtool.harness.worker import Runner, RunnerOptions
+from irtool.reduce.axes import Proposal, axes_of
+from irtool.reduce.concrete import ConcreteCase, ReduceError, count_text
+from irtool.reduce.criterion import Criterion, SameFailure, check_outputs, failure_kind
+from irtool.reduce.origin import Origin, concrete_case
+
+Progress = Callable[[str], None]
+REPRODUCER = "reproducer"
+LOG = "reduce.log"
+DONE, BUDGET, INTERRUPTED = "done", "budget", "interrupted"
+
+
+class NothingToReduce(ReduceError):
+    """The original case does not fail by the criterion."""
+
+
+@dataclass(frozen=True)
+class ReduceOptions:
+    device: str
+    out_dir: Path
+    precision: str = "f32"
+    config: Mapping[str, str] = field(default_factory=dict)
+    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
+    criterion: Criterion | None = None  # None: fail as the original does
+    timeout: float = 60.0  # seconds per candidate
+    budget: float | None = None  # seconds for the whole reduction
+    env: dict[str, str] | None = None  # the worker's environment (default: this one)
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    axis: str
+    change: str  # "8->1", "bidirectional->forward", "->zeros"
+    elements_before: int
+    elements_after: int
+    result: str  # the kept candidate's verdict, in short
+    runs: int  # candidates run since the previous step, this one's two runs included
+
+    def text(self) -> str:
+        return (f"step {self.number}: {self.axis} {self.change}; elements {count_text(self.elements_before)}->"
+                f"{count_text(self.elements_after)}; {self.result} [{self.runs} runs]")
+
+
+@dataclass
+class ReduceOutcome:
+    reproducer: Path
+    log: Path
+    criterion: str
+    original: str  # sizes of the original case
+    final: str = ""  # sizes of the reduced case
+    steps: list[Step] = field(default_factory=list)
+    runs: int = 0
+    flaky: int = 0
+    stopped: str = DONE
+    divergence: str | None = None
+    result: CaseResult | None = None  # the reduced case's result
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stopped == INTERRUPTED
+
+
+@dataclass
+class _Trial:
+    case: ConcreteCase
+    job: Job
+    model: Any  # ov.Model
+    folder: Path
+    result: CaseResult
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
+    """Reduce ``origin``; see the module docstring."""
+    from irtool.execute import check_device
+
+    check_device(options.device)
+    original = concrete_case(origin.case)
+    options.out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="irtool-reduce-"))  # candidates, and the worker's reproducers
+    runner = RunnerOptions(options.config, options.tolerance, report_dir=str(scratch))
+    try:
+        with (options.out_dir / LOG).open("w", encoding="utf-8") as log, \
+                Pool(1, options.timeout, runner, options.env) as pool:
+            return _Reduction(origin.case, options, runner, pool, log, progress).reduce(original)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class _Reduction:
+    def __init__(self, case: SuiteCase, options: ReduceOptions, runner: RunnerOptions, pool: Pool, log: IO[str],
+                 progress: Progress | None):
+        self.case, self.options, self.runner, self.pool, self.log, self.progress = (
+            case, options, runner, pool, log, progress)
+        self.scratch = Path(str(runner.report_dir))
+        self.tried: set[str] = set()
+        self.runs = self.flaky = self.since_step = 0
+        self.deadline = time.monotonic() + options.budget if options.budget else None
+
+    def emit(self, line: str) -> None:
+        self.log.write(line + "\n")
+        self.log.flush()
+        if self.progress:
+            self.progress(line)
+
+    # ------------------------------------------------------------------ start
+    def _start(self, original: ConcreteCase) -> tuple[Criterion, _Trial]:
+        """Run the original as given and as rebuilt; both must fail; the criterion."""
+        options = self.options
+        self.emit(f"reduce {self.case.id} ({original.spec.key}) on {options.device} at {options.precision}")
+        given = self._run(Job(self.case, options.device, options.precision))
+        self.emit(f"original: {original.describe()}; {count_text(original.elements)} elements; {_summary(given)}")
+        criterion = options.criterion
+        if criterion is None:
+            if failure_kind(given) is None:
+                raise NothingToReduce(f"{given.name}: {given.verdict}; it does not fail, so there is nothing to reduce")
+        else:
+            check_outputs(criterion, given)
+            if not criterion.holds(given):
+                raise NothingToReduce(f"{given.name}: {_summary(given)}; it does not meet {criterion.text}, "
+                                      f"so there is nothing to reduce")
+        rebuilt = self._trial(original)
+        same = criterion.holds(rebuilt.result) if criterion else rebuilt.result.verdict == given.verdict
+        if not same:
+            raise ReduceError(f"{given.name} fails as given ({_summary(given)}) but not as reduce rebuilds it from "
+                              f"its arrays ({_summary(rebuilt.result)}): flaky, or it depends on how the model is "
+                              f"written; cannot reduce it")
+        criterion = criterion or SameFailure.of(rebuilt.result)
+        self.emit(f"criterion: {criterion.text}")
+        self.since_step = 0
+        return criterion, rebuilt
+
+    # ------------------------------------------------------------------ the loop
+    def reduce(self, original: ConcreteCase) -> ReduceOutcome:
+        criterion, rebuilt = self._start(original)
+        outcome = ReduceOutcome(self.options.out_dir / REPRODUCER, self.options.out_dir / LOG, criterion.text,
+                                original.describe())
+        self.tried.add(original.fingerprint())
+        best: _Trial | None = None
+        try:
+            self._keep(rebuilt)
+            best = rebuilt
+            for trial, step in self._steps(criterion, rebuilt, outcome):
+                self._discard(best)
+                best = trial
+                outcome.steps.append(step)
+                self.emit(step.text())
+        except _OutOfBudget:
+            outcome.stopped = BUDGET
+        except KeyboardInterrupt:
+            if best is None:
+                raise
+            outcome.stopped = INTERRUPTED
+        self._finish(outcome, best)
+        return outcome
+
+    def _steps(self, criterion: Criterion, best: _Trial, outcome: ReduceOutcome) -> Iterator[tuple[_Trial, Step]]:
+        """Each kept candidate, once it is written as the best reproducer, with its step."""
+        axes = axes_of(best.case)
+        changed = True
+        while changed:
+            changed = False
+            for axis in axes:
+                while (kept := self._first_kept(criterion, axis(best.case))) is not None:
+                    proposal, trial = kept
+                    step = Step(len(outcome.steps) + 1, proposal.axis, proposal.change, best.case.elements,
+                                trial.case.elements, _summary(trial.result), self.since_step)
+                    self._keep(trial)
+                    best, changed, self.since_step = trial, True, 0
+                    yield trial, step
+
+    def _first_kept(self, criterion: Criterion, proposals: Iterable[Proposal]) -> tuple[Proposal, _Trial] | None:
+        for proposal in proposals:
+            try:
+                proposal.case.symbols  # noqa: B018 - every candidate must fit the spec
+            except ValueError as error:
+                raise IrtoolBug(f"reduce made an invalid {proposal.axis} candidate: {error}") from None
+            fingerprint = proposal.case.fingerprint()
+            if fingerprint in self.tried:
+                continue
+            self.tried.add(fingerprint)
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise _OutOfBudget
+            try:
+                first = self._trial(proposal.case)
+            except ReduceError as error:  # OpenVINO refuses a spec-valid candidate: not this way, then
+                self.emit(f"skipped {proposal.axis} {proposal.change}: {error.message}")
+                continue
+            self._discard(first)
+            if not criterion.holds(first.result):
+                continue
+            again = self._trial(proposal.case)
+            if criterion.holds(again.result):
+                return proposal, again
+            self._discard(again)
+            self.flaky += 1
+            self.emit(f"flaky: {proposal.axis} {proposal.change}: {_summary(first.result)}, then "
+                      f"{_summary(again.result)} on a re-run; not kept")
+        return None
+
+    # ------------------------------------------------------------------ running candidates
+    def _run(self, job: Job) -> CaseResult:
+        results: list[CaseResult] = []
+        self.pool.run([job], results.append)
+        self.runs += 1
+        self.since_step += 1
+        return results[0]
+
+    def _trial(self, case: ConcreteCase) -> _Trial:
+        folder = self.scratch / f"c{self.runs:05d}"
+        folder.mkdir()
+        xml, npz, model = case.write(folder)
+        candidate = SuiteCase(id=f"{self.case.id}~{self.runs}", suite=self.case.suite, file=str(xml),
+                              inputs=str(npz), atol=self.case.atol, rtol=self.case.rtol)
+        job = Job(candidate, self.options.device, self.options.precision)
+        return _Trial(case, job, model, folder, self._run(job))
+
+    def _discard(self, trial: _Trial) -> None:
+        shutil.rmtree(trial.folder, ignore_errors=True)
+        if trial.result.reproducer:
+            shutil.rmtree(self.scratch / trial.result.reproducer, ignore_errors=True)
+
+    def _keep(self, trial: _Trial) -> None:
+        """Write the trial as OUT_DIR/reproducer (whole, replacing the previous best)."""
+        from irtool.harness.reproducer import write_reproducer
+
+        ran = self._worker_folder(trial)
+        record = json.loads((ran / "case.json").read_text(encoding="utf-8"))
+        folder = self.options.out_dir / REPRODUCER
+        reduced = SuiteCase(id=f"{self.case.id} reduced", suite=self.case.suite,
+                            file=str((folder / "model.xml").resolve()), inputs=str((folder / "inputs.npz").resolve()),
+                            atol=self.case.atol, rtol=self.case.rtol)
+        result = dataclasses.replace(trial.result, case=reduced.id, file=reduced.file, reproducer=None)
+        write_reproducer(folder, model=trial.model, inputs=trial.case.inputs, expected=_npz(ran / "expected.npz"),
+                         actual=_npz(ran / "actual.npz"), device=self.options.device, precision=self.options.precision,
+                         config=self.options.config,
+                         tolerances={name: tuple(pair) for name, pair in record["tolerances"].items()},
+                         case=case_to_json(reduced), result=result_to_json(result))
+
+    def _worker_folder(self, trial: _Trial) -> Path:
+        """The reproducer the worker wrote for the trial (the pool has a fresh worker write it for a
+        crash or a hang); made here, without compiling, if there is none."""
+        relative = trial.result.reproducer or Runner(self.runner).reproduce_only(trial.job)
+        if relative is None:
+            raise IrtoolBug(f"reduce: no reproducer could be written for {trial.job.name}")
+        return self.scratch / relative
+
+    # ------------------------------------------------------------------ the end
+    def _finish(self, outcome: ReduceOutcome, best: _Trial) -> None:
+        outcome.final, outcome.result = best.case.describe(), best.result
+        outcome.runs, outcome.flaky = self.runs, self.flaky
+        outcome.divergence = divergence(best.result)
+        ended = {DONE: "done: no smaller candidate fails so", BUDGET: "stopped: the time budget is used up",
+                 INTERRUPTED: "interrupted"}[outcome.stopped]
+        self.emit(f"{ended}; {len(outcome.steps)} steps kept of {self.runs} runs ({self.flaky} flaky)")
+        self.emit(f"reduced: {outcome.final}; {count_text(best.case.elements)} elements; {_summary(best.result)}")
+        if outcome.divergence:
+            self.emit(f"diverges: {outcome.divergence}")
+        self.emit(f"reproducer: {outcome.reproducer} (python {outcome.reproducer / 'reproduce.py'})")
+
+
+def divergence(result: CaseResult) -> str | None:
+    """The first time step at which an output's max abs error exceeds its atol, over all outputs."""
+    first: tuple[int, str] | None = None
+    for output in result.outputs:
+        steps, atol = output.get("step_max_abs"), output.get("atol")
+        if not steps or atol is None:
+            continue
+        for index, value in enumerate(steps):
+            if value > atol:
+                if first is None or index < first[0]:
+                    first = (index, f"{output['name']} first at time step {index} "
+                                    f"(max abs error {value:.3g} > atol {atol:g})")
+                break
+    return first[1] if first else None
+
+
+def _summary(result: CaseResult) -> str:
+    if result.max_abs is not None:
+        return f"{result.verdict} (max abs {result.max_abs:.3g})"
+    message = result.message if len(result.message) <= 120 else result.message[:117] + "..."
+    return f"{result.verdict}: {message}" if message else result.verdict
+
+
+def _npz(path: Path) -> dict[str, np.ndarray] | None:
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+

@@ -1,0 +1,263 @@
+"""``irtool reduce`` end to end on real OpenVINO (CPU): the issue's Done-when cases, an
+interrupted reduction, the criteria, the harness's --reduce-failures, and bad input.
+
+The failures are made on purpose and do not depend on OpenVINO being wrong: bf16 judged
+with the f32 tolerance, or a worker that aborts on a chosen shape (IRTOOL_FAULT).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.reduce import load_origin
+from irtool.reduce.origin import concrete_case
+
+F32_TOLERANCE = ("--atol", "1e-5", "--rtol", "1e-4")
+REPRODUCER_FILES = {"model.xml", "model.bin", "inputs.npz", "expected.npz", "case.json", "reproduce.py"}
+SUITE = """
+[suite]
+name = "reduce-tests"
+[[grid]]
+id = "big"
+op = "GRUSequence"
+attributes = { hidden_size = 64, direction = "bidirectional", linear_before_reset = true }
+sizes = { batch_size = 8, seq_length = 50, input_size = 16 }
+[[grid]]
+id = "gru"
+op = "GRUSequence"
+attributes = { hidden_size = 8, direction = "bidirectional", clip = 4.0 }
+sizes = { batch_size = 4, seq_length = 6, input_size = 4 }
+[[grid]]
+id = "lstm"
+op = "LSTMSequence"
+attributes = { hidden_size = 4, direction = "reverse" }
+sizes = { batch_size = 3, seq_length = 4, input_size = 3 }
+"""
+BIG, GRU, LSTM = "big[seed=0]", "gru[seed=0]", "lstm[seed=0]"
+
+
+def irtool(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irtool", *args], capture_output=True, text=True, timeout=600,
+                          env=env)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("suite") / "reduce.toml"
+    path.write_text(SUITE)
+    return path
+
+
+def reduced(out: Path):
+    """The reduced reproducer's concrete case and its case.json."""
+    folder = out / "reproducer"
+    assert {p.name for p in folder.iterdir()} >= REPRODUCER_FILES
+    return concrete_case(load_origin(str(folder)).case), json.loads((folder / "case.json").read_text())
+
+
+def reproduce(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+def steps(text: str) -> list[str]:
+    return re.findall(r"^step \d+: .*$", text, re.MULTILINE)
+
+
+# ----------------------------------------------------------------------------- Done when
+
+@pytest.fixture(scope="module")
+def big(suite, tmp_path_factory):
+    out = tmp_path_factory.mktemp("big") / "out"
+    done = irtool("reduce", f"{suite}::{BIG}", "-d", "CPU", "--precision", "bf16", *F32_TOLERANCE, "-o", str(out))
+    return done, out
+
+
+def test_bf16_against_the_f32_tolerance_shrinks_to_one_element_one_direction_and_few_steps(big):
+    done, out = big
+    assert done.returncode == 0, done.stdout + done.stderr
+    case, record = reduced(out)
+    sizes = case.symbols
+    assert sizes["batch_size"] == 1 and sizes["num_directions"] == 1
+    assert sizes["seq_length"] <= 2 and sizes["hidden_size"] <= 2
+    assert case.attributes["direction"] in ("forward", "reverse")
+    assert (record["device"], record["precision"], record["result"]["verdict"]) == ("CPU", "bf16", "fail")
+    assert record["tolerances"] == {"Y": [1e-5, 1e-4], "Ho": [1e-5, 1e-4]}
+
+
+def test_the_reduced_reproducer_fails_when_its_script_runs_alone(big):
+    _, out = big
+    done = reproduce(out / "reproducer")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "MISMATCH in" in done.stdout and "'INFERENCE_PRECISION_HINT': 'bf16'" in done.stdout
+
+
+def test_each_step_is_logged_with_sizes_and_the_first_diverging_step(big):
+    done, out = big
+    log = (out / "reduce.log").read_text()
+    assert log == done.stdout
+    assert "original: batch_size 8, seq_length 50, input_size 16, hidden_size 64, num_directions 2" in log
+    assert ("criterion: fails as the original does: mismatch beyond tolerance, with Y atol 1e-05 rtol 0.0001 "
+            "(--atol, --rtol); Ho atol 1e-05 rtol 0.0001 (--atol, --rtol)") in log
+    logged = steps(log)
+    assert [int(line.split(":")[0].split()[1]) for line in logged] == list(range(1, len(logged) + 1))
+    for axis in ("direction bidirectional->", "batch_size 8->", "seq_length 50->", "hidden_size 64->"):
+        assert any(axis in line for line in logged), axis
+    assert all(re.search(r"; elements [\d.k]+->[\d.k]+; fail \(max abs ", line) for line in logged), logged
+    assert re.search(r"^diverges: (Y|Ho) first at time step \d \(max abs error \S+ > atol 1e-05\)$", log, re.MULTILINE)
+    assert f"reproducer: {out / 'reproducer'}" in log
+
+
+def test_a_reproducer_folder_is_reduced_with_its_own_device_precision_and_tolerance(big, tmp_path):
+    _, out = big
+    done = irtool("reduce", str(out / "reproducer"), "-o", str(tmp_path / "again"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "on CPU at bf16" in done.stdout.splitlines()[0]
+    assert "Y atol 1e-05 rtol 0.0001 (--atol Y, --rtol Y)" in done.stdout
+    case, _ = reduced(tmp_path / "again")
+    assert case.elements <= concrete_case(load_origin(str(out / "reproducer")).case).elements
+
+
+def test_a_crash_on_a_chosen_shape_keeps_that_shape(suite, tmp_path):
+    env = dict(os.environ, IRTOOL_FAULT="abort:batch_size=3")
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "CPU", "-o", str(tmp_path), "--timeout", "30", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "criterion: fails as the original does: crash: the worker died: SIGABRT (abort)" in done.stdout
+    case, record = reduced(tmp_path)
+    assert case.symbols == {"batch_size": 3, "seq_length": 1, "input_size": 1, "hidden_size": 1, "num_directions": 1}
+    assert record["result"]["verdict"] == "crash"
+    assert not any("batch_size" in line for line in steps(done.stdout))
+
+
+# ----------------------------------------------------------------------------- interrupted
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_reduction_keeps_the_best_reproducer_so_far(suite, tmp_path, signum):
+    process = subprocess.Popen([sys.executable, "-m", "irtool", "reduce", f"{suite}::{GRU}", "-d", "CPU",
+                                "--precision", "bf16", *F32_TOLERANCE, "-o", str(tmp_path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("step 1:"):
+            process.send_signal(signum)
+            break
+    rest, stderr = process.communicate(timeout=120)
+    output = "".join(lines) + rest
+    assert process.returncode == 130, output + stderr
+    assert f"interrupted: the best reproducer so far is in {tmp_path / 'reproducer'}" in stderr
+    assert "Traceback" not in stderr
+    log = (tmp_path / "reduce.log").read_text()
+    assert "step 1: direction bidirectional->" in log and re.search(r"^interrupted; \d+ steps kept", log, re.MULTILINE)
+    case, record = reduced(tmp_path)
+    assert case.symbols["num_directions"] == 1 and record["result"]["verdict"] == "fail"
+    done = reproduce(tmp_path / "reproducer")
+    assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr
+
+
+# ----------------------------------------------------------------------------- criteria and budget
+
+def test_a_check_expression_is_the_criterion(suite, tmp_path):
+    """At bf16 with its own tolerance the case passes; the check asks for errors above 1e-4."""
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--precision", "bf16", "--check", "Y.max_abs>1e-4",
+                  "-o", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "original: " in done.stdout and "; pass (max abs" in done.stdout
+    assert "criterion: --check Y.max_abs>1e-4" in done.stdout
+    _, record = reduced(tmp_path)
+    y = next(o for o in record["result"]["outputs"] if o["name"] == "Y")
+    assert y["max_abs"] > 1e-4 and record["result"]["verdict"] == "pass"
+
+
+def test_flaky_candidates_are_never_kept(suite, tmp_path):
+    """A check that holds on a candidate's first run and not on its re-run: every candidate is flaky."""
+    script = tmp_path / "check.py"
+    script.write_text("calls = []\n\n\ndef check(result):\n    calls.append(1)\n"
+                      "    return len(calls) <= 2 or len(calls) % 2 == 1\n")
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "CPU", "--check-script", str(script), "--budget", "8",
+                  "-o", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    flaky = re.findall(r"^flaky: .*, then pass \(max abs \S+\) on a re-run; not kept$", done.stdout, re.MULTILINE)
+    assert flaky and not steps(done.stdout)
+    assert re.search(rf"; 0 steps kept of \d+ runs \({len(flaky)} flaky\)", done.stdout)
+    case, _ = reduced(tmp_path / "out")
+    assert case.symbols["batch_size"] == 3 and case.symbols["hidden_size"] == 4
+
+
+def test_a_budget_stops_with_the_best_so_far(suite, tmp_path):
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--precision", "bf16", *F32_TOLERANCE, "--budget",
+                  "0.01", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "stopped: the time budget is used up; 0 steps kept" in done.stdout
+    case, _ = reduced(tmp_path)
+    assert case.symbols["batch_size"] == 4
+
+
+def test_a_case_that_passes_has_nothing_to_reduce(suite, tmp_path):
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "CPU", "-o", str(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == (f"irtool reduce: {LSTM} on CPU at f32: pass; it does not fail, so there "
+                                            "is nothing to reduce")
+    assert not (tmp_path / "reproducer").exists()
+
+
+# ----------------------------------------------------------------------------- the harness
+
+def test_harness_reduce_failures(tmp_path):
+    (tmp_path / "h.toml").write_text(SUITE.split("[[grid]]\nid = \"big\"")[0] + """
+[[grid]]
+id = "gru"
+op = "GRUSequence"
+attributes = { hidden_size = 4, direction = "forward" }
+sizes = { batch_size = 2, seq_length = 3, input_size = 3 }
+atol = 1e-6
+""")
+    done = irtool("harness", str(tmp_path / "h.toml"), "--precision", "f32,bf16", "--report-dir", str(tmp_path / "r"),
+                  "--reduce-failures", "--reduce-budget", "60", "--no-progress")
+    assert done.returncode == 1, done.stdout + done.stderr
+    job = "gru[seed=0] on CPU at bf16"
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("REDUCED:")]
+    found = re.match(rf"REDUCED: {re.escape(job)}: (\S+) \(batch_size 1, .*, direction forward, \d+ steps\)$", line)
+    assert found, line
+    folder = Path(found.group(1))
+    assert folder.parent.parent == tmp_path / "r" / "reduced"
+    assert {p.name for p in folder.iterdir()} >= REPRODUCER_FILES
+    assert "step 1: " in (folder.parent / "reduce.log").read_text()
+
+
+# ----------------------------------------------------------------------------- bad input
+
+def _relu_model(tmp_path: Path) -> str:
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    parameter = ops.parameter([2, 3], np.float32, name="x")
+    ov.save_model(ov.Model([ops.relu(parameter)], [parameter]), str(tmp_path / "relu.xml"))
+    return str(tmp_path / "relu.xml")
+
+
+@pytest.mark.parametrize("args, says", [
+    (lambda tmp, suite: [str(tmp / "gone.xml"), "-d", "CPU"], "gone.xml: no such model file"),
+    (lambda tmp, suite: [_relu_model(tmp), "-d", "CPU"],
+     "relu.xml: cannot reduce it: the model is not a single RNN-family op fed by Parameters and Consts"),
+    (lambda tmp, suite: [f"{suite}::nope", "-d", "CPU"], "reduce.toml: no case 'nope'; its cases are big[seed=0]"),
+    (lambda tmp, suite: [f"{suite}::{LSTM}"], f"{LSTM}: name the device with -d DEVICE"),
+    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "NPU"], "device 'NPU' is not available here"),
+    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--check", "max_abs=>1"], "--check 'max_abs=>1': "),
+    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--check-script", str(tmp / "c.py")],
+     "c.py: no such check script"),
+    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--budget", "0"], "--budget 0: expected seconds > 0"),
+], ids=["missing", "not-one-rnn-op", "no-such-case", "no-device", "absent-device", "bad-check", "no-script",
+        "bad-budget"])
+def test_bad_input_is_one_line_and_exit_2(suite, tmp_path, args, says):
+    done = irtool("reduce", *args(tmp_path, suite), "-o", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irtool: error: ") and says in lines[0], done.stderr

@@ -1,0 +1,58 @@
+"""The worker pool as reduce uses it: in a ``with`` block one worker serves run after run (a
+crashed one is replaced and the replacement kept), and all are closed at the end; outside
+one, each run closes its workers as before."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from irtool.harness.pool import Pool, worker_environment
+from irtool.harness.records import Job, SuiteCase
+from irtool.harness.worker import RunnerOptions
+
+
+def job(hidden: int) -> Job:
+    case = SuiteCase(id=f"cell[hidden_size={hidden}]", suite="pool", op="RNNCell", version=0,
+                     attributes={"hidden_size": hidden})
+    return Job(case, "CPU", "f32")
+
+
+def run(pool: Pool, hidden: int) -> str:
+    results = []
+    pool.run([job(hidden)], results.append)
+    (result,) = results
+    return result.verdict
+
+
+def pids(pool: Pool) -> list[int]:
+    return [worker.process.pid for worker in pool._workers]
+
+
+def test_a_pool_in_a_with_block_keeps_its_worker_and_replaces_a_crashed_one():
+    env = dict(os.environ, IRTOOL_FAULT="abort:hidden_size=2")
+    with Pool(1, 60, RunnerOptions(), env) as pool:
+        assert run(pool, 1) == "pass"
+        first = pids(pool)
+        assert run(pool, 3) == "pass" and pids(pool) == first and len(first) == 1
+        assert run(pool, 2) == "crash"
+        assert run(pool, 4) == "pass"
+        replacement = pids(pool)
+        assert replacement != first and len(replacement) == 1
+        assert run(pool, 5) == "pass" and pids(pool) == replacement
+        workers = list(pool._workers)
+    assert pool._workers == [] and all(worker.process.poll() is not None for worker in workers)
+
+
+def test_a_pool_outside_a_with_block_closes_its_workers_after_each_run():
+    pool = Pool(1, 60, RunnerOptions())
+    assert run(pool, 1) == "pass"
+    assert pool._workers == []
+
+
+def test_a_worker_imports_openvino_without_the_telemetry_thread_that_forks():
+    """With it, a child forked while the worker reads stdin hangs for good and outlives the worker."""
+    code = "import threading, openvino; print(sorted(t.name for t in threading.enumerate()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=worker_environment(dict(os.environ, CI="false")))
+    assert done.stdout.strip() == "['MainThread']", done.stdout + done.stderr
