@@ -1,7 +1,6 @@
 """Every bundled sample gets exactly the diagnostics its comment says, at the right place."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 

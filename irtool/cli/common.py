@@ -1,7 +1,10 @@
 """Small pieces every sub-command shares: the error line and the usage error."""
 from __future__ import annotations
 
+import signal
 import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 
 class UsageError(Exception):
@@ -10,3 +13,17 @@ class UsageError(Exception):
 
 def fail(message: str) -> None:
     print(f"irtool: error: {message}", file=sys.stderr)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job, kill) stops the work as Ctrl-C does, so what is done is kept."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
@@ -80,14 +79,13 @@ def handle(args: argparse.Namespace) -> int:
     except IrtoolError as error:
         raise UsageError(error.message) from None
     bar = None if args.no_progress else Progress(sys.stderr)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        outcome = run_harness(options, bar)
+        with sigterm_as_interrupt():
+            outcome = run_harness(options, bar)
     except (IrtoolError, IrtoolBug) as error:
         fail(error.message)
         return 2
     finally:
-        signal.signal(signal.SIGTERM, previous)
         if bar:
             bar.finish()
     print(json.dumps(summary_json(outcome), indent=2) if args.format == "json" else render(outcome, args.report_dir))
@@ -97,10 +95,6 @@ def handle(args: argparse.Namespace) -> int:
              "are complete")
         return 130
     return outcome.exit_code
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 class Progress:

@@ -8,11 +8,10 @@ reproducer found so far is kept).
 from __future__ import annotations
 
 import argparse
-import signal
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
 from irtool.compare import PRECISIONS
 
@@ -69,17 +68,15 @@ def handle(args: argparse.Namespace) -> int:
         config={**origin.config, **config},
         tolerance=tolerance if args.atol or args.rtol else origin.tolerance, criterion=criterion,
         timeout=args.timeout or origin.timeout or DEFAULT_TIMEOUT, budget=args.budget)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
+        with sigterm_as_interrupt():
+            outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
     except NothingToReduce as error:
         print(f"irtool reduce: {error.message}")
         return 1
     except (IrtoolError, IrtoolBug) as error:
         fail(error.message)
         return 2
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
@@ -94,8 +91,4 @@ def _criterion(args: argparse.Namespace) -> Any:
     if args.check_script is not None:
         return load_check_script(args.check_script)
     return None
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 
 from irtool import element_types
-from irtool.ir import Edge, Layer
+from irtool.ir import Edge
 from irtool.shapes import dims_compatible, format_shape
 from irtool.validate.context import Context, LayerFacts
 
