@@ -125,6 +125,11 @@ class Pool:
         self._keep = False
         self.close()
 
+    def start(self, count: int) -> None:
+        """Start up to ``count`` workers now, so that their start-up overlaps the caller's work."""
+        while len(self._workers) < min(count, self.size):
+            self._workers.append(self._start())
+
     def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
         pending = deque(groups_of(jobs))
         try:

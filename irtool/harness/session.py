@@ -69,8 +69,6 @@ class HarnessOutcome:
 
 
 def run_harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessOutcome:
-    from irtool.execute import list_devices
-
     suites = [load_suite(path) for path in options.suites]
     cases = _all_cases(suites)
     expected = [entry for suite in suites if suite.expected_failures
@@ -79,12 +77,22 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
     timeout = options.timeout or max(suite.timeout for suite in suites)
     jobs = make_jobs(cases, options.devices, options.precisions, options.shard)
     order = {job.key: index for index, job in enumerate(jobs)}
+    report_dir = _report_dir(options.report_dir)
+    pool = Pool(options.jobs, timeout, RunnerOptions(options.config, options.tolerance, str(report_dir)), options.env)
+    pool.start(min(options.jobs, len(jobs)))  # the workers import openvino while this process does
+    try:
+        return _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress)
+    finally:
+        pool.close()
 
+
+def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
+         pool: Pool, timeout: float, progress: Progress | None) -> HarnessOutcome:
+    from irtool.execute import list_devices
     import openvino as ov
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
                     str(options.shard) if options.shard else None, ov.get_version())
-    report_dir = _report_dir(options.report_dir)
     results, writer = _open_store(report_dir, meta, options.resume, order)
     done = {r.key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
@@ -112,9 +120,8 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
             skipped.verdict, skipped.message = SKIP, reasons[pair]
             record(skipped)
     outcome.reran = len(runnable)
-    runner = RunnerOptions(options.config, options.tolerance, str(report_dir))
     try:
-        Pool(options.jobs, timeout, runner, options.env).run(runnable, record)
+        pool.run(runnable, record)
         outcome.run.partial = False
     except KeyboardInterrupt:
         outcome.interrupted = True
