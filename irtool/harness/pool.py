@@ -116,6 +116,7 @@ class Pool:
         self._selector = selectors.DefaultSelector()
         self._workers: list[_Worker] = []
         self._keep = False
+        self._pending: deque = deque()
 
     def __enter__(self) -> "Pool":
         self._keep = True
@@ -131,10 +132,10 @@ class Pool:
             self._workers.append(self._start())
 
     def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
-        pending = deque(groups_of(jobs))
+        self._pending = pending = deque(groups_of(jobs))
         try:
             while pending or any(w.task or w.queue for w in self._workers):
-                self._fill(pending)
+                self._fill()
                 self._wait(on_result)
         except BaseException:
             self.close()  # a worker may be mid-job: none is reused after an interruption
@@ -148,15 +149,20 @@ class Pool:
         self._workers.clear()
 
     # ------------------------------------------------------------------ scheduling
-    def _fill(self, pending: deque) -> None:
-        while len(self._workers) < min(self.size, len(pending) + sum(bool(w.task or w.queue) for w in self._workers)):
+    def _fill(self) -> None:
+        busy = sum(bool(w.task or w.queue) for w in self._workers)
+        while len(self._workers) < min(self.size, len(self._pending) + busy):
             self._workers.append(self._start())
         for worker in self._workers:
             if worker.ready and worker.task is None:
-                if not worker.queue and pending:
-                    worker.queue.extend(_Task(job) for job in pending.popleft())
-                if worker.queue:
-                    self._assign(worker, worker.queue.popleft())
+                self._give(worker)
+
+    def _give(self, worker: _Worker) -> None:
+        """Send a free worker its next job: the rest of its group, else the next group."""
+        if not worker.queue and self._pending:
+            worker.queue.extend(_Task(job) for job in self._pending.popleft())
+        if worker.queue:
+            self._assign(worker, worker.queue.popleft())
 
     def _assign(self, worker: _Worker, task: _Task) -> None:
         worker.task = task
@@ -217,6 +223,7 @@ class Pool:
         task, worker.task = worker.task, None
         if task is None:
             return
+        self._give(worker)  # the worker goes on while this process records the answer
         if "result" in message:
             on_result(result_from_json(message["result"]))
         elif task.reproduce_for is not None:
