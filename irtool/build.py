@@ -11,12 +11,13 @@ import importlib
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from irtool.cases import LENGTHS_DTYPE, LENGTHS_PORT, CaseError, OpCase
 from irtool.execute import openvino_message
+from irtool.specs import OpSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
@@ -52,33 +53,48 @@ def build_model(case: OpCase) -> "ov.Model":
 
     Inputs and outputs carry the spec's port names (X, initial_hidden_state, ..., Y, Ho).
     """
-    import openvino as ov
     import openvino.opset1 as ops
 
     spec = case.spec
     if not spec.openvino_loads:
         raise BuildError(f"{spec.key} cannot be built: {spec.openvino_note}")
-    make = factory(spec.type, spec.version)
     attributes = case.filled_attributes
     case.symbols  # noqa: B018 - checks sizes and dynamic dims before anything is made
     rng = np.random.default_rng(case.seed)
-    parameters, sources = [], []
+    sources = []
     for port in case.ports:
         if case.is_parameter(port):
             dtype = LENGTHS_DTYPE if port.name == LENGTHS_PORT else case.dtype
-            node = ops.parameter(ov.PartialShape(case.partial_shape(port)), dtype, name=port.name)
-            node.output(0).get_tensor().set_names({port.name})
-            parameters.append(node)
+            sources.append(parameter(port.name, case.partial_shape(port), dtype))
         else:
-            node = ops.constant(case.tensor(port, rng), name=port.name)
-        sources.append(node)
+            sources.append(ops.constant(case.tensor(port, rng), name=port.name))
+    return assemble(spec, sources, attributes)
+
+
+def parameter(name: str, shape: Sequence[int], dtype: Any) -> Any:
+    """A model input named ``name`` (node and tensor), -1 in ``shape`` for a dynamic dim."""
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    node = ops.parameter(ov.PartialShape(list(shape)), dtype, name=name)
+    node.output(0).get_tensor().set_names({name})
+    return node
+
+
+def assemble(spec: OpSpec, sources: Sequence[Any], attributes: Mapping[str, Any]) -> "ov.Model":
+    """The op made by its factory from ``sources`` (Parameters and Consts, in port order), with
+    one Result per output, all named by the spec's ports; BuildError if openvino refuses it."""
+    import openvino as ov
+    import openvino.opset1 as ops
+
     try:
-        op = make(*sources, **attributes, name=spec.type)
+        op = factory(spec.type, spec.version)(*sources, **attributes, name=spec.type)
     except (RuntimeError, TypeError, ValueError) as error:
         raise BuildError(f"openvino refused {spec.key}: {openvino_message(error)}") from None
     for port, output in zip(spec.outputs, op.outputs()):
         output.get_tensor().set_names({port.name})
     results = [ops.result(output, name=port.name) for port, output in zip(spec.outputs, op.outputs())]
+    parameters = [node for node in sources if node.get_type_name() == "Parameter"]
     return ov.Model(results, parameters, spec.key)
 
 

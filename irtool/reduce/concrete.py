@@ -85,33 +85,23 @@ class ConcreteCase:
 
     def to_model(self) -> "ov.Model":
         """The ov.Model of this case, through the op version's openvino factory."""
-        import openvino as ov
         import openvino.opset1 as ops
 
-        from irtool.build import factory
-        from irtool.execute import openvino_message
+        from irtool.build import BuildError, assemble, parameter
 
-        parameters, sources = [], []
+        sources = []
         for port in self.ports:
             array = self.arrays[port.name]
             if port.name in self.constants:
                 sources.append(ops.constant(array, name=port.name))
-                continue
-            dynamic = self.dynamic.get(port.name, ())
-            shape = [-1 if axis in dynamic else size for axis, size in enumerate(array.shape)]
-            node = ops.parameter(ov.PartialShape(shape), array.dtype, name=port.name)
-            node.output(0).get_tensor().set_names({port.name})
-            parameters.append(node)
-            sources.append(node)
+            else:
+                dynamic = self.dynamic.get(port.name, ())
+                sources.append(parameter(port.name, [-1 if axis in dynamic else size
+                                                     for axis, size in enumerate(array.shape)], array.dtype))
         try:
-            op = factory(self.spec.type, self.spec.version)(*sources, **self.attributes, name=self.spec.type)
-        except (RuntimeError, TypeError, ValueError) as error:
-            raise ReduceError(f"openvino refused {self.spec.key} as rebuilt by reduce: "
-                              f"{openvino_message(error)}") from None
-        for port, output in zip(self.spec.outputs, op.outputs()):
-            output.get_tensor().set_names({port.name})
-        results = [ops.result(output, name=port.name) for port, output in zip(self.spec.outputs, op.outputs())]
-        return ov.Model(results, parameters, self.spec.key)
+            return assemble(self.spec, sources, self.attributes)
+        except BuildError as error:
+            raise ReduceError(f"{error.message} (as rebuilt by reduce)") from None
 
     def write(self, folder: Path) -> tuple[Path, Path, "ov.Model"]:
         """Write model.xml/.bin and inputs.npz into ``folder``; returns their paths and the model."""
