@@ -67,7 +67,7 @@ def _gate_buffer(stepper: Stepper, batch: int, steps: int) -> np.ndarray:
 
 
 def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], first: int, last: int,
-                 out: np.ndarray) -> np.ndarray:
+                 out: np.ndarray) -> None:
     """X W^T + bias for steps [first, last) into ``out`` [D, G*H, >= (last-first)*batch].
 
     Column (s - first)*batch + b holds step s of batch element b, in each direction's order.
@@ -83,7 +83,6 @@ def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], 
         else:
             np.matmul(stepper.input_weights[d], ordered.T, gates[d])
         np.add(gates[d], stepper.input_bias[d][:, None], out=gates[d])
-    return gates
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
@@ -107,7 +106,7 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     others = [np.empty((2, directions, hidden, batch), dtype=x.dtype) for _ in states[1:]]  # ping-pong
     for buffer, initial in zip(others, states[1:]):
         buffer[0] = initial.transpose(1, 2, 0)
-    y = np.zeros((batch, directions, seq, hidden), dtype=x.dtype)
+    y = np.empty((batch, directions, seq, hidden), dtype=x.dtype)  # every element is written below
     finished = np.arange(steps)[:, None] >= lengths[None, :]
     freeze = finished.any(axis=1).tolist()
     gate_buffer = _gate_buffer(stepper, batch, chunk)
@@ -116,10 +115,10 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     by_parity = [[buffer[0] for buffer in others], [buffer[1] for buffer in others]]
     for first in range(0, steps, chunk):
         last = min(first + chunk, steps)
-        gates = _input_gates(x, stepper, orders, first, last, gate_buffer)
+        _input_gates(x, stepper, orders, first, last, gate_buffer)
         for k, s in enumerate(range(first, last)):
             ins, outs = [hs[k], *by_parity[s & 1]], [hs[k + 1], *by_parity[~s & 1]]
-            stepper.step(gates[:, :, k * batch:(k + 1) * batch], ins, outs)
+            stepper.step(gate_buffer[:, :, k * batch:(k + 1) * batch], ins, outs)
             if freeze[s]:
                 for new, old in zip(outs, ins):
                     np.copyto(new, old, where=finished[s])
