@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from irtool.cases import DEFAULT_SIZES, FALLBACK_SIZE, generic_tensor, port_tensor, time_axis
-from irtool.compare import OutputDiff, TolerancePolicy, compare_output, loosest_precision
+from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, IrtoolError
 from irtool.files import write_atomic
 from irtool.shapes import DYNAMIC, Dim, Interval, format_shape
@@ -644,10 +644,15 @@ def diff_outputs(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray]
     """Each output against its expected values, with the tolerance of ``precision`` (or of the
     output's own element type when that is coarser: an f16 output holds f16 roundings whatever
     the device computes in) and the policy."""
-    return tuple(compare_output(names[0], got, want,
-                                policy.for_output(names, loosest_precision([precision, dtype_precision(got.dtype)])),
+    return tuple(compare_output(names[0], got, want, output_tolerance(policy, names, precision, got.dtype),
                                 rnn.time_axis(k) if rnn else None)
                  for k, (names, got, want) in enumerate(zip(labels, actual, expected)))
+
+
+def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision: str, dtype: Any) -> Tolerance:
+    """The tolerance of one output: the policy's, at ``precision`` or at the output's own element
+    type when that is coarser."""
+    return policy.for_output(names, loosest_precision([precision, dtype_precision(dtype)]))
 
 
 def dtype_precision(dtype: np.dtype) -> str:

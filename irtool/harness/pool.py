@@ -25,7 +25,7 @@ from typing import IO, Callable, Sequence
 import irtool
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import CRASH, TIMEOUT, CaseResult, Job
+from irtool.harness.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
 from irtool.harness.worker import RunnerOptions, base_result, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
@@ -214,8 +214,6 @@ class Pool:
             self._answer(worker, json.loads(line), on_result)
 
     def _answer(self, worker: _Worker, message: dict, on_result: Callable[[CaseResult], None]) -> None:
-        from irtool.harness.records import result_from_json
-
         if "ready" in message:
             worker.ready = True
             worker.send({"options": self.options.to_json()})

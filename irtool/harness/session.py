@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
@@ -21,6 +21,9 @@ from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase
 from irtool.harness.store import JSONL_NAME, JsonlWriter, RunResults, now, read_jsonl, run_meta
 from irtool.harness.suite import load_suite
 from irtool.harness.worker import REPRODUCERS, RunnerOptions, base_result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irtool.harness.baseline import RunDiff
 
 Progress = Callable[[CaseResult, int, int], None]
 REDUCED = "reduced"  # --reduce-failures: REPORT_DIR/reduced/<reproducer name>/
@@ -54,7 +57,7 @@ class HarnessOptions:
 class HarnessOutcome:
     run: RunResults
     interrupted: bool = False
-    diff: object | None = None  # irtool.harness.baseline.RunDiff when a baseline was given
+    diff: "RunDiff | None" = None  # when a baseline was given
     reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
 
@@ -64,7 +67,7 @@ class HarnessOutcome:
 
     @property
     def exit_code(self) -> int:
-        regressed = bool(self.diff is not None and getattr(self.diff, "regressed", False))
+        regressed = self.diff is not None and self.diff.regressed
         return 1 if self.failed or regressed else 0
 
 

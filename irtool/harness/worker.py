@@ -107,9 +107,9 @@ class Runner:
     def __init__(self, options: RunnerOptions | None = None):
         self.options = options or RunnerOptions()
         self.faults = faults.faults_from_environment()
-        self._models: OrderedDict[str, Prepared] = OrderedDict()
-        self._compiled: OrderedDict[tuple[str, str, str], tuple[Any, Any, float]] = OrderedDict()
-        self._data: OrderedDict[tuple, CaseData] = OrderedDict()
+        self._models = Lru(MODEL_CACHE)  # model key -> Prepared
+        self._compiled = Lru(COMPILED_CACHE)  # (model key, device, precision) -> (compiled, DeviceRun, seconds)
+        self._data = Lru(DATA_CACHE)  # (model key, seed, inputs file) -> CaseData
 
     # ------------------------------------------------------------------ one job
     def run(self, job: Job) -> CaseResult:
@@ -184,8 +184,7 @@ class Runner:
         key = (case.model_key, case.seed, case.inputs)
         found = self._data.get(key)
         if found is None:
-            found = CaseData(self.inputs(case, prepared))
-            _remember(self._data, key, found, DATA_CACHE)
+            found = self._data.put(key, CaseData(self.inputs(case, prepared)))
         return found
 
     def prepare(self, case: SuiteCase) -> Prepared:
@@ -194,7 +193,6 @@ class Runner:
 
         prepared = self._models.get(case.model_key)
         if prepared is not None:
-            self._models.move_to_end(case.model_key)
             return prepared
         if case.file is not None:
             loaded = read_model(case.file, case.fill_defaults)
@@ -204,9 +202,8 @@ class Runner:
 
             model, name = build_model(op_case(case)), f"{case.op} model"
         rnn, why_not = find_rnn_op(model)
-        prepared = Prepared(model, name, rnn, why_not, model_inputs(model), output_labels(model, rnn))
-        _remember(self._models, case.model_key, prepared, MODEL_CACHE)
-        return prepared
+        return self._models.put(case.model_key,
+                                Prepared(model, name, rnn, why_not, model_inputs(model), output_labels(model, rnn)))
 
     def _compile(self, case: SuiteCase, prepared: Prepared, device: str, precision: str) -> tuple[Any, Any, float]:
         """Compiled model, DeviceRun and compile seconds (0 when reused).  A device that cannot
@@ -216,7 +213,6 @@ class Runner:
         key = (case.model_key, device, precision)
         found = self._compiled.get(key)
         if found is not None:
-            self._compiled.move_to_end(key)
             return found[0], found[1], 0.0
         started = time.perf_counter()
         try:
@@ -225,9 +221,7 @@ class Runner:
         except RunError:
             check_support(prepared.model, device, Path(prepared.name))
             raise
-        seconds = time.perf_counter() - started
-        _remember(self._compiled, key, (compiled, device_run, seconds), COMPILED_CACHE)
-        return compiled, device_run, seconds
+        return self._compiled.put(key, (compiled, device_run, time.perf_counter() - started))
 
     # ------------------------------------------------------------------ reproducers
     def reproduce_only(self, job: Job) -> str | None:
@@ -235,12 +229,12 @@ class Runner:
         reference's outputs where one applies; nothing is compiled."""
         try:
             prepared = self.prepare(job.case)
-            inputs = self.inputs(job.case, prepared)
-            expected = reference_expected(prepared, inputs) if prepared.rnn is not None else None
+            data = self.data(job.case, prepared)
+            expected = data.expected(prepared) if prepared.rnn is not None else None
         except IrtoolError:
             return None
         result = base_result(job)
-        self._reproduce(job, result, prepared, inputs, expected=expected)
+        self._reproduce(job, result, prepared, data.inputs, expected=expected)
         return result.reproducer
 
     def _reproduce(self, job: Job, result: CaseResult, prepared: Prepared, inputs: Mapping[str, np.ndarray],
@@ -262,24 +256,36 @@ class Runner:
                          device=job.device, precision=job.precision, config=self.options.config,
                          tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
 
-
     def _tolerances(self, job: Job, prepared: Prepared) -> dict[str, tuple[float, float]]:
         """Each output's tolerance at the requested precision, for a job that compared nothing."""
-        from irtool.compare import loosest_precision
-        from irtool.execute import dtype_precision
+        from irtool.execute import output_tolerance
 
         tolerances = {}
         for labels, output in zip(prepared.labels, prepared.model.outputs):
-            precision = loosest_precision([job.precision, dtype_precision(output.get_element_type().to_dtype())])
-            tolerance = self._policy(job.case).for_output(labels, precision)
+            tolerance = output_tolerance(self._policy(job.case), labels, job.precision,
+                                         output.get_element_type().to_dtype())
             tolerances[labels[0]] = (tolerance.atol, tolerance.rtol)
         return tolerances
 
 
-def _remember(cache: OrderedDict, key: Any, value: Any, size: int) -> None:
-    cache[key] = value
-    while len(cache) > size:
-        cache.popitem(last=False)
+class Lru:
+    """The ``size`` most recently used entries: what a worker keeps between jobs."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict = OrderedDict()
+
+    def get(self, key: Any) -> Any:
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: Any, value: Any) -> Any:
+        self._entries[key] = value
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return value
 
 
 def op_fields(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
