@@ -160,3 +160,14 @@ def test_rnn_bidirectional_directions_use_their_own_weights() -> None:
                          hidden_size=1, direction="bidirectional")
     assert y[0, :, :, 0] == pytest.approx(np.array([[forward_1, forward_2], [backward_1, backward_2]]), abs=1e-6)
     assert ho[0, :, 0] == pytest.approx([forward_2, backward_1], abs=1e-6)
+
+
+@pytest.mark.parametrize("batch, seq", [(0, 3), (2, 0), (0, 0)])
+def test_empty_batch_or_sequence(batch: int, seq: int) -> None:
+    """Nothing to compute: the outputs have their shapes, and lengths of 0 give states of 0."""
+    y, ho, co = lstm_sequence(np.ones((batch, seq, 1), np.float32), np.ones((batch, 2, 1), np.float32),
+                              np.ones((batch, 2, 1), np.float32), np.full(batch, seq, np.int32),
+                              np.ones((2, 4, 1), np.float32), np.ones((2, 4, 1), np.float32),
+                              np.ones((2, 4), np.float32), hidden_size=1, direction="bidirectional")
+    assert (y.shape, ho.shape, co.shape) == ((batch, 2, seq, 1), (batch, 2, 1), (batch, 2, 1))
+    assert not ho.any() and not co.any()

@@ -22,6 +22,7 @@ from irtool.reference.activations import Activation, Kernel
 
 Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]
 Product = Callable[[np.ndarray], None]
+Alloc = Callable[[tuple[int, ...], np.dtype], np.ndarray]  # uninitialised scratch (workspace.Workspace.take)
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,12 @@ class Stepper:
     step: Step
 
 
-def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float]) -> np.ndarray:
+def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float],
+               alloc: Alloc) -> np.ndarray:
     """The rows of gates ``order`` of ``array`` ([D, G*H, ...], gate-major), each gate scaled, in one pass."""
     directions, rest = array.shape[0], array.shape[2:]
     blocks = array.reshape(directions, array.shape[1] // hidden, hidden, *rest)
-    result = np.empty((directions, len(order), hidden, *rest), dtype=array.dtype)
+    result = alloc((directions, len(order), hidden, *rest), array.dtype)
     for k, (gate, scale) in enumerate(zip(order, scales)):
         np.multiply(blocks[:, gate], scale, result[:, k])
     return result.reshape(directions, len(order) * hidden, *rest)
@@ -68,7 +70,7 @@ def _activation(activation: Activation, clip: float | None, dtype: np.dtype) -> 
 
 
 def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float],
-               out: np.ndarray) -> Product:
+               out: np.ndarray, alloc: Alloc) -> Product:
     """A function h -> (out = R' @ h) for all directions, R' the gates ``order`` of R, scaled (_gate_rows).
 
     With one direction and a batch of one it is a vector-matrix product, which np.dot does
@@ -78,15 +80,12 @@ def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequenc
     if directions == 1 and batch == 1:
         if not out.flags.c_contiguous:  # reshape would silently write to a copy
             raise RuntimeError("internal error: a recurrent product needs a contiguous output")
-        rt = np.ascontiguousarray(_gate_rows(r, hidden, order, scales)[0].T)  # faster than a transposing ufunc
-        out_row = out.reshape(1, rows)
-        return lambda h: np.dot(h.reshape(1, hidden), rt, out_row)
-    matrix = _gate_rows(r, hidden, order, scales)
+        rt = alloc((hidden, rows), r.dtype)
+        np.copyto(rt, _gate_rows(r, hidden, order, scales, alloc)[0].T)  # faster than a transposing ufunc
+        out_vector = out.reshape(rows)
+        return lambda h: np.dot(h.reshape(hidden), rt, out_vector)
+    matrix = _gate_rows(r, hidden, order, scales, alloc)
     return lambda h: np.matmul(matrix, h, out)
-
-
-def _new(directions: int, rows: int, batch: int, dtype: np.dtype) -> np.ndarray:
-    return np.empty((directions, rows, batch), dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -104,30 +103,30 @@ class GRU:
         """B holds Wbh and Rbh apart with linear_before_reset: 4 blocks instead of 3."""
         return 4 if self.linear_before_reset else 3
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
         order, scales = (0, 1, 2), (self.f.input_scale, self.f.input_scale, self.g.input_scale)
-        gates, scratch = _new(d, 3 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
+        gates, scratch = alloc((d, 3 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         zr, reset, candidate = gates[:, :2 * hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
 
         if self.linear_before_reset:  # one GEMM per step: rt (.) (Ht-1 Rh + Rbh)
-            update_and_reset = _recurrent(r, hidden, order, scales, gates)
+            update_and_reset = _recurrent(r, hidden, order, scales, gates, alloc)
             hidden_bias = (b[:, 3 * hidden:] * self.g.input_scale)[:, :, None]
 
             def recurrent_candidate(h: np.ndarray) -> None:
                 np.add(candidate, hidden_bias, candidate)
                 np.multiply(candidate, reset, candidate)
         else:  # two GEMMs per step: (rt (.) Ht-1) Rh
-            update_and_reset = _recurrent(r, hidden, order[:2], scales[:2], zr)
-            reset_product = _recurrent(r, hidden, order[2:], scales[2:], candidate)
+            update_and_reset = _recurrent(r, hidden, order[:2], scales[:2], zr, alloc)
+            reset_product = _recurrent(r, hidden, order[2:], scales[2:], candidate, alloc)
 
             def recurrent_candidate(h: np.ndarray) -> None:
                 np.multiply(reset, h, scratch)
                 reset_product(scratch)
 
         step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate)
-        return Stepper(_gate_rows(w, hidden, order, scales), _gate_rows(b[:, :3 * hidden], hidden, order, scales),
-                       step)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc),
+                       _gate_rows(b[:, :3 * hidden], hidden, order, scales, alloc), step)
 
     def _step(self, gates: np.ndarray, scratch: np.ndarray, hidden: int, update_and_reset: Product,
               recurrent_candidate: Product) -> Step:
@@ -160,12 +159,12 @@ class LSTM:
     clip: float | None
     gates = bias_gates = 4
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
         order = (0, 1, 3, 2)  # f, i, o (activation f) then c (activation g)
         scales = (self.f.input_scale,) * 3 + (self.g.input_scale,)
-        gates, squashed = _new(d, 4 * hidden, batch, dtype), _new(d, hidden, batch, dtype)
-        product = _recurrent(r, hidden, order, scales, gates)
+        gates, squashed = alloc((d, 4 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
+        product = _recurrent(r, hidden, order, scales, gates, alloc)
         sigmoid_part, cell_part = gates[:, :3 * hidden], gates[:, 3 * hidden:]
         forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
         f, g, h_of_c = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype), self.h.apply
@@ -182,7 +181,7 @@ class LSTM:
             h_of_c(c_out, squashed)
             np.multiply(output, squashed, h_out)
 
-        return Stepper(_gate_rows(w, hidden, order, scales), _gate_rows(b, hidden, order, scales), step)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc), _gate_rows(b, hidden, order, scales, alloc), step)
 
 
 @dataclass(frozen=True)
@@ -193,10 +192,10 @@ class RNN:
     clip: float | None
     gates = bias_gates = 1
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper:
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
         hidden, scales = r.shape[2], (self.f.input_scale,)
-        gates = _new(r.shape[0], hidden, batch, r.dtype)
-        product = _recurrent(r, hidden, (0,), scales, gates)
+        gates = alloc((r.shape[0], hidden, batch), r.dtype)
+        product = _recurrent(r, hidden, (0,), scales, gates, alloc)
         f = _activation(self.f, self.clip, r.dtype)
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
@@ -204,4 +203,4 @@ class RNN:
             np.add(gates, xw, gates)
             f(gates, states_out[0])
 
-        return Stepper(_gate_rows(w, hidden, (0,), scales), _gate_rows(b, hidden, (0,), scales), step)
+        return Stepper(_gate_rows(w, hidden, (0,), scales, alloc), _gate_rows(b, hidden, (0,), scales, alloc), step)

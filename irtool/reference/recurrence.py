@@ -6,9 +6,10 @@ A run, in the OpenVINO sequence layouts (X [batch, seq, input], states [batch, d
    batch element, t = len-1 down to 0 (only the first ``len`` steps, as OpenVINO's
    reverse_sequence does).  A gather puts X in that order, time-major.
 2. One GEMM per direction computes the input part of every gate, bias included, for a chunk
-   of steps small enough to be read back from cache (1 MB: measured best).
+   of steps wide enough for the GEMM and small enough to be read back from cache.
 3. The time loop runs both directions together: per step, one batched matmul with R and
    the cell's element-wise formula, in preallocated buffers; no loop over batch elements.
+   Scratch memory comes from this thread's workspace (workspace.py), mapped once.
 4. A batch element past its length keeps its states (so Ho is its last valid step), its Y
    is 0, and a length of 0 gives states of 0, as OpenVINO's reference and CPU plugin do.
 """
@@ -18,7 +19,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from irtool.reference.cells import Stepper
+from irtool.reference.cells import Alloc, Stepper
+from irtool.reference.workspace import scratch
 
 
 class Cell(Protocol):
@@ -27,32 +29,43 @@ class Cell(Protocol):
     gates: int
     bias_gates: int
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int) -> Stepper: ...
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper: ...
 
 
-def time_order(lengths: np.ndarray, steps: int, reverse: bool) -> np.ndarray:
-    """[batch, steps]: the time index each direction reads at each step.
+def reverse_order(lengths: np.ndarray, steps: int) -> np.ndarray:
+    """[batch, steps]: the time index a reverse direction reads at each step.
 
-    Reverse maps step s to len-1-s inside an element's length and leaves later steps in
-    place; the map is its own inverse, so it also puts reverse outputs back in time order.
+    Step s reads len-1-s inside an element's length; later steps stay in place.  The map is
+    its own inverse, so it also puts reverse outputs back in time order.  (A forward
+    direction reads step s at time s: its order is None below.)
     """
     step = np.arange(steps)
-    if not reverse:
-        return np.broadcast_to(step, (lengths.size, steps))
     flipped = lengths[:, None] - 1 - step[None, :]
     return np.where(step[None, :] < lengths[:, None], flipped, step[None, :])
 
 
-CHUNK_BYTES = 1 << 20  # input gates per chunk of steps, read back from cache (measured best at 1 MB)
+def _x_rows(order: np.ndarray | None, batch: int, seq: int) -> np.ndarray:
+    """[seq, batch]: the row of X, flattened to [batch*seq, input], that each step reads per element."""
+    starts = np.arange(batch) * seq
+    if order is None:
+        return np.arange(seq)[:, None] + starts[None, :]
+    return np.ascontiguousarray((order + starts[:, None]).T)
+
+
+# A chunk of steps gets its input gates from one GEMM.  It spans at least MIN_COLUMNS columns
+# (steps * batch; the GEMM is slow on fewer: 173 GF/s at 128 columns, 190 at 512, at (64, 512))
+# and otherwise at most CHUNK_BYTES, so the steps read their gates back from cache.
+CHUNK_BYTES = 1 << 20
+MIN_COLUMNS = 512
 
 
 def _chunk_steps(stepper: Stepper, batch: int) -> int:
     directions, rows, _ = stepper.input_weights.shape
     per_step = directions * rows * batch * stepper.input_weights.dtype.itemsize
-    return max(1, CHUNK_BYTES // max(per_step, 1))
+    return max(1, CHUNK_BYTES // max(per_step, 1), MIN_COLUMNS // max(batch, 1))
 
 
-def _gate_buffer(stepper: Stepper, batch: int, steps: int) -> np.ndarray:
+def _gate_buffer(stepper: Stepper, batch: int, steps: int, alloc: Alloc) -> np.ndarray:
     """[D, G*H, steps*batch] for the input gates of a chunk of steps.
 
     The columns of one step must be cheap to read: with batch > 1 the buffer is row-major
@@ -62,24 +75,28 @@ def _gate_buffer(stepper: Stepper, batch: int, steps: int) -> np.ndarray:
     directions, rows, _ = stepper.input_weights.shape
     dtype = stepper.input_weights.dtype
     if batch == 1:
-        return np.empty((directions, steps, rows), dtype=dtype).transpose(0, 2, 1)
-    return np.empty((directions, rows, steps * batch), dtype=dtype)
+        return alloc((directions, steps, rows), dtype).transpose(0, 2, 1)
+    return alloc((directions, rows, steps * batch), dtype)
 
 
-def _input_gates(x: np.ndarray, stepper: Stepper, orders: Sequence[np.ndarray], first: int, last: int,
-                 out: np.ndarray) -> None:
+def _input_gates(x: np.ndarray, stepper: Stepper, rows: Sequence[np.ndarray], first: int, last: int,
+                 out: np.ndarray, alloc: Alloc) -> None:
     """X W^T + bias for steps [first, last) into ``out`` [D, G*H, >= (last-first)*batch].
 
-    Column (s - first)*batch + b holds step s of batch element b, in each direction's order.
+    Column (s - first)*batch + b holds step s of batch element b, in each direction's order;
+    ``rows[d]`` [seq, batch] is the row of X (flattened to [batch*seq, input]) that it reads.
     """
-    batch = x.shape[0]
+    batch, _, inputs = x.shape
     columns = (last - first) * batch
-    elements = np.arange(batch)[None, :]
+    flat = x.reshape(-1, inputs)
+    ordered = alloc((columns, inputs), x.dtype)
+    product = alloc(out.shape[1:2] + (columns,), x.dtype) if batch == 1 else None
     gates = out[:, :, :columns]
-    for d, order in enumerate(orders):
-        ordered = x[elements, order[:, first:last].T].reshape(columns, -1)
-        if batch == 1:  # the GEMM is faster in this orientation; the transposing copy is cheap
-            np.copyto(gates[d], np.matmul(stepper.input_weights[d], ordered.T))
+    for d, index in enumerate(rows):
+        np.take(flat, index[first:last].reshape(-1), axis=0, out=ordered)
+        if product is not None:  # the GEMM is faster in this orientation; the transposing copy is cheap
+            np.matmul(stepper.input_weights[d], ordered.T, product)
+            np.copyto(gates[d], product)
         else:
             np.matmul(stepper.input_weights[d], ordered.T, gates[d])
         np.add(gates[d], stepper.input_bias[d][:, None], out=gates[d])
@@ -94,53 +111,63 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     The steps run in chunks: per chunk, one GEMM gives the input part of the gates, the
     steps write h into a chunk history, and the history goes to Y while still in cache.
     """
+    with scratch() as workspace:
+        return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take)
+
+
+def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray, w: np.ndarray,
+         r: np.ndarray, b: np.ndarray, reverse: Sequence[bool], alloc: Alloc) -> tuple[np.ndarray, ...]:
     batch, seq, _ = x.shape
     directions, hidden = len(reverse), r.shape[2]
-    steps = int(lengths.max(initial=0))
-    orders = [time_order(lengths, seq, flag) for flag in reverse]
-    stepper = cell.stepper(w, r, b, batch)
+    steps, shortest = int(lengths.max(initial=0)), int(lengths.min(initial=seq))
+    orders = [reverse_order(lengths, seq) if flag else None for flag in reverse]
+    rows = [_x_rows(order, batch, seq) for order in orders]
+    stepper = cell.stepper(w, r, b, batch, alloc)
     chunk = min(_chunk_steps(stepper, batch), max(steps, 1))
 
-    history = np.empty((chunk + 1, directions, hidden, batch), dtype=x.dtype)  # h before and after each step
-    history[0] = states[0].transpose(1, 2, 0)
-    others = [np.empty((2, directions, hidden, batch), dtype=x.dtype) for _ in states[1:]]  # ping-pong
-    for buffer, initial in zip(others, states[1:]):
-        buffer[0] = initial.transpose(1, 2, 0)
+    # Each state before and after every step of a chunk, [chunk + 1, D, H, batch]: h's is
+    # written to Y once per chunk; at_step[k] lists the states after step k of the chunk.
+    histories = [alloc((chunk + 1, directions, hidden, batch), x.dtype) for _ in states]
+    for history, initial in zip(histories, states):
+        history[0] = initial.transpose(1, 2, 0)
+    at_step = [list(views) for views in zip(*histories)]
     y = np.empty((batch, directions, seq, hidden), dtype=x.dtype)  # every element is written below
     finished = np.arange(steps)[:, None] >= lengths[None, :]
     freeze = finished.any(axis=1).tolist()
-    gate_buffer = _gate_buffer(stepper, batch, chunk)
+    gate_buffer = _gate_buffer(stepper, batch, chunk, alloc)
 
-    hs = list(history)
-    by_parity = [[buffer[0] for buffer in others], [buffer[1] for buffer in others]]
+    step = stepper.step
     for first in range(0, steps, chunk):
-        last = min(first + chunk, steps)
-        _input_gates(x, stepper, orders, first, last, gate_buffer)
-        for k, s in enumerate(range(first, last)):
-            ins, outs = [hs[k], *by_parity[s & 1]], [hs[k + 1], *by_parity[~s & 1]]
-            stepper.step(gate_buffer[:, :, k * batch:(k + 1) * batch], ins, outs)
-            if freeze[s]:
-                for new, old in zip(outs, ins):
-                    np.copyto(new, old, where=finished[s])
-        _to_outputs(y, history[1:last - first + 1], orders, first, last)
-        history[0] = history[last - first]
+        count = min(chunk, steps - first)
+        _input_gates(x, stepper, rows, first, first + count, gate_buffer, alloc)
+        for k in range(count):
+            step(gate_buffer[:, :, k * batch:(k + 1) * batch], at_step[k], at_step[k + 1])
+            if freeze[first + k]:
+                for new, old in zip(at_step[k + 1], at_step[k]):
+                    np.copyto(new, old, where=finished[first + k])
+        _to_outputs(y, histories[0][1:count + 1], orders, first, first + count)
+        for history in histories:
+            history[0] = history[count]
 
-    past_end = np.arange(seq)[None, :] >= lengths[:, None]
-    if past_end.any():
+    if shortest < seq:
+        past_end = np.arange(seq)[None, :] >= lengths[:, None]
         np.copyto(y, 0, where=past_end[:, None, :, None])
-    final = [history[0], *(buffer[steps % 2] for buffer in others)]
-    return (y, *(_final_state(state, lengths) for state in final))
+    return (y, *(_final_state(history[0], lengths, shortest) for history in histories))
 
 
-def _to_outputs(y: np.ndarray, history: np.ndarray, orders: Sequence[np.ndarray], first: int, last: int) -> None:
+def _to_outputs(y: np.ndarray, history: np.ndarray, orders: Sequence[np.ndarray | None], first: int,
+                last: int) -> None:
     """Write h of steps [first, last) (``history`` [steps, D, H, batch]) to Y [batch, D, seq, H]."""
-    elements = np.arange(y.shape[0])[:, None]
     for d, order in enumerate(orders):
-        y[elements, d, order[:, first:last], :] = history[:, d].transpose(2, 0, 1)
+        if order is None:
+            y[:, d, first:last] = history[:, d].transpose(2, 0, 1)
+        else:
+            y[np.arange(y.shape[0])[:, None], d, order[:, first:last]] = history[:, d].transpose(2, 0, 1)
 
 
-def _final_state(state: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """[D, H, batch] -> [batch, D, H], zero for elements of length 0."""
-    result = np.ascontiguousarray(state.transpose(2, 0, 1))
-    result[lengths == 0] = 0
+def _final_state(state: np.ndarray, lengths: np.ndarray, shortest: int) -> np.ndarray:
+    """[D, H, batch] -> [batch, D, H], zero for elements of length 0: a copy, never a view of scratch."""
+    result = state.transpose(2, 0, 1).copy()
+    if shortest == 0:
+        result[lengths == 0] = 0
     return result
