@@ -93,7 +93,7 @@ def _input_gates(x: np.ndarray, stepper: Stepper, rows: Sequence[np.ndarray], fi
     product = alloc(out.shape[1:2] + (columns,), x.dtype) if batch == 1 else None
     gates = out[:, :, :columns]
     for d, index in enumerate(rows):
-        np.take(flat, index[first:last].reshape(-1), axis=0, out=ordered)
+        np.take(flat, index[first:last].reshape(-1), axis=0, out=ordered, mode="clip")  # valid indices; unbuffered
         if product is not None:  # the GEMM is faster in this orientation; the transposing copy is cheap
             np.matmul(stepper.input_weights[d], ordered.T, product)
             np.copyto(gates[d], product)
