@@ -35,7 +35,7 @@ def _step_bytes(case: Case) -> int:
 @pytest.mark.parametrize("case", CHUNKED, ids=str)
 def test_chunked_runs_match_openvino(case: Case, steps_per_chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recurrence, "CHUNK_BYTES", steps_per_chunk * _step_bytes(case))
-    monkeypatch.setattr(recurrence, "MIN_COLUMNS", 0)
+    monkeypatch.setattr(recurrence, "MIN_COLUMNS", 0)  # the chunk is CHUNK_BYTES
     chunks = []
     input_gates = recurrence._input_gates
     monkeypatch.setattr(recurrence, "_input_gates", lambda *args: chunks.append(args[3:5]) or input_gates(*args))

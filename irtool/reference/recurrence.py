@@ -52,17 +52,25 @@ def _x_rows(order: np.ndarray | None, batch: int, seq: int) -> np.ndarray:
     return np.ascontiguousarray((order + starts[:, None]).T)
 
 
-# A chunk of steps gets its input gates from one GEMM.  It spans at least MIN_COLUMNS columns
-# (steps * batch; the GEMM is slow on fewer: 173 GF/s at 128 columns, 190 at 512, at (64, 512))
-# and otherwise at most CHUNK_BYTES, so the steps read their gates back from cache.
+# A chunk of steps gets its input gates from one GEMM.  Where CHUNK_BYTES (the per-core
+# cache) holds at least MIN_COLUMNS columns (steps * batch), the chunk is that size and the
+# steps read their gates back from cache; where it holds fewer, the gates cannot stay in
+# cache anyway and the chunk spans WIDE_COLUMNS, where the GEMM runs at full speed.
+# Measured (reference worker of bench_reference.py, alternating): 1 MB chunks beat 512
+# columns by 2-4 points at (16,100,256,256); 512 columns beat 1 MB (128 columns) by 4-12
+# points and 256 columns by 2-11 at (64,200,512,512).
 CHUNK_BYTES = 1 << 20
-MIN_COLUMNS = 512
+MIN_COLUMNS = 256
+WIDE_COLUMNS = 512
 
 
 def _chunk_steps(stepper: Stepper, batch: int) -> int:
     directions, rows, _ = stepper.input_weights.shape
-    per_step = directions * rows * batch * stepper.input_weights.dtype.itemsize
-    return max(1, CHUNK_BYTES // max(per_step, 1), MIN_COLUMNS // max(batch, 1))
+    per_step = directions * rows * max(batch, 1) * stepper.input_weights.dtype.itemsize
+    steps = CHUNK_BYTES // max(per_step, 1)
+    if steps * batch >= MIN_COLUMNS:
+        return max(1, steps)
+    return max(1, WIDE_COLUMNS // max(batch, 1))
 
 
 def _gate_buffer(stepper: Stepper, batch: int, steps: int, alloc: Alloc) -> np.ndarray:
