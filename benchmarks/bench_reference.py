@@ -11,7 +11,9 @@ For GRU and LSTM (forward, full sequence lengths, f32) at (batch, seq, input, hi
 
 and prints GFLOP/s (flops = 2*batch*seq*dirs*gates*hidden*(input+hidden)) next to the
 GFLOP/s of a numpy float32 2048x2048 matmul measured right beside the reference, in the same
-numpy-only process.  Each peer runs in its own subprocess (idle thread pools of openvino or
+numpy-only process, and next to the reference's GEMMs alone ("GEMMs only": the same input
+and recurrent GEMMs, chunks and loop, without the element-wise work; the most this design
+could reach with numpy on the machine).  Each peer runs in its own subprocess (idle thread pools of openvino or
 onnxruntime slow numpy's BLAS badly); rounds interleave the peers and the best median of
 the rounds is kept (these machines have 2 cores and other work on them).  All peers build
 the same inputs from the same seed; ONNX layouts come from irtool.reference.onnx_interop.
@@ -159,6 +161,36 @@ def matmul_gflops(min_seconds: float) -> float:
     return 2.0 * MATMUL_N ** 3 / seconds / 1e9
 
 
+def gemms_only_runner(op: str, shape: tuple[int, int, int, int]) -> Callable[[], object]:
+    """The reference's GEMMs alone, same shapes, chunks and loop: its design's own ceiling.
+
+    Per chunk of steps (irtool.reference.recurrence.chunk_steps), the input GEMM W X^T; per
+    step, R @ h (GRU without linear_before_reset: [Rz; Rr] @ h, then Rh @ (r . h)).  No
+    gather, bias, element-wise work or output.
+    """
+    from irtool.reference.recurrence import chunk_steps
+
+    batch, seq, inputs, hidden = shape
+    x, _, *_, w, r, _ = make_inputs(op, shape)
+    w, r = w[0], r[0]
+    chunk = min(chunk_steps(w.shape[0], batch), seq)
+    ordered = np.ascontiguousarray(x.transpose(1, 0, 2)).reshape(seq * batch, inputs)
+    gates = np.empty((w.shape[0], chunk * batch), dtype=np.float32)
+    state = np.zeros((hidden, batch), dtype=np.float32)
+    products = ([(r[:2 * hidden], state, np.empty((2 * hidden, batch), np.float32)),
+                 (r[2 * hidden:], state, np.empty((hidden, batch), np.float32))] if op == "GRU"
+                else [(r, state, np.empty((r.shape[0], batch), np.float32))])
+
+    def run() -> None:
+        for first in range(0, seq, chunk):
+            count = min(chunk, seq - first)
+            np.matmul(w, ordered[first * batch:(first + count) * batch].T, gates[:, :count * batch])
+            for _ in range(count):
+                for matrix, vector, out in products:
+                    np.matmul(matrix, vector, out)
+    return run
+
+
 def worker(peer: str, cases: list[tuple[str, tuple[int, int, int, int]]], quick: bool) -> dict[str, dict[str, float]]:
     """Time one peer on every case; the reference process also times the matmul beside each case."""
     min_seconds, min_repeats = (0.3, 2) if quick else (1.0, 3)
@@ -171,6 +203,7 @@ def worker(peer: str, cases: list[tuple[str, tuple[int, int, int, int]]], quick:
         entry["seconds"] = median_time(run, min_seconds, min_repeats, 50)
         if peer == "reference":
             entry["matmul_after"] = matmul_gflops(min_seconds / 2)
+            entry["gemms_only"] = median_time(gemms_only_runner(op, shape), min_seconds / 2, min_repeats, 50)
         results[case_key(op, shape)] = entry
     return results
 
@@ -191,19 +224,21 @@ def run_round(peers: list[str], cases: list, quick: bool) -> dict[str, dict]:
 
 def table(rounds: list[dict[str, dict]], cases: list) -> str:
     header = (f"{'op':5} {'batch,seq,in,hid':17} {'numpy mm':>9} {'reference':>10} {'% of mm':>8} "
-              f"{'openvino':>9} {'onnxrt':>9} {'onnx.ref':>9} {'ref/onnx.ref':>12}")
+              f"{'GEMMs only':>11} {'openvino':>9} {'onnxrt':>9} {'onnx.ref':>9} {'ref/onnx.ref':>12}")
     lines = [header, "-" * len(header)]
     for op, shape in cases:
         key = case_key(op, shape)
         best = {peer: min(r[peer][key]["seconds"] for r in rounds) for peer in PEERS}
         matmul = max(max(r["reference"][key]["matmul_before"], r["reference"][key]["matmul_after"]) for r in rounds)
+        gemms = flops(op, shape) / min(r["reference"][key]["gemms_only"] for r in rounds) / 1e9
         gflops = {peer: flops(op, shape) / seconds / 1e9 for peer, seconds in best.items()}
         lines.append(f"{op:5} {','.join(map(str, shape)):17} {matmul:9.1f} {gflops['reference']:10.1f} "
-                     f"{100 * gflops['reference'] / matmul:7.0f}% {gflops['openvino']:9.1f} "
-                     f"{gflops['onnxruntime']:9.1f} {gflops['onnx.ref']:9.1f} "
+                     f"{100 * gflops['reference'] / matmul:7.0f}% {100 * gemms / matmul:10.0f}% "
+                     f"{gflops['openvino']:9.1f} {gflops['onnxruntime']:9.1f} {gflops['onnx.ref']:9.1f} "
                      f"{best['onnx.ref'] / best['reference']:11.1f}x")
     lines.append("GFLOP/s, best median over rounds; flops = 2*batch*seq*dirs*gates*hidden*(input+hidden); "
-                 "'numpy mm' = float32 2048x2048 matmul beside the reference")
+                 "'numpy mm' = float32 2048x2048 matmul beside the reference; 'GEMMs only' = the reference's "
+                 "GEMMs alone (same shapes, chunks and loop), % of numpy mm")
     return "\n".join(lines)
 
 

@@ -37,8 +37,8 @@ def test_chunked_runs_match_openvino(case: Case, steps_per_chunk: int, monkeypat
     monkeypatch.setattr(recurrence, "CHUNK_BYTES", steps_per_chunk * _step_bytes(case))
     monkeypatch.setattr(recurrence, "MIN_COLUMNS", 0)  # the chunk is CHUNK_BYTES
     chunks = []
-    input_gates = recurrence._input_gates
-    monkeypatch.setattr(recurrence, "_input_gates", lambda *args: chunks.append(args[3:5]) or input_gates(*args))
+    fill = recurrence._InputGates.fill
+    monkeypatch.setattr(recurrence._InputGates, "fill", lambda self, *steps: chunks.append(steps) or fill(self, *steps))
     inputs = case.inputs()
     expected = openvino_outputs(case, inputs)
     actual = case.reference(inputs)

@@ -64,50 +64,56 @@ MIN_COLUMNS = 256
 WIDE_COLUMNS = 512
 
 
-def _chunk_steps(stepper: Stepper, batch: int) -> int:
-    directions, rows, _ = stepper.input_weights.shape
-    per_step = directions * rows * max(batch, 1) * stepper.input_weights.dtype.itemsize
+def chunk_steps(gate_rows: int, batch: int, itemsize: int = 4, directions: int = 1) -> int:
+    """Steps per chunk for input gates of ``gate_rows`` rows per direction (the rule above)."""
+    per_step = directions * gate_rows * max(batch, 1) * itemsize
     steps = CHUNK_BYTES // max(per_step, 1)
     if steps * batch >= MIN_COLUMNS:
         return max(1, steps)
     return max(1, WIDE_COLUMNS // max(batch, 1))
 
 
-def _gate_buffer(stepper: Stepper, batch: int, steps: int, alloc: Alloc) -> np.ndarray:
-    """[D, G*H, steps*batch] for the input gates of a chunk of steps.
+class _InputGates:
+    """X W^T + bias for a chunk of steps at a time, in scratch taken once per run.
 
-    The columns of one step must be cheap to read: with batch > 1 the buffer is row-major
-    (a step is a block of ``batch`` adjacent columns); with batch 1 a step is a single column,
-    so the buffer is the transpose of a row-major [D, steps, G*H] and the column is contiguous.
+    ``fill(first, last)`` returns the gates of steps [first, last) as [D, G*H, columns]:
+    column (s - first)*batch + b holds step s of batch element b, in each direction's order.
+    A step's columns must be cheap to read: with batch > 1 they are ``batch`` adjacent
+    columns of a row-major array; with batch 1 the array is the transpose of a row-major
+    [D, steps, G*H], so the step's column is contiguous.  Either way the array is contiguous
+    for any number of steps (a short last chunk included), so the GEMM writes it directly.
+    ``rows[d]`` [seq, batch] is the row of X (flattened to [batch*seq, input]) that
+    direction d reads at each step.
     """
-    directions, rows, _ = stepper.input_weights.shape
-    dtype = stepper.input_weights.dtype
-    if batch == 1:
-        return alloc((directions, steps, rows), dtype).transpose(0, 2, 1)
-    return alloc((directions, rows, steps * batch), dtype)
 
+    def __init__(self, x: np.ndarray, stepper: Stepper, rows: Sequence[np.ndarray], chunk: int,
+                 alloc: Alloc) -> None:
+        batch, _, inputs = x.shape
+        self.directions, self.gate_rows, _ = stepper.input_weights.shape
+        self.flat, self.stepper, self.rows, self.batch = x.reshape(-1, inputs), stepper, rows, batch
+        self.ordered = alloc((chunk * batch, inputs), x.dtype)
+        self.storage = alloc((self.directions * self.gate_rows * chunk * batch,), x.dtype)
+        if batch == 1:  # the GEMM is faster as W X^T; one transposing copy puts it in place
+            self.product = alloc((self.gate_rows * chunk,), x.dtype)
 
-def _input_gates(x: np.ndarray, stepper: Stepper, rows: Sequence[np.ndarray], first: int, last: int,
-                 out: np.ndarray, alloc: Alloc) -> None:
-    """X W^T + bias for steps [first, last) into ``out`` [D, G*H, >= (last-first)*batch].
-
-    Column (s - first)*batch + b holds step s of batch element b, in each direction's order;
-    ``rows[d]`` [seq, batch] is the row of X (flattened to [batch*seq, input]) that it reads.
-    """
-    batch, _, inputs = x.shape
-    columns = (last - first) * batch
-    flat = x.reshape(-1, inputs)
-    ordered = alloc((columns, inputs), x.dtype)
-    product = alloc(out.shape[1:2] + (columns,), x.dtype) if batch == 1 else None
-    gates = out[:, :, :columns]
-    for d, index in enumerate(rows):
-        np.take(flat, index[first:last].reshape(-1), axis=0, out=ordered, mode="clip")  # valid indices; unbuffered
-        if product is not None:  # the GEMM is faster in this orientation; the transposing copy is cheap
-            np.matmul(stepper.input_weights[d], ordered.T, product)
-            np.copyto(gates[d], product)
+    def fill(self, first: int, last: int) -> np.ndarray:
+        columns = (last - first) * self.batch
+        size = self.directions * self.gate_rows * columns
+        if self.batch == 1:
+            gates = self.storage[:size].reshape(self.directions, columns, self.gate_rows).transpose(0, 2, 1)
         else:
-            np.matmul(stepper.input_weights[d], ordered.T, gates[d])
-        np.add(gates[d], stepper.input_bias[d][:, None], out=gates[d])
+            gates = self.storage[:size].reshape(self.directions, self.gate_rows, columns)
+        ordered, weights, bias = self.ordered[:columns], self.stepper.input_weights, self.stepper.input_bias
+        for d, index in enumerate(self.rows):
+            np.take(self.flat, index[first:last].reshape(-1), axis=0, out=ordered, mode="clip")  # unbuffered
+            if self.batch == 1:
+                product = self.product[:self.gate_rows * columns].reshape(self.gate_rows, columns)
+                np.matmul(weights[d], ordered.T, product)
+                np.copyto(gates[d], product)
+            else:
+                np.matmul(weights[d], ordered.T, gates[d])
+            np.add(gates[d], bias[d][:, None], out=gates[d])
+        return gates
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
@@ -131,7 +137,8 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
     orders = [reverse_order(lengths, seq) if flag else None for flag in reverse]
     rows = [_x_rows(order, batch, seq) for order in orders]
     stepper = cell.stepper(w, r, b, batch, alloc)
-    chunk = min(_chunk_steps(stepper, batch), max(steps, 1))
+    weights = stepper.input_weights
+    chunk = min(chunk_steps(weights.shape[1], batch, weights.dtype.itemsize, directions), max(steps, 1))
 
     # Each state before and after every step of a chunk, [chunk + 1, D, H, batch]: h's is
     # written to Y once per chunk; at_step[k] lists the states after step k of the chunk.
@@ -142,12 +149,12 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
     y = np.empty((batch, directions, seq, hidden), dtype=x.dtype)  # every element is written below
     finished = np.arange(steps)[:, None] >= lengths[None, :]
     freeze = finished.any(axis=1).tolist()
-    gate_buffer = _gate_buffer(stepper, batch, chunk, alloc)
+    input_gates = _InputGates(x, stepper, rows, chunk, alloc)
 
     step = stepper.step
     for first in range(0, steps, chunk):
         count = min(chunk, steps - first)
-        _input_gates(x, stepper, rows, first, first + count, gate_buffer, alloc)
+        gate_buffer = input_gates.fill(first, first + count)
         for k in range(count):
             step(gate_buffer[:, :, k * batch:(k + 1) * batch], at_step[k], at_step[k + 1])
             if freeze[first + k]:
