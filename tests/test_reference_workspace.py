@@ -87,7 +87,7 @@ def test_threads_run_at_once_with_their_own_scratch() -> None:
 def test_take_is_aligned_and_reused_after_growth() -> None:
     space = workspace.Workspace()
     first = [space.take((3, 5), np.float32), space.take((7,), np.float64)]  # the arena is empty: fresh arrays
-    space._reset()
+    space.reset()
     assert space._arena.size >= sum(a.nbytes for a in first)
     again = [space.take((3, 5), np.float32), space.take((7,), np.float64)]
     for array in again:
@@ -101,10 +101,10 @@ def test_arena_above_the_cap_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(workspace, "KEEP_BYTES", 1024)
     space = workspace.Workspace()
     space.take((100,), np.float32)
-    space._reset()
+    space.reset()
     assert 400 <= space._arena.size <= 1024
     space.take((1000,), np.float32)
-    space._reset()
+    space.reset()
     assert space._arena.size == 0
 
 

@@ -48,7 +48,7 @@ class Workspace:
             return np.empty(shape, dtype=dtype)
         return np.ndarray(shape, dtype, self._arena, start)
 
-    def _reset(self) -> None:
+    def reset(self) -> None:
         if KEEP_BYTES >= self._needed > self._arena.size:
             raw = np.empty(self._needed + ALIGN, dtype=np.uint8)
             start = -raw.ctypes.data % ALIGN  # offsets are multiples of ALIGN from the arena's start
@@ -76,4 +76,4 @@ def scratch() -> Iterator[Workspace]:
         yield workspace
     finally:
         _local.busy = False
-        workspace._reset()
+        workspace.reset()
