@@ -76,12 +76,13 @@ def chunk_steps(gate_rows: int, batch: int, itemsize: int = 4, directions: int =
 class _InputGates:
     """X W^T + bias for a chunk of steps at a time, in scratch taken once per run.
 
-    ``fill(first, last)`` returns the gates of steps [first, last) as [D, G*H, columns]:
-    column (s - first)*batch + b holds step s of batch element b, in each direction's order.
-    A step's columns must be cheap to read: with batch > 1 they are ``batch`` adjacent
-    columns of a row-major array; with batch 1 the array is the transpose of a row-major
-    [D, steps, G*H], so the step's column is contiguous.  Either way the array is contiguous
-    for any number of steps (a short last chunk included), so the GEMM writes it directly.
+    ``fill(first, last)`` computes the gates of steps [first, last) as [D, G*H, columns],
+    column (s - first)*batch + b holding step s of batch element b in each direction's order,
+    and returns a [D, G*H, batch] view per step.  A step's columns must be cheap to read:
+    with batch > 1 they are ``batch`` adjacent columns of a row-major array; with batch 1 the
+    array is the transpose of a row-major [D, steps, G*H], so the step's column is
+    contiguous.  Either way the array is contiguous for any number of steps (a short last
+    chunk included), so the GEMM writes it directly.
     ``rows[d]`` [seq, batch] is the row of X (flattened to [batch*seq, input]) that
     direction d reads at each step.
     """
@@ -96,7 +97,7 @@ class _InputGates:
         if batch == 1:  # the GEMM is faster as W X^T; one transposing copy puts it in place
             self.product = alloc((self.gate_rows * chunk,), x.dtype)
 
-    def fill(self, first: int, last: int) -> np.ndarray:
+    def fill(self, first: int, last: int) -> list[np.ndarray]:
         columns = (last - first) * self.batch
         size = self.directions * self.gate_rows * columns
         if self.batch == 1:
@@ -113,7 +114,9 @@ class _InputGates:
             else:
                 np.matmul(weights[d], ordered.T, gates[d])
             np.add(gates[d], bias[d][:, None], out=gates[d])
-        return gates
+        if self.batch == 1:  # [D, G*H, steps] -> a [D, G*H, 1] view per step, made in one call
+            return list(gates.transpose(2, 0, 1)[..., None])
+        return list(gates.reshape(self.directions, self.gate_rows, last - first, self.batch).transpose(2, 0, 1, 3))
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
@@ -154,9 +157,8 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
     step = stepper.step
     for first in range(0, steps, chunk):
         count = min(chunk, steps - first)
-        gate_buffer = input_gates.fill(first, first + count)
-        for k in range(count):
-            step(gate_buffer[:, :, k * batch:(k + 1) * batch], at_step[k], at_step[k + 1])
+        for k, gates in enumerate(input_gates.fill(first, first + count)):
+            step(gates, at_step[k], at_step[k + 1])
             if freeze[first + k]:
                 for new, old in zip(at_step[k + 1], at_step[k]):
                     np.copyto(new, old, where=finished[first + k])
