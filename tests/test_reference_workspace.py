@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest_reference import Case, assert_close
+from conftest_reference import GATES, Case, assert_close
 from irtool.reference import recurrence, workspace
 from test_reference_openvino import openvino_outputs
 
@@ -27,8 +27,7 @@ CHUNKED = [
 
 def _step_bytes(case: Case) -> int:
     """Bytes of input gates per step, as recurrence._chunk_steps counts them (float32)."""
-    gates = {"GRU": 3, "LSTM": 4, "RNN": 1}[case.family]
-    return case.directions * gates * case.hidden * case.batch * 4
+    return case.directions * GATES[case.family] * case.hidden * case.batch * 4
 
 
 @pytest.mark.parametrize("steps_per_chunk", [1, 3])
