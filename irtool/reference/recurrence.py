@@ -114,8 +114,7 @@ class _InputGates:
             else:
                 np.matmul(weights[d], ordered.T, gates[d])
             np.add(gates[d], bias[d][:, None], out=gates[d])
-        if self.batch == 1:  # [D, G*H, steps] -> a [D, G*H, 1] view per step, made in one call
-            return list(gates.transpose(2, 0, 1)[..., None])
+        # a [D, G*H, batch] view per step, made in one call (a view in either layout)
         return list(gates.reshape(self.directions, self.gate_rows, last - first, self.batch).transpose(2, 0, 1, 3))
 
 
