@@ -155,6 +155,34 @@ def check_device(device: str, report: DeviceReport | None = None) -> None:
                    f"(e.g. AUTO:{report.names[0] if report.names else 'CPU'})")
 
 
+def skip_reason(device: str, precision: str, report: DeviceReport | None = None) -> str | None:
+    """Why ``device`` cannot run at ``precision`` here, or None: it is absent, or one of the
+    physical devices it names does not list the precision among its OPTIMIZATION_CAPABILITIES.
+
+    The one rule for ``run`` and the harness.  A device asked for a precision it lacks does not
+    refuse: it runs at another one (this CPU without bf16 runs a bf16 request at f32, a CPU with
+    bf16 runs f16 as bf16), so a job at that precision would only repeat another; it is skipped.
+    A virtual device needs every physical device it names (bare AUTO, MULTI...: every available
+    one) to support the precision.
+    """
+    report = report or list_devices()
+    names = physical_devices(device) or list(report.names)
+    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
+    if missing:
+        reasons = {absent.name: absent.reason for absent in report.absent}
+        return "; ".join(f"{name} is not available here: {reasons.get(name, 'not known to OpenVINO')}"
+                         for name in missing)
+    for info in report.available:
+        if any(same_device(name, info.name) for name in names) and precision not in info.precisions:
+            return (f"{info.name} does not support {precision} (its precisions: "
+                    f"{', '.join(info.precisions) or 'none reported'})")
+    return None
+
+
+class RunSkipped(IrtoolError):
+    """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""
+
+
 # ----------------------------------------------------------------------------- model
 
 @dataclass
@@ -598,9 +626,11 @@ class RunResult:
 def run(options: RunOptions) -> RunResult:
     """Run a model on a device and judge it; see the module docstring for the steps."""
     report = list_devices()
-    check_device(options.device, report)
-    if options.compare_with:
-        check_device(options.compare_with[0], report)
+    for device, precision in [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else []):
+        check_device(device, report)
+        reason = skip_reason(device, precision, report)
+        if reason:
+            raise RunSkipped(f"{reason}: nothing was run")
     if options.save_outputs is not None and not Path(options.save_outputs).parent.is_dir():
         raise RunError(f"{options.save_outputs}: folder {Path(options.save_outputs).parent} does not exist")
     loaded = read_model(options.model, options.fill_defaults)

@@ -61,7 +61,7 @@ def test_text_report_passes(gru, capsys):
 
 
 def test_tight_per_output_tolerance_fails_with_exit_1(gru, capsys):
-    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--atol", "Y:0", "--rtol", "Y:0")
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--atol", "Y:0", "--rtol", "Y:0")
     assert code == 1
     assert "FAIL: 1 of 2 outputs outside tolerance (Y)" in out and "(--atol Y, --rtol Y)" in out
 
@@ -144,9 +144,16 @@ def test_absent_device_exits_2_naming_the_available_ones(gru, capsys, tmp_path):
     assert not out_path.exists()
 
 
-def test_compare_with_second_device(gru, capsys):
-    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--compare-with", "HETERO:CPU:f32",
-                       "--format", "json")
+def test_compare_with_second_device(gru, capsys, cpu_precisions):
+    code, out, _ = run(capsys, str(gru), "-d", "AUTO:CPU", "--compare-with", "HETERO:CPU:f32", "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["against"] == "HETERO:CPU (f32)" and result["against_run"]["device"] == "HETERO:CPU"
+    assert all(o["tolerance"]["source"] == "f32 default" for o in result["outputs"])
+    code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--compare-with", "HETERO:CPU:f32",
+                         "--format", "json")
+    if "bf16" not in cpu_precisions:
+        assert code == 3 and out == "" and "skipped: CPU does not support bf16" in one_error_line(err)
+        return
     result = json.loads(out)
     assert code == 0 and result["against"] == "HETERO:CPU (f32)"
     assert all(o["tolerance"]["source"] == "bf16 default" and o["max_abs"] > 0 for o in result["outputs"])
@@ -209,7 +216,7 @@ def test_model_that_is_not_one_rnn_op_runs_without_a_reference(capsys, tmp_path)
     y = ops.parameter([2, 3], np.float32, name="y")
     ov.save_model(ov.Model([ops.add(x, y)], [x, y], "add"), str(tmp_path / "add.xml"))
     code, out, _ = run(capsys, str(tmp_path / "add.xml"), "-d", "CPU")
-    assert code == 0
+    assert code == 3
     assert "no reference applies: the model is not a single RNN-family op fed by Parameters and Consts" in out
     assert "other ops (Add)" in out and out.strip().endswith("RAN: not judged (no reference applies)")
 
@@ -225,13 +232,18 @@ def test_console_entry_point_in_a_subprocess(gru):
     assert done.returncode == 0 and "PASS: 2 of 2" in done.stdout
 
 
-def test_tolerance_follows_the_effective_precision_not_the_requested_one(gru, capsys):
-    """This CPU runs an f16 request as bf16 (measured); the tolerance must follow what ran."""
-    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "f16", "--format", "json")
-    result = json.loads(out)
-    effective = result["run"]["effective_precision"]["CPU"]
-    assert code == 0 and result["run"]["requested_precision"] == "f16" and effective in ("f16", "bf16")
-    assert all(o["tolerance"]["source"] == f"{effective} default" for o in result["outputs"])
+def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_tolerance(gru, capsys, cpu_precisions):
+    """A CPU runs a precision it lacks as another one (f16 as bf16 on a CPU with bf16, bf16 as f32
+    on one without: measured), so run skips it, as the harness does; one it has is what ran."""
+    for precision in ("f16", "bf16"):
+        code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", precision, "--format", "json")
+        if precision not in cpu_precisions:
+            assert code == 3 and out == ""
+            assert f"skipped: CPU does not support {precision} (its precisions: f32" in one_error_line(err)
+            continue
+        result = json.loads(out)
+        assert code == 0 and result["run"]["effective_precision"] == {"CPU": precision}
+        assert all(o["tolerance"]["source"] == f"{precision} default" for o in result["outputs"])
 
 
 def test_an_f16_output_is_judged_with_the_f16_tolerance_even_at_f32(capsys, tmp_path):

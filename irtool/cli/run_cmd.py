@@ -1,7 +1,7 @@
 """``irtool run MODEL.xml -d DEVICE``: run on a device and diff against the reference or a second device.
 
-Exit 0 when every output is within tolerance (or no reference applies), 1 on a mismatch,
-2 when the model could not be run.
+Exit 0 when every output is within tolerance, 1 on a mismatch, 2 when the model could not be
+run, 3 when nothing was judged (no reference applies, or the device lacks the precision).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from irtool.compare import PRECISIONS, OutputDiff
 from irtool.jsonable import plain
 
 FORMATS = ("text", "json")
+NOTHING_JUDGED = 3  # ran, but nothing was judged, or nothing could run as asked
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.errors import IrtoolBug, IrtoolError
-    from irtool.execute import RunOptions, run
+    from irtool.execute import RunOptions, RunSkipped, run
 
     options = RunOptions(
         model=args.model, device=args.device, precision=args.precision, inputs=args.inputs, seed=args.seed,
@@ -49,11 +50,14 @@ def handle(args: argparse.Namespace) -> int:
         fill_defaults=args.fill_defaults)
     try:
         result = run(options)
+    except RunSkipped as error:
+        fail(f"skipped: {error.message}")
+        return NOTHING_JUDGED
     except (IrtoolError, IrtoolBug) as error:
         fail(error.message)
         return 2
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
-    return {True: 0, None: 0, False: 1}[result.passed]
+    return {True: 0, None: NOTHING_JUDGED, False: 1}[result.passed]
 
 
 def parse_compare_with(text: str | None) -> tuple[str, str] | None:

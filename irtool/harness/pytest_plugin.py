@@ -69,7 +69,7 @@ class JobItem(pytest.Item):
 
     def runtest(self) -> None:
         from irtool.harness import expectations
-        from irtool.harness.matrix import skip_reason
+        from irtool.execute import skip_reason
 
         reason = skip_reason(self.job.device, self.job.precision, _devices())
         if reason is not None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
-from irtool.harness.matrix import Shard, make_jobs, skip_reason
+from irtool.harness.matrix import Shard, make_jobs
 from irtool.harness.pool import Pool
 from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase
 from irtool.harness.store import JSONL_NAME, JsonlWriter, RunResults, now, read_jsonl, run_meta
@@ -91,7 +91,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pool: Pool, timeout: float, progress: Progress | None) -> HarnessOutcome:
-    from irtool.execute import list_devices
+    from irtool.execute import list_devices, skip_reason
     import openvino as ov
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
