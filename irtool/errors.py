@@ -20,3 +20,11 @@ class IrtoolBug(RuntimeError):
     def __init__(self, message: str):
         super().__init__(f"irtool bug: {message}")
         self.message = f"irtool bug: {message}"
+
+
+class RunError(IrtoolError):
+    """The model, its inputs or the device stop the run."""
+
+
+class RunSkipped(IrtoolError):
+    """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""

@@ -1,254 +1,36 @@
-"""Run an IR model on an OpenVINO device with a stated precision and judge its outputs.
+"""Run any model on an OpenVINO device with a stated precision, and judge every recurrent node in it.
 
-The steps of :func:`run` are small functions of their own: check the device, read the
-model (optionally with the spec's defaults written in), find whether it is one RNN-family
-op fed by Parameters and Consts, make or load the inputs, ask the device whether it
-supports every op (``query_model``), compile with an explicit INFERENCE_PRECISION_HINT,
-read back the effective precision, infer, and diff against the numpy reference or a
-second device.  Any step that cannot go on raises :class:`RunError` with one line naming
-the file, input or device and what was expected; nothing here prints or exits.
-
-openvino is imported inside the functions, so that importing irtool does not load it.
+:func:`run` checks the device and precision, reads the model, finds its recurrent nodes
+(irtool.runtime.nodes), makes or loads the inputs (dynamic dims sized from the nodes,
+irtool.runtime.sizes), compiles with an explicit INFERENCE_PRECISION_HINT and infers;
+then it infers a probed copy that exposes every node's inputs and outputs, checks that
+the probed copy gives the model's own outputs as the plain one does, and judges each node:
+irtool's reference on the node's captured inputs against its captured outputs.  Or, with
+``compare_with``, it diffs the model's outputs against a second device.  A step that
+cannot go on raises :class:`RunError` with one line naming the file, input or device and
+what was expected; nothing here prints or exits, and openvino is touched only through
+irtool.runtime.
 """
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from irtool.cases import DEFAULT_SIZES, FALLBACK_SIZE, generic_tensor, port_tensor, time_axis
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
-from irtool.errors import IrtoolBug, IrtoolError
+from irtool.errors import IrtoolBug, RunError, RunSkipped
 from irtool.files import write_atomic
-from irtool.shapes import DYNAMIC, Dim, Interval, format_shape
+from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
+from irtool.runtime.devices import check_device, list_devices, skip_reason
+from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
+from irtool.shapes import DYNAMIC, format_shape
 from irtool.specs import OpSpec, PortSpec, registry
 
-if TYPE_CHECKING:  # pragma: no cover
-    import openvino as ov
-
-VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
-PHYSICAL_FAMILIES = ("CPU", "GPU", "NPU")
-# OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
-CAPABILITY_PRECISIONS = {"FP32": "f32", "BF16": "bf16", "FP16": "f16", "INT8": "i8", "INT16": "i16",
-                         "U8": "u8", "BIN": "u1", "FP64": "f64"}
-PRECISION_HINT = "INFERENCE_PRECISION_HINT"
 PASS_THROUGH_OPS = ("Parameter", "Constant", "Result")
-_NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$")
-_LIBRARY_PATH = re.compile(r'"/[^"]*/([^/"]+)"')  # a plugin's install path says nothing to the user
-
-
-class RunError(IrtoolError):
-    """The model, its inputs or the device stop the run."""
-
-
-def openvino_message(error: BaseException) -> str:
-    """What an OpenVINO exception says is wrong, on one line, without its source locations."""
-    lines = [_LIBRARY_PATH.sub(r'"\1"', line.strip()) for line in str(error).splitlines() if line.strip()]
-    useful = [_NODE.sub(r"layer '\1':", line) for line in lines if not line.startswith(("Exception from", "Check '"))]
-    if useful:
-        return " ".join(useful)
-    return lines[-1] if lines else type(error).__name__
-
-
-@lru_cache(maxsize=1)
-def core() -> "ov.Core":
-    """One OpenVINO Core per process: creating one loads the plugin registry."""
-    import openvino as ov
-
-    return ov.Core()
-
-
-# ----------------------------------------------------------------------------- devices
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    name: str
-    full_name: str
-    precisions: tuple[str, ...]
-    capabilities: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class AbsentDevice:
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class DeviceReport:
-    available: tuple[DeviceInfo, ...]
-    virtual: tuple[str, ...]
-    absent: tuple[AbsentDevice, ...]
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(d.name for d in self.available)
-
-
-def list_devices() -> DeviceReport:
-    """What OpenVINO sees: physical devices with names and precisions, the virtual ones, and
-    the physical families that are absent here with the reason."""
-    ov_core = core()
-    available = []
-    for name in ov_core.available_devices:
-        capabilities = tuple(str(c) for c in _device_property(name, "OPTIMIZATION_CAPABILITIES", ()))
-        precisions = tuple(CAPABILITY_PRECISIONS[c] for c in capabilities if c in CAPABILITY_PRECISIONS)
-        available.append(DeviceInfo(name, str(_device_property(name, "FULL_DEVICE_NAME", name)),
-                                    precisions, capabilities))
-    names = [d.name for d in available]
-    absent = tuple(AbsentDevice(family, _absence_reason(family)) for family in PHYSICAL_FAMILIES
-                   if not any(same_device(family, name) for name in names))
-    return DeviceReport(tuple(available), VIRTUAL_DEVICES, absent)
-
-
-def _device_property(device: str, key: str, fallback: Any) -> Any:
-    try:
-        return core().get_property(device, key)
-    except RuntimeError:
-        return fallback
-
-
-def _absence_reason(family: str) -> str:
-    try:
-        core().get_versions(family)
-    except RuntimeError as error:
-        return openvino_message(error)
-    return "its plugin loads but finds no device"
-
-
-def same_device(asked: str, available: str) -> bool:
-    """``GPU`` names ``GPU.0`` too; ``GPU.1`` names only itself."""
-    return asked == available or available.startswith(asked + ".")
-
-
-def physical_devices(device: str) -> list[str]:
-    """The physical devices a device string names (``HETERO:GPU,CPU`` -> GPU, CPU; bare AUTO -> [])."""
-    head, _, rest = device.partition(":")
-    if head not in VIRTUAL_DEVICES:
-        return [device] if device else []
-    names = []
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        if item.startswith("-"):  # AUTO:-GPU excludes a device
-            continue
-        names.append(item.split("(", 1)[0])  # BATCH:CPU(4)
-    return names
-
-
-def check_device(device: str, report: DeviceReport | None = None) -> None:
-    """RunError naming the available devices if ``device`` names one that is not here."""
-    report = report or list_devices()
-    head = device.partition(":")[0]
-    names = physical_devices(device) if head in VIRTUAL_DEVICES else [device]
-    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
-    if device and not missing:
-        return
-    reasons = {d.name: d.reason for d in report.absent}
-    details = "; ".join(f"{name}: {reasons[name]}" if name in reasons else f"{name}: not known to OpenVINO"
-                        for name in missing or [device or "''"])
-    raise RunError(f"device {device!r} is not available here ({details}); available: "
-                   f"{', '.join(report.names)}, and the virtual {', '.join(report.virtual)} "
-                   f"(e.g. AUTO:{report.names[0] if report.names else 'CPU'})")
-
-
-def skip_reason(device: str, precision: str, report: DeviceReport | None = None) -> str | None:
-    """Why ``device`` cannot run at ``precision`` here, or None: it is absent, or one of the
-    physical devices it names does not list the precision among its OPTIMIZATION_CAPABILITIES.
-
-    The one rule for ``run`` and the harness.  A device asked for a precision it lacks does not
-    refuse: it runs at another one (this CPU without bf16 runs a bf16 request at f32, a CPU with
-    bf16 runs f16 as bf16), so a job at that precision would only repeat another; it is skipped.
-    A virtual device needs every physical device it names (bare AUTO, MULTI...: every available
-    one) to support the precision.
-    """
-    report = report or list_devices()
-    names = physical_devices(device) or list(report.names)
-    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
-    if missing:
-        reasons = {absent.name: absent.reason for absent in report.absent}
-        return "; ".join(f"{name} is not available here: {reasons.get(name, 'not known to OpenVINO')}"
-                         for name in missing)
-    for info in report.available:
-        if any(same_device(name, info.name) for name in names) and precision not in info.precisions:
-            return (f"{info.name} does not support {precision} (its precisions: "
-                    f"{', '.join(info.precisions) or 'none reported'})")
-    return None
-
-
-class RunSkipped(IrtoolError):
-    """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""
-
-
-# ----------------------------------------------------------------------------- model
-
-@dataclass
-class LoadedModel:
-    path: Path
-    model: Any  # ov.Model
-    filled_defaults: tuple[str, ...] = ()  # "layer 'name' (GRUSequence): activations=sigmoid,tanh"
-
-
-def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel:
-    """Read IR .xml + .bin; with ``fill_defaults`` write the spec's defaults for omitted
-    attributes into the XML first (OpenVINO leaves an omitted activations list empty)."""
-    import openvino as ov
-
-    xml_path = Path(xml_path)
-    bin_path = xml_path.with_suffix(".bin")
-    if not xml_path.is_file():
-        raise RunError(f"{xml_path}: no such model file")
-    filled: tuple[str, ...] = ()
-    try:
-        if fill_defaults:
-            from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
-
-            try:
-                result = write_defaults(xml_path.read_bytes())
-            except DefaultsError as error:
-                raise RunError(f"{xml_path}: {error.message}") from None
-            filled = tuple(f.describe() for f in result.filled)
-            weights = np.fromfile(bin_path, dtype=np.uint8) if bin_path.is_file() else np.empty(0, np.uint8)
-            model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
-        else:
-            model = core().read_model(str(xml_path))
-    except RuntimeError as error:
-        raise RunError(_read_failure(xml_path, bin_path, error)) from None
-    return LoadedModel(xml_path, model, filled)
-
-
-def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
-    message = openvino_message(error)
-    weights_problem = "weights" in message.lower() or "bin file" in message
-    if weights_problem and not bin_path.is_file():
-        return f"{bin_path}: weights file not found; the Const layers of {xml_path.name} read their values from it"
-    if weights_problem:
-        return (f"{bin_path}: {bin_path.stat().st_size} bytes, too short for the Const layers of {xml_path.name} "
-                f"(an offset + size points past its end)")
-    notes = [spec.openvino_note for spec in registry() if not spec.openvino_loads and spec.type in message]
-    notes += _missing_required_inputs(xml_path)
-    return f"{xml_path}: OpenVINO cannot read it: {message}" + "".join(f"; {note}" for note in notes)
-
-
-def _missing_required_inputs(xml_path: Path) -> list[str]:
-    """Layers that omit an input the spec calls optional but OpenVINO requires (GRUCell's B)."""
-    from irtool.ir import IRParseError, parse_ir
-
-    try:
-        ir = parse_ir(xml_path)
-    except (IRParseError, OSError):
-        return []
-    notes = []
-    for layer in ir.layers:
-        spec = registry().for_ir(layer.type or "", layer.version)
-        for port in spec.inputs[len(layer.inputs):] if spec else ():
-            if port.openvino_requires:
-                notes.append(f"{layer.label} ({spec.type}) has no input {port.index} ({port.name}), which the spec "
-                             f"makes optional but OpenVINO requires")
-    return notes
 
 
 # ----------------------------------------------------------------------------- the RNN op
@@ -321,7 +103,7 @@ def _is_constant_convert(node: Any) -> bool:
 def _source(port: PortSpec, node: Any) -> Source | None:
     kind = node.get_type_name()
     if kind == "Parameter":
-        return Source(port, parameter=_tensor_name(node.output(0)))
+        return Source(port, parameter=tensor_name(node.output(0)))
     if kind == "Constant":
         return Source(port, constant=np.array(node.get_data()))
     if _is_constant_convert(node):
@@ -334,42 +116,9 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, (list, tuple)) else value
 
 
-def _tensor_name(output: Any) -> str:
-    """The name a model input or output goes by: its tensor name, else its node's name."""
-    names = output.get_names()
-    return output.get_any_name() if names else output.get_node().get_friendly_name()
-
 
 # ----------------------------------------------------------------------------- inputs
 
-@dataclass(frozen=True)
-class InputInfo:
-    name: str
-    names: frozenset[str]
-    dims: tuple[Dim, ...]
-    dtype: np.dtype
-
-    def describe(self) -> str:
-        return f"{format_shape(self.dims)} {self.dtype.name}"
-
-    def accepts(self, shape: tuple[int, ...]) -> bool:
-        return len(shape) == len(self.dims) and all(
-            d == s if isinstance(d, int) else d.contains(s) for d, s in zip(self.dims, shape))
-
-
-def model_inputs(model: Any) -> list[InputInfo]:
-    infos = []
-    for port in model.inputs:
-        dims: list[Dim] = []
-        for dim in port.get_partial_shape():
-            if dim.is_static:
-                dims.append(dim.get_length())
-            else:
-                upper = dim.get_max_length()
-                dims.append(Interval(max(dim.get_min_length(), 0), upper if upper >= 0 else None))
-        names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
-        infos.append(InputInfo(_tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
-    return infos
 
 
 def make_inputs(infos: Sequence[InputInfo], rnn: RnnOp | None, seed: int,
@@ -448,118 +197,6 @@ def load_inputs(path: str | Path, infos: Sequence[InputInfo]) -> dict[str, np.nd
 
 # ----------------------------------------------------------------------------- compile and infer
 
-@dataclass(frozen=True)
-class DeviceRun:
-    device: str
-    requested_precision: str
-    effective_precision: Mapping[str, str]  # execution device -> precision read back
-    execution_devices: tuple[str, ...]
-    config: Mapping[str, str]
-
-    @property
-    def precision(self) -> str:
-        """The precision the tolerance is chosen by: the loosest one any device runs at."""
-        values = list(self.effective_precision.values())
-        return loosest_precision(values) if values else self.requested_precision
-
-    def describe(self) -> str:
-        effective = sorted(set(self.effective_precision.values()))
-        return f"{self.device} ({'/'.join(effective) or 'precision unknown'})"
-
-
-def check_support(model: Any, device: str, xml_path: Path) -> None:
-    """RunError listing the ops the device says it does not support (query_model).
-
-    A query that fails outright (the model cannot be transformed for the device) is left
-    to the compile step, which fails the same way and whose error is explained there.
-    """
-    query_device = device if physical_devices(device) or device not in VIRTUAL_DEVICES else \
-        f"{device}:{','.join(core().available_devices)}"
-    try:
-        supported = core().query_model(model, query_device)
-    except RuntimeError:
-        return
-    unsupported = [f"{op.get_friendly_name()} ({op.get_type_name()})" for op in model.get_ordered_ops()
-                   if op.get_friendly_name() not in supported]
-    if unsupported:
-        raise RunError(f"{device} does not support {len(unsupported)} op(s) of {xml_path.name}: "
-                       f"{', '.join(unsupported)}")
-
-
-def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str], xml_path: Path) -> tuple[Any, DeviceRun]:
-    """Compile with an explicit precision hint (the CPU would pick bf16 itself) and read back
-    what the device really runs at.
-
-    Measured with openvino 2026.4.1: CPU, AUTO, HETERO, MULTI and BATCH all accept the hint as
-    a top-level property and pass it on; CPU and BATCH report it back directly, AUTO, HETERO and
-    MULTI only per device under DEVICE_PROPERTIES (and BATCH refuses DEVICE_PROPERTIES).
-    """
-    full_config = {PRECISION_HINT: precision, **config}
-    try:
-        compiled = core().compile_model(model, device, full_config)
-    except RuntimeError as error:
-        raise RunError(explain_failure(model, device, xml_path, error)) from None
-    execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
-    return compiled, DeviceRun(device, precision, _effective_precision(compiled, execution), execution,
-                               dict(full_config))
-
-
-def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:
-    try:
-        return compiled.get_property(key)
-    except RuntimeError:
-        return fallback
-
-
-def _effective_precision(compiled: Any, execution: tuple[str, ...]) -> dict[str, str]:
-    direct = _compiled_property(compiled, PRECISION_HINT, None)
-    if direct is not None:
-        return {name: _type_name(direct) for name in execution or ("?",)}
-    per_device = _compiled_property(compiled, "DEVICE_PROPERTIES", {}) or {}
-    return {name: _type_name(props[PRECISION_HINT]) for name, props in per_device.items()
-            if isinstance(props, Mapping) and PRECISION_HINT in props}
-
-
-def _type_name(value: Any) -> str:
-    return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
-
-
-def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError) -> str:
-    """One line for a device that cannot compile a model, with the cause where irtool knows it."""
-    for op in model.get_ordered_ops():
-        spec = rnn_spec(op)
-        if spec is None:
-            continue
-        attributes = op.get_attributes()
-        for name, attribute in spec.attributes.items():
-            if attribute.openvino_applies_default or attribute.default in (None, [], ""):
-                continue
-            if attributes.get(name) in ([], "", None):
-                from irtool.specs.values import format_value
-
-                default = format_value(attribute.default)
-                return (f"{device} cannot compile {xml_path.name}: layer '{op.get_friendly_name()}' ({op.get_type_name()}) "
-                        f"omits {name}, which OpenVINO reads as empty instead of the spec default {default} "
-                        f"(vector::_M_range_check); rerun with --fill-defaults or write {name}=\"{default}\" in the layer")
-    return f"{device} cannot compile {xml_path.name}: {openvino_message(error)}"
-
-
-def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str) -> list[np.ndarray]:
-    """One inference; the outputs in model output order, copied out of the request."""
-    request = compiled.create_infer_request()
-    feed = {}
-    for index, port in enumerate(compiled.inputs):
-        name = _tensor_name(port)
-        if name not in inputs:
-            raise IrtoolBug(f"no input array for {name}")
-        feed[index] = inputs[name]
-    try:
-        request.infer(feed)
-    except RuntimeError as error:
-        raise RunError(f"inference on {device} failed: {openvino_message(error)}") from None
-    return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
-
-
 # ----------------------------------------------------------------------------- reference
 
 def reference_outputs(rnn: RnnOp, inputs: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -591,6 +228,13 @@ class RunOptions:
     config: Mapping[str, str] = field(default_factory=dict)
     compare_with: tuple[str, str] | None = None  # (device, precision)
     fill_defaults: bool = False
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
+    sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
+
+    def __post_init__(self) -> None:
+        for name, size in self.sizes.items():
+            if not (isinstance(size, int) and size >= 1):
+                raise RunError(f"--{name.replace('_size', '').replace('_', '-')} {size}: expected a whole number >= 1")
 
 
 @dataclass(frozen=True)
@@ -600,10 +244,50 @@ class InputSummary:
     dtype: str
 
 
+PASS, FAIL, UNJUDGED, ERROR = "pass", "fail", "unjudged", "error"
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """The verdict on one recurrent node: the reference on its captured inputs against its captured outputs."""
+
+    name: str
+    type: str
+    version: int
+    where: str  # "model", or the body of a TensorIterator/Loop it sits in
+    verdict: str  # pass | fail | unjudged | error
+    reason: str | None = None
+    outputs: tuple[OutputDiff, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
+            raise IrtoolBug(f"node verdict {self.verdict!r}")
+
+    @property
+    def max_abs(self) -> float | None:
+        return max((d.max_abs for d in self.outputs), default=None)
+
+    @property
+    def first_step_outside(self) -> int | None:
+        steps = [d.first_step_outside for d in self.outputs if d.first_step_outside is not None]
+        return min(steps) if steps else None
+
+
+@dataclass(frozen=True)
+class ProbeCheck:
+    """The model's own outputs from the probed compile against those of the unprobed one."""
+
+    outputs: tuple[OutputDiff, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(d.passed for d in self.outputs)
+
+
 @dataclass(frozen=True)
 class RunResult:
     model: str
-    op: str | None  # "GRUSequence-5 (layer 'gru')" when a reference applies
+    op: str | None  # "GRUSequence-5 (layer 'gru')" for a model of one node fed by its inputs
     run: DeviceRun
     inputs_from: str  # "seed 0" or the .npz path
     inputs: tuple[InputSummary, ...]
@@ -612,19 +296,23 @@ class RunResult:
     no_reference: str | None
     outputs: tuple[OutputDiff, ...]
     output_shapes: tuple[tuple[str, tuple[int, ...]], ...]
+    verdict: str = UNJUDGED
+    nodes: tuple[NodeResult, ...] = ()
+    probe_check: ProbeCheck | None = None
     filled_defaults: tuple[str, ...] = ()
     saved_outputs: str | None = None
+    shapes_chosen: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool | None:
-        """True or False when outputs were compared; None when nothing was."""
-        if self.against is None:
-            return None
-        return all(diff.passed for diff in self.outputs)
+        """True or False when something was compared; None when nothing was."""
+        return {PASS: True, FAIL: False}.get(self.verdict)
 
 
 def run(options: RunOptions) -> RunResult:
-    """Run a model on a device and judge it; see the module docstring for the steps."""
+    """Run a model on a device and judge every recurrent node in it; see the module docstring."""
+    from irtool.runtime.nodes import probe_model
+
     report = list_devices()
     for device, precision in [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else []):
         check_device(device, report)
@@ -635,38 +323,143 @@ def run(options: RunOptions) -> RunResult:
         raise RunError(f"{options.save_outputs}: folder {Path(options.save_outputs).parent} does not exist")
     loaded = read_model(options.model, options.fill_defaults)
     model = loaded.model
-    rnn, why_not = find_rnn_op(model)
+    probed = probe_model(model)
+    single = _single_node(probed)
     infos = model_inputs(model)
+    chosen: Mapping[str, str] = {}
     if options.inputs is not None:
         inputs = load_inputs(options.inputs, infos)
     else:
-        inputs = make_inputs(infos, rnn, options.seed)
-    labels = output_labels(model, rnn)
-    unknown = options.tolerance.unknown_outputs({name for names in labels for name in names})
+        inputs, chosen = generate_inputs(model, infos, probed, options.seed, options.shapes,
+                                         {**DEFAULT_SIZES, **options.sizes}, loaded.path.name)
+    labels = output_labels(model, single)
+    node_ports = {port.name for node in probed.nodes for port in node.spec.outputs}
+    unknown = options.tolerance.unknown_outputs({name for names in labels for name in names} | node_ports)
     if unknown:
         raise RunError(f"--atol/--rtol name output {unknown[0]}, which {loaded.path.name} does not have; "
                        f"outputs are {', '.join(names[0] for names in labels)}")
     actual, device_run = _run_on(model, options.device, options.precision, options.config, inputs, loaded.path)
     saved = _save_outputs(options.save_outputs, labels, actual)
-    expected, against, against_run = None, None, None
+    common = dict(model=str(loaded.path), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
+                  run=device_run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
+                  inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
+                  output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(labels, actual)),
+                  filled_defaults=loaded.filled_defaults, saved_outputs=saved, shapes_chosen=chosen)
     if options.compare_with:
         expected, against_run = _run_on(model, *options.compare_with, options.config, inputs, loaded.path)
-        against = against_run.describe()
-    elif rnn is not None:
-        reference = reference_outputs(rnn, inputs)
-        expected = [reference[port] for port in rnn.output_ports]
-        against = "reference"
-    diffs: tuple[OutputDiff, ...] = ()
-    if expected is not None:
-        precision = loosest_precision([device_run.precision] + ([against_run.precision] if against_run else []))
-        diffs = diff_outputs(labels, actual, expected, options.tolerance, precision, rnn)
-    return RunResult(
-        model=str(loaded.path), op=f"{rnn.spec.key} (layer '{rnn.name}')" if rnn else None, run=device_run,
-        inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
-        inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
-        against=against, against_run=against_run, no_reference=None if expected is not None else why_not,
-        outputs=diffs, output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(labels, actual)),
-        filled_defaults=loaded.filled_defaults, saved_outputs=saved)
+        precision = loosest_precision([device_run.precision, against_run.precision])
+        diffs = diff_outputs(labels, actual, expected, options.tolerance, precision, None)
+        nodes = tuple(NodeResult(n.name, n.spec.type, n.spec.version, n.where, UNJUDGED,
+                                 "--compare-with judges the model's outputs device against device") for n in probed.nodes)
+        return RunResult(**common, against=against_run.describe(), against_run=against_run, no_reference=None,
+                         outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
+    captured, probe_check = actual, None
+    if probed.needs_probe and probed.judgeable:
+        captured, _ = _run_on(probed.probed, options.device, options.precision, options.config, inputs, loaded.path)
+        probe_check = ProbeCheck(diff_outputs(labels, captured[:len(actual)], actual, options.tolerance,
+                                              device_run.precision, None))
+    nodes = tuple(judge_node(node, inputs, captured, options.tolerance, device_run.precision) for node in probed.nodes)
+    outputs: tuple[OutputDiff, ...] = ()
+    if single is not None:
+        by_port = {d.name: d for d in nodes[0].outputs}
+        outputs = tuple(by_port[single.spec.outputs[port].name] for port in _model_output_ports(single, len(actual))
+                        if single.spec.outputs[port].name in by_port)
+    return RunResult(**common, against="reference" if any(n.verdict in (PASS, FAIL) for n in nodes) else None,
+                     against_run=None, no_reference=_why_unjudged(probed, nodes), outputs=outputs,
+                     verdict=model_verdict(nodes, probe_check), nodes=nodes, probe_check=probe_check)
+
+
+def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
+    """fail if any node fails or probing changed the model's outputs; else error if a node could not be
+    judged for an error; pass if any node passed; unjudged when nothing was judged."""
+    verdicts = {node.verdict for node in nodes}
+    if FAIL in verdicts or (probe_check is not None and not probe_check.passed):
+        return FAIL
+    if ERROR in verdicts:
+        return ERROR
+    return PASS if PASS in verdicts else UNJUDGED
+
+
+def _why_unjudged(probed: Any, nodes: Sequence[NodeResult]) -> str | None:
+    if any(node.verdict in (PASS, FAIL) for node in nodes):
+        return None
+    if not probed.nodes:
+        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
+    return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
+
+
+def _single_node(probed: Any) -> Any:
+    """The node of a model that is one recurrent node fed by its inputs and Consts, or None."""
+    if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs:
+        ops = {op.get_type_name() for op in probed.model.get_ordered_ops()}
+        if ops <= {"Parameter", "Constant", "Convert", "Result", probed.nodes[0].spec.type}:
+            return probed.nodes[0]
+    return None
+
+
+def _model_output_ports(node: Any, count: int) -> list[int]:
+    """For each model output, the output port of ``node`` it returns."""
+    ports = {index: port for port, index in (node.model_outputs or {}).items()}
+    return [ports[k] for k in range(count) if k in ports]
+
+
+def judge_node(node: Any, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
+               policy: TolerancePolicy, precision: str) -> NodeResult:
+    """The reference on a node's captured inputs against its captured outputs."""
+    from irtool.reference import evaluate
+    from irtool.runtime.nodes import probed_arrays
+
+    head = (node.name, node.spec.type, node.spec.version, node.where)
+    if node.in_body:
+        return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged (a body's tensors cannot be "
+                                           f"probed from outside it)")
+    arrays, actual = probed_arrays(node, inputs, captured)
+    try:
+        expected = evaluate(node.spec.type, arrays, dict(node.attributes), version=node.spec.version)
+    except ValueError as error:
+        return NodeResult(*head, ERROR, f"the reference refuses it: {error}")
+    if not isinstance(expected, tuple) or len(expected) != len(node.spec.outputs):
+        raise IrtoolBug(f"the reference of {node.spec.key} returned {type(expected).__name__} "
+                        f"instead of {len(node.spec.outputs)} arrays")
+    diffs = tuple(compare_output(port.name, got, want,
+                                 output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision, got.dtype),
+                                 time_axis(port))
+                  for port, got, want in zip(node.spec.outputs, actual, expected))
+    failed = [d for d in diffs if not d.passed]
+    reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
+                                                if not d.problem else f"{d.name} ({d.problem})" for d in failed)
+              if failed else None)
+    return NodeResult(*head, FAIL if failed else PASS, reason, diffs)
+
+
+def generate_inputs(model: Any, infos: Sequence[InputInfo], probed: Any, seed: int,
+                    shapes: Mapping[str, Sequence[int]], sizes: Mapping[str, int],
+                    source: str) -> tuple[dict[str, np.ndarray], Mapping[str, str]]:
+    """Seeded inputs for any model: each dynamic dim sized so that the recurrent nodes are valid;
+    an input that a node takes directly gets data for its role (weights scaled by hidden_size),
+    one that feeds sequence_lengths valid ragged lengths, any other uniform floats or small ints."""
+    from irtool.cases import ragged_lengths
+    from irtool.runtime.sizes import plan_inputs
+
+    plan = plan_inputs(model, shapes, sizes, source)
+    roles = {}
+    for node in probed.judgeable:
+        symbols = node.spec.attribute_symbols(node.spec.fill_defaults(node.spec.typed_attributes(node.attributes)))
+        for feed in node.feeds:
+            if feed.parameter is not None:
+                roles.setdefault(feed.parameter, (feed.port, symbols))
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for info in infos:
+        shape = plan.shapes[info.name]
+        if info.name in plan.lengths:
+            arrays[info.name] = ragged_lengths(shape, plan.lengths[info.name], rng).astype(info.dtype)
+        elif info.name in roles:
+            port, symbols = roles[info.name]
+            arrays[info.name] = port_tensor(port.name, shape, info.dtype, rng, symbols)
+        else:
+            arrays[info.name] = generic_tensor(shape, info.dtype, rng)
+    return arrays, plan.chosen
 
 
 def diff_outputs(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
@@ -697,18 +490,29 @@ def _run_on(model: Any, device: str, precision: str, config: Mapping[str, str], 
     return infer(compiled, inputs, device), device_run
 
 
-def output_labels(model: Any, rnn: RnnOp | None) -> list[tuple[str, ...]]:
-    """For each model output, its names: the spec's port name first when the op is known."""
+def output_labels(model: Any, node: Any = None) -> list[tuple[str, ...]]:
+    """For each model output, its names: first the spec's port name when ``node`` (an RnnOp or a
+    RecurrentNode of a single-op model) returns it."""
+    ports = _port_names(node, len(model.outputs))
     labels = []
     for k, output in enumerate(model.outputs):
-        names = [_tensor_name(output)] + sorted(output.get_names())
-        if rnn is not None:
-            names.insert(0, rnn.label(k))
+        names = [tensor_name(output)] + sorted(output.get_names())
+        if ports[k] is not None:
+            names.insert(0, ports[k])
         labels.append(tuple(dict.fromkeys(names)))
     firsts = [names[0] for names in labels]
     if len(set(firsts)) != len(firsts):  # two Results of one port: number them
         labels = [(f"{names[0]}#{k}",) + names for k, names in enumerate(labels)]
     return labels
+
+
+def _port_names(node: Any, count: int) -> list[str | None]:
+    if node is None:
+        return [None] * count
+    if isinstance(node, RnnOp):
+        return [node.label(k) for k in range(count)]
+    by_output = {index: node.spec.outputs[port].name for port, index in (node.model_outputs or {}).items()}
+    return [by_output.get(k) for k in range(count)]
 
 
 def _save_outputs(path: Path | None, labels: list[tuple[str, ...]], arrays: list[np.ndarray]) -> str | None:

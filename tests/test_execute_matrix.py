@@ -138,7 +138,9 @@ def test_generated_lengths_are_ragged_and_valid(models, capsys, tmp_path):
     assert code == 0 and result["saved_outputs"] == str(out)
     import numpy as np
 
-    from irtool.execute import find_rnn_op, make_inputs, model_inputs, read_model
+    from irtool.execute import find_rnn_op, make_inputs
+
+    from irtool.runtime.model import model_inputs, read_model
 
     model = read_model(models["gru-forward"]).model
     rnn, _ = find_rnn_op(model)

@@ -6,8 +6,11 @@ import pytest
 
 from irtool.build import build_and_save, build_model
 from irtool.cases import OpCase
-from irtool.execute import (RunError, check_device, find_rnn_op, list_devices, make_inputs, model_inputs,
-                            openvino_message, physical_devices, read_model)
+from irtool.errors import RunError
+from irtool.runtime.devices import check_device, list_devices, physical_devices
+from irtool.execute import find_rnn_op, make_inputs
+from irtool.runtime.model import model_inputs, read_model
+from irtool.runtime.core import openvino_message
 from irtool.ir.defaults import DefaultsError, fill_defaults
 
 

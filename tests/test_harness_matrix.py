@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from irtool.execute import list_devices
+from irtool.runtime.devices import list_devices
 from irtool.harness import expectations
 from irtool.harness.faults import FaultError, parse_faults
-from irtool.execute import skip_reason
+from irtool.runtime.devices import skip_reason
 from irtool.harness.matrix import MatrixError, check_precisions, make_jobs, parse_list, parse_shard
 from irtool.harness.records import FAIL, PASS, SKIP, XFAIL, XPASS, CaseResult, Job, SuiteCase
 

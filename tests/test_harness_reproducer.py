@@ -12,7 +12,9 @@ import pytest
 
 from irtool.build import build_model
 from irtool.cases import OpCase
-from irtool.execute import compile_on, find_rnn_op, infer, make_inputs, model_inputs, reference_outputs
+from irtool.runtime.compile import compile_on, infer
+from irtool.execute import find_rnn_op, make_inputs, reference_outputs
+from irtool.runtime.model import model_inputs
 from irtool.harness.records import SuiteCase, case_from_json, case_to_json
 from irtool.harness.reproducer import reproduce_script, write_reproducer
 

@@ -13,7 +13,8 @@ import pytest
 
 from irtool.build import FACTORIES, build_model
 from irtool.cases import OpCase
-from irtool.execute import find_rnn_op, make_inputs, model_inputs
+from irtool.execute import find_rnn_op, make_inputs
+from irtool.runtime.model import model_inputs
 from irtool.reduce.axes import (attributes_to_defaults, axes_of, cut_symbol, simpler_values, uniform_lengths)
 from irtool.reduce.concrete import ConcreteCase, from_rnn
 from irtool.reference import evaluate

@@ -12,7 +12,8 @@ from irtool.build import build_model
 from irtool.cases import OpCase
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
-from irtool.execute import find_rnn_op, make_inputs, model_inputs
+from irtool.execute import find_rnn_op, make_inputs
+from irtool.runtime.model import model_inputs
 from irtool.harness.records import SuiteCase, case_to_json
 from irtool.harness.reproducer import write_reproducer
 from irtool.reduce import ReduceError, load_origin

@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.execute import RunError, list_devices
+    from irtool.errors import RunError
+    from irtool.runtime.devices import list_devices
 
     try:
         report = list_devices()

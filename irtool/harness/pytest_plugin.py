@@ -69,7 +69,7 @@ class JobItem(pytest.Item):
 
     def runtest(self) -> None:
         from irtool.harness import expectations
-        from irtool.execute import skip_reason
+        from irtool.runtime.devices import skip_reason
 
         reason = skip_reason(self.job.device, self.job.precision, _devices())
         if reason is not None:
@@ -103,7 +103,7 @@ class JobItem(pytest.Item):
 
 @lru_cache(maxsize=1)
 def _devices() -> Any:
-    from irtool.execute import list_devices
+    from irtool.runtime.devices import list_devices
 
     return list_devices()
 

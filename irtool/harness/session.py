@@ -91,7 +91,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pool: Pool, timeout: float, progress: Progress | None) -> HarnessOutcome:
-    from irtool.execute import list_devices, skip_reason
+    from irtool.runtime.devices import list_devices, skip_reason
     import openvino as ov
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,

@@ -114,7 +114,7 @@ class Runner:
     # ------------------------------------------------------------------ one job
     def run(self, job: Job) -> CaseResult:
         """Run one job and judge it; every failure of the case becomes a verdict, never an exception."""
-        from irtool.execute import infer
+        from irtool.runtime.compile import infer
 
         case = job.case
         result = base_result(job)
@@ -189,7 +189,8 @@ class Runner:
 
     def prepare(self, case: SuiteCase) -> Prepared:
         """The case's model, built or read once per model key."""
-        from irtool.execute import find_rnn_op, model_inputs, output_labels, read_model
+        from irtool.execute import find_rnn_op, output_labels
+        from irtool.runtime.model import model_inputs, read_model
 
         prepared = self._models.get(case.model_key)
         if prepared is not None:
@@ -208,7 +209,8 @@ class Runner:
     def _compile(self, case: SuiteCase, prepared: Prepared, device: str, precision: str) -> tuple[Any, Any, float]:
         """Compiled model, DeviceRun and compile seconds (0 when reused).  A device that cannot
         compile is asked which ops it does not support, so that is said rather than a crash text."""
-        from irtool.execute import RunError, check_support, compile_on
+        from irtool.errors import RunError
+        from irtool.runtime.compile import check_support, compile_on
 
         key = (case.model_key, device, precision)
         found = self._compiled.get(key)
@@ -319,7 +321,7 @@ def serve(requests: Any, answers: Any) -> None:
     """Answer requests (JSON lines) until the input ends."""
     import openvino as ov
 
-    from irtool.execute import core
+    from irtool.runtime.core import core
 
     core()
     _send(answers, {"ready": {"pid": os.getpid(), "openvino": ov.get_version()}})

@@ -24,7 +24,9 @@ from irtool.specs.values import format_value
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
 
-    from irtool.execute import InputInfo, RnnOp
+    from irtool.runtime.model import InputInfo
+
+    from irtool.execute import RnnOp
 
 
 class ReduceError(IrtoolError):

@@ -109,7 +109,7 @@ class _OutOfBudget(Exception):
 
 def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
     """Reduce ``origin``; see the module docstring."""
-    from irtool.execute import check_device
+    from irtool.runtime.devices import check_device
 
     check_device(options.device)
     original = concrete_case(origin.case)
