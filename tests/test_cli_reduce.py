@@ -247,7 +247,7 @@ def _relu_model(tmp_path: Path) -> str:
 @pytest.mark.parametrize("args, says", [
     (lambda tmp, suite: [str(tmp / "gone.xml"), "-d", "CPU"], "gone.xml: no such model file"),
     (lambda tmp, suite: [_relu_model(tmp), "-d", "CPU"],
-     "relu.xml: cannot reduce it: the model is not a single RNN-family op fed by Parameters and Consts"),
+     "relu.xml: cannot reduce it: the model is not a single recurrent op fed by Parameters and Consts"),
     (lambda tmp, suite: [f"{suite}::nope", "-d", "CPU"], "reduce.toml: no case 'nope'; its cases are big[seed=0]"),
     (lambda tmp, suite: [f"{suite}::{LSTM}"], f"{LSTM}: name the device with -d DEVICE"),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "NPU"], "device 'NPU' is not available here"),

@@ -46,11 +46,10 @@ def one_error_line(err: str) -> str:
 
 
 def inputs_of(gru: Path, seed: int = 0) -> dict[str, np.ndarray]:
-    from irtool.execute import find_rnn_op, make_inputs
-    from irtool.runtime.model import model_inputs, read_model
+    from irtool.execute import seeded_inputs
+    from irtool.runtime.model import read_model
 
-    model = read_model(gru).model
-    return make_inputs(model_inputs(model), find_rnn_op(model)[0], seed)
+    return seeded_inputs(read_model(gru).model, seed)
 
 
 def test_text_report_passes(gru, capsys):
@@ -92,10 +91,55 @@ def test_inputs_from_npz_round_trip(gru, capsys, tmp_path):
     assert np.all(np.load(out_path)["Ho"][1] == 0)
 
 
+def test_numpy_defaults_are_converted_and_said(gru, capsys, tmp_path):
+    """float64 data and int64 lengths (what np.array gives) become the model's f32 and i32 when
+    every value fits; big-endian floats too; the report says so."""
+    arrays = inputs_of(gru)
+    original = {name: array.copy() for name, array in arrays.items()}
+    arrays["X"] = arrays["X"].astype(np.float64)
+    arrays["initial_hidden_state"] = arrays["initial_hidden_state"].astype(">f4")
+    arrays["sequence_lengths"] = arrays["sequence_lengths"].astype(np.int64)
+    np.savez(tmp_path / "in.npz", **arrays)
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"), "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["verdict"] == "pass"
+    assert result["input_notes"] == [
+        "X: float64 converted to float32 (every value fits)",
+        "initial_hidden_state: >f4 (big-endian float32) converted to float32 (every value fits)",
+        "sequence_lengths: int64 converted to int32 (every value fits)"]
+    code, plain_out, _ = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"))
+    assert "converted: X: float64 converted to float32" in plain_out
+    np.savez(tmp_path / "same.npz", **original)
+    same = json.loads(run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "same.npz"), "--format", "json")[1])
+    assert same["outputs"] == result["outputs"] and same["input_notes"] == []
+
+
+def test_every_problem_of_an_npz_is_said_at_once(gru, capsys, tmp_path):
+    arrays = inputs_of(gru)
+    arrays.pop("initial_hidden_state")
+    arrays["X"] = np.zeros((2, 3, 6))
+    arrays["sequence_lengths"] = np.array([1.5, 2.0])
+    arrays["extra"] = np.zeros(1)
+    np.savez(tmp_path / "in.npz", **arrays)
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"))
+    line = one_error_line(err)
+    assert code == 2
+    for part in ("input X has shape [2, 3, 6], expected [2,3,5]", "no array for input initial_hidden_state",
+                 "input sequence_lengths: dtype float64, expected int32: floats where whole numbers are expected",
+                 "array extra matches no model input"):
+        assert part in line, line
+
+
 @pytest.mark.parametrize("change, expected", [
     (lambda a: a.pop("initial_hidden_state"), "no array for input initial_hidden_state (expected [2,2,4] float32)"),
     (lambda a: a.update(X=np.zeros((2, 3, 6), np.float32)), "input X has shape [2, 3, 6], expected [2,3,5]"),
-    (lambda a: a.update(X=a["X"].astype(np.float64)), "input X has dtype float64, expected float32"),
+    (lambda a: a.update(sequence_lengths=np.array([2**40, 1])),
+     "input sequence_lengths: dtype int64, expected int32: values beyond int32's range"),
+    (lambda a: a.update(sequence_lengths=np.array([np.nan, 1.0])),
+     "input sequence_lengths: dtype float64, expected int32: NaN or Inf where whole numbers are expected"),
+    (lambda a: a.update(sequence_lengths=np.array([3, 9], np.int32)),
+     "input sequence_lengths holds sequence lengths [9] outside 0..3 (the seq_length of node 'GRUSequence')"),
+    (lambda a: a.update(X=np.full((2, 3, 5), 1e300)), "input X: dtype float64, expected float32: values beyond"),
     (lambda a: a.update(extra=np.zeros(1)), "array extra matches no model input"),
 ])
 def test_bad_npz_names_the_input_and_what_was_expected(gru, capsys, tmp_path, change, expected):

@@ -138,13 +138,10 @@ def test_generated_lengths_are_ragged_and_valid(models, capsys, tmp_path):
     assert code == 0 and result["saved_outputs"] == str(out)
     import numpy as np
 
-    from irtool.execute import find_rnn_op, make_inputs
+    from irtool.execute import seeded_inputs
+    from irtool.runtime.model import read_model
 
-    from irtool.runtime.model import model_inputs, read_model
-
-    model = read_model(models["gru-forward"]).model
-    rnn, _ = find_rnn_op(model)
-    lengths = make_inputs(model_inputs(model), rnn, seed=0)["sequence_lengths"]
+    lengths = seeded_inputs(read_model(models["gru-forward"]).model, seed=0)["sequence_lengths"]
     assert lengths.min() >= 1 and lengths.max() == SIZES["seq_length"] and len(set(lengths.tolist())) > 1
     y = np.load(out)["Y"]
     short = int(np.argmin(lengths))

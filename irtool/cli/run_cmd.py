@@ -105,6 +105,8 @@ def render_text(result: Any) -> str:
                  f"execution devices: {', '.join(run.execution_devices) or '?'}")
     for filled in result.filled_defaults:
         lines.append(f"  filled default: {filled}")
+    for note in result.input_notes:
+        lines.append(f"  converted: {note}")
     lines.append(f"  inputs ({result.inputs_from}): " + ", ".join(
         f"{i.name} {i.dtype}{list(i.shape)}" + (" (dynamic dims sized from the recurrent nodes)"
                                                  if result.shapes_chosen.get(i.name) == "from the recurrent nodes" else "")

@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from irtool.compare import TolerancePolicy
 from irtool.harness.records import SuiteCase, case_from_json
-from irtool.reduce.concrete import ConcreteCase, ReduceError, from_rnn
+from irtool.concrete import ConcreteCase, from_node
+from irtool.reduce.errors import ReduceError
 
 SUITE_SEPARATOR = "::"
 SUITE_NAME = "reduce"
@@ -65,9 +66,15 @@ def concrete_case(case: SuiteCase) -> ConcreteCase:
 
     runner = Runner()
     prepared = runner.prepare(case)
-    if prepared.rnn is None:
-        raise ReduceError(f"{case.file or case.id}: cannot reduce it: {prepared.why_not}")
-    return from_rnn(prepared.rnn, runner.inputs(case, prepared), prepared.infos)
+    node = prepared.single
+    if node is None:
+        count = len(prepared.nodes)
+        raise ReduceError(f"{case.file or case.id}: cannot reduce it: the model is not a single recurrent op fed by "
+                          f"Parameters and Consts (it has {count} recurrent node{'s' if count != 1 else ''} and "
+                          f"other ops); run it with irtool run --reproducers DIR and reduce a node's reproducer")
+    inputs = runner.data(case, prepared).inputs
+    return from_node(node, [feed.constant if feed.constant is not None else inputs[feed.parameter]
+                            for feed in node.feeds])
 
 
 def _suite_case(path: Path, case_id: str) -> Origin:

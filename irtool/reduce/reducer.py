@@ -33,7 +33,8 @@ from irtool.harness.pool import Pool
 from irtool.harness.records import CaseResult, Job, SuiteCase, case_to_json, result_to_json
 from irtool.harness.worker import Runner, RunnerOptions
 from irtool.reduce.axes import Proposal, axes_of
-from irtool.reduce.concrete import ConcreteCase, ReduceError, count_text
+from irtool.concrete import ConcreteCase, RebuildError, count_text
+from irtool.reduce.errors import ReduceError
 from irtool.reduce.criterion import Criterion, SameFailure, check_outputs, failure_kind
 from irtool.reduce.origin import Origin, concrete_case
 
@@ -220,7 +221,7 @@ class _Reduction:
                 raise _OutOfBudget
             try:
                 first = self._trial(proposal.case)
-            except ReduceError as error:  # OpenVINO refuses a spec-valid candidate: not this way, then
+            except RebuildError as error:  # OpenVINO refuses a spec-valid candidate: not this way, then
                 self.emit(f"skipped {proposal.axis} {proposal.change}: {error.message}")
                 continue
             self._discard(first)
@@ -259,7 +260,7 @@ class _Reduction:
 
     def _keep(self, trial: _Trial) -> None:
         """Write the trial as OUT_DIR/reproducer (whole, replacing the previous best)."""
-        from irtool.harness.reproducer import write_reproducer
+        from irtool.reproducer import write_reproducer
 
         ran = self._worker_folder(trial)
         record = json.loads((ran / "case.json").read_text(encoding="utf-8"))

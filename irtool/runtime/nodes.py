@@ -32,6 +32,7 @@ class Feed:
     constant: np.ndarray | None = None
     parameter: str | None = None  # the model input's name
     probe: int | None = None  # index among the probed copy's outputs
+    dynamic: tuple[int, ...] = ()  # the axes the model leaves dynamic at this port
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.constant, self.parameter, self.probe)) != 1:
@@ -142,12 +143,14 @@ def probe_model(model: Any) -> ProbedModel:
         for port, value in zip(spec.inputs, (i.get_source_output() for i in op.inputs())):
             source = value.get_node()
             data = constant_data(source)
+            shape = value.get_partial_shape()
+            dynamic = tuple(k for k, dim in enumerate(shape) if dim.is_dynamic) if shape.rank.is_static else ()
             if data is not None:
                 feeds.append(Feed(port, constant=data))
             elif source.get_type_name() == "Parameter":
-                feeds.append(Feed(port, parameter=tensor_name(source.output(0))))
+                feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=dynamic))
             else:
-                feeds.append(Feed(port, probe=probe(value)))
+                feeds.append(Feed(port, probe=probe(value), dynamic=dynamic))
         outputs = tuple(probe(op.output(j)) for j in range(len(spec.outputs)))
         model_outputs = {j: index for j, index in enumerate(outputs) if index < len(copy.outputs)}
         nodes.append(RecurrentNode(k, op.get_friendly_name(), spec, node_attributes(op, spec), "model",
