@@ -535,13 +535,45 @@ def run(options: RunOptions) -> RunResult:
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision)
     reproducers = {}
     if options.reproducers is not None:
-        from irtool.reproducers import write_node_reproducers
-
-        reproducers = write_node_reproducers(options.reproducers, prepared, inputs, executed, judgment,
-                                             compiled.run, options.config)
+        for node, result in zip(prepared.nodes, judgment.nodes):
+            if result.verdict == FAIL:
+                folder = Path(options.reproducers) / node_folder_name(node.name)
+                write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
+                reproducers[node.name] = str(folder)
     return RunResult(**common, against="reference" if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers)
+
+
+def node_folder_name(name: str) -> str:
+    """A folder name for a node: readable, filesystem-safe, unique by a short hash."""
+    import re
+
+    slug = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", name).strip("_")[:60] or "node"
+    return f"{slug}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
+def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode, result: NodeResult,
+                          inputs: Mapping[str, np.ndarray], executed: Executed, device_run: DeviceRun,
+                          config: Mapping[str, str]) -> None:
+    """A reproducer folder of one node: a single-op IR of it (Consts where the model had constant
+    data, inputs dynamic where the model's were), its captured inputs as inputs.npz, the
+    reference's outputs as expected.npz and the device's as actual.npz; ``irtool reduce`` takes it."""
+    from irtool.concrete import from_node
+    from irtool.reproducer import write_reproducer
+
+    arrays, actual = probed_arrays(node, inputs, executed.captured)
+    concrete = from_node(node, arrays)
+    expected = evaluate_node(node, arrays)
+    ports = [port.name for port in node.spec.outputs]
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    write_reproducer(folder, model=concrete.to_model(), inputs=concrete.inputs, expected=dict(zip(ports, expected)),
+                     actual=dict(zip(ports, actual)), device=device_run.device,
+                     precision=device_run.requested_precision, config=config,
+                     tolerances={d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs},
+                     case={"id": f"{Path(prepared.name).stem}::{node.name}", "suite": "run"},
+                     result={"verdict": result.verdict, "message": result.reason or "", "node": node.name,
+                             "model": prepared.name})
 
 
 def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:

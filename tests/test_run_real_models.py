@@ -219,3 +219,43 @@ def test_pytorch_module_converted_with_default_dynamic_shapes(module, folder, ca
     ov.save_model(ov.convert_model(Net().eval(), example_input=torch.randn(2, 4, 5)), str(path))
     code, result, _ = run_json(capsys, str(path), "-d", "CPU")
     assert_all_nodes_pass(code, result, 2)
+
+
+def test_the_failing_node_gets_a_reproducer_that_fails_alone_and_reduce_takes_it(converted, capsys, tmp_path):
+    import subprocess
+    import sys
+
+    model = converted[(CPU_LENGTHS_BUG, False)]
+    code, result, _ = run_json(capsys, str(model), "-d", "CPU", "--reproducers", str(tmp_path / "repro"))
+    assert code == 1
+    (node,) = result["nodes"]
+    folder = Path(result["reproducers"][node["name"]])
+    assert folder.parent == tmp_path / "repro"
+    assert {p.name for p in folder.iterdir()} >= {"model.xml", "model.bin", "inputs.npz", "expected.npz",
+                                                  "actual.npz", "case.json", "reproduce.py"}
+    case = json.loads((folder / "case.json").read_text())
+    assert case["case"]["id"].endswith(f"::{node['name']}") and case["result"]["verdict"] == "fail"
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 1 and "MISMATCH in Y" in alone.stdout, alone.stdout + alone.stderr
+    done = subprocess.run([sys.executable, "-m", "irtool", "reduce", str(model), "--node", node["name"], "-d", "CPU",
+                           "-o", str(tmp_path / "reduced"), "--budget", "60"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reduced: batch_size 1" in done.stdout and (tmp_path / "reduced" / "reproducer" / "reproduce.py").is_file()
+    again = subprocess.run([sys.executable, "reproduce.py"], cwd=tmp_path / "reduced" / "reproducer",
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1
+
+
+def test_reduce_names_a_node_that_is_not_there_or_passes(converted, tmp_path):
+    import subprocess
+    import sys
+
+    model = str(converted[(PASSING[0], False)])
+    done = subprocess.run([sys.executable, "-m", "irtool", "reduce", model, "--node", "nope", "-d", "CPU", "-o",
+                           str(tmp_path / "r")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "no recurrent node named 'nope'; its recurrent nodes: 'GRUSequence_" in done.stderr
+    name = done.stderr.split("its recurrent nodes: '")[1].split("'")[0]
+    done = subprocess.run([sys.executable, "-m", "irtool", "reduce", model, "--node", name, "-d", "CPU", "-o",
+                           str(tmp_path / "r")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and f"node '{name}'" in done.stdout and "does not fail" in done.stdout

@@ -1,6 +1,7 @@
 """``irtool reduce CASE -d DEVICE``: shrink a failing case to the smallest case that still fails the same way.
 
-CASE is an IR .xml file, a harness reproducer folder, or SUITE.toml::CASE-ID.  Exit 0 when a
+CASE is an IR .xml file (of one op, or of any model with --node NAME), a reproducer folder
+(from the harness or irtool run --reproducers), or SUITE.toml::CASE-ID.  Exit 0 when a
 reduced reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case
 does not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best
 reproducer found so far is kept).
@@ -32,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--inputs", type=Path, metavar="IN.npz",
                         help="inputs of an IR file, by input name (default: seeded)")
     parser.add_argument("--seed", type=int, default=0, help="seed of an IR file's generated inputs (default 0)")
+    parser.add_argument("--node", metavar="NAME",
+                        help="a recurrent node of a whole model (as irtool run lists them): the model runs on the "
+                             "device and reduce starts from that node, with the inputs the device gave it")
     add_judging_options(parser)
     check = parser.add_mutually_exclusive_group()
     check.add_argument("--check", metavar="EXPR",
@@ -48,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from irtool.errors import IrtoolBug, IrtoolError
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
+    from irtool.reduce.origin import NodePasses
 
     for name in ("timeout", "budget"):
         value = getattr(args, name)
@@ -57,7 +62,13 @@ def handle(args: argparse.Namespace) -> int:
     config = parse_config(args.config)
     try:
         criterion = _criterion(args)
-        origin = load_origin(args.case, args.inputs, args.seed)
+        if args.node is not None:
+            origin = _node_origin(args, tolerance, config)
+        else:
+            origin = load_origin(args.case, args.inputs, args.seed)
+    except NodePasses as error:
+        print(f"irtool reduce: {error.message}")
+        return 1
     except IrtoolError as error:
         raise UsageError(error.message) from None
     device = args.device or origin.device
@@ -81,6 +92,15 @@ def handle(args: argparse.Namespace) -> int:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
     return 0
+
+
+def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:
+    from irtool.reduce.origin import node_origin
+
+    if args.device is None:
+        raise UsageError(f"{args.case} --node {args.node}: name the device with -d DEVICE (e.g. -d CPU)")
+    return node_origin(Path(args.case), args.node, args.device, args.precision or "f32", tolerance, config,
+                       args.out / "node", args.inputs, args.seed)
 
 
 def _criterion(args: argparse.Namespace) -> Any:

@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="batch size for dynamic batch dims (default 2)")
     parser.add_argument("--seq-length", type=int, default=None, metavar="N",
                         help="sequence length for dynamic time dims (default 4)")
+    parser.add_argument("--reproducers", type=Path, metavar="DIR",
+                        help="write a reproducer folder for each failing node into DIR: a single-op IR of the node "
+                             "with the inputs the device gave it; irtool reduce takes it")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.set_defaults(handler=handle)
 
@@ -54,7 +57,7 @@ def handle(args: argparse.Namespace) -> int:
         model=args.model, device=args.device, precision=args.precision, inputs=args.inputs, seed=args.seed,
         save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
-        fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape),
+        fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
                if value is not None})
     try:
@@ -159,6 +162,9 @@ def _render_nodes(result: Any) -> list[str]:
     for node in result.nodes:
         if node.verdict in ("fail", "error"):
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
+            if node.name in result.reproducers:
+                folder = result.reproducers[node.name]
+                lines.append(f"    reproducer: {folder} (python {folder}/reproduce.py; irtool reduce {folder})")
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))

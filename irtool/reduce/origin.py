@@ -59,6 +59,34 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
     return origin
 
 
+def node_origin(model: Path, node: str, device: str, precision: str, tolerance: TolerancePolicy,
+                config: Mapping[str, str], folder: Path, inputs: Path | None = None, seed: int = 0) -> Origin:
+    """The origin of one node of any model: the model runs on ``device`` through the pipeline,
+    and the node's reproducer (a single-op IR with the inputs the device gave the node) is
+    written into ``folder`` and read back as a reproducer folder.  ReduceError if the model has
+    no such node; NothingToReduce's message if the node does not fail."""
+    from irtool.execute import RunOptions, run
+
+    if not Path(model).is_file():
+        raise ReduceError(f"{model}: no such model file")
+    result = run(RunOptions(model=Path(model), device=device, precision=precision, inputs=inputs, seed=seed,
+                            tolerance=tolerance, config=config, reproducers=folder))
+    found = next((n for n in result.nodes if n.name == node), None)
+    if found is None:
+        names = ", ".join(repr(n.name) for n in result.nodes) or "none"
+        raise ReduceError(f"{model}: no recurrent node named {node!r}; its recurrent nodes: {names}")
+    if node not in result.reproducers:
+        raise NodePasses(f"node {node!r} of {Path(model).name} on {device} at {precision}: {found.verdict}"
+                         + (f" ({found.reason})" if found.reason else "") + "; it does not fail, so there is "
+                         "nothing to reduce")
+    origin = _reproducer(Path(result.reproducers[node]))
+    return Origin(origin.case, origin.device, origin.precision, origin.config, origin.tolerance)
+
+
+class NodePasses(ReduceError):
+    """The node named for reduce does not fail."""
+
+
 def concrete_case(case: SuiteCase) -> ConcreteCase:
     """The case's op with its arrays: the model read or built, and its inputs loaded or seeded,
     in this process exactly as a worker does it."""
