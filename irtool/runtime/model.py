@@ -116,3 +116,18 @@ def model_inputs(model: Any) -> list[InputInfo]:
         names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
         infos.append(InputInfo(tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
     return infos
+
+
+def read_ir_frontend(path: str | Path) -> tuple[Any | None, str | None]:
+    """OpenVINO's own verdict on an IR file, through its IR frontend alone (read_model would try
+    every frontend and let them print to stderr): the ov.Model, or None and the reason on one line
+    (where OpenVINO failed comes first in its text and what failed last)."""
+    from openvino.frontend import FrontEndManager
+
+    try:
+        frontend = FrontEndManager().load_by_framework("ir")
+        return frontend.convert(frontend.load(str(path))), None
+    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating"))]
+        return None, (useful or lines or [type(error).__name__])[-1]
