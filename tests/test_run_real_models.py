@@ -57,7 +57,7 @@ def assert_all_nodes_pass(code: int, result: dict, count: int) -> None:
     assert result["verdict"] == "pass" and result["passed"] is True
     assert len(result["nodes"]) == count
     for node in result["nodes"]:
-        assert node["verdict"] == "pass" and node["where"] == "model", node
+        assert node["verdict"] == "pass" and node["where"] == "top level", node
         assert node["outputs"] and all(out["passed"] for out in node["outputs"])
         assert node["max_abs"] < 1e-5
     if result["probe_check"] is not None:

@@ -145,7 +145,8 @@ def _node_table(nodes: Any) -> list[str]:
         return []
     rows = [("node", "type", "where", "verdict", "max abs", "first bad step")]
     for node in nodes:
-        rows.append((node.name, f"{node.type}-{node.version}", node.where, node.verdict.upper(), _num(node.max_abs),
+        where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "")
+        rows.append((node.name, f"{node.type}-{node.version}", where, node.verdict.upper(), _num(node.max_abs),
                      "-" if node.first_step_outside is None else str(node.first_step_outside)))
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
