@@ -27,8 +27,9 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
 
     xml_path = Path(xml_path)
     bin_path = xml_path.with_suffix(".bin")
-    if not xml_path.is_file():
-        raise RunError(f"{xml_path}: no such model file")
+    check_model_path(xml_path)
+    if fill_defaults and xml_path.suffix != ".xml":
+        raise RunError(f"{xml_path}: --fill-defaults writes into IR XML; it does not apply to {xml_path.suffix} files")
     filled: tuple[str, ...] = ()
     try:
         if fill_defaults:
@@ -46,6 +47,24 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
     except RuntimeError as error:
         raise RunError(_read_failure(xml_path, bin_path, error)) from None
     return LoadedModel(xml_path, model, filled)
+
+
+MODEL_SUFFIXES = {".xml": "IR", ".onnx": "ONNX"}
+
+
+def check_model_path(path: Path) -> None:
+    """RunError unless ``path`` is a regular file irtool reads: IR .xml (its .bin beside it) or .onnx.
+    Reading anything else would let OpenVINO try every frontend, each printing to stderr."""
+    if path.is_dir():
+        raise RunError(f"{path}: is a folder; expected a model file (IR .xml or .onnx)")
+    if not path.exists():
+        raise RunError(f"{path}: no such model file")
+    if not path.is_file():
+        raise RunError(f"{path}: not a regular file; expected a model file (IR .xml or .onnx)")
+    if path.suffix == ".bin":
+        raise RunError(f"{path}: is an IR's weights file; give the .xml beside it ({path.with_suffix('.xml')})")
+    if path.suffix.lower() not in MODEL_SUFFIXES:
+        raise RunError(f"{path}: irtool runs IR (.xml) and ONNX (.onnx) models; convert others to IR with ovc first")
 
 
 def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
