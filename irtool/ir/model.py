@@ -110,6 +110,8 @@ class IRModel:
     line: int | None = None
     rt_info: dict[str, str] = field(default_factory=dict)
     source_lines: Sequence[bytes] = field(default_factory=list, repr=False)
+    # <layer> elements outside any <layers>, <edge> outside any <edges>: (tag, line, id), which OpenVINO ignores
+    strays: list[tuple[str, int | None, str | None]] = field(default_factory=list)
 
     @property
     def is_net(self) -> bool:

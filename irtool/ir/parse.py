@@ -159,9 +159,20 @@ def _net(root: etree._Element, path: str, lines: list[bytes]) -> IRModel:
     edges_element = _first(root, "edges")
     layers = [_layer(e) for e in layers_element if e.tag == "layer"] if layers_element is not None else []
     edges = _edges(edges_element) if edges_element is not None else []
+    strays = [_stray(e) for e in root.iter("layer", "edge") if _is_stray(e)]
     return IRModel(path=path, kind="net", layers=layers, edges=edges, name=root.get("name"),
                    ir_version=root.get("version"), line=_line(root),
-                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=lines)
+                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=lines, strays=strays)
+
+
+def _is_stray(element: etree._Element) -> bool:
+    """A <layer> whose parent is no <layers> (a TensorIterator's body has its own), an <edge> outside <edges>."""
+    parent = element.getparent()
+    return parent is not None and parent.tag != element.tag + "s"
+
+
+def _stray(element: etree._Element) -> tuple[str, int | None, str | None]:
+    return element.tag, _line(element), element.get("id") if element.tag == "layer" else None
 
 
 def _net_streamed(data: bytes, path: str) -> IRModel | None:
@@ -174,9 +185,10 @@ def _net_streamed(data: bytes, path: str) -> IRModel | None:
     as in _net.  None when the file is not a well-formed <net>: the caller then parses it
     whole, for its exact error (or, should it read after all, the same model).
     """
-    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=("layer", "edges"), **_PARSER_OPTIONS)
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=("layer", "edges", "edge"), **_PARSER_OPTIONS)
     layers: list[Layer] = []
     edges: list[Edge] = []
+    strays: list[tuple[str, int | None, str | None]] = []
     first_layers = first_edges = root = None
     try:
         for _, element in events:
@@ -184,6 +196,11 @@ def _net_streamed(data: bytes, path: str) -> IRModel | None:
                 root = element.getroottree().getroot()
             parent = element.getparent()
             if parent is None:
+                continue
+            if element.tag != "edges" and _is_stray(element):
+                strays.append(_stray(element))
+                continue
+            if element.tag == "edge":
                 continue
             if element.tag == "layer":
                 if parent.tag != "layers" or parent.getparent() is not root:
@@ -208,7 +225,7 @@ def _net_streamed(data: bytes, path: str) -> IRModel | None:
         return None
     return IRModel(path=path, kind="net", layers=layers, edges=edges, name=root.get("name"),
                    ir_version=root.get("version"), line=_line(root),
-                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=SourceLines(data))
+                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=SourceLines(data), strays=strays)
 
 
 def _edges(element: etree._Element) -> list[Edge]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.numbers import NumberSyntaxError, parse_int
 from irtool.ir import DEFAULT_MAX_BYTES, IRModel, IRParseError, parse_ir
 from irtool.specs import SpecRegistry, registry
 from irtool.validate.context import Context
@@ -22,14 +23,35 @@ _PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "dtd": "IR002", "too-large
 def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileReport:
     """Check a parsed model against the specs."""
     ctx = Context(model, specs or registry())
-    if model.is_net and model.ir_version not in ("10", "11"):
-        ctx.report("IR005", f"net version is {model.ir_version!r}; irtool reads IR versions 10 and 11",
-                   expected="10 or 11", found=model.ir_version)
+    if model.is_net:
+        _check_ir_version(ctx, model.ir_version)
+        for tag, line, layer_id in model.strays:
+            ctx.report("IR016", f"a <{tag}> outside <{tag}s>: OpenVINO ignores it", line=line, token=f"<{tag}",
+                       layer_id=layer_id)
     facts = [check_layer(ctx, layer) for layer in model.layers]
+    ctx.report_unspecified()
     if model.is_net:
         check_graph(ctx, facts)
         check_weights(ctx, facts)
     return FileReport(model.path, sorted_diagnostics(ctx.diagnostics))
+
+
+def _check_ir_version(ctx: Context, version: str | None) -> None:
+    """OpenVINO 2026 reads IR versions 10 and 11 and refuses the rest, and a <net> without one."""
+    if version is None:
+        ctx.report("IR005", "the <net> has no version attribute; OpenVINO reads IR versions 10 and 11 only",
+                   expected="10 or 11")
+        return
+    try:
+        number = parse_int(version, 0, 2**63 - 1, "a version number")
+    except NumberSyntaxError as error:
+        problem = str(error)
+    else:
+        if number in (10, 11):
+            return
+        problem = f"IR version {number} is not one OpenVINO reads"
+    ctx.report("IR005", f"net version: {problem}; OpenVINO reads IR versions 10 and 11 only",
+               expected="10 or 11", found=version)
 
 
 def validate_file(path: str | Path, specs: SpecRegistry | None = None,

@@ -19,7 +19,8 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
     for name, text in layer.data.items():
         attribute = known.get(name)
         if attribute is None:
-            ctx.report("IR021", f"unknown attribute of {spec.key} (OpenVINO ignores it); "
+            ctx.report("IR021", f"unknown attribute of {spec.key}: OpenVINO ignores it, so a misspelt one silently "
+                                f"gives another model; "
                                 f"known: {', '.join(spec.attributes) or 'none'}",
                        layer=layer, attribute=name, found=text)
             continue
