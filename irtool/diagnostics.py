@@ -42,6 +42,8 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR025", ERROR, "an attribute list of the wrong length"),
     Code("IR026", WARNING, "the file relies on a spec default that OpenVINO does not apply"),
     Code("IR027", WARNING, "activations_alpha/beta given, but no activation takes parameters"),
+    Code("IR028", NOTE, "activations written once per direction, both halves equal (OpenVINO reads the first)"),
+    Code("IR029", ERROR, "activations per direction that differ (OpenVINO applies the first half to both)"),
     Code("IR030", ERROR, "wrong number of input or output ports"),
     Code("IR031", ERROR, "a port id is missing, repeated or not an integer"),
     Code("IR032", WARNING, "an optional input that OpenVINO nevertheless requires is absent"),

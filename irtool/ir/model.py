@@ -5,8 +5,13 @@ so one unreadable dim or attribute becomes a diagnostic instead of a parse failu
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
+
+
+# what IRModel.locate finds on a line: a start tag (<layer) or an attribute name (hidden_size=)
+_TOKEN = re.compile(r"(<[A-Za-z_][\w.:-]*)|([A-Za-z_][\w.:-]*)\s*=")
 
 
 @dataclass(slots=True)
@@ -112,24 +117,44 @@ class IRModel:
     source_lines: Sequence[bytes] = field(default_factory=list, repr=False)
     # <layer> elements outside any <layers>, <edge> outside any <edges>: (tag, line, id), which OpenVINO ignores
     strays: list[tuple[str, int | None, str | None]] = field(default_factory=list)
+    _token_columns: dict[int, dict[str, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def is_net(self) -> bool:
         return self.kind == "net"
 
     def locate(self, line: int | None, token: str) -> tuple[int | None, int | None]:
-        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``) starts.
+        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``, ``<``) starts.
 
         lxml reports the line where a start tag ends; a tag spread over several lines
-        starts earlier, so search back a few lines for the token.
+        starts earlier, so search back a few lines for the token.  Each line is read once,
+        into the columns of every tag and attribute name on it: a one-line file with
+        30,000 findings would otherwise be searched (and decoded) from its start 30,000 times.
         """
         if line is None or not self.source_lines:
             return line, None
-        needle = token.encode()
         for candidate in range(line, max(line - 20, 0), -1):
             if candidate > len(self.source_lines):
                 continue
-            column = self.source_lines[candidate - 1].find(needle)
-            if column >= 0:
-                return candidate, len(self.source_lines[candidate - 1][:column].decode("utf-8", "replace")) + 1
+            column = self._tokens(candidate).get(token)
+            if column is not None:
+                return candidate, column
         return line, None
+
+    def _tokens(self, line: int) -> dict[str, int]:
+        """Token -> 1-based column of its first occurrence on a line, for every token locate takes."""
+        tokens = self._token_columns.get(line)
+        if tokens is None:
+            text = self.source_lines[line - 1].decode("utf-8", "replace")
+            tokens = {}
+            for match in _TOKEN.finditer(text):
+                key = match.group(1) or match.group(2) + "="
+                if key not in tokens:
+                    tokens[key] = match.start() + 1
+            first = text.find("<")
+            if first >= 0:
+                tokens.setdefault("<", first + 1)
+            if len(self._token_columns) > 4096:
+                self._token_columns.clear()
+            self._token_columns[line] = tokens
+        return tokens

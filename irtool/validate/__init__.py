@@ -6,7 +6,10 @@ CLI turns into exit code 2.
 """
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Mapping
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
 from irtool.numbers import NumberSyntaxError, parse_int
@@ -70,15 +73,41 @@ def _parse_diagnostic(path: str, error: IRParseError) -> Diagnostic:
     return Diagnostic(code, CODES[code].severity, error.message, path=path, line=error.line, column=error.column)
 
 
-def collect_paths(paths: list[str | Path]) -> list[Path]:
-    """Expand directories to every *.xml under them (sorted); files are kept as given."""
+@dataclass(frozen=True)
+class Unreadable:
+    """A path that cannot be validated, and why (one line)."""
+
+    path: Path
+    problem: str
+
+
+def collect_paths(paths: list[str | Path]) -> tuple[list[Path], list[Unreadable]]:
+    """Expand directories to every *.xml under them (sorted); files are kept as given.  A
+    directory that cannot be listed, at the top or below, is returned as unreadable, not
+    skipped."""
     found: list[Path] = []
+    unreadable: list[Unreadable] = []
     for path in map(Path, paths):
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.xml") if p.is_file()))
-        else:
+        if not path.is_dir():
             found.append(path)
-    return found
+            continue
+        below: list[Path] = []
+        for folder, dirs, files in os.walk(path, onerror=lambda error: unreadable.append(
+                Unreadable(Path(error.filename or path), error.strerror or str(error)))):
+            try:
+                below.extend(p for name in files if name.endswith(".xml") and (p := Path(folder, name)).is_file())
+            except OSError as error:  # listed, but no search permission: its files cannot be opened
+                unreadable.append(Unreadable(Path(folder), error.strerror or str(error)))
+        found.extend(sorted(below))
+    return found, unreadable
 
 
-__all__ = ["FileReport", "collect_paths", "validate_file", "validate_model"]
+def with_severities(report: FileReport, severities: Mapping[str, str | None]) -> FileReport:
+    """A report with some codes' severities changed (``validate --severity IR021=warning``);
+    a code mapped to None is left out."""
+    kept = [d if d.code not in severities else replace(d, severity=severities[d.code])
+            for d in report.diagnostics if severities.get(d.code, d.severity) is not None]
+    return FileReport(report.path, kept)
+
+
+__all__ = ["FileReport", "Unreadable", "collect_paths", "validate_file", "validate_model", "with_severities"]

@@ -163,6 +163,11 @@ def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
 
 
 def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
+    if "?" in port.dims:  # OpenVINO's reader takes -1 in a port's <dim>, and refuses ?
+        index = port.dims.index("?")
+        ctx.report("IR043", f"dim {index} is ?, which OpenVINO refuses in a port's <dim>: write -1 (? belongs "
+                            f"in a Parameter's shape attribute)", layer=layer, port=port,
+                   line=port.dim_lines[index], token="<dim", expected="-1", found="?")
     try:
         return tuple([parse_dim(text) for text in port.dims])
     except ShapeSyntaxError:
@@ -231,9 +236,11 @@ def _check_types_of(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) 
     for port_spec, port in pairs:
         if port.precision is None:
             continue
-        element_type = element_types.from_text(port.precision)
+        element_type = element_types.from_precision(port.precision)
         if element_type is None:
-            ctx.report("IR052", f"unknown precision {port.precision!r}", layer=layer, port=port,
+            meant = element_types.from_text(port.precision)
+            hint = f"; OpenVINO reads {meant.name} or {_LEGACY.get(meant.name, meant.name.upper())}" if meant else ""
+            ctx.report("IR052", f"unknown precision {quoted(port.precision)}{hint}", layer=layer, port=port,
                        port_name=port_spec.name, found=port.precision)
             continue
         if port_spec.type_attribute is not None:
@@ -259,4 +266,5 @@ def _check_types_of(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) 
                        found=port.precision)
 
 
+_LEGACY = {"f64": "FP64", "f32": "FP32", "f16": "FP16", "boolean": "BOOL"}
 _CLASS_TEXT = {"float": "a floating-point type", "int": "an integer type", "any": "any type"}
