@@ -17,13 +17,12 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
     values = {}
     known = spec.attributes
     per_direction = None  # an activations list written once per direction, judged once direction is known
+    unknown = [name for name in layer.data if name not in known]
+    if unknown:
+        _report_unknown(ctx, layer, spec, unknown)
     for name, text in layer.data.items():
         attribute = known.get(name)
         if attribute is None:
-            ctx.report("IR021", f"unknown attribute of {spec.key}: OpenVINO ignores it, so a misspelt one silently "
-                                f"gives another model; "
-                                f"known: {', '.join(spec.attributes) or 'none'}",
-                       layer=layer, attribute=name, found=text)
             continue
         value, problems = attribute.read(text)
         if name == "activations" and _doubled(attribute, value, problems):
@@ -53,6 +52,22 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
     if "activations" in values:
         _check_activation_parameters(ctx, layer, values)
     return spec.fill_defaults(values)
+
+
+_UNKNOWN_SHOWN = 10  # unknown attributes of one layer reported one by one; the rest in one finding
+
+
+def _report_unknown(ctx: Context, layer: Layer, spec: OpSpec, names: list[str]) -> None:
+    known = f"known: {', '.join(spec.attributes) or 'none'}"
+    for name in names[:_UNKNOWN_SHOWN]:
+        ctx.report("IR021", f"unknown attribute of {spec.key}: OpenVINO ignores it, so a misspelt one silently "
+                            f"gives another model; {known}", layer=layer, attribute=name, found=layer.data[name])
+    rest = names[_UNKNOWN_SHOWN:]
+    if rest:
+        shown = ", ".join(rest[:5])
+        ctx.report("IR021", f"and {len(rest)} more unknown attributes of {spec.key} ({shown}"
+                            f"{', ...' if len(rest) > 5 else ''}); {known}", layer=layer, attribute=rest[0],
+                   found=len(rest))
 
 
 def _doubled(attribute, value, problems) -> bool:

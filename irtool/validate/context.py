@@ -61,21 +61,21 @@ class Context:
                port_id: str | None = None, layer_id: str | None = None) -> None:
         """Add a diagnostic, located.  ``port_id`` names a port that is not there (a missing
         one); ``layer_id`` a layer by the id an edge writes (which may name no layer)."""
-        where = []
-        if layer is not None:
-            where.append(layer.label)
+        where = layer.label if layer is not None else ""
         if port is not None:
-            where.append(port.label + (f" ({port_name})" if port_name else ""))
+            where += f" {port.label} ({port_name})" if port_name else f" {port.label}"
         if attribute is not None:
-            where.append(f"attribute {clipped(attribute)}")
-        text = clipped((" ".join(where) + ": " if where else "") + message, _MESSAGE_LIMIT)
+            where += f" attribute {attribute if len(attribute) <= 200 else clipped(attribute)}"
+        text = f"{where.lstrip()}: {message}" if where else message
+        if len(text) > _MESSAGE_LIMIT:
+            text = clipped(text, _MESSAGE_LIMIT)
         line, column = self._position(layer, port, attribute, line, token)
+        # positional: this runs once per finding, 30,000 times on a hostile file
         self.diagnostics.append(Diagnostic(
-            code=code, severity=CODES[code].severity, message=text, path=self.model.path, line=line,
-            column=column, layer_id=layer.id if layer else layer_id, layer_name=layer.name if layer else None,
-            port_id=port.id if port else port_id, attribute=attribute,
-            expected=None if expected is None else clipped(str(expected)),
-            found=None if found is None else clipped(str(found))))
+            code, CODES[code].severity, text, self.model.path, line, column,
+            layer.id if layer else layer_id, layer.name if layer else None, port.id if port else port_id,
+            attribute, None if expected is None else clipped(str(expected)),
+            None if found is None else clipped(str(found))))
 
     def _position(self, layer: Layer | None, port: Port | None, attribute: str | None,
                   line: int | None, token: str | None) -> tuple[int | None, int | None]:
