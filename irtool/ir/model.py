@@ -118,6 +118,8 @@ class IRModel:
     # <layer> elements outside any <layers>, <edge> outside any <edges>: (tag, line, id), which OpenVINO ignores
     strays: list[tuple[str, int | None, str | None]] = field(default_factory=list)
     _lines: dict[int, _LineIndex] = field(default_factory=dict, repr=False, compare=False)
+    _found: dict[tuple[int, str], tuple[int | None, int | None]] = field(default_factory=dict, repr=False,
+                                                                          compare=False)
 
     @property
     def is_net(self) -> bool:
@@ -133,6 +135,14 @@ class IRModel:
         """
         if line is None or not self.source_lines:
             return line, None
+        found = self._found.get((line, token))
+        if found is None:
+            if len(self._found) > 65536:
+                self._found.clear()
+            found = self._found[line, token] = self._locate(line, token)
+        return found
+
+    def _locate(self, line: int, token: str) -> tuple[int | None, int | None]:
         for candidate in range(line, max(line - 20, 0), -1):
             if candidate > len(self.source_lines):
                 continue

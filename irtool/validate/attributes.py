@@ -58,7 +58,7 @@ _UNKNOWN_SHOWN = 10  # unknown attributes of one layer reported one by one; the 
 
 
 def _report_unknown(ctx: Context, layer: Layer, spec: OpSpec, names: list[str]) -> None:
-    known = f"known: {', '.join(spec.attributes) or 'none'}"
+    known = f"known: {spec.attribute_names or 'none'}"
     for name in names[:_UNKNOWN_SHOWN]:
         ctx.report("IR021", f"unknown attribute of {spec.key}: OpenVINO ignores it, so a misspelt one silently "
                             f"gives another model; {known}", layer=layer, attribute=name, found=layer.data[name])

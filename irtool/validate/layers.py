@@ -232,11 +232,13 @@ def _check_types(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> 
 
 def _check_types_of(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> None:
     bound: dict[str, tuple] = {}  # type variable -> (element type, port, port name)
-    pairs = list(zip(spec.inputs, layer.inputs)) + list(zip(spec.outputs, layer.outputs))
-    for port_spec, port in pairs:
+    # OpenVINO reads the precision of output ports only, as written (f32 or FP32, not fp32 or F32)
+    pairs = ([(p, q, element_types.from_text) for p, q in zip(spec.inputs, layer.inputs)]
+             + [(p, q, element_types.from_precision) for p, q in zip(spec.outputs, layer.outputs)])
+    for port_spec, port, read in pairs:
         if port.precision is None:
             continue
-        element_type = element_types.from_precision(port.precision)
+        element_type = read(port.precision)
         if element_type is None:
             meant = element_types.from_text(port.precision)
             hint = f"; OpenVINO reads {meant.name} or {_LEGACY.get(meant.name, meant.name.upper())}" if meant else ""
