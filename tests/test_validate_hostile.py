@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest_validate import openvino_reads
 from irtool.cli import main
 from irtool.diagnostics import CODES
 from irtool.ir import IRParseError, parse_ir_bytes
@@ -550,16 +551,13 @@ def test_a_directory_without_search_permission_is_one_line(gru_cell_ir, tmp_path
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
 def test_a_utf16_ir_that_openvino_reads_is_valid(gru_cell_ir, tmp_path, encoding):
-    import openvino as ov
-
     xml, weights = gru_cell_ir
     text = xml.decode().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
     path = tmp_path / "utf16.xml"
     path.write_bytes(text.encode(encoding))
     path.with_suffix(".bin").write_bytes(weights)
-    ov.Core().read_model(str(path))  # OpenVINO reads it
+    assert openvino_reads(path)
     assert validate_file(path).diagnostics == []
-    assert [(d.code, d.line) for d in validate_file(path).diagnostics] == []
     broken = tmp_path / "utf16_broken.xml"
     broken.write_bytes(text.replace('hidden_size="4"', 'hidden_size="5"').encode(encoding))
     broken.with_suffix(".bin").write_bytes(weights)
@@ -580,33 +578,23 @@ REFUSED_NUMBERS = {
 
 @pytest.mark.parametrize("old, new, attribute", REFUSED_NUMBERS.values(), ids=REFUSED_NUMBERS)
 def test_numbers_openvino_refuses_are_errors_at_their_attribute(tmp_path, old, new, attribute):
-    import openvino as ov
-
     source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
     path = tmp_path / "m.xml"
     path.write_text(source.read_text().replace(old, new, 1))
-    with pytest.raises(RuntimeError):
-        ov.Core().read_model(str(path))
+    assert not openvino_reads(path)
     found = [(d.code, d.layer_id, d.attribute, d.severity) for d in validate_file(path).diagnostics]
     assert found == [("IR022", "6", attribute, "error")]
 
 
 def test_precision_fp32_is_refused_as_openvino_refuses_it(tmp_path):
-    import openvino as ov
-
     source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
     for spelling, port, refused in (("fp32", "6", True), ("F32", "6", True), ("f32", "6", False), ("FP32", "6", False),
                                     ("fp32", "3", False)):  # OpenVINO reads no input port's precision
         path = tmp_path / f"{spelling}{port}.xml"
         path.write_text(source.read_text().replace(f'<port id="{port}" precision="FP32">',
                                                    f'<port id="{port}" precision="{spelling}">'))
-        try:
-            ov.Core().read_model(str(path))
-            openvino_refuses = False
-        except RuntimeError:
-            openvino_refuses = True
         codes = [(d.code, d.port_id) for d in validate_file(path).diagnostics]
-        assert openvino_refuses == refused and codes == ([("IR052", port)] if refused else []), spelling
+        assert openvino_reads(path) != refused and codes == ([("IR052", port)] if refused else []), spelling
 
 
 def test_a_huge_value_is_cut_short_in_every_field(tmp_path, capsys):

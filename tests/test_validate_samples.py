@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest_validate import openvino_reads
 from irtool.cli import main
 from irtool.validate import validate_file
 
@@ -56,18 +57,6 @@ def test_note_samples_get_their_notes_only_and_exit_0(path, capsys):
     assert capsys.readouterr().out == "1 file checked: 0 errors, 0 warnings, 0 notes\n"
 
 
-def _openvino_reads(path: Path) -> bool:
-    """Core.read_model's verdict (the IR frontend alone reads a <net> without version; read_model
-    does not, since no frontend then claims the file)."""
-    import openvino as ov
-
-    try:
-        ov.Core().read_model(str(path))
-    except Exception:  # OpenVINO's verdict is whether it raises
-        return False
-    return True
-
-
 REFUSED = "(OpenVINO refuses the file)"
 
 
@@ -75,13 +64,13 @@ REFUSED = "(OpenVINO refuses the file)"
                          ids=lambda p: p.stem)
 def test_samples_said_refused_are_refused_by_openvino(path):
     """What the samples say OpenVINO refuses, it does refuse (measured, not assumed)."""
-    assert not _openvino_reads(path)
+    assert not openvino_reads(path)
 
 
 @pytest.mark.parametrize("path", sorted((SAMPLES / "notes").glob("*.xml")) + sorted((SAMPLES / "valid").glob("*.xml")),
                          ids=lambda p: p.stem)
 def test_valid_and_note_samples_are_read_by_openvino(path):
-    assert _openvino_reads(path)
+    assert openvino_reads(path)
 
 
 PAGE_EXAMPLES = {
