@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Mapping
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
-from irtool.numbers import NumberSyntaxError, parse_int
 from irtool.ir import DEFAULT_MAX_BYTES, IRModel, IRParseError, parse_ir
+from irtool.numbers import NumberSyntaxError, parse_int
 from irtool.specs import SpecRegistry, registry
 from irtool.validate.context import Context
 from irtool.validate.graph import check_graph
