@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import re
 
+from irtool.diagnostics import quoted
+
 INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-_SHOWN = 24  # characters of a refused number a message quotes
 
 
 class NumberSyntaxError(ValueError):
@@ -22,7 +23,7 @@ class NumberSyntaxError(ValueError):
 
 def shown(text: str) -> str:
     """A number's text as a message quotes it: whole when short, else its start and its length."""
-    return repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN - 4]!r}... ({len(text)} characters)"
+    return quoted(text, 20)
 
 
 def parse_int(text: str, low: int = -2**63, high: int = 2**64 - 1, what: str = "an integer") -> int:
