@@ -72,7 +72,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR080", ERROR, "OpenVINO rejected the file"),
     Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
-    Code("IR083", NOTE, "OpenVINO was not asked: a lone <layer> is not a model"),
+    Code("IR083", NOTE, "OpenVINO was not asked: a lone <layer> is not a model, or the .bin is not a regular file"),
 ]}
 
 JSON_FIELDS = ("code", "severity", "message", "line", "column", "layer_id", "layer_name", "port_id",

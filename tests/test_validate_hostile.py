@@ -650,3 +650,13 @@ def test_many_attributes_are_read_in_one_pass(tmp_path, monkeypatch):
     data = parse.parse_ir(path).layers[6].data
     assert len(data) == 5000 + 5 and data["x4999"] == "1" and data["hidden_size"] == "4"
     assert passes == [1]  # the one element with many attributes, read back once
+
+
+def test_with_openvino_never_waits_on_a_fifo_bin(tmp_path):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_const.xml"
+    path = tmp_path / "m.xml"
+    path.write_bytes(source.read_bytes())
+    os.mkfifo(path.with_suffix(".bin"))
+    done = run_child("--with-openvino", "--format", "json", str(path))
+    assert done.returncode == 1
+    assert sorted(d["code"] for d in json_diagnostics(done.stdout)) == ["IR070", "IR083"]
