@@ -83,3 +83,13 @@ def test_the_message_names_where_the_op_exists(tmp_path):
     assert (d.code, d.layer_id) == ("IR012", "6")
     assert "GRUSequence exists in opset5 to opset16" in d.message
     assert TABLE.where("RNNCell") == "opset1, opset3 to opset16"
+
+
+def test_an_op_type_in_another_case_is_checked_against_its_spec(tmp_path):
+    """OpenVINO's reader takes grusequence as GRUSequence; so does the validator, spec and all."""
+    path = tmp_path / "m.xml"
+    path.write_text(SAMPLE.read_text().replace('type="GRUSequence"', 'type="grusequence"')
+                    .replace('hidden_size="4"', 'hidden_size="5"'))
+    assert openvino_reads(path)  # it reads; hidden_size is checked only at compile time
+    codes = {d.code for d in validate_file(path).diagnostics}
+    assert codes == {"IR041", "IR042"}
