@@ -660,3 +660,14 @@ def test_with_openvino_never_waits_on_a_fifo_bin(tmp_path):
     done = run_child("--with-openvino", "--format", "json", str(path))
     assert done.returncode == 1
     assert sorted(d["code"] for d in json_diagnostics(done.stdout)) == ["IR070", "IR083"]
+
+
+def test_a_huge_attribute_name_is_cut_short_too(tmp_path, capsys):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
+    path = tmp_path / "m.xml"
+    name = "n" * 20_000  # libxml2 takes names up to 50,000 characters
+    path.write_text(source.read_text().replace('clip="0"', f'clip="0" {name}="1"'))
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    [d] = json_diagnostics(out)
+    assert (code, d["code"], d["line"], d["column"]) == (1, "IR021", 63, 82)
+    assert len(out) < 5000 and d["attribute"].endswith("(20000 characters)")

@@ -65,7 +65,7 @@ class Context:
         if port is not None:
             where += f" {port.label} ({port_name})" if port_name else f" {port.label}"
         if attribute is not None:
-            where += f" attribute {attribute if len(attribute) <= 200 else clipped(attribute)}"
+            where += f" attribute {clipped(attribute)}"
         text = f"{where.lstrip()}: {message}" if where else message
         if len(text) > _MESSAGE_LIMIT:
             text = clipped(text, _MESSAGE_LIMIT)
@@ -74,7 +74,7 @@ class Context:
         self.diagnostics.append(Diagnostic(
             code, CODES[code].severity, text, self.model.path, line, column,
             layer.id if layer else layer_id, layer.name if layer else None, port.id if port else port_id,
-            attribute, None if expected is None else clipped(str(expected)),
+            None if attribute is None else clipped(attribute), None if expected is None else clipped(str(expected)),
             None if found is None else clipped(str(found))))
 
     def _position(self, layer: Layer | None, port: Port | None, attribute: str | None,
