@@ -166,3 +166,11 @@ def test_ops_without_spec_get_one_note_per_type_with_the_count(tmp_path, capsys)
     [d] = json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]
     assert (d["code"], d["severity"], d["found"]) == ("IR010", "note", "ReLU")
     assert "3 layers of 'ReLU'" in d["message"]
+
+
+@pytest.mark.parametrize("name", ["net_version_missing", "net_version_7"])
+def test_with_openvino_says_what_read_model_says_of_a_net_version(capsys, name):
+    """The IR frontend alone would read a <net> without version; read_model does not."""
+    assert main(["validate", "--with-openvino", "--format", "json", str(SAMPLES / "broken" / f"{name}.xml")]) == 1
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]]
+    assert sorted(codes) == ["IR005", "IR080"]

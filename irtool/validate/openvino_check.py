@@ -39,6 +39,10 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     try:
         # the IR frontend alone: read_model would try every frontend and let them print to stderr
         frontend = FrontEndManager().load_by_framework("ir")
+        if not frontend.supported(str(path)):  # read_model then finds no frontend for it
+            add("IR080", f"OpenVINO {version} cannot read the file: its IR reader does not take it "
+                         f"(read_model finds no frontend for it)")
+            return FileReport(report.path, sorted_diagnostics(report.diagnostics))
         model = frontend.convert(frontend.load(str(path)))
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         add("IR080", f"OpenVINO {version} cannot read the file: {_first_line(error)}")
