@@ -100,18 +100,19 @@ def _attribute_type(attribute: AttributeSpec) -> Callable[[str], Any]:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.build import build_and_save
-    from irtool.cases import CaseError, OpCase
+    from irtool.cases import OpCase
+    from irtool.errors import IrtoolError
 
     attributes = {key[len("attr_"):]: value for key, value in vars(args).items()
                   if key.startswith("attr_") and value is not None}
     sizes = {key[len("size_"):]: value for key, value in vars(args).items()
              if key.startswith("size_") and value is not None}
-    case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
-                  seed=args.seed, weights_as_parameters=args.weights_as_parameters,
-                  dynamic=_dynamic(args.dynamic, args.symbols))
     try:
+        case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
+                      seed=args.seed, weights_as_parameters=args.weights_as_parameters,
+                      dynamic=_dynamic(args.dynamic, args.symbols))
         xml_path, bin_path = build_and_save(case, args.output)
-    except CaseError as error:
+    except IrtoolError as error:
         fail(error.message)
         return 2
     attributes_text = " ".join(f"{k}={format_value(v)}" for k, v in case.filled_attributes.items() if v != [])
