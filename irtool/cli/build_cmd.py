@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
 from irtool.cli.common import UsageError, fail
+from irtool.cli.options import seed
 from irtool.specs import AttributeSpec, OpSpec, registry
 from irtool.specs.values import format_value
 
@@ -65,7 +66,7 @@ def _add_op_parser(ops: argparse._SubParsersAction, spec: OpSpec) -> None:
                            help=f"{name} (default {DEFAULT_SIZES.get(name, FALLBACK_SIZE)})")
     data = parser.add_argument_group("data")
     data.add_argument("--element-type", choices=tuple(ELEMENT_TYPES), default="f32")
-    data.add_argument("--seed", type=int, default=0, help="seed of the Const weights (default 0)")
+    data.add_argument("--seed", type=seed, default=0, help="seed of the Const weights (default 0)")
     data.add_argument("--weights-as-parameters", action="store_true", help="W, R, B as model inputs, not Consts")
     dynamic_names = ", ".join(SYMBOL_ALIASES.get(n, n) for n in symbols)
     data.add_argument("--dynamic", default="", metavar="DIMS",
