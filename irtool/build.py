@@ -72,6 +72,16 @@ def build_model(case: OpCase) -> "ov.Model":
     return assemble(spec, sources, attributes)
 
 
+def probe_model() -> "ov.Model":
+    """The smallest model a device compiles: one Parameter through a Relu.  A device that refuses
+    it refuses the compile options, not a case."""
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    source = parameter("x", [1, 2], np.float32)
+    return ov.Model([ops.result(ops.relu(source))], [source], "probe")
+
+
 def parameter(name: str, shape: Sequence[int], dtype: Any) -> Any:
     """A model input named ``name`` (node and tensor), -1 in ``shape`` for a dynamic dim."""
     import openvino as ov

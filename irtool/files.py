@@ -103,6 +103,13 @@ def _check_regular(path: Path, what: str, found: os.stat_result, limit: int | No
                         f"irtool reads")
 
 
+def check_readable(path: str | Path, what: str = "file", limit: int | None = None) -> Path:
+    """FileError unless ``path`` is a regular file (of at most ``limit`` bytes) this process can
+    open: for a file another library reads by its path (OpenVINO's .xml and .bin)."""
+    open_regular(path, what, limit).close()
+    return Path(path)
+
+
 def read_bytes(path: str | Path, what: str = "file", limit: int = TEXT_LIMIT) -> bytes:
     """The whole content of a regular file of at most ``limit`` bytes (see :func:`open_regular`)."""
     path = Path(path)

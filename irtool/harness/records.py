@@ -29,6 +29,42 @@ FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
 RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
 
 
+class RecordError(ValueError):
+    """A stored record whose fields do not have the types irtool writes; the message names the field."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _list_of(check: Any) -> Any:
+    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+
+
+def _optional(check: Any) -> Any:
+    return lambda value: value is None or check(value)
+
+
+_is_str = lambda value: isinstance(value, str)  # noqa: E731
+_is_flag = lambda value: isinstance(value, bool)  # noqa: E731
+_is_count = lambda value: _is_int(value) and value >= 0  # noqa: E731
+_is_tolerance = lambda value: value is None or (_is_number(value) and 0 <= value < float("inf"))  # noqa: E731
+CASE_FIELDS: dict[str, tuple[Any, str]] = {
+    "id": (_is_str, "a string"), "suite": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
+    "version": (_optional(_is_int), "an integer or null"),
+    "attributes": (lambda v: isinstance(v, Mapping), "an object"),
+    "sizes": (lambda v: isinstance(v, Mapping), "an object"), "element_type": (_is_str, "a string"),
+    "weights_as_parameters": (_is_flag, "true or false"),
+    "dynamic": (lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "file": (_optional(_is_str), "a string or null"), "fill_defaults": (_is_flag, "true or false"),
+    "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
+    "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
+    "rtol": (_is_tolerance, "a number >= 0 or null"),
+}
 @dataclass(frozen=True)
 class SuiteCase:
     """One case: an op case (``op`` set) or an IR file (``file`` set).
@@ -55,6 +91,12 @@ class SuiteCase:
     model_seed: int = 0
     atol: float | None = None
     rtol: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, (check, words) in CASE_FIELDS.items():
+            value = getattr(self, name)
+            if not check(value):
+                raise RecordError(f"case field {name!r} is {_shown(value)}; expected {words}")
 
     @cached_property
     def model_key(self) -> str:
@@ -124,8 +166,15 @@ def case_to_json(case: SuiteCase) -> dict[str, Any]:
 
 
 def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
+    """A stored case; RecordError names a field that is unknown or of the wrong type."""
     data = dict(unplain(dict(data)))
-    data["dynamic"] = tuple(data.get("dynamic", ()))
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(SuiteCase)})
+    if unknown:
+        raise RecordError(f"unknown case field {unknown[0]!r}")
+    if "id" not in data or "suite" not in data:
+        raise RecordError("a case needs 'id' and 'suite'")
+    dynamic = data.get("dynamic", ())
+    data["dynamic"] = tuple(dynamic) if isinstance(dynamic, list) else dynamic
     return SuiteCase(**data)
 
 
@@ -133,27 +182,6 @@ def result_to_json(result: CaseResult) -> dict[str, Any]:
     return plain(result)
 
 
-class RecordError(ValueError):
-    """A stored record whose fields do not have the types irtool writes; the message names the field."""
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _list_of(check: Any) -> Any:
-    return lambda value: isinstance(value, list) and all(check(v) for v in value)
-
-
-def _optional(check: Any) -> Any:
-    return lambda value: value is None or check(value)
-
-
-_is_str = lambda value: isinstance(value, str)  # noqa: E731
 # The type of each stored field, as (check, words for the message).  Every reader of results
 # (reports, diff, merge, resume) relies on these, so a file is checked once when it is read.
 RESULT_FIELDS: dict[str, tuple[Any, str]] = {

@@ -104,8 +104,12 @@ def worker_count(asked: int, jobs: int) -> tuple[int, str | None]:
     count = max(1, min(asked, cpus, jobs))
     if count == asked:
         return count, None
-    why = f"{cpus} CPUs" if count == cpus and cpus < asked else f"{jobs} jobs"
-    return count, f"-j {asked}: {count} worker{'s' if count != 1 else ''} (one per CPU and job at most; {why})"
+    why = _plural(cpus, "CPU") if count == cpus and cpus < asked else _plural(jobs, "job")
+    return count, f"-j {asked}: {_plural(count, 'worker')}, one per CPU and per job at most ({why} here)"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def run_harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessOutcome:
