@@ -27,16 +27,6 @@ def umask():
     os.umask(old)
 
 
-def device_node(tmp_path: Path) -> Path:
-    """A character device (a copy of /dev/null's numbers) in the test's folder: root only."""
-    path = tmp_path / "null"
-    try:
-        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    except PermissionError:
-        pytest.skip("making a device node needs root")
-    return path
-
-
 # ----------------------------------------------------------------------------- reading
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(fifo):
@@ -75,8 +65,8 @@ def test_missing_unreadable_and_not_utf8(tmp_path):
 
 # ----------------------------------------------------------------------------- writing over what
 
-def test_a_device_node_is_never_replaced(tmp_path):
-    node = device_node(tmp_path)
+def test_a_device_node_is_never_replaced(tmp_path, device_node):
+    node = device_node(tmp_path / "null")
     with pytest.raises(FileError, match="null: a character device; irtool writes the outputs file only as a new"):
         write_atomic(node, b"data", "outputs file")
     assert stat.S_ISCHR(os.stat(node).st_mode)
@@ -104,8 +94,8 @@ def test_a_symlink_is_followed_the_link_kept_and_its_target_replaced(tmp_path):
     assert dangling.is_symlink() and (tmp_path / "runs" / "later.txt").read_text() == "made"
 
 
-def test_a_symlink_to_a_device_is_refused(tmp_path):
-    node = device_node(tmp_path)
+def test_a_symlink_to_a_device_is_refused(tmp_path, device_node):
+    node = device_node(tmp_path / "null")
     link = tmp_path / "out.npz"
     link.symlink_to(node)
     with pytest.raises(FileError, match=r"out.npz \(-> .*null\): a character device"):

@@ -16,7 +16,7 @@ import math
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -39,6 +39,17 @@ FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 def _one_line_naming(error: IrtoolError, path: Path) -> None:
     assert "\n" not in error.message and str(path.name) in error.message, error.message
     assert "internal error" not in error.message and "Traceback" not in error.message
+
+
+def read_or_refuse(folder: str, name: str, data: str | bytes, read: Callable[[Path], Any]) -> Any:
+    """``read`` of a file holding ``data``: its value, or None when it was refused in one line naming the file."""
+    path = Path(folder) / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    try:
+        return read(path)
+    except IrtoolError as error:
+        _one_line_naming(error, path)
+        return None
 
 
 def _cli(capsys, *argv: str) -> int:
@@ -103,14 +114,8 @@ def suites(draw) -> str:
 @given(suites())
 def test_any_suite_is_read_or_refused_in_one_line(text):
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "suite.toml"
-        path.write_text(text)
-        try:
-            suite = load_suite(path, max_cases=200)
-        except IrtoolError as error:
-            _one_line_naming(error, path)
-        else:
-            assert 0 < len(suite.cases) <= 200
+        suite = read_or_refuse(folder, "suite.toml", text, lambda path: load_suite(path, max_cases=200))
+        assert suite is None or 0 < len(suite.cases) <= 200
 
 
 # ----------------------------------------------------------------------------- results.jsonl
@@ -155,15 +160,10 @@ def jsonl_files(draw) -> str:
 @given(jsonl_files())
 def test_any_results_file_is_read_and_rendered_or_refused(text):
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "results.jsonl"
-        path.write_text(text)
-        try:
-            run = read_jsonl(path)
-        except IrtoolError as error:
-            _one_line_naming(error, path)
-            return
-        write_reports(Path(folder) / "out", run)  # what reading accepts, every report can show
-        diff_runs(run, run)
+        run = read_or_refuse(folder, "results.jsonl", text, read_jsonl)
+        if run is not None:
+            write_reports(Path(folder) / "out", run)  # what reading accepts, every report can show
+            diff_runs(run, run)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -204,11 +204,7 @@ def test_any_case_json_is_read_or_refused_in_one_line(text):
         repro = Path(folder)
         for name in ("model.xml", "inputs.npz"):
             (repro / name).write_bytes(b"")  # load_origin reads case.json only
-        (repro / "case.json").write_text(text)
-        try:
-            load_origin(str(repro))
-        except IrtoolError as error:
-            _one_line_naming(error, repro / "case.json")
+        read_or_refuse(folder, "case.json", text, lambda path: load_origin(str(path.parent)))
 
 
 # ----------------------------------------------------------------------------- .npz
@@ -246,11 +242,5 @@ def npz_bytes(draw) -> bytes:
 @given(npz_bytes())
 def test_any_npz_is_read_or_refused_in_one_line(data):
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "inputs.npz"
-        path.write_bytes(data)
-        try:
-            arrays = read_npz(path, limit=1 << 20)
-        except IrtoolError as error:
-            _one_line_naming(error, path)
-        else:
-            assert all(isinstance(a, np.ndarray) and a.nbytes <= 1 << 20 for a in arrays.values())
+        arrays = read_or_refuse(folder, "inputs.npz", data, lambda path: read_npz(path, limit=1 << 20))
+        assert arrays is None or all(isinstance(a, np.ndarray) and a.nbytes <= 1 << 20 for a in arrays.values())
