@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
 
-from irtool.jsonable import plain, unplain
+from irtool.jsonable import plain, shown, unplain
 
 # Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
 # single RNN-family op); ERROR: could not build, compile or infer (one-line message);
@@ -52,7 +52,14 @@ def _optional(check: Any) -> Any:
 _is_str = lambda value: isinstance(value, str)  # noqa: E731
 _is_flag = lambda value: isinstance(value, bool)  # noqa: E731
 _is_count = lambda value: _is_int(value) and value >= 0  # noqa: E731
-_is_tolerance = lambda value: value is None or (_is_number(value) and 0 <= value < float("inf"))  # noqa: E731
+
+
+def is_tolerance(value: Any) -> bool:
+    """A number that can be a tolerance: finite and >= 0."""
+    return _is_number(value) and 0 <= value < float("inf")
+
+
+_is_tolerance = _optional(is_tolerance)
 CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "id": (_is_str, "a string"), "suite": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
     "version": (_optional(_is_int), "an integer or null"),
@@ -96,7 +103,7 @@ class SuiteCase:
         for name, (check, words) in CASE_FIELDS.items():
             value = getattr(self, name)
             if not check(value):
-                raise RecordError(f"case field {name!r} is {_shown(value)}; expected {words}")
+                raise RecordError(f"case field {name!r} is {shown(value)}; expected {words}")
 
     @cached_property
     def model_key(self) -> str:
@@ -216,29 +223,24 @@ OUTPUT_FIELDS: dict[str, tuple[Any, str]] = {
 }
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def check_result_json(data: Any) -> dict[str, Any]:
     """The stored result with non-finite numbers back as floats; RecordError naming the first
     field that is missing or of the wrong type, or a verdict irtool does not know."""
     if not isinstance(data, dict):
-        raise RecordError(f"a result is a JSON object, not {_shown(data)}")
+        raise RecordError(f"a result is a JSON object, not {shown(data)}")
     data = unplain(dict(data))
     missing = [name for name in REQUIRED_FIELDS if name not in data]
     if missing:
         raise RecordError(f"a result without {', '.join(missing)}")
     if data["verdict"] not in VERDICTS:
-        raise RecordError(f"unknown verdict {_shown(data['verdict'])}; verdicts are {', '.join(VERDICTS)}")
+        raise RecordError(f"unknown verdict {shown(data['verdict'])}; verdicts are {', '.join(VERDICTS)}")
     for name, (check, words) in RESULT_FIELDS.items():
         if name in data and not check(data[name]):
-            raise RecordError(f"field {name!r} is {_shown(data[name])}; expected {words}")
+            raise RecordError(f"field {name!r} is {shown(data[name])}; expected {words}")
     for index, output in enumerate(data.get("outputs", ())):
         for name, (check, words) in OUTPUT_FIELDS.items():
             if name in output and not check(output[name]):
-                raise RecordError(f"outputs[{index}].{name} is {_shown(output[name])}; expected {words}")
+                raise RecordError(f"outputs[{index}].{name} is {shown(output[name])}; expected {words}")
     return data
 
 

@@ -141,11 +141,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
 
 def _baseline(path: Path | None) -> RunResults | None:
     """The baseline, read before the run (a missing or broken one stops it before it starts)."""
-    if path is None:
-        return None
-    from irtool.harness.store import load_results
-
-    return load_results(path)
+    return None if path is None else load_results(path)
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:

@@ -27,6 +27,7 @@ from irtool import __version__
 from irtool.errors import IrtoolError
 from irtool.files import RESULTS_LIMIT, read_bytes, write_atomic
 from irtool.harness.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
+from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"
 JSONL_NAME = "results.jsonl"
@@ -149,7 +150,7 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
         except json.JSONDecodeError:
             raise StoreError(f"{where}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
         if not isinstance(record, dict):
-            raise StoreError(f"{where}: {_shown(record)} is not a JSON object; each line of a results.jsonl is "
+            raise StoreError(f"{where}: {shown_json(record)} is not a JSON object; each line of a results.jsonl is "
                              "the run header or one result")
         if "run" in record:
             if meta is not None:
@@ -163,11 +164,6 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
         except RecordError as error:
             raise StoreError(f"{where}: {error}") from None
     return RunResults(meta or {}, results, partial=True)
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # The run header's fields that reports read, with their types.
@@ -187,10 +183,10 @@ META_FIELDS: dict[str, tuple[Any, str]] = {
 def check_meta(meta: Any, where: str) -> dict[str, Any]:
     """A run header, checked: StoreError naming the first field of a wrong type."""
     if not isinstance(meta, dict):
-        raise StoreError(f"{where}: the run header holds {_shown(meta)}; expected an object")
+        raise StoreError(f"{where}: the run header holds {shown_json(meta)}; expected an object")
     for name, (check, words) in META_FIELDS.items():
         if name in meta and not check(meta[name]):
-            raise StoreError(f"{where}: run field {name!r} is {_shown(meta[name])}; expected {words}")
+            raise StoreError(f"{where}: run field {name!r} is {shown_json(meta[name])}; expected {words}")
     return dict(meta)
 
 
@@ -215,7 +211,7 @@ def load_results(path: str | Path) -> RunResults:
                          f"expected {FORMAT!r})")
     stored = data.get("results", [])
     if not isinstance(stored, list):
-        raise StoreError(f"{path}: 'results' is {_shown(stored)}; expected a list of results")
+        raise StoreError(f"{path}: 'results' is {shown_json(stored)}; expected a list of results")
     meta = check_meta({k: v for k, v in data.items() if k not in ("format", "partial", "summary", "results")}, str(path))
     results = []
     for index, record in enumerate(stored):

@@ -51,6 +51,7 @@ from irtool.cases import CaseError, OpCase
 from irtool.errors import IrtoolError
 from irtool.files import read_text
 from irtool.harness.records import SuiteCase
+from irtool.jsonable import shown
 from irtool.specs import get_spec
 from irtool.specs.values import format_value
 
@@ -125,26 +126,21 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
 def _text(path: Path, head: Mapping[str, Any], key: str, default: str) -> str:
     value = head.get(key, default)
     if not isinstance(value, str):
-        raise SuiteError(f"{path}: [suite] {key} is {_shown(value)}; expected a string")
+        raise SuiteError(f"{path}: [suite] {key} is {shown(value)}; expected a string")
     return value
 
 
 def _count_limit(path: Path, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SuiteError(f"{path}: [suite] max_cases is {_shown(value)}; expected an integer >= 1")
+        raise SuiteError(f"{path}: [suite] max_cases is {shown(value)}; expected an integer >= 1")
     return value
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def check_seconds(value: Any, what: str, error: type[Exception] = ValueError) -> float:
     """A number of seconds that a deadline can use: finite, > 0 and at most a week (NaN, inf
     and 1e300 are refused: NaN never expires, the others overflow the clock)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
-        said = f"{what} is {_shown(value)}" if what else _shown(value)
+        said = f"{what} is {shown(value)}" if what else shown(value)
         raise error(f"{said}; expected a number of seconds > 0 and at most {MAX_SECONDS:g} (a week)")
     return float(value)
 
@@ -271,10 +267,10 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     sizes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sizes.")}
     weights = point.get("weights", "const")
     if not isinstance(weights, str) or weights not in WEIGHTS:
-        raise SuiteError(f"{path}: case {case_id}: weights is {_shown(weights)}; expected const or parameter")
+        raise SuiteError(f"{path}: case {case_id}: weights is {shown(weights)}; expected const or parameter")
     element_type = point.get("element_type", "f32")
     if not isinstance(element_type, str):
-        raise SuiteError(f"{path}: case {case_id}: element_type is {_shown(element_type)}; expected a string")
+        raise SuiteError(f"{path}: case {case_id}: element_type is {shown(element_type)}; expected a string")
     dynamic = point.get("dynamic", [])
     if not isinstance(dynamic, list) or not all(isinstance(d, str) for d in dynamic):
         raise SuiteError(f"{path}: case {case_id}: dynamic is {dynamic!r}; expected a list of dim names")

@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from irtool.compare import TolerancePolicy
 from irtool.files import read_text
-from irtool.harness.records import SuiteCase, case_from_json
+from irtool.harness.records import SuiteCase, case_from_json, is_tolerance
+from irtool.jsonable import shown_json
 from irtool.reduce.concrete import ConcreteCase, ReduceError, from_rnn
 
 SUITE_SEPARATOR = "::"
@@ -96,15 +97,15 @@ def _reproducer(folder: Path) -> Origin:
             raise ReduceError(f"{path}: not a reproducer's case.json: no {key!r}; expected case, device, precision, "
                               f"config and tolerances")
         if not isinstance(record.get(key, {}), kind):
-            raise ReduceError(f"{path}: {key!r} is {_shown(record[key])}; expected {words}")
+            raise ReduceError(f"{path}: {key!r} is {shown_json(record[key])}; expected {words}")
     tolerances = {}
     for name, pair in record["tolerances"].items():
-        if not (isinstance(pair, list) and len(pair) == 2 and all(_is_tolerance(v) for v in pair)):
-            raise ReduceError(f"{path}: tolerances[{name!r}] is {_shown(pair)}; expected [atol, rtol], two numbers >= 0")
+        if not (isinstance(pair, list) and len(pair) == 2 and all(is_tolerance(v) for v in pair)):
+            raise ReduceError(f"{path}: tolerances[{name!r}] is {shown_json(pair)}; expected [atol, rtol], two numbers >= 0")
         tolerances[name] = (float(pair[0]), float(pair[1]))
     config = record.get("config", {})
     if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in config.values()):
-        raise ReduceError(f"{path}: 'config' is {_shown(config)}; expected an object of strings")
+        raise ReduceError(f"{path}: 'config' is {shown_json(config)}; expected an object of strings")
     config = {str(k): str(v) for k, v in config.items()}
     device, precision = record["device"], record["precision"]
     try:
@@ -127,11 +128,3 @@ def _read_json(path: Path) -> Any:
         raise ReduceError(f"{path}: expected a JSON object")
     return data
 
-
-def _is_tolerance(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -7,6 +7,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from irtool.jsonable import shown
 from irtool.specs.expressions import BinOp, Cond, Expr
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
 
@@ -79,9 +80,8 @@ class AttributeSpec:
     def check(self, value: Any) -> list[AttributeProblem]:
         """Type, allowed values, range and list length of an already typed value."""
         if not is_typed(self.type, value):
-            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-            return [AttributeProblem("type", f"{shown} is not {TYPE_NAMES[self.type]}", TYPE_NAMES[self.type],
-                                     shown)]
+            found = shown(value, 60)
+            return [AttributeProblem("type", f"{found} is not {TYPE_NAMES[self.type]}", TYPE_NAMES[self.type], found)]
         problems = []
         items = value if isinstance(value, list) else [value]
         if self.allowed is not None:
