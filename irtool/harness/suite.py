@@ -315,12 +315,13 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
         patterns = [patterns]
     if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
         raise SuiteError(f"{path}: {where}: 'paths' is required: a list of globs, e.g. paths = [\"ir/*.xml\"]")
-    files: list[Path] = []
+    matched: dict[Path, None] = {}  # in order, each once (a dict: linear in the number of files)
     for pattern in patterns:
         found = sorted(Path(p) for p in glob.glob(str(path.parent / pattern), recursive=True))
         if not found:
             raise SuiteError(f"{path}: {where}: {pattern!r} matches no file (relative to {path.parent})")
-        files.extend(f for f in found if f not in files)
+        matched.update(dict.fromkeys(found))
+    files = list(matched)
     fill = table.get("fill_defaults", False)
     if not isinstance(fill, bool):
         raise SuiteError(f"{path}: {where}: fill_defaults is {fill!r}; expected true or false")
