@@ -238,3 +238,10 @@ def test_a_full_disk_stops_the_run_and_says_what_was_saved(tmp_path, small_disk)
     from irtool.harness.store import read_jsonl
 
     assert len(read_jsonl(out / "results.jsonl").results) == saved  # what it says is what is there
+
+
+def test_a_fifo_where_results_go_is_refused_not_waited_on(tmp_path):
+    (tmp_path / "out").mkdir()
+    os.mkfifo(tmp_path / "out" / "results.jsonl")
+    one_error_line(harness(tmp_path, "--force", timeout=120),
+                   r"results.jsonl: a named pipe \(FIFO\); irtool writes the results file only as a new file")

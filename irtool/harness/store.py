@@ -25,7 +25,7 @@ from typing import IO, Any, Iterable, Mapping
 
 from irtool import __version__
 from irtool.errors import IrtoolError
-from irtool.files import RESULTS_LIMIT, read_bytes, write_atomic
+from irtool.files import RESULTS_LIMIT, read_bytes, writable_target, write_atomic
 from irtool.harness.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
 from irtool.jsonable import shown_json
 
@@ -88,6 +88,7 @@ class JsonlWriter:
     def __init__(self, path: Path, meta: Mapping[str, Any] | None, append: bool):
         self.path = path
         self._failed = False
+        writable_target(path, "results file")  # a FIFO there would block the open until a reader came
         try:
             self._handle: IO[str] = open(path, "a" if append else "w", encoding="utf-8")
         except OSError as error:

@@ -29,6 +29,7 @@ import numpy as np
 
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolBug
+from irtool.files import FileError, writable_target
 from irtool.npz import read_npz
 from irtool.harness.pool import Pool
 from irtool.harness.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
@@ -146,6 +147,10 @@ def _out_dir(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ReduceError(f"-o {folder}: cannot create the folder ({error.strerror})") from None
+    try:
+        writable_target(folder / LOG, "reduce log")  # a FIFO there would block the open until a reader came
+    except FileError as error:
+        raise ReduceError(error.message) from None
 
 
 class _Reduction:
