@@ -245,3 +245,42 @@ def test_a_fifo_where_results_go_is_refused_not_waited_on(tmp_path):
     os.mkfifo(tmp_path / "out" / "results.jsonl")
     one_error_line(harness(tmp_path, "--force", timeout=120),
                    r"results.jsonl: a named pipe \(FIFO\); irtool writes the results file only as a new file")
+
+
+PARENT = """
+import os, subprocess, sys, time
+from irtool.harness.lifeline import PIPE_ENV, lifeline
+read_end, write_end = lifeline()
+env = {k: v for k, v in os.environ.items() if k != "IRTOOL_PARENT_PID"}
+env[PIPE_ENV] = str(read_end)   # the pipe alone: no parent-death signal
+stdin = int(os.environ["TEST_STDIN_FD"])  # held open by the test: the worker never sees end-of-input
+worker = subprocess.Popen([sys.executable, "-m", "irtool.harness.lifeline"], stdin=stdin,
+                          stdout=subprocess.DEVNULL, pass_fds=(read_end,), env=env)
+os.close(read_end)
+print(worker.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_lifeline_pipe_alone_ends_an_orphaned_worker(tmp_path):
+    """Where there is no parent-death signal (not Linux), the pipe ends the worker, even one whose
+    requests never end (its stdin is held open by this test, as a plugin holding the worker in a
+    job would keep it from reading)."""
+    requests, held = os.pipe()
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True, pass_fds=(requests,),
+                              env=dict(os.environ, TEST_STDIN_FD=str(requests)))
+    os.close(requests)
+    try:
+        worker = int(parent.stdout.readline())
+        time.sleep(3)
+        assert alive(worker)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and alive(worker):
+        time.sleep(0.1)
+    try:
+        assert not alive(worker), "the worker outlived its parent"
+    finally:
+        os.close(held)
