@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,3 +28,17 @@ def device_node():
             pytest.skip("making a device node needs root")
         return path
     return make
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 96 KiB tmpfs (needs root and mount(8)); skipped where it cannot be made."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(folder)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -208,20 +207,6 @@ def test_xfail_file_type_errors(tmp_path):
 
 
 # ----------------------------------------------------------------------------- a full disk
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 96 KiB tmpfs (needs root and mount(8)); skipped where it cannot be made."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root and mount(8)")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(folder)], capture_output=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
-    yield folder
-    subprocess.run(["umount", "-l", str(folder)], check=False)
-
 
 def test_a_full_disk_stops_the_run_and_says_what_was_saved(tmp_path, small_disk):
     hidden = list(range(1, 121))

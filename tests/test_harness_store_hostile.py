@@ -13,7 +13,8 @@ from irtool.cli import main
 from irtool.harness.records import result_to_json
 from irtool.harness.store import JsonlWriter, StoreError, load_results, read_jsonl, write_json
 
-HEADER = json.dumps({"run": {"suites": ["s.toml"], "devices": ["CPU"], "precisions": ["f32"]}})
+HEADER_META = {"suites": ["s.toml"], "devices": ["CPU"], "precisions": ["f32"]}
+HEADER = json.dumps({"run": HEADER_META})
 GOOD = json.dumps(result_to_json(sample_run().results[0]))
 
 
@@ -94,9 +95,21 @@ def test_a_fifo_or_device_as_results_never_blocks(tmp_path, capsys, make):
     assert "irtool reads only regular files" in capsys.readouterr().err
 
 
-def test_disk_full_while_appending_is_said(tmp_path):
-    """/dev/full fails every write with ENOSPC, as a full disk does."""
-    writer = JsonlWriter(Path("/dev/full"), None, append=True)
-    with pytest.raises(StoreError, match="/dev/full: disk full"):
-        writer.append(sample_run().results[0])
+def test_disk_full_while_appending_is_said(small_disk):
+    """A tmpfs filled to the last byte fails the next write with ENOSPC, as a full disk does."""
+    path = small_disk / "results.jsonl"
+    writer = JsonlWriter(path, HEADER_META, append=False)
+    filler = os.open(small_disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(filler, b"\0" * 512):
+            pass
+    except OSError:
+        pass  # full
+    finally:
+        os.close(filler)
+    with pytest.raises(StoreError, match="results.jsonl: disk full"):
+        for _ in range(100):
+            writer.append(sample_run().results[0])
     writer.close()  # after the failure: no second error, the handle is closed
+    (small_disk / "filler").unlink()
+    assert read_jsonl(path).meta["devices"] == ["CPU"]  # what was written before stays readable
