@@ -78,7 +78,7 @@ class Suite:
     timeout: float
     expected_failures: Path | None
     cases: tuple[SuiteCase, ...]
-    digest: str = ""  # sha256 of the file's text: what --resume compares
+    digest: str  # sha256 of the file's text: what --resume compares
 
 
 def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
