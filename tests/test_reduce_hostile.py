@@ -3,6 +3,7 @@ file, options the device refuses on any model: one line and exit 2, never a redu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,4 +79,29 @@ def test_options_the_device_refuses_on_any_model_are_not_reduced(reproducer, tmp
     done = _reduce(str(reproducer), "--config", config, "-o", str(tmp_path / "out"))
     assert done.returncode == 2, done.stdout + done.stderr
     assert "refuses the options themselves, whatever the case" in done.stderr and says in done.stderr
+    assert not (tmp_path / "out" / "reproducer").exists()
+
+
+PLANTED_BUG = """
+import os
+if os.environ.get("IRTOOL_LIFELINE_FD"):  # in harness workers only, not in the reduce process
+    import irtool.harness.worker as worker
+
+    def broken(self, job):
+        raise RuntimeError("a planted bug")
+
+    worker.Runner.run = broken
+"""
+
+
+def test_an_irtool_bug_in_the_worker_is_not_reduced(reproducer, tmp_path):
+    """reduce shrinks the device's failures; an internal error of irtool's own is said, exit 2."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(PLANTED_BUG)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "irtool", "reduce", str(reproducer), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the original case met an irtool bug, which reduce does not shrink" in done.stderr
+    assert "RuntimeError: a planted bug" in done.stderr
     assert not (tmp_path / "out" / "reproducer").exists()
