@@ -93,7 +93,7 @@ class ConcreteCase:
         for port in self.ports:
             array = self.arrays[port.name]
             if port.name in self.constants:
-                sources.append(constant(array, port.name))
+                sources.append(constant(port.name, array))
             else:
                 dynamic = self.dynamic.get(port.name, ())
                 sources.append(parameter(port.name, [-1 if axis in dynamic else size
@@ -106,11 +106,12 @@ class ConcreteCase:
     def write(self, folder: Path) -> tuple[Path, Path, "ov.Model"]:
         """Write model.xml/.bin and inputs.npz into ``folder``; returns their paths and the model."""
         from irtool.build import save_model
+        from irtool.npz import write_npz
 
         model = self.to_model()
         xml, _ = save_model(model, folder / "model.xml")
         npz = folder / "inputs.npz"
-        np.savez(npz, **self.inputs)
+        write_npz(npz, self.inputs, "inputs file")
         return xml, npz, model
 
 

@@ -22,7 +22,6 @@ expected; nothing here prints or exits, and openvino is touched only through irt
 from __future__ import annotations
 
 import hashlib
-import io
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,8 @@ import numpy as np
 from irtool.cases import DEFAULT_SIZES, generic_tensor, port_tensor, ragged_lengths, time_axis
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, RunError, RunSkipped
-from irtool.files import write_atomic
+from irtool.files import writable_target
+from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
@@ -115,7 +115,12 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     one that feeds sequence_lengths valid ragged lengths, any other uniform floats or small ints."""
     from irtool.runtime.sizes import plan_inputs
 
+    from irtool.memory import check_memory
+
     plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
+    # float64 draws before the cast, then the array itself
+    check_memory(sum(int(np.prod(plan.shapes[info.name], dtype=np.float64)) * (8 + info.dtype.itemsize)
+                     for info in prepared.infos), f"the inputs of {prepared.name}")
     roles = {}
     for node in prepared.probed.judgeable:
         symbols = node.spec.attribute_symbols(node.spec.fill_defaults(node.spec.typed_attributes(node.attributes)))
@@ -144,10 +149,10 @@ def load_inputs(path: str | Path, prepared: Prepared) -> tuple[dict[str, np.ndar
     do not fit, NaN or Inf in integer-valued inputs, and sequence lengths outside
     1..seq_length are refused.
     """
-    from irtool.files import read_npz
+    from irtool.npz import read_npz
 
     path = Path(path)
-    stored = read_npz(path, RunError)
+    stored = read_npz(path, "inputs file")
     infos = prepared.infos
     arrays, used, problems, notes = {}, set(), [], []
     for info in infos:
@@ -165,7 +170,7 @@ def load_inputs(path: str | Path, prepared: Prepared) -> tuple[dict[str, np.ndar
             problems.append(f"input {info.name}: {problem}")
             continue
         if converted.dtype != array.dtype:
-            notes.append(f"{info.name}: {_dtype_text(array.dtype)} converted to {info.dtype.name} (every value fits)")
+            notes.append(f"{info.name}: {describe_dtype(array.dtype)} converted to {info.dtype.name} (every value fits)")
         arrays[info.name] = converted
     extra = sorted(set(stored) - used)
     if extra:
@@ -179,20 +184,13 @@ def load_inputs(path: str | Path, prepared: Prepared) -> tuple[dict[str, np.ndar
     return arrays, notes
 
 
-def _dtype_text(dtype: np.dtype) -> str:
-    """``float32``, or ``>f4 (big-endian float32)`` where the byte order is not the machine's."""
-    if dtype.byteorder in ("<", ">") and dtype.byteorder != np.dtype(dtype.name).byteorder.replace("=", "<"):
-        return f"{dtype.str} (big-endian {dtype.name})" if dtype.byteorder == ">" else f"{dtype.str} ({dtype.name})"
-    return dtype.name
-
-
 def _convert(array: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, str | None]:
     """``array`` as ``dtype`` where numpy's defaults should become the model's type and every value
     fits; else the array unchanged and what is wrong."""
     if array.dtype == dtype:
         return array, None
     found, want = array.dtype, np.dtype(dtype)
-    expected = f"dtype {_dtype_text(found)}, expected {want.name}"
+    expected = f"dtype {describe_dtype(found)}, expected {want.name}"
     if found.kind == want.kind == "f" and found.itemsize >= want.itemsize or (found.kind == "f" and found.name == want.name):
         finite = array[np.isfinite(array)]
         if finite.size and np.abs(finite).max() > np.finfo(want).max:
@@ -522,8 +520,8 @@ def run(options: RunOptions) -> RunResult:
         reason = skip_reason(device, precision, report)
         if reason:
             raise RunSkipped(f"{reason}: nothing was run")
-    if options.save_outputs is not None and not Path(options.save_outputs).parent.is_dir():
-        raise RunError(f"{options.save_outputs}: folder {Path(options.save_outputs).parent} does not exist")
+    if options.save_outputs is not None:
+        writable_target(options.save_outputs, "outputs file")
     prepared = read_and_prepare(options.model, options.fill_defaults)
     inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
@@ -604,7 +602,4 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
 def _save_outputs(path: Path | None, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray]) -> str | None:
     if path is None:
         return None
-    buffer = io.BytesIO()
-    np.savez(buffer, **{names[0]: array for names, array in zip(labels, arrays)})
-    write_atomic(path, buffer.getvalue())
-    return str(path)
+    return str(write_npz(path, {names[0]: array for names, array in zip(labels, arrays)}, "outputs file"))

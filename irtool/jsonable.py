@@ -3,6 +3,7 @@ the strings "inf", "-inf" and "nan" (JSON has no such numbers), and back."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any, Mapping
 
@@ -29,3 +30,18 @@ def unplain(value: Any) -> Any:
     if value in ("inf", "-inf", "nan"):
         return float(value)
     return value
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A value as a message quotes it (Python's spelling: what a suite or a library caller
+    wrote), cut to ``limit`` characters, so that a huge value never floods a message."""
+    return _cut(repr(value), limit)
+
+
+def shown_json(value: Any, limit: int = 40) -> str:
+    """A value from a JSON file as a message quotes it (JSON's spelling: null, "text"), cut."""
+    return _cut(json.dumps(value, default=repr), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import tempfile
-import zipfile
 from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any, Mapping
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from irtool.errors import IrtoolBug
+from irtool.npz import write_npz
 from irtool.harness.records import job_name, plain
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,10 +154,10 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
         save_model(model, scratch / "model.xml")
-        _write_npz(scratch / "inputs.npz", ordered_inputs)
+        write_npz(scratch / "inputs.npz", ordered_inputs)
         for name, arrays in (("expected.npz", expected), ("actual.npz", actual)):
             if arrays is not None:
-                _write_npz(scratch / name, arrays)
+                write_npz(scratch / name, arrays)
         record = {"case": case, "device": device, "precision": precision, "config": dict(config),
                   "tolerances": {name: list(pair) for name, pair in tolerances.items()}, "result": result}
         (scratch / "case.json").write_text(json.dumps(plain(record), indent=1, allow_nan=False) + "\n",
@@ -179,14 +179,6 @@ def reproduce_script(case: Mapping[str, Any], device: str, precision: str, confi
     # json.dumps keeps "inf" as Infinity, which json.loads in the script reads back.
     text = {name: repr(json.dumps(value)) for name, value in values.items()}
     return SCRIPT.substitute(text)
-
-
-def _write_npz(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    """What np.savez writes, for any names (np.savez takes them as keywords: "file" would clash)."""
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, array in arrays.items():
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
 
 
 def _replace_folder(new: Path, target: Path) -> None:

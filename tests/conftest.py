@@ -1,6 +1,10 @@
 """Shared test fixtures: paths of the repository's samples."""
 from __future__ import annotations
 
+import os
+import shutil
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,3 +26,27 @@ def cpu_precisions() -> tuple[str, ...]:
     from irtool.runtime.devices import list_devices
 
     return next(d.precisions for d in list_devices().available if d.name == "CPU")
+@pytest.fixture
+def device_node():
+    """Make a character device (/dev/null's numbers) at a path; root only, else the test is skipped."""
+    def make(path: Path) -> Path:
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("making a device node needs root")
+        return path
+    return make
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 96 KiB tmpfs (needs root and mount(8)); skipped where it cannot be made."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(folder)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -7,6 +7,8 @@ import os
 import numpy as np
 import pytest
 
+from irtool.files import FileError
+
 from irtool.build import FACTORIES, BuildError, build_and_save, build_model, factory, save_model
 from irtool.cases import CaseError, OpCase, free_symbols, ragged_lengths
 from irtool.specs import registry
@@ -101,6 +103,6 @@ def test_save_refuses_bad_targets_without_writing(tmp_path):
     model = build_model(OpCase("GRUCell", {"hidden_size": 4}))
     with pytest.raises(CaseError, match="must end in .xml"):
         save_model(model, tmp_path / "m.txt")
-    with pytest.raises(CaseError, match="does not exist"):
+    with pytest.raises(FileError, match="does not exist"):
         save_model(model, tmp_path / "missing" / "m.xml")
     assert os.listdir(tmp_path) == []

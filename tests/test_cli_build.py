@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 
 import pytest
 
+from irtool.cases import OpCase
 from irtool.cli import build_parser, main
 from irtool.cli.build_cmd import command_name
 from irtool.specs import registry
@@ -89,3 +92,64 @@ def test_refusals_are_one_line_and_exit_2(argv, message, capsys, tmp_path):
 def test_build_without_an_op_is_a_usage_error(capsys):
     code, _, err = build(capsys)
     assert code == 2 and "name an op" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hidden-size", "12000"], r"GRUSequence-5 with hidden_size 12000, .* needs about [\d.]+ GiB, more than 1.0 GiB "
+                                 r"\(IRTOOL_MEMORY_LIMIT=1G\); make it smaller, or set IRTOOL_MEMORY_LIMIT"),
+    (["--hidden-size", "4", "--batch", "10000000000000000000000"], r"needs about .* TiB, more than 1.0 GiB"),
+    (["--hidden-size", "4", "--input-size", "1e20"], r"argument --input-size: invalid int value: '1e20'"),
+    (["--hidden-size", "4", "--seed", "-1"], r"argument --seed: -1: a seed is an integer from 0 to 2\*\*63-1"),
+], ids=["hidden-12000", "huge-batch", "input-size-float", "seed-negative"])
+def test_sizes_and_seeds_are_checked_before_anything_is_allocated(argv, message, capsys, tmp_path, monkeypatch):
+    """The memory limit is set to 1 GiB, so the figures are the same on any machine."""
+    monkeypatch.setenv("IRTOOL_MEMORY_LIMIT", "1G")
+    code, out, err = build(capsys, "gru-sequence", "--direction", "forward", *argv, "-o", str(tmp_path / "m.xml"))
+    errors = [line for line in err.splitlines() if line.startswith("irtool: error:")]
+    assert code == 2 and len(errors) == 1 and re.search(message, errors[0]), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_memory_estimate_grows_with_the_sizes():
+    """Weights grow with hidden_size squared, data with batch x seq_length: the estimate follows both."""
+    def needed(**sizes):
+        hidden = sizes.pop("hidden_size", 16)
+        return OpCase("GRUSequence", {"hidden_size": hidden, "direction": "forward"}, sizes).memory_needed()
+
+    assert 3.5 < needed(hidden_size=1024) / needed(hidden_size=512) < 4.5
+    assert 1.8 < needed(batch_size=64, seq_length=64) / needed(batch_size=32, seq_length=64) < 2.2
+    assert needed(hidden_size=12000) > 3 * 12000 * 12000 * 4  # R alone is 1.6 GiB at f32
+
+
+@pytest.mark.parametrize("target, message", [
+    (lambda tmp, node: tmp / "dir.xml", r"dir.xml: a directory; irtool writes the model file only as a new file or over"),
+    (lambda tmp, node: node(tmp / "null.xml"), r"null.xml: a character device"),
+    (lambda tmp, node: tmp / "gone" / "m.xml", r"m.xml: folder .*gone does not exist"),
+], ids=["directory", "device", "no-folder"])
+def test_output_targets_that_are_not_regular_files_are_refused(target, message, capsys, tmp_path, device_node):
+    (tmp_path / "dir.xml").mkdir()
+    path = target(tmp_path, device_node)
+    code, _, err = build(capsys, "gru-cell", "--hidden-size", "4", "-o", str(path))
+    assert code == 2 and re.search(message, err), err
+    assert (tmp_path / "dir.xml").is_dir()
+
+
+def test_a_failed_xml_rename_leaves_the_old_pair(capsys, tmp_path, monkeypatch):
+    """build renames the .bin first: when the .xml rename fails, the old .bin comes back."""
+    from irtool import files
+
+    xml = tmp_path / "m.xml"
+    assert build(capsys, "gru-cell", "--hidden-size", "4", "-o", str(xml))[0] == 0
+    old = (xml.read_bytes(), xml.with_suffix(".bin").read_bytes())
+    real = os.replace
+
+    def fail_on_xml(source, target):
+        if str(target).endswith("m.xml"):
+            raise OSError(28, "No space left on device", str(target))
+        real(source, target)
+
+    monkeypatch.setattr(files.os, "replace", fail_on_xml)
+    code, _, err = build(capsys, "gru-cell", "--hidden-size", "8", "--seed", "3", "-o", str(xml))
+    assert code == 2 and "m.xml: disk full" in err, err
+    assert (xml.read_bytes(), xml.with_suffix(".bin").read_bytes()) == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.bin", "m.xml"]

@@ -135,7 +135,7 @@ def test_a_failure_exits_1_with_a_reproducer(small):
     (["-j", "0"], "-j 0: expected at least 1 worker"),
     (["--precision", "f8"], "--precision f8: expected one of"),
     (["--shard", "3/2"], "--shard 3/2: expected K/N"),
-    (["--timeout", "0"], "--timeout 0: expected seconds > 0"),
+    (["--timeout", "0"], "--timeout: 0.0; expected a number of seconds > 0"),
     (["--config", "INFERENCE_PRECISION_HINT=f32"], "with --precision"),
 ])
 def test_usage_errors_exit_2_with_one_line(small, args, message):

@@ -100,4 +100,4 @@ def test_resume_refuses_a_report_dir_of_another_run(tmp_path):
     done = subprocess.run(harness(tmp_path, "--resume", "--precision", "bf16"), capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 2
-    assert "cannot resume: it holds a run with precisions ['f32'], this one has ['bf16']" in done.stderr
+    assert "cannot resume: it holds a run of other jobs (devices, precisions, shard or cases differ)" in done.stderr

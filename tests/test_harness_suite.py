@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from irtool.errors import IrtoolError
 from irtool.harness.suite import SuiteError, load_suite
 from irtool.specs import registry
 
@@ -106,7 +107,7 @@ def test_bad_suites_get_one_line_naming_the_file_and_table(tmp_path, text, messa
 
 
 def test_missing_suite_file(tmp_path):
-    with pytest.raises(SuiteError, match="no such suite file"):
+    with pytest.raises(IrtoolError, match="no such suite file"):
         load_suite(tmp_path / "none.toml")
 
 

@@ -106,7 +106,7 @@ def _suite_without_the_case(tmp_path):
                                      "or SUITE.toml::CASE-ID"),
     (_onnx_file, "x.onnx: expected an IR .xml file"),
     (_not_a_reproducer, "folder: not a reproducer folder (no case.json, inputs.npz)"),
-    (_bad_case_json, "case.json: not a reproducer's case.json (KeyError: 'tolerances')"),
+    (_bad_case_json, "case.json: not a reproducer's case.json: no 'precision'"),
     (_suite_without_the_case, "mine.toml: no case 'lstm'; its cases are lstm[direction=forward,seed=0], "
                               "lstm[direction=bidirectional,seed=0]"),
     (lambda tmp: f"{tmp / 'none.toml'}::x", "none.toml: no such suite file"),

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
 from irtool.cli.common import UsageError, fail
+from irtool.cli.options import seed
 from irtool.specs import AttributeSpec, OpSpec, registry
 from irtool.specs.values import format_value
 
@@ -65,7 +66,7 @@ def _add_op_parser(ops: argparse._SubParsersAction, spec: OpSpec) -> None:
                            help=f"{name} (default {DEFAULT_SIZES.get(name, FALLBACK_SIZE)})")
     data = parser.add_argument_group("data")
     data.add_argument("--element-type", choices=tuple(ELEMENT_TYPES), default="f32")
-    data.add_argument("--seed", type=int, default=0, help="seed of the Const weights (default 0)")
+    data.add_argument("--seed", type=seed, default=0, help="seed of the Const weights (default 0)")
     data.add_argument("--weights-as-parameters", action="store_true", help="W, R, B as model inputs, not Consts")
     dynamic_names = ", ".join(SYMBOL_ALIASES.get(n, n) for n in symbols)
     data.add_argument("--dynamic", default="", metavar="DIMS",
@@ -100,18 +101,19 @@ def _attribute_type(attribute: AttributeSpec) -> Callable[[str], Any]:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.build import build_and_save
-    from irtool.cases import CaseError, OpCase
+    from irtool.cases import OpCase
+    from irtool.errors import IrtoolError
 
     attributes = {key[len("attr_"):]: value for key, value in vars(args).items()
                   if key.startswith("attr_") and value is not None}
     sizes = {key[len("size_"):]: value for key, value in vars(args).items()
              if key.startswith("size_") and value is not None}
-    case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
-                  seed=args.seed, weights_as_parameters=args.weights_as_parameters,
-                  dynamic=_dynamic(args.dynamic, args.symbols))
     try:
+        case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
+                      seed=args.seed, weights_as_parameters=args.weights_as_parameters,
+                      dynamic=_dynamic(args.dynamic, args.symbols))
         xml_path, bin_path = build_and_save(case, args.output)
-    except CaseError as error:
+    except IrtoolError as error:
         fail(error.message)
         return 2
     attributes_text = " ".join(f"{k}={format_value(v)}" for k, v in case.filled_attributes.items() if v != [])

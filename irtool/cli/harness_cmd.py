@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
-from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
+from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
@@ -33,7 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--report-dir", type=Path, default=Path("irtool-report"), metavar="DIR",
                         help="where results and reports go (default irtool-report)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
-    parser.add_argument("--timeout", type=float, metavar="S", help="seconds per case (default: the suite's, or 120)")
+    parser.add_argument("--timeout", type=seconds, metavar="S", help="seconds per case (default: the suite's, or 120)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace the results of an earlier run in the report dir (refused without it)")
+    parser.add_argument("--max-cases", type=int, metavar="N",
+                        help="refuse a suite that makes more cases than N (default: the suite's max_cases, or 50000)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run whose results.jsonl is in the report dir; finished cases are kept")
     parser.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic slices of the matrix")
@@ -47,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reduce-failures", action="store_true",
                         help="after the run, shrink each new failure to its smallest reproducer (irtool reduce) "
                              "into DIR/reduced/")
-    parser.add_argument("--reduce-budget", type=float, default=300.0, metavar="S",
+    parser.add_argument("--reduce-budget", type=seconds, default=300.0, metavar="S",
                         help="with --reduce-failures: seconds per failure (default 300)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -61,12 +65,10 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise UsageError(f"-j {args.jobs}: expected at least 1 worker")
-    if args.timeout is not None and not args.timeout > 0:
-        raise UsageError(f"--timeout {args.timeout:g}: expected seconds > 0")
-    if not args.drift_factor > 1:
-        raise UsageError(f"--drift-factor {args.drift_factor:g}: expected a factor > 1")
-    if not args.reduce_budget > 0:
-        raise UsageError(f"--reduce-budget {args.reduce_budget:g}: expected seconds > 0")
+    if args.max_cases is not None and args.max_cases < 1:
+        raise UsageError(f"--max-cases {args.max_cases}: expected at least 1")
+    if not 1 < args.drift_factor < float("inf"):
+        raise UsageError(f"--drift-factor {args.drift_factor:g}: expected a finite factor > 1")
     try:
         options = HarnessOptions(
             suites=args.suites, devices=parse_list(args.device, "-d"),
@@ -75,7 +77,7 @@ def handle(args: argparse.Namespace) -> int:
             shard=parse_shard(args.shard) if args.shard else None, expected_failures=args.xfail,
             baseline=args.baseline, drift_factor=args.drift_factor, config=parse_config(args.config),
             tolerance=parse_tolerances(args.atol, args.rtol), reduce_failures=args.reduce_failures,
-            reduce_budget=args.reduce_budget)
+            reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases)
     except IrtoolError as error:
         raise UsageError(error.message) from None
     bar = None if args.no_progress else Progress(sys.stderr)
@@ -89,6 +91,10 @@ def handle(args: argparse.Namespace) -> int:
         if bar:
             bar.finish()
     print(json.dumps(summary_json(outcome), indent=2) if args.format == "json" else render(outcome, args.report_dir))
+    if outcome.stopped:
+        fail(f"the run stopped: {outcome.stopped}; {len(outcome.run.results)} results are saved, --resume "
+             f"continues once it can write again")
+        return 2
     if outcome.interrupted:
         fail(f"interrupted: the reports in {args.report_dir} are partial; --resume continues the run"
              if outcome.run.partial else f"interrupted while reducing failures; the reports in {args.report_dir} "
@@ -134,6 +140,7 @@ def render(outcome: Any, report_dir: Path) -> str:
     run = outcome.run
     lines = [f"irtool harness: {len(run.results)} jobs ({outcome.reran} run now), "
              f"openvino {run.meta.get('openvino_version')}"]
+    lines.extend(f"note: {note}" for note in outcome.notes)
     lines.extend(_table(run.results))
     problems = [r for r in run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")]
     for result in problems:
@@ -150,7 +157,8 @@ def render(outcome: Any, report_dir: Path) -> str:
 
         lines.append(render_diff(outcome.diff))
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
-    verdict = "INTERRUPTED" if outcome.interrupted else ("FAILED" if outcome.exit_code else "PASSED")
+    verdict = ("STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted
+               else "FAILED" if outcome.exit_code else "PASSED")
     lines.append(f"{verdict}: " + ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()))
     return "\n".join(lines)
 
@@ -170,7 +178,8 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    data = {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted, "summary": outcome.run.summary,
+    data = {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted, "stopped": outcome.stopped,
+            "notes": outcome.notes, "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
             "reduced": [{"name": r.job, "folder": str(r.folder) if r.folder else None, "summary": r.summary}

@@ -41,6 +41,28 @@ def _split_tolerances(values: list[str], option: str) -> tuple[float | None, dic
     return overall, per_output
 
 
+def seconds(text: str) -> float:
+    """argparse type of an option in seconds: finite, > 0, at most a week (as a suite's timeout)."""
+    from irtool.harness.suite import check_seconds
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    return check_seconds(value, "", argparse.ArgumentTypeError)
+
+
+def seed(text: str) -> int:
+    """argparse type of a seed: an integer from 0 to 2**63-1 (what numpy's generators take)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"{text}: a seed is an integer from 0 to 2**63-1")
+    return value
+
+
 def parse_config(items: list[str]) -> dict[str, str]:
     config = {}
     for item in items:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
-from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
+from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds, seed
 from irtool.compare import PRECISIONS
 
 DEFAULT_OUT = Path("irtool-reduced")
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"where the reduced reproducer and reduce.log go (default {DEFAULT_OUT})")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz",
                         help="inputs of an IR file, by input name (default: seeded)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of an IR file's generated inputs (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of an IR file's generated inputs (default 0)")
     parser.add_argument("--node", metavar="NAME",
                         help="a recurrent node of a whole model (as irtool run lists them): the model runs on the "
                              "device and reduce starts from that node, with the inputs the device gave it")
@@ -43,9 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             '"Y.nonfinite_mismatch>0 and verdict==fail"')
     check.add_argument("--check-script", type=Path, metavar="FILE.py",
                        help="a Python file defining check(result: dict) -> bool")
-    parser.add_argument("--timeout", type=float, metavar="S",
+    parser.add_argument("--timeout", type=seconds, metavar="S",
                         help=f"seconds per candidate run (default: the suite's, else {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--budget", type=float, metavar="S", help="seconds for the whole reduction (default: no limit)")
+    parser.add_argument("--budget", type=seconds, metavar="S", help="seconds for the whole reduction (default: no limit)")
     parser.set_defaults(handler=handle)
 
 
@@ -54,10 +54,6 @@ def handle(args: argparse.Namespace) -> int:
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
     from irtool.reduce.origin import NodePasses
 
-    for name in ("timeout", "budget"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise UsageError(f"--{name} {value:g}: expected seconds > 0")
     tolerance = parse_tolerances(args.atol, args.rtol)
     config = parse_config(args.config)
     try:

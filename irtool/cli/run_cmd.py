@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError, fail
-from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
+from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seed
 from irtool.compare import PRECISIONS, OutputDiff
 from irtool.jsonable import plain
 
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--precision", choices=PRECISIONS, default="f32",
                         help="INFERENCE_PRECISION_HINT to compile with (default f32; the CPU would pick bf16)")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
     add_judging_options(parser)
     parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]",

@@ -115,6 +115,9 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
     if not drift_factor >= 1:
         raise BaselineError(f"drift factor {drift_factor}: expected a number >= 1 (how many times the max abs "
                             f"error may grow)")
+    if not 0 <= drift_floor < float("inf"):
+        raise BaselineError(f"drift floor {drift_floor}: expected a finite number >= 0 (the max abs error at or "
+                            f"under which growth is noise)")
     if device_map:
         olds = {(r.case, device_map[r.device], r.precision): r for r in old.results if r.device in device_map}
         news = {r.key: r for r in new.results if r.device in device_map.values()}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from irtool.errors import IrtoolError
+from irtool.files import read_text
 from irtool.harness.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
 
 KEYS = frozenset({"case", "device", "precision", "reason", "issue"})
@@ -41,16 +42,17 @@ class Expected:
 def load_expectations(path: str | Path) -> list[Expected]:
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ExpectationsError(f"{path}: no such known-failures file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ExpectationsError(f"{path}: cannot read it: {error}") from None
+        data = tomllib.loads(read_text(path, "known-failures file"))
+    except tomllib.TOMLDecodeError as error:
+        raise ExpectationsError(f"{path}: not valid TOML: {error}") from None
     entries = data.get("xfail", [])
     if set(data) - {"xfail"} or not isinstance(entries, list):
         raise ExpectationsError(f"{path}: expected only [[xfail]] tables")
     expected = []
     for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            raise ExpectationsError(f"{path}: xfail entry {number} is {entry!r:.40}; expected an [[xfail]] table "
+                                    f"with case and reason")
         unknown = sorted(set(entry) - KEYS)
         if unknown:
             raise ExpectationsError(f"{path}: [[xfail]] {number}: unknown key {unknown[0]!r}; "

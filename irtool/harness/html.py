@@ -48,7 +48,7 @@ svg text{font:11px sans-serif}
 
 
 def write_html(path: str | Path, run: RunResults) -> None:
-    write_atomic(path, render_html(run))
+    write_atomic(path, render_html(run), "report")
 
 
 def render_html(run: RunResults) -> str:

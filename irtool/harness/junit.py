@@ -22,7 +22,7 @@ PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finishe
 
 
 def write_junit(path: str | Path, run: RunResults) -> None:
-    write_atomic(path, junit_xml(run))
+    write_atomic(path, junit_xml(run), "report")
 
 
 def junit_xml(run: RunResults) -> bytes:

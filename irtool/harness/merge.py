@@ -45,7 +45,7 @@ def merge_runs(runs: Sequence[RunResults], names: Sequence[str] | None = None) -
     meta: dict[str, Any] = dict(runs[0].meta)
     meta.update(devices=_union(run.meta.get("devices") for run in runs),
                 precisions=_union(run.meta.get("precisions") for run in runs),
-                shard=None, shards=[shard for run in runs for shard in _shards(run)],
+                shard=None, matrix=None, shards=[shard for run in runs for shard in _shards(run)],
                 started=_edge([run.meta.get("started") for run in runs], min),
                 finished=_edge([run.meta.get("finished") for run in runs], max))
     return RunResults(meta, [result for _, result in results.values()], partial=any(run.partial for run in runs))

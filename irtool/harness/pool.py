@@ -6,6 +6,7 @@ time.  A worker that dies (signal, exit) is recorded as CRASH for the job it was
 with the last lines of its stderr; one that runs past the timeout is killed and recorded as
 TIMEOUT.  Either way a fresh worker takes over the rest of the group and, when a report
 dir is set, first writes the lost job's reproducer (model and inputs, nothing compiled).
+Workers end with this process, however it ends (:mod:`irtool.harness.lifeline`).
 """
 from __future__ import annotations
 
@@ -25,12 +26,13 @@ from typing import IO, Callable, Sequence
 import irtool
 
 from irtool.errors import IrtoolError
+from irtool.harness.lifeline import lifeline, worker_env as lifeline_env
 from irtool.harness.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
 from irtool.harness.worker import RunnerOptions, base_result, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
 STDERR_LINES = 20
-WORKER_COMMAND = (sys.executable, "-m", "irtool.harness.worker")
+WORKER_COMMAND = (sys.executable, "-m", "irtool.harness.lifeline")  # the worker loop, bound to this process
 
 
 class PoolError(IrtoolError):
@@ -52,6 +54,7 @@ class _Worker:
     task: _Task | None = None
     deadline: float = 0.0
     queue: deque = field(default_factory=deque)  # the rest of its group
+    lifeline: int | None = None  # this process's end of the worker's lifeline pipe
 
     def send(self, message: dict) -> None:
         assert self.process.stdin is not None
@@ -67,6 +70,9 @@ class _Worker:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+        if self.lifeline is not None:
+            os.close(self.lifeline)
+            self.lifeline = None
         for stream in (self.process.stdin, self.process.stdout, self.stderr):
             try:
                 stream.close()
@@ -175,12 +181,17 @@ class Pool:
 
     def _start(self, queue: deque | None = None) -> _Worker:
         stderr = tempfile.TemporaryFile()
+        read_end, write_end = lifeline()
         try:
             process = subprocess.Popen(WORKER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                       env=worker_environment(self.env))
+                                       env={**worker_environment(self.env), **lifeline_env(read_end)},
+                                       pass_fds=(read_end,))
         except OSError as error:
+            os.close(write_end)
             raise PoolError(f"cannot start a worker process ({error.strerror})") from None
-        worker = _Worker(process, stderr, queue=queue or deque())
+        finally:
+            os.close(read_end)
+        worker = _Worker(process, stderr, queue=queue or deque(), lifeline=write_end)
         worker.deadline = time.monotonic() + STARTUP_TIMEOUT
         os.set_blocking(process.stdout.fileno(), False)
         self._selector.register(process.stdout, selectors.EVENT_READ, worker)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
 
-from irtool.jsonable import plain, unplain
+from irtool.jsonable import plain, shown, unplain
 
 # Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
 # single RNN-family op); ERROR: could not build, compile or infer (one-line message);
@@ -29,6 +29,49 @@ FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
 RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
 
 
+class RecordError(ValueError):
+    """A stored record whose fields do not have the types irtool writes; the message names the field."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _list_of(check: Any) -> Any:
+    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+
+
+def _optional(check: Any) -> Any:
+    return lambda value: value is None or check(value)
+
+
+_is_str = lambda value: isinstance(value, str)  # noqa: E731
+_is_flag = lambda value: isinstance(value, bool)  # noqa: E731
+_is_count = lambda value: _is_int(value) and value >= 0  # noqa: E731
+
+
+def is_tolerance(value: Any) -> bool:
+    """A number that can be a tolerance: finite and >= 0."""
+    return _is_number(value) and 0 <= value < float("inf")
+
+
+_is_tolerance = _optional(is_tolerance)
+CASE_FIELDS: dict[str, tuple[Any, str]] = {
+    "id": (_is_str, "a string"), "suite": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
+    "version": (_optional(_is_int), "an integer or null"),
+    "attributes": (lambda v: isinstance(v, Mapping), "an object"),
+    "sizes": (lambda v: isinstance(v, Mapping), "an object"), "element_type": (_is_str, "a string"),
+    "weights_as_parameters": (_is_flag, "true or false"),
+    "dynamic": (lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "file": (_optional(_is_str), "a string or null"), "fill_defaults": (_is_flag, "true or false"),
+    "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
+    "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
+    "rtol": (_is_tolerance, "a number >= 0 or null"),
+}
 @dataclass(frozen=True)
 class SuiteCase:
     """One case: an op case (``op`` set) or an IR file (``file`` set).
@@ -55,6 +98,12 @@ class SuiteCase:
     model_seed: int = 0
     atol: float | None = None
     rtol: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, (check, words) in CASE_FIELDS.items():
+            value = getattr(self, name)
+            if not check(value):
+                raise RecordError(f"case field {name!r} is {shown(value)}; expected {words}")
 
     @cached_property
     def model_key(self) -> str:
@@ -125,8 +174,15 @@ def case_to_json(case: SuiteCase) -> dict[str, Any]:
 
 
 def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
+    """A stored case; RecordError names a field that is unknown or of the wrong type."""
     data = dict(unplain(dict(data)))
-    data["dynamic"] = tuple(data.get("dynamic", ()))
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(SuiteCase)})
+    if unknown:
+        raise RecordError(f"unknown case field {unknown[0]!r}")
+    if "id" not in data or "suite" not in data:
+        raise RecordError("a case needs 'id' and 'suite'")
+    dynamic = data.get("dynamic", ())
+    data["dynamic"] = tuple(dynamic) if isinstance(dynamic, list) else dynamic
     return SuiteCase(**data)
 
 
@@ -134,10 +190,66 @@ def result_to_json(result: CaseResult) -> dict[str, Any]:
     return plain(result)
 
 
+# The type of each stored field, as (check, words for the message).  Every reader of results
+# (reports, diff, merge, resume) relies on these, so a file is checked once when it is read.
+RESULT_FIELDS: dict[str, tuple[Any, str]] = {
+    "case": (_is_str, "a string"), "suite": (_is_str, "a string"), "device": (_is_str, "a string"),
+    "precision": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
+    "file": (_optional(_is_str), "a string or null"), "attributes": (lambda v: isinstance(v, dict), "an object"),
+    "shapes": (lambda v: isinstance(v, dict) and all(_list_of(_is_int)(s) for s in v.values()),
+               "an object of integer lists"),
+    "element_type": (_optional(_is_str), "a string or null"), "seed": (_is_int, "an integer"),
+    "effective_precision": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+                            "an object of strings"),
+    "execution_devices": (_list_of(_is_str), "a list of strings"), "message": (_is_str, "a string"),
+    "stderr": (_list_of(_is_str), "a list of strings"), "outputs": (_list_of(lambda v: isinstance(v, dict)),
+                                                                    "a list of objects"),
+    "max_abs": (_optional(_is_number), "a number or null"), "time": (_is_number, "a number"),
+    "compile_time": (_is_number, "a number"), "infer_time": (_is_number, "a number"),
+    "reproducer": (_optional(_is_str), "a string or null"), "issue": (_optional(_is_str), "a string or null"),
+}
+REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
+_NUMBER_OR_NULL = (_optional(_is_number), "a number or null")
+# The fields of a stored output (irtool.compare.OutputDiff, flattened) that reports read.
+OUTPUT_FIELDS: dict[str, tuple[Any, str]] = {
+    "name": (_is_str, "a string"), "shape": (_list_of(_is_int), "a list of integers"),
+    "passed": (lambda v: isinstance(v, bool), "true or false"), "problem": (_optional(_is_str), "a string or null"),
+    "worst_index": (_optional(_list_of(_is_int)), "a list of integers or null"),
+    "step_max_abs": (_optional(_list_of(_is_number)), "a list of numbers or null"),
+    "tolerance_source": (_optional(_is_str), "a string or null"),
+    **{name: _NUMBER_OR_NULL for name in ("max_abs", "max_rel", "mean_abs", "worst_actual", "worst_expected",
+                                          "needed_atol", "needed_rtol", "atol", "rtol")},
+    **{name: (_is_int, "an integer") for name in ("outside", "total", "actual_nan", "actual_inf", "expected_nan",
+                                                   "expected_inf", "nonfinite_mismatch")},
+}
+
+
+def check_result_json(data: Any) -> dict[str, Any]:
+    """The stored result with non-finite numbers back as floats; RecordError naming the first
+    field that is missing or of the wrong type, or a verdict irtool does not know."""
+    if not isinstance(data, dict):
+        raise RecordError(f"a result is a JSON object, not {shown(data)}")
+    data = unplain(dict(data))
+    missing = [name for name in REQUIRED_FIELDS if name not in data]
+    if missing:
+        raise RecordError(f"a result without {', '.join(missing)}")
+    if data["verdict"] not in VERDICTS:
+        raise RecordError(f"unknown verdict {shown(data['verdict'])}; verdicts are {', '.join(VERDICTS)}")
+    for name, (check, words) in RESULT_FIELDS.items():
+        if name in data and not check(data[name]):
+            raise RecordError(f"field {name!r} is {shown(data[name])}; expected {words}")
+    for index, output in enumerate(data.get("outputs", ())):
+        for name, (check, words) in OUTPUT_FIELDS.items():
+            if name in output and not check(output[name]):
+                raise RecordError(f"outputs[{index}].{name} is {shown(output[name])}; expected {words}")
+    return data
+
+
 def result_from_json(data: Mapping[str, Any]) -> CaseResult:
-    """A stored result; unknown fields (from a newer irtool) are dropped, missing ones default."""
+    """A stored result, checked (:func:`check_result_json`); unknown fields (from a newer irtool)
+    are dropped, missing optional ones default."""
     known = {f.name for f in dataclasses.fields(CaseResult)}
-    return CaseResult(**{k: v for k, v in unplain(dict(data)).items() if k in known})
+    return CaseResult(**{k: v for k, v in check_result_json(data).items() if k in known})
 
 
 def pattern_matches(pattern: str, text: str) -> bool:

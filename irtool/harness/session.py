@@ -3,10 +3,20 @@
 :func:`run_harness` does the whole run and returns what it found; it never prints.  The
 CLI passes a ``progress`` callback to draw its bar.  An interrupted run (Ctrl-C, SIGTERM)
 still writes its reports, marked partial; ``resume=True`` picks up the results.jsonl of
-the report dir and runs only the jobs it does not hold.
+the report dir and runs only the jobs it does not hold, if it holds the same run: the
+same suite contents and the same set of jobs (by whatever path the suites are named, in
+whatever order devices and precisions are listed).
+
+The report dir is locked for the run (:mod:`irtool.harness.lock`), and a fresh run does
+not replace an earlier run's results unless ``force`` is set.  A baseline is read before
+anything runs.  A results.jsonl that cannot be written (a full disk) stops the run: the
+outcome says why, and holds the results saved before it.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +25,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
+from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, make_jobs
 from irtool.harness.pool import Pool
-from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase
-from irtool.harness.store import JSONL_NAME, JsonlWriter, RunResults, now, read_jsonl, run_meta
+from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
+from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
+                                  read_jsonl, run_meta)
 from irtool.harness.suite import load_suite
 from irtool.harness.worker import REPRODUCERS, RunnerOptions, base_result
 
@@ -51,6 +63,8 @@ class HarnessOptions:
     env: dict[str, str] | None = None  # the workers' environment (default: this one)
     reduce_failures: bool = False  # reduce each failure of this run into REPORT_DIR/reduced/
     reduce_budget: float = 300.0  # seconds per failure
+    force: bool = False  # replace an earlier run's results in the report dir
+    max_cases: int | None = None  # per suite; default: the suite's own limit
 
 
 @dataclass
@@ -60,6 +74,8 @@ class HarnessOutcome:
     diff: "RunDiff | None" = None  # when a baseline was given
     reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
+    notes: list[str] = field(default_factory=list)  # what the run changed of what was asked (-j capped)
+    stopped: str | None = None  # why the run stopped before its end (a full disk); exit 2
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -67,36 +83,110 @@ class HarnessOutcome:
 
     @property
     def exit_code(self) -> int:
+        if self.stopped:
+            return 2
         regressed = self.diff is not None and self.diff.regressed
         return 1 if self.failed or regressed else 0
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(asked: int, jobs: int) -> tuple[int, str | None]:
+    """Workers to start for ``-j asked``: at most one per CPU and one per job; and the note
+    that says so when that is fewer than asked."""
+    cpus = usable_cpus()
+    count = max(1, min(asked, cpus, jobs))
+    if count == asked:
+        return count, None
+    why = _plural(cpus, "CPU") if count == cpus and cpus < asked else _plural(jobs, "job")
+    return count, f"-j {asked}: {_plural(count, 'worker')}, one per CPU and per job at most ({why} here)"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def run_harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessOutcome:
-    suites = [load_suite(path) for path in options.suites]
+    suites = [load_suite(path, options.max_cases) for path in options.suites]
     cases = _all_cases(suites)
     expected = [entry for suite in suites if suite.expected_failures
                 for entry in known.load_expectations(suite.expected_failures)]
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
+    _check_output_names(options.tolerance, cases)
+    baseline = _baseline(options.baseline)
     timeout = options.timeout or max(suite.timeout for suite in suites)
     jobs = make_jobs(cases, options.devices, options.precisions, options.shard)
     order = {job.key: index for index, job in enumerate(jobs)}
     report_dir = _report_dir(options.report_dir)
-    pool = Pool(options.jobs, timeout, RunnerOptions(options.config, options.tolerance, str(report_dir)), options.env)
-    pool.start(min(options.jobs, len(jobs)))  # the workers import openvino while this process does
+    lock = ReportDirLock.acquire(report_dir)
     try:
-        return _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress)
+        workers, note = worker_count(options.jobs, len(jobs))
+        pool = Pool(workers, timeout, RunnerOptions(options.config, options.tolerance, str(report_dir)), options.env)
+        pool.start(workers)  # the workers import openvino while this process does
+        try:
+            outcome = _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress, baseline)
+        finally:
+            pool.close()
     finally:
-        pool.close()
+        lock.release()
+    outcome.notes += [note] if note else []
+    return outcome
+
+
+def _baseline(path: Path | None) -> RunResults | None:
+    """The baseline, read before the run (a missing or broken one stops it before it starts)."""
+    return None if path is None else load_results(path)
+
+
+def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
+    """--atol/--rtol OUTPUT:... must name an output some case of the run has (as run refuses a typo)."""
+    if not (tolerance.output_atol or tolerance.output_rtol):
+        return
+    from irtool.specs import registry
+
+    names = {port.name for spec in registry() if spec.family for port in spec.outputs}
+    for case in cases:
+        if case.file is not None:
+            names |= _file_output_names(case.file)
+    unknown = tolerance.unknown_outputs(names)
+    if unknown:
+        raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has; outputs are "
+                           f"{', '.join(sorted(names))}")
+
+
+def _file_output_names(path: str) -> set[str]:
+    """Every name an IR file gives a layer output or a Result (what run accepts, and more)."""
+    from irtool.ir import IRParseError, parse_ir
+
+    try:
+        model = parse_ir(path)
+    except (IRParseError, OSError):
+        return set()  # the job says what is wrong with the file
+    names = set()
+    for layer in model.layers:
+        if layer.type == "Result" and layer.name:
+            names.add(layer.name)
+        for port in layer.outputs:
+            names.update(name.strip() for name in (port.names or "").split(",") if name.strip())
+    return names
 
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
-         pool: Pool, timeout: float, progress: Progress | None) -> HarnessOutcome:
+         pool: Pool, timeout: float, progress: Progress | None, baseline: RunResults | None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
     from irtool.runtime.devices import list_devices, skip_reason
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
                     str(options.shard) if options.shard else None, openvino_version())
-    results, writer = _open_store(report_dir, meta, options.resume, order)
+    meta["suite_digests"] = sorted(suite.digest for suite in suites)
+    meta["matrix"] = matrix_digest(jobs)
+    results, writer = _open_store(report_dir, meta, options, order)
     done = {r.key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
 
@@ -128,21 +218,36 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         outcome.run.partial = False
     except KeyboardInterrupt:
         outcome.interrupted = True
+    except StoreError as error:  # results.jsonl cannot be written (a full disk): stop, keep what is saved
+        outcome.stopped = error.message
     finally:
-        writer.close()
+        _finish_store(writer, outcome)
         results.sort(key=lambda r: order.get(r.key, len(order)))
         meta["finished"] = now()
-        _write_reports(report_dir, outcome.run)
-    if options.reduce_failures and not outcome.interrupted:
+        _write_reports(report_dir, outcome)
+    if options.reduce_failures and not outcome.interrupted and not outcome.stopped:
         failed = {result.key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
                                                        options, timeout)
-    if options.baseline is not None:
+    if baseline is not None:
         from irtool.harness.baseline import diff_runs
-        from irtool.harness.store import load_results
 
-        outcome.diff = diff_runs(load_results(options.baseline), outcome.run, options.drift_factor)
+        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor)
     return outcome
+
+
+def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome) -> None:
+    try:
+        writer.close()
+    except StoreError as error:
+        outcome.stopped = outcome.stopped or error.message
+
+
+def matrix_digest(jobs: Sequence[Job]) -> str:
+    """What a run means, as a digest: the set of its jobs (each case's full definition, device and
+    precision), independent of their order and of the paths the suites were named by."""
+    lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision], sort_keys=True) for job in jobs)
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
 def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float) -> tuple[list, bool]:
@@ -152,10 +257,15 @@ def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout:
                            timeout=timeout, budget=options.reduce_budget, env=options.env)
 
 
-def _write_reports(report_dir: Path, run: RunResults) -> None:
+def _write_reports(report_dir: Path, outcome: HarnessOutcome) -> None:
     from irtool.harness.reports import write_reports
 
-    write_reports(report_dir, run)
+    try:
+        write_reports(report_dir, outcome.run)
+    except IrtoolError as error:
+        if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
+            raise
+        outcome.stopped += f"; the reports could not be written either ({error.message})"
 
 
 def _all_cases(suites: list) -> list[SuiteCase]:
@@ -179,20 +289,48 @@ def _report_dir(path: Path) -> Path:
     return path
 
 
-def _open_store(report_dir: Path, meta: dict, resume: bool, order: dict) -> tuple[list[CaseResult], JsonlWriter]:
+def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
+                order: dict) -> tuple[list[CaseResult], JsonlWriter]:
     """The results already there (with --resume) and the writer that appends the new ones."""
     jsonl = report_dir / JSONL_NAME
-    if resume and jsonl.is_file():
+    if options.resume and jsonl.is_file():
         previous = read_jsonl(jsonl, repair=True)
         _check_same_run(jsonl, previous.meta, meta)
         meta["started"] = previous.meta.get("started", meta["started"])
         return [r for r in previous.results if r.key in order], JsonlWriter(jsonl, None, append=True)
+    if not options.force:
+        _check_no_earlier_run(report_dir, options.resume)
     for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only
         shutil.rmtree(report_dir / folder, ignore_errors=True)
     return [], JsonlWriter(jsonl, meta, append=False)
 
 
+def _check_no_earlier_run(report_dir: Path, resume: bool) -> None:
+    """SessionError if the dir holds another run's results, which a fresh run would replace."""
+    found = [report_dir / name for name in (JSONL_NAME, JSON_NAME) if os.path.lexists(report_dir / name)]
+    if not found:
+        return
+    try:
+        meta = load_results(found[0]).meta
+        what = f"a run started {meta.get('started') or '?'} of {', '.join(meta.get('suites') or ()) or '?'}"
+    except IrtoolError:
+        what = "results this run cannot read"
+    hint = "it has no results.jsonl to resume; " if resume else "--resume continues it, "
+    raise SessionError(f"{report_dir} holds {what}; {hint}--force replaces it, or give this run another "
+                       f"--report-dir")
+
+
 def _check_same_run(path: Path, old: dict, new: dict) -> None:
+    """Refuse to resume a different run: compare the suites' contents and the set of jobs
+    (a results.jsonl from before those were recorded: the suite paths, devices, precisions, shard)."""
+    if "matrix" in old:
+        if old.get("suite_digests") != new["suite_digests"]:
+            raise SessionError(f"{path}: cannot resume: a suite has changed since that run started (its content "
+                               f"differs); run without --resume (--force) or with another --report-dir")
+        if old["matrix"] != new["matrix"]:
+            raise SessionError(f"{path}: cannot resume: it holds a run of other jobs (devices, precisions, shard or "
+                               f"cases differ); run without --resume (--force) or with another --report-dir")
+        return
     for key in ("suites", "devices", "precisions", "shard"):
         if old.get(key) != new.get(key):
             raise SessionError(f"{path}: cannot resume: it holds a run with {key} {old.get(key)}, this one has "

@@ -12,6 +12,7 @@ results.json is ``{"format": FORMAT, **META, "partial": bool, "summary": {verdic
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
@@ -24,8 +25,9 @@ from typing import IO, Any, Iterable, Mapping
 
 from irtool import __version__
 from irtool.errors import IrtoolError
-from irtool.files import write_atomic
-from irtool.harness.records import VERDICTS, CaseResult, result_from_json, result_to_json
+from irtool.files import RESULTS_LIMIT, read_bytes, writable_target, write_atomic
+from irtool.harness.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
+from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"
 JSONL_NAME = "results.jsonl"
@@ -79,10 +81,14 @@ def run_meta(suites: Iterable[str], devices: Iterable[str], precisions: Iterable
 
 
 class JsonlWriter:
-    """Appends results to results.jsonl, one flushed line each."""
+    """Appends results to results.jsonl, one flushed line each.  A write that fails (a full
+    disk) raises StoreError saying so; what was written before it stays readable (a torn
+    last line is dropped when the file is read)."""
 
     def __init__(self, path: Path, meta: Mapping[str, Any] | None, append: bool):
         self.path = path
+        self._failed = False
+        writable_target(path, "results file")  # a FIFO there would block the open until a reader came
         try:
             self._handle: IO[str] = open(path, "a" if append else "w", encoding="utf-8")
         except OSError as error:
@@ -94,63 +100,124 @@ class JsonlWriter:
         self._write(result_to_json(result))
 
     def _write(self, data: Mapping[str, Any]) -> None:
-        self._handle.write(json.dumps(data, allow_nan=False) + "\n")
-        self._handle.flush()
+        try:
+            self._handle.write(json.dumps(data, allow_nan=False) + "\n")
+            self._handle.flush()
+        except OSError as error:
+            self._failed = True
+            raise StoreError(_write_failure(self.path, error)) from None
 
     def close(self) -> None:
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
+        try:
+            if not self._failed:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+        except OSError as error:
+            self._failed = True
+            raise StoreError(_write_failure(self.path, error)) from None
+        finally:
+            try:
+                self._handle.close()
+            except OSError:  # the buffer that could not be written: already said
+                pass
+
+
+def _write_failure(path: Path, error: OSError) -> str:
+    if error.errno == errno.ENOSPC:
+        return f"{path}: disk full (no space left on device); results written before this one are kept"
+    return f"{path}: cannot write results ({error.strerror or error})"
 
 
 def read_jsonl(path: Path, repair: bool = False) -> RunResults:
     """A results.jsonl as written so far, without a torn last line (a killed writer); with
-    ``repair`` that line is also cut off the file, so that appending goes on from a line end."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StoreError(f"{path}: no such results file") from None
-    except OSError as error:
-        raise StoreError(f"{path}: cannot read results ({error.strerror})") from None
+    ``repair`` that line is also cut off the file, so that appending goes on from a line end.
+
+    Every line is checked: the first is ``{"run": {...}}``, every other one a result with the
+    fields and types irtool writes; anything else is a StoreError naming the line.
+    """
+    data = read_bytes(path, "results file", RESULTS_LIMIT)
     complete = data if data.endswith(b"\n") or not data else data[:data.rfind(b"\n") + 1]
     if repair and len(complete) != len(data):
         with open(path, "r+b") as handle:
             handle.truncate(len(complete))
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] | None = None
     results = []
     for number, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
+        where = f"{path}:{number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            raise StoreError(f"{path}:{number}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
-        if "run" in record and not meta:
-            meta = dict(record["run"])
-        elif "verdict" in record:
+            raise StoreError(f"{where}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
+        if not isinstance(record, dict):
+            raise StoreError(f"{where}: {shown_json(record)} is not a JSON object; each line of a results.jsonl is "
+                             "the run header or one result")
+        if "run" in record:
+            if meta is not None:
+                raise StoreError(f"{where}: a second run header; a results.jsonl holds one run")
+            meta = check_meta(record["run"], where)
+            continue
+        if meta is None:
+            raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
+        try:
             results.append(result_from_json(record))
-    return RunResults(meta, results, partial=True)
+        except RecordError as error:
+            raise StoreError(f"{where}: {error}") from None
+    return RunResults(meta or {}, results, partial=True)
+
+
+# The run header's fields that reports read, with their types.
+META_FIELDS: dict[str, tuple[Any, str]] = {
+    "suites": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "devices": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "precisions": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "suite_digests": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "host": (lambda v: v is None or isinstance(v, dict), "an object"),
+    "shards": (lambda v: v is None or (isinstance(v, list) and all(isinstance(x, dict) for x in v)),
+               "a list of objects"),
+    **{name: (lambda v: v is None or isinstance(v, str), "a string or null")
+       for name in ("irtool_version", "openvino_version", "shard", "started", "finished", "matrix")},
+}
+
+
+def check_meta(meta: Any, where: str) -> dict[str, Any]:
+    """A run header, checked: StoreError naming the first field of a wrong type."""
+    if not isinstance(meta, dict):
+        raise StoreError(f"{where}: the run header holds {shown_json(meta)}; expected an object")
+    for name, (check, words) in META_FIELDS.items():
+        if name in meta and not check(meta[name]):
+            raise StoreError(f"{where}: run field {name!r} is {shown_json(meta[name])}; expected {words}")
+    return dict(meta)
 
 
 def write_json(path: Path, run: RunResults) -> None:
-    write_atomic(path, json.dumps(run.to_json(), indent=1, allow_nan=False) + "\n")
+    write_atomic(path, json.dumps(run.to_json(), indent=1, allow_nan=False) + "\n", "results file")
 
 
 def load_results(path: str | Path) -> RunResults:
-    """A results.json (or a report dir holding one, or a results.jsonl) read back."""
+    """A results.json (or a report dir holding one, or a results.jsonl) read back and checked."""
     path = Path(path)
     if path.is_dir():
         path = path / JSON_NAME if (path / JSON_NAME).is_file() else path / JSONL_NAME
     if path.suffix == ".jsonl":
         return read_jsonl(path)
+    text = read_bytes(path, "results file", RESULTS_LIMIT)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StoreError(f"{path}: no such results file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StoreError(f"{path}: not a results.json ({error})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise StoreError(f"{path}: not a results.json irtool wrote (format {data.get('format') if isinstance(data, dict) else None!r}, "
                          f"expected {FORMAT!r})")
-    meta = {k: v for k, v in data.items() if k not in ("format", "partial", "summary", "results")}
-    return RunResults(meta, [result_from_json(r) for r in data.get("results", [])], bool(data.get("partial")))
+    stored = data.get("results", [])
+    if not isinstance(stored, list):
+        raise StoreError(f"{path}: 'results' is {shown_json(stored)}; expected a list of results")
+    meta = check_meta({k: v for k, v in data.items() if k not in ("format", "partial", "summary", "results")}, str(path))
+    results = []
+    for index, record in enumerate(stored):
+        try:
+            results.append(result_from_json(record))
+        except RecordError as error:
+            raise StoreError(f"{path}: results[{index}]: {error}") from None
+    return RunResults(meta, results, bool(data.get("partial")))

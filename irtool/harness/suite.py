@@ -3,8 +3,9 @@
     [suite]
     name = "smoke"                      # default: the file's stem
     description = "..."
-    timeout = 60                        # seconds per case (default 120)
+    timeout = 60                        # seconds per case (default 120; at most a week)
     expected_failures = "smoke.xfail.toml"   # optional, relative to the suite file
+    max_cases = 100000                  # refuse a suite that expands to more (default 50000)
 
     [[grid]]                            # op cases: the product of every list given
     id = "gru-seq"
@@ -30,11 +31,17 @@ A list is one axis of the grid, except for a value that is a list itself (an
 ``activations`` list, ``dynamic``): there, a list of lists is the axis.  A case's id is
 ``<id>[<axis>=<value>,...,seed=<n>]`` with every axis written as a list in the file, so
 ids stay the same from run to run and a known-failures pattern can name them.
+
+The number of cases is counted from the lists' lengths before any case is made: a suite
+over its limit (``max_cases``, or ``--max-cases`` on the command line) is refused at once,
+whatever its size, with the count and the way to raise the limit.
 """
 from __future__ import annotations
 
 import glob
+import hashlib
 import itertools
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +49,16 @@ from typing import Any, Iterator, Mapping
 
 from irtool.cases import CaseError, OpCase
 from irtool.errors import IrtoolError
+from irtool.files import read_text
 from irtool.harness.records import SuiteCase
+from irtool.jsonable import shown
 from irtool.specs import get_spec
 from irtool.specs.values import format_value
 
 DEFAULT_TIMEOUT = 120.0
-SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures"})
+MAX_SECONDS = 7 * 24 * 3600.0  # a timeout beyond a week is a mistake (and 1e300 overflows the clock)
+DEFAULT_MAX_CASES = 50_000  # about 100 MB of cases; raise it with max_cases or --max-cases
+SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
                        "model_seed", "atol", "rtol"})
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol"})
@@ -67,37 +78,71 @@ class Suite:
     timeout: float
     expected_failures: Path | None
     cases: tuple[SuiteCase, ...]
+    digest: str  # sha256 of the file's text: what --resume compares
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Read and expand a suite; SuiteError names the file, the table and what is wrong."""
+def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
+    """Read and expand a suite; SuiteError names the file, the table and what is wrong.
+
+    ``max_cases`` (the command line's) overrides the suite's own limit on its case count.
+    """
     path = Path(path)
+    text = read_text(path, "suite file")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SuiteError(f"{path}: no such suite file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SuiteError(f"{path}: cannot read it ({error})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(f"{path}: not valid TOML: {error}") from None
     unknown = sorted(set(data) - {"suite", "grid", "files"})
     if unknown:
         raise SuiteError(f"{path}: unknown table [{unknown[0]}]; a suite has [suite], [[grid]] and [[files]]")
     head = _table(path, "[suite]", data.get("suite", {}), SUITE_KEYS)
-    name = str(head.get("name", path.stem))
+    name = _text(path, head, "name", path.stem)
+    description = _text(path, head, "description", "")
+    xfail = _text(path, head, "expected_failures", "")
+    timeout = check_seconds(head.get("timeout", DEFAULT_TIMEOUT), f"{path}: [suite] timeout", SuiteError)
+    limit = max_cases if max_cases is not None else _count_limit(path, head.get("max_cases", DEFAULT_MAX_CASES))
+    grids = [(f"[[grid]] {grid.get('id', index + 1)!r}", grid) for index, grid in enumerate(_tables(path, data, "grid"))]
+    files = [(f"[[files]] {table.get('id', index + 1)!r}", table)
+             for index, table in enumerate(_tables(path, data, "files"))]
+    count = sum(_grid_count(path, where, _table(path, where, grid, GRID_KEYS)) for where, grid in grids)
+    if count > limit:
+        raise SuiteError(f"{path}: its grids make {count:,} cases, more than the limit of {limit:,}; make the grids "
+                         f"smaller, or raise the limit with max_cases in [suite] or --max-cases")
     cases: list[SuiteCase] = []
-    for index, grid in enumerate(_tables(path, data, "grid")):
-        where = f"[[grid]] {grid.get('id', index + 1)!r}"
-        cases.extend(_grid_cases(path, where, name, _table(path, where, grid, GRID_KEYS)))
-    for index, files in enumerate(_tables(path, data, "files")):
-        where = f"[[files]] {files.get('id', index + 1)!r}"
-        cases.extend(_file_cases(path, where, name, _table(path, where, files, FILES_KEYS)))
+    for where, grid in grids:
+        cases.extend(_grid_cases(path, where, name, grid))
+    for where, table in files:
+        cases.extend(_file_cases(path, where, name, _table(path, where, table, FILES_KEYS)))
+        if len(cases) > limit:
+            raise SuiteError(f"{path}: more than the limit of {limit:,} cases; raise it with max_cases in [suite] "
+                             f"or --max-cases")
     if not cases:
         raise SuiteError(f"{path}: the suite has no cases; add a [[grid]] or [[files]] table")
     _check_unique(path, cases)
-    xfail = head.get("expected_failures")
-    return Suite(name, path, str(head.get("description", "")), _timeout(path, head.get("timeout", DEFAULT_TIMEOUT)),
-                 (path.parent / xfail) if xfail else None, tuple(cases))
+    return Suite(name, path, description, timeout, (path.parent / xfail) if xfail else None, tuple(cases), digest)
+
+
+def _text(path: Path, head: Mapping[str, Any], key: str, default: str) -> str:
+    value = head.get(key, default)
+    if not isinstance(value, str):
+        raise SuiteError(f"{path}: [suite] {key} is {shown(value)}; expected a string")
+    return value
+
+
+def _count_limit(path: Path, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SuiteError(f"{path}: [suite] max_cases is {shown(value)}; expected an integer >= 1")
+    return value
+
+
+def check_seconds(value: Any, what: str, error: type[Exception] = ValueError) -> float:
+    """A number of seconds that a deadline can use: finite, > 0 and at most a week (NaN, inf
+    and 1e300 are refused: NaN never expires, the others overflow the clock)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+        said = f"{what} is {shown(value)}" if what else shown(value)
+        raise error(f"{said}; expected a number of seconds > 0 and at most {MAX_SECONDS:g} (a week)")
+    return float(value)
 
 
 def _tables(path: Path, data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -114,12 +159,6 @@ def _table(path: Path, where: str, table: Any, keys: frozenset[str]) -> Mapping[
     if unknown:
         raise SuiteError(f"{path}: {where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(keys))}")
     return table
-
-
-def _timeout(path: Path, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise SuiteError(f"{path}: [suite] timeout is {value!r}; expected a number of seconds > 0")
-    return float(value)
 
 
 # ----------------------------------------------------------------------------- grids
@@ -144,7 +183,13 @@ def _axis(name: str, value: Any, value_is_list: bool) -> _Axis:
     return _Axis(name, (value,), False)
 
 
-def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> list[SuiteCase]:
+def _grid_count(path: Path, where: str, grid: Mapping[str, Any]) -> int:
+    """How many cases a grid makes: the product of its axes' lengths, nothing made."""
+    _, axes, seeds = _grid_axes(path, where, grid)
+    return math.prod(len(axis.values) for axis in axes) * len(seeds)
+
+
+def _grid_axes(path: Path, where: str, grid: Mapping[str, Any]) -> tuple[Any, list[_Axis], list[int]]:
     op_text = grid.get("op")
     if not isinstance(op_text, str):
         raise SuiteError(f"{path}: {where}: 'op' is required, e.g. op = \"GRUSequence\"")
@@ -163,14 +208,15 @@ def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> 
     axes += [_axis(f"sizes.{name}", value, False) for name, value in _mapping(path, where, grid, "sizes").items()]
     axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type")
              if name in grid]
-    seeds = _seeds(path, where, grid)
-    base_id = _case_id_base(path, where, grid, op)
-    cases = []
+    return spec, axes, _seeds(path, where, grid)
+
+
+def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> Iterator[SuiteCase]:
+    spec, axes, seeds = _grid_axes(path, where, grid)
+    base_id = _case_id_base(path, where, grid, spec.type)
     for point in _product(axes):
         for seed in seeds:
-            case = _grid_case(path, base_id, suite, spec.type, spec.version, point, axes, seed, grid)
-            cases.append(case)
-    return cases
+            yield _grid_case(path, base_id, suite, spec.type, spec.version, point, axes, seed, grid)
 
 
 def _op_name(text: str) -> tuple[str, int | None]:
@@ -220,13 +266,16 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     attributes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("attributes.")}
     sizes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sizes.")}
     weights = point.get("weights", "const")
-    if weights not in WEIGHTS:
-        raise SuiteError(f"{path}: case {case_id}: weights is {weights!r}; expected const or parameter")
+    if not isinstance(weights, str) or weights not in WEIGHTS:
+        raise SuiteError(f"{path}: case {case_id}: weights is {shown(weights)}; expected const or parameter")
+    element_type = point.get("element_type", "f32")
+    if not isinstance(element_type, str):
+        raise SuiteError(f"{path}: case {case_id}: element_type is {shown(element_type)}; expected a string")
     dynamic = point.get("dynamic", [])
     if not isinstance(dynamic, list) or not all(isinstance(d, str) for d in dynamic):
         raise SuiteError(f"{path}: case {case_id}: dynamic is {dynamic!r}; expected a list of dim names")
     case = SuiteCase(id=case_id, suite=suite, op=op, version=version, attributes=attributes, sizes=sizes,
-                     element_type=point.get("element_type", "f32"), weights_as_parameters=WEIGHTS[weights],
+                     element_type=element_type, weights_as_parameters=WEIGHTS[weights],
                      dynamic=tuple(dynamic), seed=seed, model_seed=_int(path, case_id, grid, "model_seed"),
                      atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"))
     try:
@@ -266,12 +315,13 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
         patterns = [patterns]
     if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
         raise SuiteError(f"{path}: {where}: 'paths' is required: a list of globs, e.g. paths = [\"ir/*.xml\"]")
-    files: list[Path] = []
+    matched: dict[Path, None] = {}  # in order, each once (a dict: linear in the number of files)
     for pattern in patterns:
         found = sorted(Path(p) for p in glob.glob(str(path.parent / pattern), recursive=True))
         if not found:
             raise SuiteError(f"{path}: {where}: {pattern!r} matches no file (relative to {path.parent})")
-        files.extend(f for f in found if f not in files)
+        matched.update(dict.fromkeys(found))
+    files = list(matched)
     fill = table.get("fill_defaults", False)
     if not isinstance(fill, bool):
         raise SuiteError(f"{path}: {where}: fill_defaults is {fill!r}; expected true or false")

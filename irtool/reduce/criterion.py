@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from irtool.files import FileError, check_readable
 from irtool.harness.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult, result_to_json
 from irtool.reduce.errors import ReduceError
 
@@ -158,8 +159,10 @@ class CheckScript:
 def load_check_script(path: Path) -> CheckScript:
     """Import a check script; ReduceError if it is missing, does not import or has no check()."""
     path = Path(path)
-    if not path.is_file():
-        raise ReduceError(f"{path}: no such check script")
+    try:
+        check_readable(path, "check script")
+    except FileError as error:
+        raise ReduceError(error.message) from None
     spec = importlib.util.spec_from_file_location(f"irtool_reduce_check_{abs(hash(str(path)))}", path)
     if spec is None or spec.loader is None:
         raise ReduceError(f"{path}: cannot be imported as a Python file")

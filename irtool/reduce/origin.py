@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from irtool.compare import TolerancePolicy
-from irtool.harness.records import SuiteCase, case_from_json
 from irtool.concrete import ConcreteCase, from_node
+from irtool.files import read_text
+from irtool.harness.records import SuiteCase, case_from_json, is_tolerance
+from irtool.jsonable import shown_json
 from irtool.reduce.errors import ReduceError
 
 SUITE_SEPARATOR = "::"
@@ -122,15 +124,29 @@ def _reproducer(folder: Path) -> Origin:
     if missing:
         raise ReduceError(f"{folder}: not a reproducer folder (no {', '.join(missing)}); irtool harness writes "
                           f"them under REPORT_DIR/reproducers/")
-    record = _read_json(folder / "case.json")
+    path = folder / "case.json"
+    record = _read_json(path)
+    for key, kind, words in (("case", dict, "an object"), ("device", str, "a string"), ("precision", str, "a string"),
+                             ("config", dict, "an object"), ("tolerances", dict, "an object")):
+        if key not in record and key != "config":
+            raise ReduceError(f"{path}: not a reproducer's case.json: no {key!r}; expected case, device, precision, "
+                              f"config and tolerances")
+        if not isinstance(record.get(key, {}), kind):
+            raise ReduceError(f"{path}: {key!r} is {shown_json(record[key])}; expected {words}")
+    tolerances = {}
+    for name, pair in record["tolerances"].items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(is_tolerance(v) for v in pair)):
+            raise ReduceError(f"{path}: tolerances[{name!r}] is {shown_json(pair)}; expected [atol, rtol], two numbers >= 0")
+        tolerances[name] = (float(pair[0]), float(pair[1]))
+    config = record.get("config", {})
+    if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in config.values()):
+        raise ReduceError(f"{path}: 'config' is {shown_json(config)}; expected an object of strings")
+    config = {str(k): str(v) for k, v in config.items()}
+    device, precision = record["device"], record["precision"]
     try:
         original = case_from_json(record["case"])
-        tolerances = {str(name): (float(atol), float(rtol)) for name, (atol, rtol) in record["tolerances"].items()}
-        device, precision = str(record["device"]), str(record["precision"])
-        config = {str(k): str(v) for k, v in record.get("config", {}).items()}
-    except (KeyError, TypeError, ValueError) as error:
-        raise ReduceError(f"{folder / 'case.json'}: not a reproducer's case.json ({type(error).__name__}: {error}); "
-                          f"expected case, device, precision, config and tolerances") from None
+    except (TypeError, ValueError) as error:
+        raise ReduceError(f"{path}: 'case' is not a case irtool wrote ({error})") from None
     case = SuiteCase(id=original.id, suite=original.suite, file=str((folder / "model.xml").resolve()),
                      inputs=str((folder / "inputs.npz").resolve()), atol=original.atol, rtol=original.rtol)
     policy = TolerancePolicy(output_atol={name: pair[0] for name, pair in tolerances.items()},
@@ -140,9 +156,10 @@ def _reproducer(folder: Path) -> Origin:
 
 def _read_json(path: Path) -> Any:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = json.loads(read_text(path, "reproducer's case.json"))
+    except json.JSONDecodeError as error:
         raise ReduceError(f"{path}: cannot read it as JSON ({error})") from None
     if not isinstance(data, dict):
         raise ReduceError(f"{path}: expected a JSON object")
     return data
+

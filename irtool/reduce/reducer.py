@@ -29,8 +29,10 @@ import numpy as np
 
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolBug
+from irtool.files import FileError, writable_target
+from irtool.npz import read_npz
 from irtool.harness.pool import Pool
-from irtool.harness.records import CaseResult, Job, SuiteCase, case_to_json, result_to_json
+from irtool.harness.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
 from irtool.harness.worker import Runner, RunnerOptions
 from irtool.reduce.axes import Proposal, axes_of
 from irtool.concrete import ConcreteCase, RebuildError, count_text
@@ -113,8 +115,9 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
     from irtool.runtime.devices import check_device
 
     check_device(options.device)
+    check_options(options)
     original = concrete_case(origin.case)
-    options.out_dir.mkdir(parents=True, exist_ok=True)
+    _out_dir(options.out_dir)
     scratch = Path(tempfile.mkdtemp(prefix="irtool-reduce-"))  # candidates, and the worker's reproducers
     runner = RunnerOptions(options.config, options.tolerance, report_dir=str(scratch))
     try:
@@ -123,6 +126,32 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
             return _Reduction(origin.case, options, runner, pool, log, progress).reduce(original)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def check_options(options: ReduceOptions) -> None:
+    """ReduceError if the device refuses the precision and config themselves (on a one-op model):
+    every candidate would then fail the same way, and reduce would "reduce" the options' error."""
+    from irtool.build import probe_model
+    from irtool.execute import RunError, compile_on
+
+    try:
+        compile_on(probe_model(), options.device, options.precision, options.config, Path("a one-op model"))
+    except RunError as error:
+        raise ReduceError(f"{options.device} at {options.precision} refuses the options themselves, whatever the "
+                          f"case ({error.message}); reduce shrinks failures of a case, not of its options") from None
+
+
+def _out_dir(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise ReduceError(f"-o {folder}: a file, not a folder; reduce writes OUTDIR/reproducer and OUTDIR/{LOG}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReduceError(f"-o {folder}: cannot create the folder ({error.strerror})") from None
+    try:
+        writable_target(folder / LOG, "reduce log")  # a FIFO there would block the open until a reader came
+    except FileError as error:
+        raise ReduceError(error.message) from None
 
 
 class _Reduction:
@@ -148,6 +177,8 @@ class _Reduction:
         self.emit(f"reduce {self.case.id} ({original.spec.key}) on {options.device} at {options.precision}")
         given = self._run(Job(self.case, options.device, options.precision))
         self.emit(f"original: {original.describe()}; {count_text(original.elements)} elements; {_summary(given)}")
+        if given.verdict == ERROR and given.message.startswith("internal error"):
+            raise IrtoolBug(f"the original case met an irtool bug, which reduce does not shrink: {given.message}")
         criterion = options.criterion
         if criterion is None:
             if failure_kind(given) is None:
@@ -321,8 +352,5 @@ def _summary(result: CaseResult) -> str:
 
 
 def _npz(path: Path) -> dict[str, np.ndarray] | None:
-    if not path.is_file():
-        return None
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+    return read_npz(path, "reproducer arrays") if path.is_file() else None
 

@@ -1,6 +1,7 @@
 """Reading models, and what their inputs and outputs are called."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,12 +36,17 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
         if fill_defaults:
             from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
 
+            from irtool.files import GIB, read_bytes
+            from irtool.ir.parse import DEFAULT_MAX_BYTES
+            from irtool.memory import memory_limit
+
             try:
-                result = write_defaults(xml_path.read_bytes())
+                result = write_defaults(read_bytes(xml_path, "model file", DEFAULT_MAX_BYTES))
             except DefaultsError as error:
                 raise RunError(f"{xml_path}: {error.message}") from None
             filled = tuple(f.describe() for f in result.filled)
-            weights = np.fromfile(bin_path, dtype=np.uint8) if bin_path.is_file() else np.empty(0, np.uint8)
+            weights = (np.frombuffer(read_bytes(bin_path, "weights file", memory_limit() or 64 * GIB), np.uint8)
+                       if bin_path.is_file() else np.empty(0, np.uint8))
             model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
         else:
             model = core().read_model(str(xml_path))
@@ -53,14 +59,24 @@ MODEL_SUFFIXES = {".xml": "IR", ".onnx": "ONNX"}
 
 
 def check_model_path(path: Path) -> None:
-    """RunError unless ``path`` is a regular file irtool reads: IR .xml (its .bin beside it) or .onnx.
-    Reading anything else would let OpenVINO try every frontend, each printing to stderr."""
+    """RunError unless ``path`` is a regular file irtool reads: IR .xml (its .bin beside it, a
+    regular file too: OpenVINO would wait forever on a FIFO) or .onnx.  Reading anything else
+    would let OpenVINO try every frontend, each printing to stderr."""
+    from irtool.files import FileError, check_readable
+
     if path.is_dir():
         raise RunError(f"{path}: is a folder; expected a model file (IR .xml or .onnx)")
     if not path.exists():
         raise RunError(f"{path}: no such model file")
     if not path.is_file():
         raise RunError(f"{path}: not a regular file; expected a model file (IR .xml or .onnx)")
+    try:
+        check_readable(path, "model file")
+        weights = path.with_suffix(".bin")
+        if path.suffix == ".xml" and os.path.lexists(weights):
+            check_readable(weights, "weights file")
+    except FileError as error:
+        raise RunError(error.message) from None
     if path.suffix == ".bin":
         raise RunError(f"{path}: is an IR's weights file; give the .xml beside it ({path.with_suffix('.xml')})")
     if path.suffix.lower() not in MODEL_SUFFIXES:

@@ -7,8 +7,9 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from irtool.jsonable import shown
 from irtool.specs.expressions import BinOp, Cond, Expr
-from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, parse_value
+from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
 
 
 SCALAR_TYPES = frozenset({"int", "float", "bool"})
@@ -77,7 +78,10 @@ class AttributeSpec:
         return value, self.check(value)
 
     def check(self, value: Any) -> list[AttributeProblem]:
-        """Allowed values, range and list length of an already typed value."""
+        """Type, allowed values, range and list length of an already typed value."""
+        if not is_typed(self.type, value):
+            found = shown(value, 60)
+            return [AttributeProblem("type", f"{found} is not {TYPE_NAMES[self.type]}", TYPE_NAMES[self.type], found)]
         problems = []
         items = value if isinstance(value, list) else [value]
         if self.allowed is not None:

@@ -1,6 +1,7 @@
 """Reading attribute values from the text IR writes, by the spec's attribute type."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from irtool.numbers import NumberSyntaxError, parse_float, parse_int, shown
@@ -88,3 +89,30 @@ def format_value(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value)) if abs(value) < 1e15 else repr(value)
     return str(value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_TYPED: dict[str, Callable[[Any], bool]] = {
+    "int": _integer,
+    "float": _number,
+    "bool": lambda value: isinstance(value, bool),
+    "string": lambda value: isinstance(value, str),
+    "element_type": lambda value: isinstance(value, str),
+    "string_list": lambda value: isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value),
+    "float_list": lambda value: isinstance(value, (list, tuple)) and all(_number(v) for v in value),
+    "int_list": lambda value: isinstance(value, (list, tuple)) and all(_integer(v) for v in value),
+    "shape": lambda value: isinstance(value, (list, tuple)),
+}
+
+
+def is_typed(type_name: str, value: Any) -> bool:
+    """Whether a value given as a Python value (by a library caller, a suite) has the spec type:
+    ``5`` is not a string, ``{"a": 1}`` not an integer, ``True`` not a number, NaN no number at all."""
+    return _TYPED[type_name](value)

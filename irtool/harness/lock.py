@@ -1,0 +1,100 @@
+"""One harness run per report dir: a lock file that names the run holding it.
+
+REPORT_DIR/.irtool.lock is locked with ``flock`` for the whole run and holds the holder's
+pid, host and start time.  A second run on the same dir finds it locked and refuses,
+naming the first.  The kernel drops the lock when its process ends, however it ends
+(kill -9 included), so a lock left by a dead run is simply taken over; the file is
+removed when the run ends normally.  Worker processes do not inherit it (close-on-exec).
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+from datetime import datetime, timezone
+from pathlib import Path
+
+from irtool.errors import IrtoolError
+
+LOCK_NAME = ".irtool.lock"
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux or macOS: no lock, as before
+    fcntl = None  # type: ignore[assignment]
+
+
+class LockedError(IrtoolError):
+    """The report dir is in use by another run."""
+
+
+class ReportDirLock:
+    """Held from :meth:`acquire` to :meth:`release` (or the end of the process)."""
+
+    def __init__(self, path: Path, fd: int | None):
+        self.path = path
+        self._fd = fd
+
+    @classmethod
+    def acquire(cls, report_dir: Path) -> "ReportDirLock":
+        path = report_dir / LOCK_NAME
+        if fcntl is None:  # pragma: no cover
+            return cls(path, None)
+        for _ in range(10):  # another run may remove the file between our open and our lock
+            fd = _open(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(fd)
+                os.close(fd)
+                raise LockedError(f"{report_dir}: another irtool harness run is using this report dir ({holder}); "
+                                  f"wait for it to end, or give this run another --report-dir") from None
+            if _same_file(fd, path):
+                os.ftruncate(fd, 0)
+                os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                         "started": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                         .encode())
+                return cls(path, fd)
+            os.close(fd)  # the file we locked was removed by the run that ended: lock the new one
+        raise LockedError(f"{path}: could not lock it; another run keeps replacing it")
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)  # while still holding it: the next run locks a fresh file
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _open(path: Path) -> int:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    except OSError as error:
+        raise LockedError(f"{path}: cannot create the report dir's lock file ({error.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LockedError(f"{path}: not a regular file; remove it (irtool keeps its lock there)")
+    return fd
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        found = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (found.st_dev, found.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, from what it wrote: "pid 123 on host-1, started 2026-...", or as much as is known."""
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict) or not data:
+        return "its details are not written yet"
+    return f"pid {data.get('pid', '?')} on {data.get('host', '?')}, started {data.get('started', '?')}"

@@ -1,0 +1,140 @@
+""".npz files (numpy's zip of .npy arrays), read with bounds and written for any array names.
+
+:func:`read_npz` never unpickles and never allocates before it has checked: the file is a
+regular file (:mod:`irtool.files`), the zip's declared member sizes fit the memory limit
+(:mod:`irtool.memory`), and each member's .npy header (at most 10,000 bytes) gives a
+shape and dtype whose size (shape x itemsize) fits too and matches the data the member
+holds.  Each refusal is one line: an empty file, a bare .npy, a file that is not a zip,
+a truncated or corrupt member, an object (pickled) array, a huge header.
+
+:func:`write_npz` takes the arrays as a dict, so any name works (``np.savez`` takes them
+as keyword arguments: an array named ``file`` or ``allow_pickle`` breaks it), and writes
+the file whole or not at all.
+"""
+from __future__ import annotations
+
+import math
+import zipfile
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Mapping
+
+import numpy as np
+
+from irtool.files import FileError, atomic_writer, open_regular, size_text
+from irtool.memory import memory_limit
+
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK"
+MAX_HEADER = 10_000  # numpy's own default bound for an .npy header
+_CORRUPT = (zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError, NotImplementedError)
+
+
+class NpzError(FileError):
+    """An .npz that cannot be read as arrays."""
+
+
+def describe_dtype(dtype: np.dtype) -> str:
+    """A dtype as messages give it: ``float32``; ``>f4 (big-endian float32)`` when its byte
+    order is not this machine's (the name alone would read the same as the native one)."""
+    dtype = np.dtype(dtype)
+    if dtype.byteorder in ("=", "|") or dtype.isnative:
+        return dtype.name
+    order = "big" if dtype.byteorder == ">" else "little"
+    return f"{dtype.str} ({order}-endian {dtype.newbyteorder('=').name})"
+
+
+def read_npz(path: str | Path, what: str = "inputs file", limit: int | None = None) -> dict[str, np.ndarray]:
+    """The arrays of an .npz by key (the member name without .npy), in stored order.
+
+    ``limit`` bounds the bytes of all arrays together (default: :func:`memory_limit`).
+    """
+    path = Path(path)
+    limit = memory_limit() if limit is None else limit
+    with open_regular(path, what) as handle:
+        head = handle.read(len(NPY_MAGIC))
+        handle.seek(0)
+        if not head:
+            raise NpzError(f"{path}: an empty file; expected an .npz of arrays (numpy.savez) as the {what}")
+        if head == NPY_MAGIC:
+            raise NpzError(f"{path}: a single .npy array, not an .npz; save the arrays by name with "
+                           f"numpy.savez(path, NAME=array, ...)")
+        if not head.startswith(ZIP_MAGIC):
+            raise NpzError(f"{path}: not an .npz (not a zip of .npy arrays); expected the {what} as numpy.savez writes it")
+        try:
+            archive = zipfile.ZipFile(handle)
+        except _CORRUPT as error:
+            raise NpzError(f"{path}: not a readable .npz (truncated or corrupt zip: {error})") from None
+        with archive:
+            return _arrays(path, archive, limit)
+
+
+def _arrays(path: Path, archive: zipfile.ZipFile, limit: int | None) -> dict[str, np.ndarray]:
+    members = archive.infolist()
+    declared = sum(info.file_size for info in members)
+    if limit is not None and declared > limit:
+        raise NpzError(f"{path}: its arrays unpack to {size_text(declared)}, more than the {size_text(limit)} "
+                       f"of memory irtool may use (IRTOOL_MEMORY_LIMIT)")
+    arrays: dict[str, np.ndarray] = {}
+    for info in members:
+        if info.is_dir():
+            continue
+        if not info.filename.endswith(".npy"):
+            raise NpzError(f"{path}: member {info.filename!r} is not an .npy array; an .npz holds NAME.npy members")
+        key = info.filename[:-len(".npy")]
+        if key in arrays:
+            raise NpzError(f"{path}: two arrays are named {key!r}")
+        try:
+            with archive.open(info) as member:
+                arrays[key] = _array(path, key, member, info.file_size)
+        except NpzError:
+            raise
+        except _CORRUPT as error:
+            raise NpzError(f"{path}: array {key!r} is truncated or corrupt ({error})") from None
+    return arrays
+
+
+def _array(path: Path, key: str, member: BinaryIO, member_size: int) -> np.ndarray:
+    try:
+        version = np.lib.format.read_magic(member)
+    except ValueError:
+        raise NpzError(f"{path}: member {key}.npy is not an .npy array (no NUMPY header)") from None
+    read_header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read_header is None:
+        raise NpzError(f"{path}: array {key!r} has .npy format version {version[0]}.{version[1]}; "
+                       f"irtool reads 1.0 and 2.0 (as numpy.savez writes)")
+    try:
+        shape, fortran, dtype = read_header(member, max_header_size=MAX_HEADER)
+    except ValueError as error:
+        text = str(error)
+        if "max_header_size" in text or "too large" in text.lower():
+            raise NpzError(f"{path}: array {key!r} has an .npy header over {MAX_HEADER} bytes; refused") from None
+        raise NpzError(f"{path}: array {key!r} has a broken .npy header ({text.splitlines()[0]})") from None
+    if dtype.hasobject:
+        raise NpzError(f"{path}: array {key!r} holds Python objects ({dtype}); irtool reads only numeric arrays "
+                       f"and never unpickles")
+    size = math.prod(shape) * dtype.itemsize  # Python ints: no overflow for any header
+    data_size = member_size - member.tell()
+    if size > data_size:
+        raise NpzError(f"{path}: array {key!r} is truncated: its header says shape {list(shape)} "
+                       f"{describe_dtype(dtype)} ({size_text(size)}), the member holds {size_text(max(data_size, 0))}")
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    done = 0
+    while done < size:
+        count = member.readinto(view[done:])
+        if not count:
+            raise NpzError(f"{path}: array {key!r} is truncated ({done} of {size} bytes)")
+        done += count
+    array = np.frombuffer(buffer, dtype=dtype)
+    return array.reshape(shape, order="F" if fortran else "C")
+
+
+def write_npz(path: str | Path, arrays: Mapping[str, np.ndarray], what: str = "outputs file") -> Path:
+    """Write ``arrays`` (name -> array) as an .npz that ``numpy.load`` reads back, whole or not
+    at all, over a regular file only (see :mod:`irtool.files`); any name works."""
+    with atomic_writer(path, what) as handle, zipfile.ZipFile(handle, "w") as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
+    return Path(path)
