@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
+from irtool.errors import IrtoolBug
+
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
@@ -90,7 +92,7 @@ class Diagnostic:
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
-            raise ValueError(f"irtool bug: diagnostic code {self.code} is not in the catalogue")
+            raise IrtoolBug(f"diagnostic code {self.code} is not in the catalogue")
 
     def to_json(self) -> dict:
         record = asdict(self)

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
+from irtool.errors import IrtoolError
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -35,7 +37,7 @@ _INT = re.compile(r"^[+-]?\d+$", re.ASCII)
 INT64_MAX = 2**63 - 1  # OpenVINO keeps a dim in an int64
 
 
-class ShapeSyntaxError(ValueError):
+class ShapeSyntaxError(IrtoolError, ValueError):
     """A dim or shape string that is not a valid partial shape."""
 
 

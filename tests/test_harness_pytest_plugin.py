@@ -63,3 +63,23 @@ def test_a_bad_suite_is_a_collection_error_naming_it(suite):
     (suite / "bad.toml").write_text("[[grid]]\nop = 'GRUFoo'\n")
     done = pytest_run(suite, "bad.toml")
     assert done.returncode == 2 and "bad.toml: [[grid]] 1: " in done.stdout
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_a_session_where_every_job_was_skipped_exits_3_not_0(suite, spread):
+    """No GPU here: every job is skipped, nothing was checked, so the session must not pass.
+    (On a machine with a GPU the jobs run; the exit code then follows their verdicts.)"""
+    done = pytest_run(suite, "suite.toml", "--irtool-device", "GPU.7", *spread)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "irtool: ALL SKIPPED: 4 skip (suite jobs)" in done.stdout, done.stdout
+
+
+def test_a_device_typo_is_a_collection_error_with_a_suggestion(suite):
+    done = pytest_run(suite, "suite.toml", "--irtool-device", "CPU,GPUU")
+    assert done.returncode != 0 and "'GPUU' is not a device OpenVINO knows (did you mean GPU?)" in done.stdout
+
+
+def test_a_judged_session_says_passed(suite):
+    done = pytest_run(suite, "suite.toml", "-k", "gru")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "irtool: PASSED: 2 pass (suite jobs)" in done.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import UsageError
 from irtool.specs import AttributeSpec, OpSpec, registry
 from irtool.specs.values import format_value
 
@@ -100,7 +100,7 @@ def _attribute_type(attribute: AttributeSpec) -> Callable[[str], Any]:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.build import build_and_save
-    from irtool.cases import CaseError, OpCase
+    from irtool.cases import OpCase
 
     attributes = {key[len("attr_"):]: value for key, value in vars(args).items()
                   if key.startswith("attr_") and value is not None}
@@ -109,11 +109,7 @@ def handle(args: argparse.Namespace) -> int:
     case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
                   seed=args.seed, weights_as_parameters=args.weights_as_parameters,
                   dynamic=_dynamic(args.dynamic, args.symbols))
-    try:
-        xml_path, bin_path = build_and_save(case, args.output)
-    except CaseError as error:
-        fail(error.message)
-        return 2
+    xml_path, bin_path = build_and_save(case, args.output)
     attributes_text = " ".join(f"{k}={format_value(v)}" for k, v in case.filled_attributes.items() if v != [])
     inputs = ", ".join(f"{p.name}[{','.join(str(d) if d >= 0 else '?' for d in case.partial_shape(p))}]"
                        for p in case.ports if case.is_parameter(p))

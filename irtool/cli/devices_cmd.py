@@ -5,8 +5,6 @@ import argparse
 import dataclasses
 import json
 
-from irtool.cli.common import fail
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("devices", help="list OpenVINO devices and their precisions",
@@ -16,13 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.execute import RunError, list_devices
+    from irtool.execute import list_devices
 
-    try:
-        report = list_devices()
-    except RunError as error:
-        fail(error.message)
-        return 2
+    report = list_devices()
     if args.format == "json":
         print(json.dumps(dataclasses.asdict(report), indent=2))
         return 0

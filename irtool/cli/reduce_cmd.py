@@ -46,7 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolBug, IrtoolError
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
 
     for name in ("timeout", "budget"):
@@ -55,11 +54,8 @@ def handle(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name} {value:g}: expected seconds > 0")
     tolerance = parse_tolerances(args.atol, args.rtol)
     config = parse_config(args.config)
-    try:
-        criterion = _criterion(args)
-        origin = load_origin(args.case, args.inputs, args.seed)
-    except IrtoolError as error:
-        raise UsageError(error.message) from None
+    criterion = _criterion(args)
+    origin = load_origin(args.case, args.inputs, args.seed)
     device = args.device or origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
@@ -74,9 +70,6 @@ def handle(args: argparse.Namespace) -> int:
     except NothingToReduce as error:
         print(f"irtool reduce: {error.message}")
         return 1
-    except (IrtoolError, IrtoolBug) as error:
-        fail(error.message)
-        return 2
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130

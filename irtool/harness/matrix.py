@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from irtool.compare import PRECISIONS
+from irtool.devices import physical_devices, same_device
 from irtool.errors import IrtoolError
 from irtool.harness.records import Job, SuiteCase
 
@@ -36,10 +37,8 @@ def parse_shard(text: str) -> Shard:
 
 
 def parse_list(text: str, option: str) -> list[str]:
-    """``CPU,AUTO:CPU,HETERO:CPU,GPU`` -> devices.  A comma inside a virtual device's list
-    (``HETERO:GPU,CPU``) cannot be told from a separator, so write those as ``HETERO:GPU+CPU``
-    (irtool turns + back into a comma)."""
-    items = [item.strip().replace("+", ",") for item in text.split(",") if item.strip()]
+    """``f32,bf16`` -> ["f32", "bf16"] (duplicates dropped).  Device lists: irtool.devices.parse_device_list."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise MatrixError(f"{option} {text!r}: expected a comma-separated list")
     return list(dict.fromkeys(items))
@@ -72,8 +71,6 @@ def skip_reason(device: str, precision: str, report) -> str | None:
     ``report`` is an :class:`irtool.execute.DeviceReport`.  A virtual device needs every
     physical device it names (bare AUTO, MULTI...: every available one) to support it.
     """
-    from irtool.execute import physical_devices, same_device
-
     names = physical_devices(device) or list(report.names)
     missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
     if missing:

@@ -7,18 +7,22 @@ the report dir and runs only the jobs it does not hold.
 """
 from __future__ import annotations
 
+import math
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
+from irtool.devices import check_device
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
-from irtool.harness.matrix import Shard, make_jobs, skip_reason
+from irtool.harness.matrix import Shard, check_precisions, make_jobs, skip_reason
 from irtool.harness.pool import Pool
-from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase
-from irtool.harness.store import JSONL_NAME, JsonlWriter, RunResults, now, read_jsonl, run_meta
+from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase, run_verdict
+from irtool.harness.store import (JSONL_NAME, JsonlWriter, RunResults, load_results, now, read_jsonl,
+                                  run_meta)
 from irtool.harness.suite import load_suite
 from irtool.harness.worker import REPRODUCERS, RunnerOptions, base_result
 
@@ -26,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
 
 Progress = Callable[[CaseResult, int, int], None]
+Start = Callable[["HarnessPlan"], None]
 REDUCED = "reduced"  # --reduce-failures: REPORT_DIR/reduced/<reproducer name>/
 
 
@@ -52,6 +57,40 @@ class HarnessOptions:
     reduce_failures: bool = False  # reduce each failure of this run into REPORT_DIR/reduced/
     reduce_budget: float = 300.0  # seconds per failure
 
+    def __post_init__(self) -> None:
+        """Refuse options that cannot make a run, with the option's name, before anything starts."""
+        if not self.suites:
+            raise SessionError("no suite given: name at least one suite file")
+        if not self.devices:
+            raise SessionError("-d: no device given")
+        for device in self.devices:
+            check_device(device)
+        if not self.precisions:
+            raise SessionError("--precision: no precision given")
+        check_precisions(self.precisions)
+        if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
+            raise SessionError(f"-j {self.jobs}: expected at least 1 worker")
+        if self.timeout is not None and not (self.timeout > 0 and math.isfinite(self.timeout)):
+            raise SessionError(f"--timeout {self.timeout:g}: expected seconds > 0 (a finite number)")
+        if not (self.drift_factor > 1 and math.isfinite(self.drift_factor)):
+            raise SessionError(f"--drift-factor {self.drift_factor:g}: expected a factor > 1 (a finite number)")
+        if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
+            raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
+
+
+@dataclass(frozen=True)
+class HarnessPlan:
+    """What a run is about to do: told to the ``start`` callback before the first job runs."""
+
+    suites: tuple[str, ...]
+    devices: tuple[str, ...]
+    precisions: tuple[str, ...]
+    openvino_version: str
+    jobs: int  # all the jobs of the matrix (of this shard)
+    to_run: int  # the jobs that run now (not kept from --resume, not skipped here)
+    kept: int  # results kept from --resume
+    skipped: int  # jobs that cannot run here (absent device, unsupported precision)
+
 
 @dataclass
 class HarnessOutcome:
@@ -60,18 +99,27 @@ class HarnessOutcome:
     diff: "RunDiff | None" = None  # when a baseline was given
     reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
+    seconds: float = 0.0  # how long the run took (wall clock, reports and baseline diff included)
 
     @property
     def failed(self) -> list[CaseResult]:
         return [r for r in self.run.results if r.verdict in FAILED]
 
     @property
+    def verdict(self) -> tuple[str, int]:
+        """The run's word and exit code: see :func:`irtool.harness.records.run_verdict`."""
+        return run_verdict(self.run.summary, self.diff is not None and self.diff.regressed)
+
+    @property
     def exit_code(self) -> int:
-        regressed = self.diff is not None and self.diff.regressed
-        return 1 if self.failed or regressed else 0
+        return self.verdict[1]
 
 
-def run_harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessOutcome:
+def run_harness(options: HarnessOptions, progress: Progress | None = None,
+                start: Start | None = None) -> HarnessOutcome:
+    """The whole run; ``start`` is told the plan before the first job, ``progress`` each result."""
+    began = time.monotonic()
+    baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path) for path in options.suites]
     cases = _all_cases(suites)
     expected = [entry for suite in suites if suite.expected_failures
@@ -84,13 +132,16 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
     pool = Pool(options.jobs, timeout, RunnerOptions(options.config, options.tolerance, str(report_dir)), options.env)
     pool.start(min(options.jobs, len(jobs)))  # the workers import openvino while this process does
     try:
-        return _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress)
+        outcome = _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress, start, baseline)
     finally:
         pool.close()
+    outcome.seconds = time.monotonic() - began
+    return outcome
 
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
-         pool: Pool, timeout: float, progress: Progress | None) -> HarnessOutcome:
+         pool: Pool, timeout: float, progress: Progress | None, start: Start | None,
+         baseline: RunResults | None) -> HarnessOutcome:
     from irtool.execute import list_devices
     import openvino as ov
 
@@ -110,6 +161,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     devices = list_devices()
     reasons: dict[tuple[str, str], str | None] = {}
     runnable: list[Job] = []
+    skipped: list[CaseResult] = []
     for job in jobs:
         if job.key in done:
             continue
@@ -119,10 +171,14 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         if reasons[pair] is None:
             runnable.append(job)
         else:
-            skipped = base_result(job)
-            skipped.verdict, skipped.message = SKIP, reasons[pair]
-            record(skipped)
+            skipped.append(base_result(job))
+            skipped[-1].verdict, skipped[-1].message = SKIP, reasons[pair]
     outcome.reran = len(runnable)
+    if start:
+        start(HarnessPlan(tuple(meta["suites"]), tuple(options.devices), tuple(options.precisions),
+                          meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped)))
+    for result in skipped:
+        record(result)
     try:
         pool.run(runnable, record)
         outcome.run.partial = False
@@ -137,11 +193,10 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         failed = {result.key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
                                                        options, timeout)
-    if options.baseline is not None:
+    if baseline is not None:
         from irtool.harness.baseline import diff_runs
-        from irtool.harness.store import load_results
 
-        outcome.diff = diff_runs(load_results(options.baseline), outcome.run, options.drift_factor)
+        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor)
     return outcome
 
 

@@ -5,6 +5,7 @@ import math
 import re
 from typing import Any, Callable
 
+from irtool.errors import IrtoolError
 from irtool.shapes import ShapeSyntaxError, parse_shape
 
 _INT = re.compile(r"^[+-]?\d+$", re.ASCII)
@@ -12,7 +13,7 @@ _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
 
-class ValueSyntaxError(ValueError):
+class ValueSyntaxError(IrtoolError, ValueError):
     """Attribute text that is not a value of the attribute's type."""
 
 
