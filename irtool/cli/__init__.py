@@ -88,12 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _PipeSafe(stdout)
     try:
         return args.handler(args)
+    except IrtoolBug as error:  # an IrtoolError too: said first, as irtool's own fault
+        fail(f"{error.message} (please report it)")
+        return 2
     except IrtoolError as error:
         fail(error.message)
         return error.exit_code
-    except IrtoolBug as error:
-        fail(f"{error.message} (please report it)")
-        return 2
     except KeyboardInterrupt:
         fail("interrupted")
         return 130

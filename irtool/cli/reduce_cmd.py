@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("reduce", help="shrink a failing case to its smallest reproducer",
                                    description=doc[0] + " " + " ".join(doc[2:]).strip())
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
-    parser.add_argument("-d", "--device", help="OpenVINO device (default: a reproducer folder's own)")
+    parser.add_argument("-d", "--device", help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
     parser.add_argument("--precision", choices=PRECISIONS,
                         help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32)")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUTDIR",
@@ -46,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from irtool.devices import parse_device
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
 
     for name in ("timeout", "budget"):
@@ -56,7 +57,7 @@ def handle(args: argparse.Namespace) -> int:
     config = parse_config(args.config)
     criterion = _criterion(args)
     origin = load_origin(args.case, args.inputs, args.seed)
-    device = args.device or origin.device
+    device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
     options = ReduceOptions(
