@@ -26,6 +26,23 @@ def test_top_level_help_is_for_users_and_lists_the_exit_codes(capsys):
     assert "exit codes: 0 passed, 1 " in out and "3 ran but nothing was judged" in out
 
 
+@pytest.mark.parametrize("command", [["validate"], ["build"], ["build", "gru-sequence"], ["devices"], ["harness"],
+                                     ["report"], ["report", "diff"], ["reduce"]])
+def test_each_commands_help_is_written_for_users(command, capsys):
+    """No docstring markup or developer words (run's help is checked with run)."""
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "handler" not in out and ":func:" not in out
+
+
+def test_build_offers_what_it_builds_and_shows_each_list_at_its_length(capsys):
+    assert main(["build", "lstm-sequence", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--activations A,B,C " in out and "--op-version {5}" in out  # LSTMSequence-1 validates but cannot be built
+    assert main(["build", "gru-sequence", "--help"]) == 0
+    assert "--activations A,B " in capsys.readouterr().out
+
+
 def test_a_mistyped_command_gets_a_suggestion_in_one_line(capsys):
     assert main(["validte", "x.xml"]) == 2
     err = capsys.readouterr().err

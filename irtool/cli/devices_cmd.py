@@ -8,7 +8,9 @@ import json
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("devices", help="list OpenVINO devices and their precisions",
-                                   description=__doc__.splitlines()[0])
+                                   description="List the devices OpenVINO sees here, with their full names and the "
+                                               "precisions each supports, the virtual devices, and the devices "
+                                               "that are absent with the reason.")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=handle)
 

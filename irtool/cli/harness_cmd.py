@@ -2,7 +2,9 @@
 across devices and precisions in isolated workers and report what broke.
 
 Exit 0 when every case passed (skips and known failures allowed), 1 on a failure, error,
-crash, timeout or a regression against --baseline, 2 when the run could not start.
+crash, timeout or a regression against --baseline, 2 when the run could not start, 3 when
+nothing was judged (every job skipped, or none had a reference): never 0 for a run that
+checked nothing.
 Results go to DIR/results.jsonl as each case finishes; DIR also gets results.json,
 junit.xml, report.html and a reproducer folder per failure.
 """
@@ -23,13 +25,17 @@ SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", 
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doc = __doc__.splitlines()
-    parser = subparsers.add_parser("harness", help="run suites across devices and precisions; report what broke",
-                                   description=doc[0] + " " + " ".join(doc[1:3]).strip())
+    parser = subparsers.add_parser(
+        "harness", help="run suites across devices and precisions; report what broke",
+        description="Run every case of the suites on every device at every precision, each in an isolated "
+                    "worker, and write results.json, junit.xml, report.html and a reproducer per failure into "
+                    "the report dir. Exit 0 when everything judged passed (skips and known failures allowed), "
+                    "1 on a failure, error, crash, timeout or a regression against --baseline, 2 when the run "
+                    "could not start, 3 when nothing was judged (every job skipped).")
     parser.add_argument("suites", nargs="+", type=Path, metavar="SUITE.toml", help="suite files (samples/suites)")
     parser.add_argument("-d", "--device", default="CPU", metavar="DEVICES",
-                        help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU (write HETERO:GPU+CPU "
-                             "for a device list inside one device); default CPU")
+                        help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU; a virtual device's own "
+                             "list joins with +: HETERO:GPU+CPU (default CPU)")
     parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16 (default f32)")
     parser.add_argument("--report-dir", type=Path, default=Path("irtool-report"), metavar="DIR",
                         help="where results and reports go (default irtool-report)")

@@ -20,9 +20,13 @@ DEFAULT_TIMEOUT = 60.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doc = __doc__.splitlines()
     parser = subparsers.add_parser("reduce", help="shrink a failing case to its smallest reproducer",
-                                   description=doc[0] + " " + " ".join(doc[2:]).strip())
+                                   description="Shrink a failing case to the smallest case that still fails the same way. "
+                                               "CASE is an IR .xml file, a harness reproducer folder, or "
+                                               "SUITE.toml::CASE-ID. Exit 0 when a reduced reproducer was written "
+                                               "(OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
+                                               "not fail (nothing to reduce), 2 on bad input, 130 when interrupted "
+                                               "(the best reproducer found so far is kept).")
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
     parser.add_argument("-d", "--device", help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
     parser.add_argument("--precision", choices=PRECISIONS,

@@ -19,7 +19,8 @@ RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("report", help="compare two runs, merge shards, rewrite junit.xml and report.html",
-                                   description=__doc__.splitlines()[0])
+                                   description="Compare two harness runs (diff), join the results of shards "
+                                               "(merge), or write the reports of a run again (render).")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     diff = actions.add_parser("diff", help="what regressed between two runs (exit 1 if anything did)",
