@@ -69,16 +69,21 @@ def handle_diff(args: argparse.Namespace) -> int:
 
 def handle_merge(args: argparse.Namespace) -> int:
     from irtool.harness.merge import merge_runs
+    from irtool.harness.reports import bring_reproducers, results_dir
     from irtool.harness.store import load_results
 
-    run = merge_runs([load_results(path) for path in args.results], names=[str(p) for p in args.results])
-    return _write(args.output, run)
+    runs = [load_results(path) for path in args.results]
+    for path, run in zip(args.results, runs):
+        bring_reproducers(run, results_dir(path), args.output)
+    return _write(args.output, merge_runs(runs, names=[str(p) for p in args.results]))
 
 
 def handle_render(args: argparse.Namespace) -> int:
+    from irtool.harness.reports import bring_reproducers, results_dir
     from irtool.harness.store import load_results
 
     run = load_results(args.results)
+    bring_reproducers(run, results_dir(args.results), args.output)
     return _write(args.output, run)
 
 
