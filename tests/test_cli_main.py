@@ -138,3 +138,14 @@ def test_harness_options_check_themselves_when_built():
             HarnessOptions(**{"suites": suite, **bad})
     assert HarnessOptions(suite, devices=["HETERO:GPU,CPU"]).jobs == 1
     assert SessionError.__mro__[1] is IrtoolError
+
+
+def test_reduce_options_check_themselves_when_built(tmp_path):
+    from irtool.reduce import ReduceOptions
+
+    for bad, message in (({"device": "cpu"}, "did you mean CPU"), ({"device": "MULTI"}, "needs a device list"),
+                         ({"precision": "f8"}, "--precision f8"), ({"timeout": 0.0}, "--timeout 0"),
+                         ({"budget": -1.0}, "--budget -1")):
+        with pytest.raises(IrtoolError, match=message):
+            ReduceOptions(**{"device": "CPU", "out_dir": tmp_path, **bad})
+    assert ReduceOptions("HETERO:GPU,CPU", tmp_path).timeout > 0

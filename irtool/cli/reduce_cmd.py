@@ -53,10 +53,6 @@ def handle(args: argparse.Namespace) -> int:
     from irtool.devices import parse_device
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
 
-    for name in ("timeout", "budget"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise UsageError(f"--{name} {value:g}: expected seconds > 0")
     tolerance = parse_tolerances(args.atol, args.rtol)
     config = parse_config(args.config)
     criterion = _criterion(args)
@@ -68,7 +64,8 @@ def handle(args: argparse.Namespace) -> int:
         device=device, out_dir=args.out, precision=args.precision or origin.precision or "f32",
         config={**origin.config, **config},
         tolerance=tolerance if args.atol or args.rtol else origin.tolerance, criterion=criterion,
-        timeout=args.timeout or origin.timeout or DEFAULT_TIMEOUT, budget=args.budget)
+        timeout=args.timeout if args.timeout is not None else origin.timeout or DEFAULT_TIMEOUT,
+        budget=args.budget)  # ReduceOptions checks them
     try:
         with sigterm_as_interrupt():
             outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
