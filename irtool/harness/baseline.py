@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from irtool.errors import IrtoolError
 from irtool.harness.records import CRASH, ERROR, FAIL, FAILED, PASS, TIMEOUT, XPASS, CaseResult, plain
+from irtool.harness.reports import number
 from irtool.harness.store import RunResults
 
 DRIFT_FACTOR = 2.0
@@ -65,7 +66,7 @@ class Change:
         text = f"{self.name}: {was} -> {new.verdict if new else 'absent'}"
         if old and new and self.factor is not None:
             text += f", max abs {old.max_abs:.3g} -> {new.max_abs:.3g} (x{self.factor:.3g})"
-        if old and new and _tolerance(old) != _tolerance(new):
+        if old and new and None not in (_tolerance(old), _tolerance(new)) and _tolerance(old) != _tolerance(new):
             text += f", tolerance changed: {_tolerance(old)} -> {_tolerance(new)}"
         if new and new.message and new.verdict != PASS:
             text += f": {' '.join(new.message.split())}"
@@ -154,13 +155,17 @@ def _kind(old: CaseResult | None, new: CaseResult, drift_factor: float, drift_fl
     return None
 
 
-def _tolerance(result: CaseResult) -> str:
-    """The tolerances a result was judged with (``atol 1e-05 rtol 0.0001``; per output where they differ)."""
+def _tolerance(result: CaseResult) -> str | None:
+    """The tolerances a result was judged with (``atol 1e-05 rtol 0.0001``, per output where they
+    differ); None when it was not judged (no outputs compared)."""
     pairs = {(out.get("atol"), out.get("rtol")) for out in result.outputs}
+    if not pairs or (None, None) in pairs:
+        return None
     if len(pairs) == 1:
         atol, rtol = pairs.pop()
-        return f"atol {atol:.3g} rtol {rtol:.3g}" if atol is not None and rtol is not None else "none"
-    return ", ".join(f"{out.get('name')} atol {out.get('atol')} rtol {out.get('rtol')}" for out in result.outputs)
+        return f"atol {number(atol)} rtol {number(rtol)}"
+    return ", ".join(f"{out.get('name')} atol {number(out.get('atol'))} rtol {number(out.get('rtol'))}"
+                     for out in result.outputs)
 
 
 def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
