@@ -24,8 +24,11 @@ from typing import Callable
 from irtool.build import build_and_save
 from irtool.cases import OpCase
 from irtool.cli import main as irtool_main
-from irtool.execute import (check_support, core, find_rnn_op, list_devices, make_inputs, model_inputs,
-                            reference_outputs)
+from irtool.runtime.compile import check_support
+from irtool.runtime.core import core
+from irtool.execute import find_rnn_op, make_inputs, reference_outputs
+from irtool.runtime.devices import list_devices
+from irtool.runtime.model import model_inputs
 
 CASES = {
     "GRUSequence h16 T4 b2": OpCase("GRUSequence", {"hidden_size": 16, "direction": "forward"},

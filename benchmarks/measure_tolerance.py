@@ -20,7 +20,9 @@ import numpy as np
 
 from irtool.build import build_model
 from irtool.cases import OpCase
-from irtool.execute import compile_on, find_rnn_op, infer, make_inputs, model_inputs, reference_outputs
+from irtool.runtime.compile import compile_on, infer
+from irtool.execute import find_rnn_op, make_inputs, reference_outputs
+from irtool.runtime.model import model_inputs
 
 RTOLS = (0.0, 1e-4, 1e-3, 1e-2, 5e-2)
 

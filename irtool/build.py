@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from irtool.cases import LENGTHS_DTYPE, LENGTHS_PORT, CaseError, OpCase
-from irtool.execute import openvino_message
+from irtool.runtime.core import openvino_message
 from irtool.specs import OpSpec
 
 if TYPE_CHECKING:  # pragma: no cover

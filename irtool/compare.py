@@ -107,6 +107,7 @@ class OutputDiff:
     needed_atol: float = 0.0
     needed_rtol: float = 0.0
     step_max_abs: tuple[float, ...] | None = None
+    first_step_outside: int | None = None  # the first time step with an element outside tolerance
     actual_nan: int = 0
     actual_inf: int = 0
     expected_nan: int = 0
@@ -144,7 +145,7 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         worst_expected=float(e[worst]) if worst is not None else None,
         needed_atol=_max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
         needed_rtol=_max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
-        step_max_abs=_per_step(ranked, time_axis),
+        step_max_abs=_per_step(ranked, time_axis), first_step_outside=_first_step(outside, time_axis),
         actual_nan=int(np.isnan(a).sum()), actual_inf=int(np.isinf(a).sum()),
         expected_nan=int(np.isnan(e).sum()), expected_inf=int(np.isinf(e).sum()),
         nonfinite_mismatch=int(mismatch.sum()))
@@ -158,6 +159,13 @@ def _relative(diff: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 def _max(values: np.ndarray) -> float:
     return float(values.max()) if values.size else 0.0
+
+
+def _first_step(outside: np.ndarray, axis: int | None) -> int | None:
+    if axis is None or outside.ndim <= axis or not outside.any():
+        return None
+    other = tuple(i for i in range(outside.ndim) if i != axis)
+    return int(np.argmax(outside.any(axis=other)))
 
 
 def _per_step(ranked: np.ndarray, axis: int | None) -> tuple[float, ...] | None:

@@ -32,6 +32,14 @@ class IrtoolBug(IrtoolError, RuntimeError):
         self.message = f"irtool bug: {message}"
 
 
+class RunError(IrtoolError):
+    """The model, its inputs or the device stop the run."""
+
+
+class RunSkipped(IrtoolError):
+    """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean validate?)`` when one of ``choices`` is close to ``word`` (case aside), else ""."""
     choices = list(choices)

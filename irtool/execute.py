@@ -1,652 +1,419 @@
-"""Run an IR model on an OpenVINO device with a stated precision and judge its outputs.
+"""The one pipeline that runs any model on an OpenVINO device and judges every recurrent node in it.
 
-The steps of :func:`run` are small functions of their own: check the device, read the
-model (optionally with the spec's defaults written in), find whether it is one RNN-family
-op fed by Parameters and Consts, make or load the inputs, ask the device whether it
-supports every op (``query_model``), compile with an explicit INFERENCE_PRECISION_HINT,
-read back the effective precision, infer, and diff against the numpy reference or a
-second device.  Any step that cannot go on raises :class:`RunError` with one line naming
-the file, input or device and what was expected; nothing here prints or exits.
+``irtool run``, the harness's workers and ``reduce`` all go through these stages (the
+workers add only their caches):
 
-openvino is imported inside the functions, so that importing irtool does not load it.
+1. :func:`prepare`: find the model's recurrent nodes and make the probed copy that exposes
+   their inputs and outputs (irtool.runtime.nodes).
+2. :func:`case_inputs`: load the inputs from an .npz, or make seeded ones whose dynamic dims
+   are sized from the nodes they reach (irtool.runtime.sizes).
+3. :func:`compile_prepared`: compile the model, and its probed copy when it needs one, with an
+   explicit INFERENCE_PRECISION_HINT; read back what the device really runs at.
+4. :func:`execute`: infer both on the same inputs.
+5. :func:`judge`: irtool's reference on each node's captured inputs against its captured
+   outputs; and the model's own outputs from the probed compile against the plain one's
+   (a plugin may fuse differently when a node's tensors are observed).
+
+:func:`run` is ``irtool run``: those stages after checking the device and precision, or,
+with ``compare_with``, the model's outputs against a second device.  A step that cannot go
+on raises :class:`RunError` with one line naming the file, input or device and what was
+expected; nothing here prints or exits, and openvino is touched only through irtool.runtime.
 """
 from __future__ import annotations
 
+import hashlib
 import io
-import re
+import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import DEFAULT_SIZES, FALLBACK_SIZE, generic_tensor, port_tensor, time_axis
+from irtool.cases import DEFAULT_SIZES, generic_tensor, port_tensor, ragged_lengths, time_axis
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
-from irtool.errors import IrtoolBug, IrtoolError
+from irtool.errors import IrtoolBug, RunError, RunSkipped
 from irtool.files import write_atomic
-from irtool.shapes import DYNAMIC, Dim, Interval, format_shape
-from irtool.specs import OpSpec, PortSpec, registry
+from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
+from irtool.runtime.devices import check_device, list_devices, skip_reason
+from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
+from irtool.runtime.nodes import ProbedModel, RecurrentNode, probe_model, probed_arrays
+from irtool.shapes import format_shape
 
-if TYPE_CHECKING:  # pragma: no cover
-    import openvino as ov
+PASS, FAIL, UNJUDGED, ERROR = "pass", "fail", "unjudged", "error"
+LENGTHS_PORT = "sequence_lengths"
 
-VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
-PHYSICAL_FAMILIES = ("CPU", "GPU", "NPU")
-# OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
-CAPABILITY_PRECISIONS = {"FP32": "f32", "BF16": "bf16", "FP16": "f16", "INT8": "i8", "INT16": "i16",
-                         "U8": "u8", "BIN": "u1", "FP64": "f64"}
-PRECISION_HINT = "INFERENCE_PRECISION_HINT"
-PASS_THROUGH_OPS = ("Parameter", "Constant", "Result")
-_NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$")
-_LIBRARY_PATH = re.compile(r'"/[^"]*/([^/"]+)"')  # a plugin's install path says nothing to the user
+# A node's reference outputs from its input arrays (a worker passes a cached one).
+Reference = Callable[[RecurrentNode, Sequence[np.ndarray]], tuple[np.ndarray, ...]]
 
 
-class RunError(IrtoolError):
-    """The model, its inputs or the device stop the run."""
-
-
-def openvino_message(error: BaseException) -> str:
-    """What an OpenVINO exception says is wrong, on one line, without its source locations."""
-    lines = [_LIBRARY_PATH.sub(r'"\1"', line.strip()) for line in str(error).splitlines() if line.strip()]
-    useful = [_NODE.sub(r"layer '\1':", line) for line in lines if not line.startswith(("Exception from", "Check '"))]
-    if useful:
-        return " ".join(useful)
-    return lines[-1] if lines else type(error).__name__
-
-
-@lru_cache(maxsize=1)
-def core() -> "ov.Core":
-    """One OpenVINO Core per process: creating one loads the plugin registry."""
-    import openvino as ov
-
-    return ov.Core()
-
-
-# ----------------------------------------------------------------------------- devices
+# ----------------------------------------------------------------------------- 1. prepare
 
 @dataclass(frozen=True)
-class DeviceInfo:
-    name: str
-    full_name: str
-    precisions: tuple[str, ...]
-    capabilities: tuple[str, ...]
+class Prepared:
+    """A model ready to run: the ov.Model, its recurrent nodes and probed copy, its inputs and
+    output names."""
 
-
-@dataclass(frozen=True)
-class AbsentDevice:
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class DeviceReport:
-    available: tuple[DeviceInfo, ...]
-    virtual: tuple[str, ...]
-    absent: tuple[AbsentDevice, ...]
+    model: Any
+    name: str  # what messages call it (the file name)
+    probed: ProbedModel
+    infos: tuple[InputInfo, ...]
+    labels: tuple[tuple[str, ...], ...]  # per model output: its names, the spec's port name first
+    filled_defaults: tuple[str, ...] = ()
 
     @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(d.name for d in self.available)
+    def nodes(self) -> tuple[RecurrentNode, ...]:
+        return self.probed.nodes
+
+    @property
+    def single(self) -> RecurrentNode | None:
+        """The node of a model that is one recurrent node fed by its inputs and Consts (what
+        ``irtool build`` writes), else None."""
+        nodes = self.probed.nodes
+        if len(nodes) != 1 or not nodes[0].fed_by_model_inputs:
+            return None
+        ops = {op.get_type_name() for op in self.model.get_ordered_ops()}
+        return nodes[0] if ops <= {"Parameter", "Constant", "Convert", "Result", nodes[0].spec.type} else None
 
 
-def list_devices() -> DeviceReport:
-    """What OpenVINO sees: physical devices with names and precisions, the virtual ones, and
-    the physical families that are absent here with the reason."""
-    ov_core = core()
-    available = []
-    for name in ov_core.available_devices:
-        capabilities = tuple(str(c) for c in _device_property(name, "OPTIMIZATION_CAPABILITIES", ()))
-        precisions = tuple(CAPABILITY_PRECISIONS[c] for c in capabilities if c in CAPABILITY_PRECISIONS)
-        available.append(DeviceInfo(name, str(_device_property(name, "FULL_DEVICE_NAME", name)),
-                                    precisions, capabilities))
-    names = [d.name for d in available]
-    absent = tuple(AbsentDevice(family, _absence_reason(family)) for family in PHYSICAL_FAMILIES
-                   if not any(same_device(family, name) for name in names))
-    return DeviceReport(tuple(available), VIRTUAL_DEVICES, absent)
+def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = ()) -> Prepared:
+    probed = probe_model(model)
+    single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
+    return Prepared(model, name, probed, tuple(model_inputs(model)), tuple(output_labels(model, single)),
+                    filled_defaults)
 
 
-def _device_property(device: str, key: str, fallback: Any) -> Any:
-    try:
-        return core().get_property(device, key)
-    except RuntimeError:
-        return fallback
+def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
+    loaded = read_model(path, fill_defaults)
+    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults)
 
 
-def _absence_reason(family: str) -> str:
-    try:
-        core().get_versions(family)
-    except RuntimeError as error:
-        return openvino_message(error)
-    return "its plugin loads but finds no device"
+# ----------------------------------------------------------------------------- 2. inputs
+
+def case_inputs(prepared: Prepared, inputs_file: str | Path | None = None, seed: int = 0,
+                shapes: Mapping[str, Sequence[int]] | None = None,
+                sizes: Mapping[str, int] | None = None) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
+    """The inputs of a run: the arrays, how dynamic dims were sized (input -> how), and notes
+    on what was converted (an .npz of float64 for an f32 input)."""
+    if inputs_file is not None:
+        arrays, notes = load_inputs(inputs_file, prepared)
+        return arrays, {}, notes
+    arrays, chosen = generate_inputs(prepared, seed, shapes or {}, {**DEFAULT_SIZES, **(sizes or {})})
+    return arrays, chosen, []
 
 
-def same_device(asked: str, available: str) -> bool:
-    """``GPU`` names ``GPU.0`` too; ``GPU.1`` names only itself."""
-    return asked == available or available.startswith(asked + ".")
+def seeded_inputs(model: Any, seed: int = 0, sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+    """The seeded inputs ``irtool run`` would make for an ov.Model (for scripts and benchmarks)."""
+    return case_inputs(prepare(model, "model"), seed=seed, sizes=sizes)[0]
 
 
-def physical_devices(device: str) -> list[str]:
-    """The physical devices a device string names (``HETERO:GPU,CPU`` -> GPU, CPU; bare AUTO -> [])."""
-    head, _, rest = device.partition(":")
-    if head not in VIRTUAL_DEVICES:
-        return [device] if device else []
-    names = []
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        if item.startswith("-"):  # AUTO:-GPU excludes a device
-            continue
-        names.append(item.split("(", 1)[0])  # BATCH:CPU(4)
-    return names
+def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence[int]],
+                    sizes: Mapping[str, int]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Seeded inputs for any model: each dynamic dim sized so that the recurrent nodes are valid;
+    an input that a node takes directly gets data for its role (weights scaled by hidden_size),
+    one that feeds sequence_lengths valid ragged lengths, any other uniform floats or small ints."""
+    from irtool.runtime.sizes import plan_inputs
 
-
-def check_device(device: str, report: DeviceReport | None = None) -> None:
-    """RunError naming the available devices if ``device`` names one that is not here."""
-    report = report or list_devices()
-    head = device.partition(":")[0]
-    names = physical_devices(device) if head in VIRTUAL_DEVICES else [device]
-    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
-    if device and not missing:
-        return
-    reasons = {d.name: d.reason for d in report.absent}
-    details = "; ".join(f"{name}: {reasons[name]}" if name in reasons else f"{name}: not known to OpenVINO"
-                        for name in missing or [device or "''"])
-    raise RunError(f"device {device!r} is not available here ({details}); available: "
-                   f"{', '.join(report.names)}, and the virtual {', '.join(report.virtual)} "
-                   f"(e.g. AUTO:{report.names[0] if report.names else 'CPU'})")
-
-
-# ----------------------------------------------------------------------------- model
-
-@dataclass
-class LoadedModel:
-    path: Path
-    model: Any  # ov.Model
-    filled_defaults: tuple[str, ...] = ()  # "layer 'name' (GRUSequence): activations=sigmoid,tanh"
-
-
-def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel:
-    """Read IR .xml + .bin; with ``fill_defaults`` write the spec's defaults for omitted
-    attributes into the XML first (OpenVINO leaves an omitted activations list empty)."""
-    import openvino as ov
-
-    xml_path = Path(xml_path)
-    bin_path = xml_path.with_suffix(".bin")
-    if not xml_path.is_file():
-        raise RunError(f"{xml_path}: no such model file")
-    filled: tuple[str, ...] = ()
-    try:
-        if fill_defaults:
-            from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
-
-            try:
-                result = write_defaults(xml_path.read_bytes())
-            except DefaultsError as error:
-                raise RunError(f"{xml_path}: {error.message}") from None
-            filled = tuple(f.describe() for f in result.filled)
-            weights = np.fromfile(bin_path, dtype=np.uint8) if bin_path.is_file() else np.empty(0, np.uint8)
-            model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
-        else:
-            model = core().read_model(str(xml_path))
-    except RuntimeError as error:
-        raise RunError(_read_failure(xml_path, bin_path, error)) from None
-    return LoadedModel(xml_path, model, filled)
-
-
-def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
-    message = openvino_message(error)
-    weights_problem = "weights" in message.lower() or "bin file" in message
-    if weights_problem and not bin_path.is_file():
-        return f"{bin_path}: weights file not found; the Const layers of {xml_path.name} read their values from it"
-    if weights_problem:
-        return (f"{bin_path}: {bin_path.stat().st_size} bytes, too short for the Const layers of {xml_path.name} "
-                f"(an offset + size points past its end)")
-    notes = [spec.openvino_note for spec in registry() if not spec.openvino_loads and spec.type in message]
-    notes += _missing_required_inputs(xml_path)
-    return f"{xml_path}: OpenVINO cannot read it: {message}" + "".join(f"; {note}" for note in notes)
-
-
-def _missing_required_inputs(xml_path: Path) -> list[str]:
-    """Layers that omit an input the spec calls optional but OpenVINO requires (GRUCell's B)."""
-    from irtool.ir import IRParseError, parse_ir
-
-    try:
-        ir = parse_ir(xml_path)
-    except (IRParseError, OSError):
-        return []
-    notes = []
-    for layer in ir.layers:
-        spec = registry().for_ir(layer.type or "", layer.version)
-        for port in spec.inputs[len(layer.inputs):] if spec else ():
-            if port.openvino_requires:
-                notes.append(f"{layer.label} ({spec.type}) has no input {port.index} ({port.name}), which the spec "
-                             f"makes optional but OpenVINO requires")
-    return notes
-
-
-# ----------------------------------------------------------------------------- the RNN op
-
-@dataclass(frozen=True)
-class Source:
-    """What feeds one input port of the RNN op: a model input (by name) or constant data."""
-
-    port: PortSpec
-    parameter: str | None = None
-    constant: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class RnnOp:
-    """The one RNN-family op of a model, with its attributes and weights read from the ov.Model."""
-
-    spec: OpSpec
-    name: str
-    attributes: Mapping[str, Any]
-    sources: tuple[Source, ...]
-    output_ports: tuple[int, ...]  # for each model output, the op output port it returns
-
-    def label(self, model_output: int) -> str:
-        return self.spec.outputs[self.output_ports[model_output]].name
-
-    def time_axis(self, model_output: int) -> int | None:
-        return time_axis(self.spec.outputs[self.output_ports[model_output]])
-
-
-def rnn_spec(node: Any) -> OpSpec | None:
-    """The spec of an ov node if it is an RNN-family op irtool knows, else None."""
-    spec = registry().for_ir(node.get_type_name(), node.get_type_info().version_id)
-    return spec if spec is not None and spec.family else None
-
-
-def find_rnn_op(model: Any) -> tuple[RnnOp | None, str]:
-    """The model's single RNN-family op fed by Parameters and Consts, or None and why not."""
-    ops = model.get_ordered_ops()
-    rnn = [op for op in ops if rnn_spec(op) is not None]
-    others = sorted({op.get_type_name() for op in ops
-                     if op.get_type_name() not in PASS_THROUGH_OPS and rnn_spec(op) is None
-                     and not _is_constant_convert(op)})
-    if len(rnn) != 1 or others:
-        what = (f"{len(rnn)} RNN-family ops" if len(rnn) != 1 else "")
-        what += ("; " if what and others else "") + (f"other ops ({', '.join(others)})" if others else "")
-        return None, f"the model is not a single RNN-family op fed by Parameters and Consts: it has {what}"
-    op = rnn[0]
-    spec = rnn_spec(op)
-    sources = []
-    for port, value in zip(spec.inputs, (i.get_source_output() for i in op.inputs())):
-        source = _source(port, value.get_node())
-        if source is None:
-            return None, f"input {port.name} of {op.get_friendly_name()} is fed by a {value.get_node().get_type_name()}"
-        sources.append(source)
-    output_ports = []
-    for output in model.outputs:
-        feeder = output.get_node().input_value(0)
-        if feeder.get_node() is not op and feeder.get_node().get_friendly_name() != op.get_friendly_name():
-            return None, f"model output {output.get_node().get_friendly_name()} does not come from the op"
-        output_ports.append(feeder.get_index())
-    attributes = {name: _plain(value) for name, value in op.get_attributes().items() if name in spec.attributes}
-    return RnnOp(spec, op.get_friendly_name(), attributes, tuple(sources), tuple(output_ports)), ""
-
-
-def _is_constant_convert(node: Any) -> bool:
-    return node.get_type_name() == "Convert" and node.input_value(0).get_node().get_type_name() == "Constant"
-
-
-def _source(port: PortSpec, node: Any) -> Source | None:
-    kind = node.get_type_name()
-    if kind == "Parameter":
-        return Source(port, parameter=_tensor_name(node.output(0)))
-    if kind == "Constant":
-        return Source(port, constant=np.array(node.get_data()))
-    if _is_constant_convert(node):
-        data = np.array(node.input_value(0).get_node().get_data())
-        return Source(port, constant=data.astype(node.get_output_element_type(0).to_dtype()))
-    return None
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, (list, tuple)) else value
-
-
-def _tensor_name(output: Any) -> str:
-    """The name a model input or output goes by: its tensor name, else its node's name."""
-    names = output.get_names()
-    return output.get_any_name() if names else output.get_node().get_friendly_name()
-
-
-# ----------------------------------------------------------------------------- inputs
-
-@dataclass(frozen=True)
-class InputInfo:
-    name: str
-    names: frozenset[str]
-    dims: tuple[Dim, ...]
-    dtype: np.dtype
-
-    def describe(self) -> str:
-        return f"{format_shape(self.dims)} {self.dtype.name}"
-
-    def accepts(self, shape: tuple[int, ...]) -> bool:
-        return len(shape) == len(self.dims) and all(
-            d == s if isinstance(d, int) else d.contains(s) for d, s in zip(self.dims, shape))
-
-
-def model_inputs(model: Any) -> list[InputInfo]:
-    infos = []
-    for port in model.inputs:
-        dims: list[Dim] = []
-        for dim in port.get_partial_shape():
-            if dim.is_static:
-                dims.append(dim.get_length())
-            else:
-                upper = dim.get_max_length()
-                dims.append(Interval(max(dim.get_min_length(), 0), upper if upper >= 0 else None))
-        names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
-        infos.append(InputInfo(_tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
-    return infos
-
-
-def make_inputs(infos: Sequence[InputInfo], rnn: RnnOp | None, seed: int,
-                sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
-    """Seeded inputs; a dynamic dim takes its symbol's size from ``sizes``, else a small default."""
+    plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
+    roles = {}
+    for node in prepared.probed.judgeable:
+        symbols = node.spec.attribute_symbols(node.spec.fill_defaults(node.spec.typed_attributes(node.attributes)))
+        for feed in node.feeds:
+            if feed.parameter is not None:
+                roles.setdefault(feed.parameter, (feed.port, symbols))
     rng = np.random.default_rng(seed)
-    ports = {s.parameter: s.port for s in rnn.sources if s.parameter} if rnn else {}
-    symbols = _symbols(rnn, infos, sizes or {}) if rnn else {}
     arrays = {}
-    for info in infos:
-        port = ports.get(info.name)
-        if port is not None:
-            shape = tuple(expr.evaluate(symbols, rnn.attributes) for expr in port.dims)
+    for info in prepared.infos:
+        shape = plan.shapes[info.name]
+        if info.name in plan.lengths:
+            arrays[info.name] = ragged_lengths(shape, plan.lengths[info.name], rng).astype(info.dtype)
+        elif info.name in roles:
+            port, symbols = roles[info.name]
             arrays[info.name] = port_tensor(port.name, shape, info.dtype, rng, symbols)
         else:
-            shape = tuple(d if isinstance(d, int) else max(d.lower, 1) for d in info.dims)
             arrays[info.name] = generic_tensor(shape, info.dtype, rng)
-    return arrays
+    return arrays, dict(plan.chosen)
 
 
-def _symbols(rnn: RnnOp, infos: Sequence[InputInfo], sizes: Mapping[str, int]) -> dict[str, int]:
-    """Symbol values from the op's attributes and static dims; ``sizes`` or the defaults for the rest."""
-    dims = {info.name: info.dims for info in infos}
-    shapes = [dims.get(s.parameter, (DYNAMIC,) * len(s.port.dims or ())) if s.parameter else s.constant.shape
-              for s in rnn.sources]
-    try:
-        symbols = rnn.spec.check_shapes(rnn.attributes, shapes)
-    except ValueError as error:
-        raise RunError(f"layer '{rnn.name}': {error}") from None
-    for port in rnn.spec.inputs:
-        for expr in port.dims or ():
-            for name in expr.free_symbols(symbols, rnn.attributes):
-                symbols[name] = sizes.get(name, DEFAULT_SIZES.get(name, FALLBACK_SIZE))
-    return symbols
+def load_inputs(path: str | Path, prepared: Prepared) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Inputs from an .npz whose keys are the model's input names, checked against the model.
 
+    Every problem is reported at once.  numpy's default float64 and int64 arrays are converted
+    to the model's f32/f16 and i32 where every value fits (and the notes say so); values that
+    do not fit, NaN or Inf in integer-valued inputs, and sequence lengths outside
+    1..seq_length are refused.
+    """
+    from irtool.files import read_npz
 
-def op_symbols(rnn: RnnOp, inputs: Mapping[str, np.ndarray]) -> dict[str, int]:
-    """The op's dim sizes (batch_size, hidden_size, ...) on these inputs and its own weights;
-    empty if they do not fit the spec (the run then says why)."""
-    shapes = [inputs[s.parameter].shape if s.parameter else s.constant.shape for s in rnn.sources]
-    try:
-        return rnn.spec.check_shapes(rnn.attributes, shapes)
-    except ValueError:
-        return {}
-
-
-def load_inputs(path: str | Path, infos: Sequence[InputInfo]) -> dict[str, np.ndarray]:
-    """Inputs from an .npz whose keys are the model's input names, checked against the model."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            stored = {key: archive[key] for key in archive.files}
-    except FileNotFoundError:
-        raise RunError(f"{path}: no such inputs file") from None
-    except (OSError, ValueError) as error:
-        raise RunError(f"{path}: not a readable .npz of arrays ({error})") from None
-    arrays, used = {}, set()
+    stored = read_npz(path, RunError)
+    infos = prepared.infos
+    arrays, used, problems, notes = {}, set(), [], []
     for info in infos:
         key = next((k for k in stored if k in info.names), None)
         if key is None:
-            raise RunError(f"{path}: no array for input {info.name} (expected {info.describe()}); "
-                           f"it holds {', '.join(sorted(stored)) or 'nothing'}")
+            problems.append(f"no array for input {info.name} (expected {info.describe()})")
+            continue
+        used.add(key)
         array = stored[key]
         if not info.accepts(array.shape):
-            raise RunError(f"{path}: input {info.name} has shape {list(array.shape)}, expected {format_shape(info.dims)}")
-        if array.dtype != info.dtype:
-            raise RunError(f"{path}: input {info.name} has dtype {array.dtype.name}, expected {info.dtype.name}")
-        arrays[info.name] = array
-        used.add(key)
+            problems.append(f"input {info.name} has shape {list(array.shape)}, expected {format_shape(info.dims)}")
+            continue
+        converted, problem = _convert(array, info.dtype)
+        if problem:
+            problems.append(f"input {info.name}: {problem}")
+            continue
+        if converted.dtype != array.dtype:
+            notes.append(f"{info.name}: {_dtype_text(array.dtype)} converted to {info.dtype.name} (every value fits)")
+        arrays[info.name] = converted
     extra = sorted(set(stored) - used)
     if extra:
-        raise RunError(f"{path}: array {extra[0]} matches no model input; inputs are "
-                       f"{', '.join(info.name for info in infos)}")
-    return arrays
+        problems.append(f"{'arrays' if len(extra) > 1 else 'array'} {', '.join(extra)} "
+                        f"{'match' if len(extra) > 1 else 'matches'} no model input")
+    if not problems:
+        problems += _length_problems(prepared, arrays)
+    if problems:
+        names = ", ".join(f"{info.name} {info.describe()}" for info in infos)
+        raise RunError(f"{path}: {'; '.join(problems)} (the model's inputs: {names})")
+    return arrays, notes
 
 
-# ----------------------------------------------------------------------------- compile and infer
+def _dtype_text(dtype: np.dtype) -> str:
+    """``float32``, or ``>f4 (big-endian float32)`` where the byte order is not the machine's."""
+    if dtype.byteorder in ("<", ">") and dtype.byteorder != np.dtype(dtype.name).byteorder.replace("=", "<"):
+        return f"{dtype.str} (big-endian {dtype.name})" if dtype.byteorder == ">" else f"{dtype.str} ({dtype.name})"
+    return dtype.name
+
+
+def _convert(array: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, str | None]:
+    """``array`` as ``dtype`` where numpy's defaults should become the model's type and every value
+    fits; else the array unchanged and what is wrong."""
+    if array.dtype == dtype:
+        return array, None
+    found, want = array.dtype, np.dtype(dtype)
+    expected = f"dtype {_dtype_text(found)}, expected {want.name}"
+    if found.kind == want.kind == "f" and found.itemsize >= want.itemsize or (found.kind == "f" and found.name == want.name):
+        finite = array[np.isfinite(array)]
+        if finite.size and np.abs(finite).max() > np.finfo(want).max:
+            return array, f"{expected}: values beyond {want.name}'s range (max abs {np.abs(finite).max():.3g})"
+        return array.astype(want), None
+    if found.kind in "iu" and want.kind in "iu":
+        info = np.iinfo(want)
+        if array.size and (array.min() < info.min or array.max() > info.max):
+            return array, f"{expected}: values beyond {want.name}'s range [{info.min}, {info.max}]"
+        return array.astype(want), None
+    if found.kind == "f" and want.kind in "iu":
+        if not np.all(np.isfinite(array)):
+            return array, f"{expected}: NaN or Inf where whole numbers are expected"
+        return array, f"{expected}: floats where whole numbers are expected"
+    return array, expected
+
+
+def _length_problems(prepared: Prepared, arrays: Mapping[str, np.ndarray]) -> list[str]:
+    """Sequence lengths a node takes straight from a model input must be within 1..seq_length
+    (OpenVINO's own check only says "Incorrect input 'seq_lengths' values!")."""
+    problems = []
+    for node in prepared.probed.judgeable:
+        feeds = {feed.port.name: feed for feed in node.feeds}
+        lengths, data = feeds.get(LENGTHS_PORT), feeds.get("X")
+        if lengths is None or lengths.parameter is None or data is None:
+            continue
+        x = data.constant if data.constant is not None else arrays.get(data.parameter) if data.parameter else None
+        values = arrays.get(lengths.parameter)
+        axis = time_axis(data.port)
+        if x is None or values is None or axis is None or values.size == 0:
+            continue
+        bad = values[(values < 0) | (values > x.shape[axis])]
+        if bad.size:
+            problems.append(f"input {lengths.parameter} holds sequence lengths {sorted(set(bad.tolist()))[:5]} outside "
+                            f"0..{x.shape[axis]} (the seq_length of node '{node.name}')")
+    return problems
+
+
+# ----------------------------------------------------------------------------- 3. compile, 4. execute
 
 @dataclass(frozen=True)
-class DeviceRun:
-    device: str
-    requested_precision: str
-    effective_precision: Mapping[str, str]  # execution device -> precision read back
-    execution_devices: tuple[str, ...]
-    config: Mapping[str, str]
+class Compiled:
+    """The model compiled on one device at one precision, and its probed copy when it needs one."""
+
+    plain: Any
+    probed: Any | None
+    run: DeviceRun
+    seconds: float
+
+
+def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str]) -> Compiled:
+    """Compile the model (and its probed copy); a device that cannot compile is asked which ops it
+    does not support (query_model), so that is said rather than a crash text."""
+    started = time.perf_counter()
+    path = Path(prepared.name)
+    try:
+        plain, device_run = compile_on(prepared.model, device, precision, config, path)
+        probed = None
+        if prepared.probed.needs_probe and prepared.probed.judgeable:
+            probed, _ = compile_on(prepared.probed.probed, device, precision, config, path)
+    except RunError:
+        check_support(prepared.model, device, path)
+        raise
+    return Compiled(plain, probed, device_run, time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class Executed:
+    outputs: list[np.ndarray]  # the model's outputs, from the plain compile
+    captured: list[np.ndarray]  # the probed copy's outputs (the model's own first), or ``outputs``
+    seconds: float  # the plain inference
+
+
+def execute(compiled: Compiled, inputs: Mapping[str, np.ndarray], device: str) -> Executed:
+    started = time.perf_counter()
+    outputs = infer(compiled.plain, inputs, device)
+    seconds = time.perf_counter() - started
+    captured = infer(compiled.probed, inputs, device) if compiled.probed is not None else outputs
+    return Executed(outputs, captured, seconds)
+
+
+# ----------------------------------------------------------------------------- 5. judge
+
+@dataclass(frozen=True)
+class NodeResult:
+    """The verdict on one recurrent node: the reference on its captured inputs against its captured outputs."""
+
+    name: str
+    type: str
+    version: int
+    where: str  # "model", or the body of a TensorIterator/Loop it sits in
+    verdict: str  # pass | fail | unjudged | error
+    reason: str | None = None
+    outputs: tuple[OutputDiff, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
+            raise IrtoolBug(f"node verdict {self.verdict!r}")
 
     @property
-    def precision(self) -> str:
-        """The precision the tolerance is chosen by: the loosest one any device runs at."""
-        values = list(self.effective_precision.values())
-        return loosest_precision(values) if values else self.requested_precision
+    def max_abs(self) -> float | None:
+        return max((d.max_abs for d in self.outputs), default=None)
 
-    def describe(self) -> str:
-        effective = sorted(set(self.effective_precision.values()))
-        return f"{self.device} ({'/'.join(effective) or 'precision unknown'})"
-
-
-def check_support(model: Any, device: str, xml_path: Path) -> None:
-    """RunError listing the ops the device says it does not support (query_model).
-
-    A query that fails outright (the model cannot be transformed for the device) is left
-    to the compile step, which fails the same way and whose error is explained there.
-    """
-    query_device = device if physical_devices(device) or device not in VIRTUAL_DEVICES else \
-        f"{device}:{','.join(core().available_devices)}"
-    try:
-        supported = core().query_model(model, query_device)
-    except RuntimeError:
-        return
-    unsupported = [f"{op.get_friendly_name()} ({op.get_type_name()})" for op in model.get_ordered_ops()
-                   if op.get_friendly_name() not in supported]
-    if unsupported:
-        raise RunError(f"{device} does not support {len(unsupported)} op(s) of {xml_path.name}: "
-                       f"{', '.join(unsupported)}")
+    @property
+    def first_step_outside(self) -> int | None:
+        steps = [d.first_step_outside for d in self.outputs if d.first_step_outside is not None]
+        return min(steps) if steps else None
 
 
-def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str], xml_path: Path) -> tuple[Any, DeviceRun]:
-    """Compile with an explicit precision hint (the CPU would pick bf16 itself) and read back
-    what the device really runs at.
+@dataclass(frozen=True)
+class ProbeCheck:
+    """The model's own outputs from the probed compile against those of the unprobed one."""
 
-    Measured with openvino 2026.4.1: CPU, AUTO, HETERO, MULTI and BATCH all accept the hint as
-    a top-level property and pass it on; CPU and BATCH report it back directly, AUTO, HETERO and
-    MULTI only per device under DEVICE_PROPERTIES (and BATCH refuses DEVICE_PROPERTIES).
-    """
-    full_config = {PRECISION_HINT: precision, **config}
-    try:
-        compiled = core().compile_model(model, device, full_config)
-    except RuntimeError as error:
-        raise RunError(explain_failure(model, device, xml_path, error)) from None
-    execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
-    return compiled, DeviceRun(device, precision, _effective_precision(compiled, execution), execution,
-                               dict(full_config))
+    outputs: tuple[OutputDiff, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(d.passed for d in self.outputs)
 
 
-def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:
-    try:
-        return compiled.get_property(key)
-    except RuntimeError:
-        return fallback
+@dataclass(frozen=True)
+class Judgment:
+    verdict: str
+    nodes: tuple[NodeResult, ...]
+    probe_check: ProbeCheck | None
+    outputs: tuple[OutputDiff, ...]  # a single-op model's node diffs, in model output order
+    why_unjudged: str | None
 
 
-def _effective_precision(compiled: Any, execution: tuple[str, ...]) -> dict[str, str]:
-    direct = _compiled_property(compiled, PRECISION_HINT, None)
-    if direct is not None:
-        return {name: _type_name(direct) for name in execution or ("?",)}
-    per_device = _compiled_property(compiled, "DEVICE_PROPERTIES", {}) or {}
-    return {name: _type_name(props[PRECISION_HINT]) for name, props in per_device.items()
-            if isinstance(props, Mapping) and PRECISION_HINT in props}
+def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
+          precision: str, reference: Reference | None = None) -> Judgment:
+    """Every node judged on what the device computed; see the module docstring."""
+    reference = reference or evaluate_node
+    probe_check = None
+    if executed.captured is not executed.outputs:
+        count = len(executed.outputs)
+        probe_check = ProbeCheck(diff_outputs(prepared.labels, executed.captured[:count], executed.outputs, policy,
+                                              precision))
+    nodes = tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
+                  for node in prepared.nodes)
+    outputs: tuple[OutputDiff, ...] = ()
+    single = prepared.single
+    if single is not None and nodes[0].outputs:
+        by_port = {d.name: d for d in nodes[0].outputs}
+        ports = {index: port for port, index in (single.model_outputs or {}).items()}
+        outputs = tuple(by_port[single.spec.outputs[ports[k]].name] for k in range(len(executed.outputs)) if k in ports)
+    return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, outputs, _why_unjudged(prepared, nodes))
 
 
-def _type_name(value: Any) -> str:
-    return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
+def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
+    """fail if any node fails or probing changed the model's outputs; else error if a node could
+    not be judged for an error; pass if any node passed; unjudged when nothing was judged."""
+    verdicts = {node.verdict for node in nodes}
+    if FAIL in verdicts or (probe_check is not None and not probe_check.passed):
+        return FAIL
+    if ERROR in verdicts:
+        return ERROR
+    return PASS if PASS in verdicts else UNJUDGED
 
 
-def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError) -> str:
-    """One line for a device that cannot compile a model, with the cause where irtool knows it."""
-    for op in model.get_ordered_ops():
-        spec = rnn_spec(op)
-        if spec is None:
-            continue
-        attributes = op.get_attributes()
-        for name, attribute in spec.attributes.items():
-            if attribute.openvino_applies_default or attribute.default in (None, [], ""):
-                continue
-            if attributes.get(name) in ([], "", None):
-                from irtool.specs.values import format_value
-
-                default = format_value(attribute.default)
-                return (f"{device} cannot compile {xml_path.name}: layer '{op.get_friendly_name()}' ({op.get_type_name()}) "
-                        f"omits {name}, which OpenVINO reads as empty instead of the spec default {default} "
-                        f"(vector::_M_range_check); rerun with --fill-defaults or write {name}=\"{default}\" in the layer")
-    return f"{device} cannot compile {xml_path.name}: {openvino_message(error)}"
+def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None:
+    if any(node.verdict in (PASS, FAIL) for node in nodes):
+        return None
+    if not nodes:
+        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
+    return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
 
 
-def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str) -> list[np.ndarray]:
-    """One inference; the outputs in model output order, copied out of the request."""
-    request = compiled.create_infer_request()
-    feed = {}
-    for index, port in enumerate(compiled.inputs):
-        name = _tensor_name(port)
-        if name not in inputs:
-            raise IrtoolBug(f"no input array for {name}")
-        feed[index] = inputs[name]
-    try:
-        request.infer(feed)
-    except RuntimeError as error:
-        raise RunError(f"inference on {device} failed: {openvino_message(error)}") from None
-    return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
-
-
-# ----------------------------------------------------------------------------- reference
-
-def reference_outputs(rnn: RnnOp, inputs: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-    """The reference's outputs (all op output ports) on the run's inputs and the model's weights."""
+def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """The reference's outputs (every output port) on a node's input arrays; ValueError if the
+    reference refuses them."""
     from irtool.reference import evaluate
 
-    arrays = [inputs[s.parameter] if s.parameter else s.constant for s in rnn.sources]
-    try:
-        outputs = evaluate(rnn.spec.type, arrays, dict(rnn.attributes), version=rnn.spec.version)
-    except ValueError as error:
-        raise RunError(f"layer '{rnn.name}' ({rnn.spec.key}): the reference refuses it: {error}") from None
-    if not isinstance(outputs, tuple) or len(outputs) != len(rnn.spec.outputs):
-        raise IrtoolBug(f"the reference of {rnn.spec.key} returned {type(outputs).__name__} "
-                        f"instead of {len(rnn.spec.outputs)} arrays")
+    outputs = evaluate(node.spec.type, list(arrays), dict(node.attributes), version=node.spec.version)
+    if not isinstance(outputs, tuple) or len(outputs) != len(node.spec.outputs):
+        raise IrtoolBug(f"the reference of {node.spec.key} returned {type(outputs).__name__} "
+                        f"instead of {len(node.spec.outputs)} arrays")
     return outputs
 
 
-# ----------------------------------------------------------------------------- the run
-
-@dataclass(frozen=True)
-class RunOptions:
-    model: Path
-    device: str
-    precision: str = "f32"
-    inputs: Path | None = None
-    seed: int = 0
-    save_outputs: Path | None = None
-    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
-    config: Mapping[str, str] = field(default_factory=dict)
-    compare_with: tuple[str, str] | None = None  # (device, precision)
-    fill_defaults: bool = False
-
-
-@dataclass(frozen=True)
-class InputSummary:
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-
-
-@dataclass(frozen=True)
-class RunResult:
-    model: str
-    op: str | None  # "GRUSequence-5 (layer 'gru')" when a reference applies
-    run: DeviceRun
-    inputs_from: str  # "seed 0" or the .npz path
-    inputs: tuple[InputSummary, ...]
-    against: str | None  # "reference", a DeviceRun description, or None
-    against_run: DeviceRun | None
-    no_reference: str | None
-    outputs: tuple[OutputDiff, ...]
-    output_shapes: tuple[tuple[str, tuple[int, ...]], ...]
-    filled_defaults: tuple[str, ...] = ()
-    saved_outputs: str | None = None
-
-    @property
-    def passed(self) -> bool | None:
-        """True or False when outputs were compared; None when nothing was."""
-        if self.against is None:
-            return None
-        return all(diff.passed for diff in self.outputs)
+def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
+               policy: TolerancePolicy, precision: str, reference: Reference = evaluate_node) -> NodeResult:
+    """The reference on a node's captured inputs against its captured outputs.  A tolerance can be
+    given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``)."""
+    head = (node.name, node.spec.type, node.spec.version, node.where)
+    if node.in_body:
+        return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged (a body's tensors cannot be "
+                                           f"probed from outside it)")
+    arrays, actual = probed_arrays(node, inputs, captured)
+    try:
+        expected = reference(node, arrays)
+    except ValueError as error:
+        return NodeResult(*head, ERROR, f"the reference refuses it: {error}")
+    diffs = tuple(compare_output(port.name, got, want,
+                                 output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
+                                                  got.dtype),
+                                 time_axis(port))
+                  for port, got, want in zip(node.spec.outputs, actual, expected))
+    failed = [d for d in diffs if not d.passed]
+    reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
+                                                if not d.problem else f"{d.name} ({d.problem})" for d in failed)
+              if failed else None)
+    return NodeResult(*head, FAIL if failed else PASS, reason, diffs)
 
 
-def run(options: RunOptions) -> RunResult:
-    """Run a model on a device and judge it; see the module docstring for the steps."""
-    report = list_devices()
-    check_device(options.device, report)
-    if options.compare_with:
-        check_device(options.compare_with[0], report)
-    if options.save_outputs is not None and not Path(options.save_outputs).parent.is_dir():
-        raise RunError(f"{options.save_outputs}: folder {Path(options.save_outputs).parent} does not exist")
-    loaded = read_model(options.model, options.fill_defaults)
-    model = loaded.model
-    rnn, why_not = find_rnn_op(model)
-    infos = model_inputs(model)
-    if options.inputs is not None:
-        inputs = load_inputs(options.inputs, infos)
-    else:
-        inputs = make_inputs(infos, rnn, options.seed)
-    labels = output_labels(model, rnn)
-    unknown = options.tolerance.unknown_outputs({name for names in labels for name in names})
-    if unknown:
-        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {loaded.path.name} does not have; "
-                       f"outputs are {', '.join(names[0] for names in labels)}")
-    actual, device_run = _run_on(model, options.device, options.precision, options.config, inputs, loaded.path)
-    saved = _save_outputs(options.save_outputs, labels, actual)
-    expected, against, against_run = None, None, None
-    if options.compare_with:
-        expected, against_run = _run_on(model, *options.compare_with, options.config, inputs, loaded.path)
-        against = against_run.describe()
-    elif rnn is not None:
-        reference = reference_outputs(rnn, inputs)
-        expected = [reference[port] for port in rnn.output_ports]
-        against = "reference"
-    diffs: tuple[OutputDiff, ...] = ()
-    if expected is not None:
-        precision = loosest_precision([device_run.precision] + ([against_run.precision] if against_run else []))
-        diffs = diff_outputs(labels, actual, expected, options.tolerance, precision, rnn)
-    return RunResult(
-        model=str(loaded.path), op=f"{rnn.spec.key} (layer '{rnn.name}')" if rnn else None, run=device_run,
-        inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
-        inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
-        against=against, against_run=against_run, no_reference=None if expected is not None else why_not,
-        outputs=diffs, output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(labels, actual)),
-        filled_defaults=loaded.filled_defaults, saved_outputs=saved)
+def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
+    """Equal for equal arrays (dtype, shape and bytes): a worker's key for a node's reference outputs."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in arrays:
+        array = np.ascontiguousarray(array)
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.data)
+    return digest.hexdigest()
 
 
 def diff_outputs(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
-                 policy: TolerancePolicy, precision: str, rnn: RnnOp | None) -> tuple[OutputDiff, ...]:
-    """Each output against its expected values, with the tolerance of ``precision`` (or of the
-    output's own element type when that is coarser: an f16 output holds f16 roundings whatever
-    the device computes in) and the policy."""
-    return tuple(compare_output(names[0], got, want, output_tolerance(policy, names, precision, got.dtype),
-                                rnn.time_axis(k) if rnn else None)
-                 for k, (names, got, want) in enumerate(zip(labels, actual, expected)))
+                 policy: TolerancePolicy, precision: str) -> tuple[OutputDiff, ...]:
+    """Each model output against its expected values, with the tolerance of ``precision`` (or of
+    the output's own element type when that is coarser: an f16 output holds f16 roundings
+    whatever the device computes in) and the policy."""
+    return tuple(compare_output(names[0], got, want, output_tolerance(policy, names, precision, got.dtype), None)
+                 for names, got, want in zip(labels, actual, expected))
 
 
 def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision: str, dtype: Any) -> Tolerance:
@@ -660,20 +427,14 @@ def dtype_precision(dtype: np.dtype) -> str:
     return {"float16": "f16", "bfloat16": "bf16"}.get(np.dtype(dtype).name, "f32")
 
 
-def _run_on(model: Any, device: str, precision: str, config: Mapping[str, str], inputs: Mapping[str, np.ndarray],
-            xml_path: Path) -> tuple[list[np.ndarray], DeviceRun]:
-    check_support(model, device, xml_path)
-    compiled, device_run = compile_on(model, device, precision, config, xml_path)
-    return infer(compiled, inputs, device), device_run
-
-
-def output_labels(model: Any, rnn: RnnOp | None) -> list[tuple[str, ...]]:
-    """For each model output, its names: the spec's port name first when the op is known."""
+def output_labels(model: Any, node: RecurrentNode | None = None) -> list[tuple[str, ...]]:
+    """For each model output, its names: first the spec's port name when ``node`` returns it."""
+    ports = {index: node.spec.outputs[port].name for port, index in (node.model_outputs or {}).items()} if node else {}
     labels = []
     for k, output in enumerate(model.outputs):
-        names = [_tensor_name(output)] + sorted(output.get_names())
-        if rnn is not None:
-            names.insert(0, rnn.label(k))
+        names = [tensor_name(output)] + sorted(output.get_names())
+        if k in ports:
+            names.insert(0, ports[k])
         labels.append(tuple(dict.fromkeys(names)))
     firsts = [names[0] for names in labels]
     if len(set(firsts)) != len(firsts):  # two Results of one port: number them
@@ -681,7 +442,151 @@ def output_labels(model: Any, rnn: RnnOp | None) -> list[tuple[str, ...]]:
     return labels
 
 
-def _save_outputs(path: Path | None, labels: list[tuple[str, ...]], arrays: list[np.ndarray]) -> str | None:
+# ----------------------------------------------------------------------------- irtool run
+
+@dataclass(frozen=True)
+class RunOptions:
+    model: Path
+    device: str
+    precision: str = "f32"
+    inputs: Path | None = None
+    seed: int = 0
+    save_outputs: Path | None = None
+    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
+    config: Mapping[str, str] = field(default_factory=dict)
+    compare_with: tuple[str, str] | None = None  # (device, precision)
+    fill_defaults: bool = False
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
+    sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
+    reproducers: Path | None = None  # a folder for one reproducer per failing node
+
+    def __post_init__(self) -> None:
+        for name, size in self.sizes.items():
+            if not (isinstance(size, int) and size >= 1):
+                raise RunError(f"--{name.replace('_size', '').replace('_', '-')} {size}: expected a whole number >= 1")
+
+
+@dataclass(frozen=True)
+class InputSummary:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    model: str
+    op: str | None  # "GRUSequence-5 (layer 'gru')" for a model of one node fed by its inputs
+    run: DeviceRun
+    inputs_from: str  # "seed 0" or the .npz path
+    inputs: tuple[InputSummary, ...]
+    against: str | None  # "reference", a DeviceRun description, or None
+    against_run: DeviceRun | None
+    no_reference: str | None
+    outputs: tuple[OutputDiff, ...]
+    output_shapes: tuple[tuple[str, tuple[int, ...]], ...]
+    verdict: str = UNJUDGED
+    nodes: tuple[NodeResult, ...] = ()
+    probe_check: ProbeCheck | None = None
+    filled_defaults: tuple[str, ...] = ()
+    saved_outputs: str | None = None
+    shapes_chosen: Mapping[str, str] = field(default_factory=dict)
+    input_notes: tuple[str, ...] = ()
+    reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
+
+    @property
+    def passed(self) -> bool | None:
+        """True or False when something was compared; None when nothing was."""
+        return {PASS: True, FAIL: False}.get(self.verdict)
+
+
+def run(options: RunOptions) -> RunResult:
+    """``irtool run``: the pipeline's stages on one model, device and precision."""
+    report = list_devices()
+    for device, precision in [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else []):
+        check_device(device, report)
+        reason = skip_reason(device, precision, report)
+        if reason:
+            raise RunSkipped(f"{reason}: nothing was run")
+    if options.save_outputs is not None and not Path(options.save_outputs).parent.is_dir():
+        raise RunError(f"{options.save_outputs}: folder {Path(options.save_outputs).parent} does not exist")
+    prepared = read_and_prepare(options.model, options.fill_defaults)
+    inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
+    _check_tolerance_names(prepared, options.tolerance)
+    compiled = compile_prepared(prepared, options.device, options.precision, options.config)
+    executed = execute(compiled, inputs, options.device)
+    single = prepared.single
+    common = dict(model=str(options.model), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
+                  run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
+                  inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
+                  output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
+                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
+                  saved_outputs=_save_outputs(options.save_outputs, prepared.labels, executed.outputs))
+    if options.compare_with:
+        other = compile_prepared(prepared, *options.compare_with, options.config)
+        expected = execute(other, inputs, options.compare_with[0]).outputs
+        precision = loosest_precision([compiled.run.precision, other.run.precision])
+        diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)
+        nodes = tuple(NodeResult(n.name, n.spec.type, n.spec.version, n.where, UNJUDGED,
+                                 "--compare-with judges the model's outputs device against device")
+                      for n in prepared.nodes)
+        return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
+                         outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
+    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision)
+    reproducers = {}
+    if options.reproducers is not None:
+        for node, result in zip(prepared.nodes, judgment.nodes):
+            if result.verdict == FAIL:
+                folder = Path(options.reproducers) / node_folder_name(node.name)
+                write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
+                reproducers[node.name] = str(folder)
+    return RunResult(**common, against="reference" if judgment.why_unjudged is None else None, against_run=None,
+                     no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
+                     nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers)
+
+
+def node_folder_name(name: str) -> str:
+    """A folder name for a node: readable, filesystem-safe, unique by a short hash."""
+    import re
+
+    slug = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", name).strip("_")[:60] or "node"
+    return f"{slug}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
+def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode, result: NodeResult,
+                          inputs: Mapping[str, np.ndarray], executed: Executed, device_run: DeviceRun,
+                          config: Mapping[str, str]) -> None:
+    """A reproducer folder of one node: a single-op IR of it (Consts where the model had constant
+    data, inputs dynamic where the model's were), its captured inputs as inputs.npz, the
+    reference's outputs as expected.npz and the device's as actual.npz; ``irtool reduce`` takes it."""
+    from irtool.concrete import from_node
+    from irtool.reproducer import write_reproducer
+
+    arrays, actual = probed_arrays(node, inputs, executed.captured)
+    concrete = from_node(node, arrays)
+    expected = evaluate_node(node, arrays)
+    ports = [port.name for port in node.spec.outputs]
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    write_reproducer(folder, model=concrete.to_model(), inputs=concrete.inputs, expected=dict(zip(ports, expected)),
+                     actual=dict(zip(ports, actual)), device=device_run.device,
+                     precision=device_run.requested_precision, config=config,
+                     tolerances={d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs},
+                     case={"id": f"{Path(prepared.name).stem}::{node.name}", "suite": "run"},
+                     result={"verdict": result.verdict, "message": result.reason or "", "node": node.name,
+                             "model": prepared.name})
+
+
+def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
+    names = {name for names in prepared.labels for name in names}
+    names |= {f"{prefix}{port.name}" for node in prepared.nodes for port in node.spec.outputs
+              for prefix in ("", f"{node.name}:")}
+    unknown = policy.unknown_outputs(names)
+    if unknown:
+        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have; "
+                       f"outputs are {', '.join(names[0] for names in prepared.labels)}")
+
+
+def _save_outputs(path: Path | None, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray]) -> str | None:
     if path is None:
         return None
     buffer = io.BytesIO()

@@ -31,12 +31,15 @@ def smoke(tmp_path_factory):
     return done, out, json.loads((out / "results.json").read_text())
 
 
-def test_smoke_passes_every_cpu_backed_case_and_skips_gpu(smoke):
+def test_smoke_passes_every_cpu_backed_case_and_skips_gpu(smoke, cpu_precisions):
+    """Every CPU-backed job passes; at bf16 on a CPU without bf16 each is skipped with that reason."""
     done, _, results = smoke
     assert done.returncode == 0, done.stdout + done.stderr
     cases = {r["case"] for r in results["results"]}
     for result in results["results"]:
-        if result["device"] in CPU_BACKED:
+        if result["device"] in CPU_BACKED and result["precision"] not in cpu_precisions:
+            assert result["verdict"] == "skip" and "CPU does not support bf16" in result["message"], result
+        elif result["device"] in CPU_BACKED:
             assert result["verdict"] in ("pass", "unjudged"), result
         else:
             assert result["verdict"] == "skip" and "GPU" in result["message"], result
@@ -44,10 +47,13 @@ def test_smoke_passes_every_cpu_backed_case_and_skips_gpu(smoke):
     assert "PASSED in " in done.stdout and "skipped" in done.stdout
 
 
-def test_bf16_really_ran_at_bf16(smoke):
+def test_bf16_really_ran_at_bf16(smoke, cpu_precisions):
     _, _, results = smoke
     for device in CPU_BACKED:
         ran = {r["precision"]: r for r in results["results"] if r["device"] == device and r["case"].startswith("lstm-seq")}
+        if "bf16" not in cpu_precisions:  # nothing ran at f32 under the name bf16
+            assert ran["bf16"]["verdict"] == "skip" and not ran["bf16"]["effective_precision"]
+            continue
         assert set(ran["bf16"]["effective_precision"].values()) == {"bf16"}
         assert set(ran["f32"]["effective_precision"].values()) == {"f32"}
         assert ran["bf16"]["max_abs"] > 100 * ran["f32"]["max_abs"]
@@ -106,20 +112,20 @@ def test_one_model_is_compiled_once_for_all_its_seeds(small):
 
 def test_a_known_failure_is_xfail_and_exits_0(small):
     xfail = small / "xfail.toml"
-    xfail.write_text('[[xfail]]\ncase = "tight[*]"\nprecision = "bf16"\nreason = "no tolerance at bf16"\n'
+    xfail.write_text('[[xfail]]\ncase = "tight[*]"\nprecision = "f32"\nreason = "no tolerance at all"\n'
                      '[[xfail]]\ncase = "gru[seed=2]"\nreason = "flaky once"\n')
-    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "xf"), "--precision", "bf16",
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "xf"), "--precision", "f32",
                   "--xfail", str(xfail))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "XPASS: gru[seed=2] on CPU at bf16: known to fail (flaky once) but passed" in done.stdout
+    assert "XPASS: gru[seed=2] on CPU at f32: known to fail (flaky once) but passed" in done.stdout
     verdicts = {r["case"]: r["verdict"] for r in json.loads((small / "xf" / "results.json").read_text())["results"]}
     assert verdicts == {"gru[seed=0]": "pass", "gru[seed=1]": "pass", "gru[seed=2]": "xpass", "tight[seed=0]": "xfail"}
 
 
 def test_a_failure_exits_1_with_a_reproducer(small):
-    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "fail"), "--precision", "bf16")
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "fail"), "--precision", "f32")
     assert done.returncode == 1
-    line = next(line for line in done.stdout.splitlines() if line.startswith("FAIL: tight[seed=0] on CPU at bf16"))
+    line = next(line for line in done.stdout.splitlines() if line.startswith("FAIL: tight[seed=0] on CPU at f32"))
     assert "outside tolerance: Y (max abs" in line
     folder = Path(line.rsplit("[", 1)[1].rstrip("]"))
     replay = subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, text=True, timeout=120)

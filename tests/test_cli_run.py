@@ -46,10 +46,10 @@ def one_error_line(err: str) -> str:
 
 
 def inputs_of(gru: Path, seed: int = 0) -> dict[str, np.ndarray]:
-    from irtool.execute import find_rnn_op, make_inputs, model_inputs, read_model
+    from irtool.execute import seeded_inputs
+    from irtool.runtime.model import read_model
 
-    model = read_model(gru).model
-    return make_inputs(model_inputs(model), find_rnn_op(model)[0], seed)
+    return seeded_inputs(read_model(gru).model, seed)
 
 
 def test_text_report_passes(gru, capsys):
@@ -61,7 +61,7 @@ def test_text_report_passes(gru, capsys):
 
 
 def test_tight_per_output_tolerance_fails_with_exit_1(gru, capsys):
-    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--atol", "Y:0", "--rtol", "Y:0")
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--atol", "Y:0", "--rtol", "Y:0")
     assert code == 1
     assert "FAIL: 1 of 2 outputs outside tolerance (Y)" in out and "(--atol Y, --rtol Y)" in out
 
@@ -91,10 +91,55 @@ def test_inputs_from_npz_round_trip(gru, capsys, tmp_path):
     assert np.all(np.load(out_path)["Ho"][1] == 0)
 
 
+def test_numpy_defaults_are_converted_and_said(gru, capsys, tmp_path):
+    """float64 data and int64 lengths (what np.array gives) become the model's f32 and i32 when
+    every value fits; big-endian floats too; the report says so."""
+    arrays = inputs_of(gru)
+    original = {name: array.copy() for name, array in arrays.items()}
+    arrays["X"] = arrays["X"].astype(np.float64)
+    arrays["initial_hidden_state"] = arrays["initial_hidden_state"].astype(">f4")
+    arrays["sequence_lengths"] = arrays["sequence_lengths"].astype(np.int64)
+    np.savez(tmp_path / "in.npz", **arrays)
+    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"), "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["verdict"] == "pass"
+    assert result["input_notes"] == [
+        "X: float64 converted to float32 (every value fits)",
+        "initial_hidden_state: >f4 (big-endian float32) converted to float32 (every value fits)",
+        "sequence_lengths: int64 converted to int32 (every value fits)"]
+    code, plain_out, _ = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"))
+    assert "converted: X: float64 converted to float32" in plain_out
+    np.savez(tmp_path / "same.npz", **original)
+    same = json.loads(run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "same.npz"), "--format", "json")[1])
+    assert same["outputs"] == result["outputs"] and same["input_notes"] == []
+
+
+def test_every_problem_of_an_npz_is_said_at_once(gru, capsys, tmp_path):
+    arrays = inputs_of(gru)
+    arrays.pop("initial_hidden_state")
+    arrays["X"] = np.zeros((2, 3, 6))
+    arrays["sequence_lengths"] = np.array([1.5, 2.0])
+    arrays["extra"] = np.zeros(1)
+    np.savez(tmp_path / "in.npz", **arrays)
+    code, _, err = run(capsys, str(gru), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"))
+    line = one_error_line(err)
+    assert code == 2
+    for part in ("input X has shape [2, 3, 6], expected [2,3,5]", "no array for input initial_hidden_state",
+                 "input sequence_lengths: dtype float64, expected int32: floats where whole numbers are expected",
+                 "array extra matches no model input"):
+        assert part in line, line
+
+
 @pytest.mark.parametrize("change, expected", [
     (lambda a: a.pop("initial_hidden_state"), "no array for input initial_hidden_state (expected [2,2,4] float32)"),
     (lambda a: a.update(X=np.zeros((2, 3, 6), np.float32)), "input X has shape [2, 3, 6], expected [2,3,5]"),
-    (lambda a: a.update(X=a["X"].astype(np.float64)), "input X has dtype float64, expected float32"),
+    (lambda a: a.update(sequence_lengths=np.array([2**40, 1])),
+     "input sequence_lengths: dtype int64, expected int32: values beyond int32's range"),
+    (lambda a: a.update(sequence_lengths=np.array([np.nan, 1.0])),
+     "input sequence_lengths: dtype float64, expected int32: NaN or Inf where whole numbers are expected"),
+    (lambda a: a.update(sequence_lengths=np.array([3, 9], np.int32)),
+     "input sequence_lengths holds sequence lengths [9] outside 0..3 (the seq_length of node 'GRUSequence')"),
+    (lambda a: a.update(X=np.full((2, 3, 5), 1e300)), "input X: dtype float64, expected float32: values beyond"),
     (lambda a: a.update(extra=np.zeros(1)), "array extra matches no model input"),
 ])
 def test_bad_npz_names_the_input_and_what_was_expected(gru, capsys, tmp_path, change, expected):
@@ -144,9 +189,16 @@ def test_absent_device_exits_2_naming_the_available_ones(gru, capsys, tmp_path):
     assert not out_path.exists()
 
 
-def test_compare_with_second_device(gru, capsys):
-    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--compare-with", "HETERO:CPU:f32",
-                       "--format", "json")
+def test_compare_with_second_device(gru, capsys, cpu_precisions):
+    code, out, _ = run(capsys, str(gru), "-d", "AUTO:CPU", "--compare-with", "HETERO:CPU:f32", "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["against"] == "HETERO:CPU (f32)" and result["against_run"]["device"] == "HETERO:CPU"
+    assert all(o["tolerance"]["source"] == "f32 default" for o in result["outputs"])
+    code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--compare-with", "HETERO:CPU:f32",
+                         "--format", "json")
+    if "bf16" not in cpu_precisions:
+        assert code == 3 and out == "" and "skipped: CPU does not support bf16" in one_error_line(err)
+        return
     result = json.loads(out)
     assert code == 0 and result["against"] == "HETERO:CPU (f32)"
     assert all(o["tolerance"]["source"] == "bf16 default" and o["max_abs"] > 0 for o in result["outputs"])
@@ -209,9 +261,9 @@ def test_model_that_is_not_one_rnn_op_runs_without_a_reference(capsys, tmp_path)
     y = ops.parameter([2, 3], np.float32, name="y")
     ov.save_model(ov.Model([ops.add(x, y)], [x, y], "add"), str(tmp_path / "add.xml"))
     code, out, _ = run(capsys, str(tmp_path / "add.xml"), "-d", "CPU")
-    assert code == 0
-    assert "no reference applies: the model is not a single RNN-family op fed by Parameters and Consts" in out
-    assert "other ops (Add)" in out and out.strip().endswith("RAN: not judged (no reference applies)")
+    assert code == 3
+    assert "no reference applies: the model has no node of the recurrent family" in out
+    assert out.strip().splitlines()[-1].startswith("NOT JUDGED: nothing was compared") and "PASS" not in out
 
 
 def test_console_entry_point_in_a_subprocess(gru):
@@ -225,13 +277,18 @@ def test_console_entry_point_in_a_subprocess(gru):
     assert done.returncode == 0 and "PASS: 2 of 2" in done.stdout
 
 
-def test_tolerance_follows_the_effective_precision_not_the_requested_one(gru, capsys):
-    """This CPU runs an f16 request as bf16 (measured); the tolerance must follow what ran."""
-    code, out, _ = run(capsys, str(gru), "-d", "CPU", "--precision", "f16", "--format", "json")
-    result = json.loads(out)
-    effective = result["run"]["effective_precision"]["CPU"]
-    assert code == 0 and result["run"]["requested_precision"] == "f16" and effective in ("f16", "bf16")
-    assert all(o["tolerance"]["source"] == f"{effective} default" for o in result["outputs"])
+def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_tolerance(gru, capsys, cpu_precisions):
+    """A CPU runs a precision it lacks as another one (f16 as bf16 on a CPU with bf16, bf16 as f32
+    on one without: measured), so run skips it, as the harness does; one it has is what ran."""
+    for precision in ("f16", "bf16"):
+        code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", precision, "--format", "json")
+        if precision not in cpu_precisions:
+            assert code == 3 and out == ""
+            assert f"skipped: CPU does not support {precision} (its precisions: f32" in one_error_line(err)
+            continue
+        result = json.loads(out)
+        assert code == 0 and result["run"]["effective_precision"] == {"CPU": precision}
+        assert all(o["tolerance"]["source"] == f"{precision} default" for o in result["outputs"])
 
 
 def test_an_f16_output_is_judged_with_the_f16_tolerance_even_at_f32(capsys, tmp_path):

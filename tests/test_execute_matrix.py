@@ -1,5 +1,6 @@
 """The case matrix: every case passes ``irtool run -d CPU`` at f32, and at bf16 with the bf16
-tolerance while reporting a non-zero error (proof that the precision really changed).
+tolerance while reporting a non-zero error (proof that the precision really changed) on a CPU
+that has bf16; on one without, the bf16 run is skipped with the reason and exit 3.
 Real OpenVINO on CPU, in-process through ``irtool.cli.main``."""
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def run_json(capsys, *argv: str) -> tuple[int, dict]:
 
 @pytest.mark.parametrize("name", list(MATRIX) + [
     pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=CPU_IGNORES_LENGTHS)) for name in KNOWN_CPU_BUGS])
-def test_case_passes_at_f32_and_at_bf16_with_a_real_error(name, models, capsys):
+def test_case_passes_at_f32_and_at_bf16_with_a_real_error(name, models, capsys, cpu_precisions):
     code, result = run_json(capsys, str(models[name]), "-d", "CPU", "--precision", "f32")
     assert code == 0, result
     assert result["passed"] is True and result["against"] == "reference"
@@ -82,12 +83,24 @@ def test_case_passes_at_f32_and_at_bf16_with_a_real_error(name, models, capsys):
     f32_error = max(out["max_abs"] for out in result["outputs"])
     assert f32_error < DEFAULT_TOLERANCES["f32"].atol
 
+    if "bf16" not in cpu_precisions:
+        assert_skipped_without_bf16(capsys, models[name], "CPU")
+        return
     code, result = run_json(capsys, str(models[name]), "-d", "CPU", "--precision", "bf16")
     assert code == 0, result
     assert result["run"]["effective_precision"] == {"CPU": "bf16"}
     assert all(out["tolerance"]["source"] == "bf16 default" for out in result["outputs"])
     bf16_error = max(out["max_abs"] for out in result["outputs"])
     assert bf16_error > 10 * max(f32_error, 1e-7), "bf16 run shows no bf16-sized error"
+
+
+def assert_skipped_without_bf16(capsys, model, device: str) -> None:
+    """A CPU without bf16 would run a bf16 request at f32: run says so and judges nothing."""
+    code = main(["run", str(model), "-d", device, "--precision", "bf16"])
+    captured = capsys.readouterr()
+    assert code == 3 and captured.out == ""
+    assert captured.err.startswith("irtool: error: skipped: CPU does not support bf16 (its precisions: f32")
+    assert captured.err.rstrip().endswith("nothing was run") and len(captured.err.splitlines()) == 1
 
 
 def test_dynamic_const_weights_pass_with_full_lengths(models, capsys, tmp_path):
@@ -111,7 +124,7 @@ def test_dynamic_const_weights_pass_with_full_lengths(models, capsys, tmp_path):
 
 
 def test_sequence_outputs_report_per_step_errors(models, capsys):
-    code, result = run_json(capsys, str(models["lstm-bidirectional"]), "-d", "CPU", "--precision", "bf16")
+    code, result = run_json(capsys, str(models["lstm-bidirectional"]), "-d", "CPU")
     assert code == 0
     by_name = {out["name"]: out for out in result["outputs"]}
     assert set(by_name) == {"Y", "Ho", "Co"}
@@ -125,11 +138,10 @@ def test_generated_lengths_are_ragged_and_valid(models, capsys, tmp_path):
     assert code == 0 and result["saved_outputs"] == str(out)
     import numpy as np
 
-    from irtool.execute import find_rnn_op, make_inputs, model_inputs, read_model
+    from irtool.execute import seeded_inputs
+    from irtool.runtime.model import read_model
 
-    model = read_model(models["gru-forward"]).model
-    rnn, _ = find_rnn_op(model)
-    lengths = make_inputs(model_inputs(model), rnn, seed=0)["sequence_lengths"]
+    lengths = seeded_inputs(read_model(models["gru-forward"]).model, seed=0)["sequence_lengths"]
     assert lengths.min() >= 1 and lengths.max() == SIZES["seq_length"] and len(set(lengths.tolist())) > 1
     y = np.load(out)["Y"]
     short = int(np.argmin(lengths))
@@ -137,8 +149,10 @@ def test_generated_lengths_are_ragged_and_valid(models, capsys, tmp_path):
 
 
 @pytest.mark.parametrize("device", ["AUTO:CPU", "HETERO:CPU", "MULTI:CPU", "BATCH:CPU", "AUTO"])
-def test_virtual_devices_run_with_the_precision_they_were_asked_for(device, models, capsys):
-    for precision in ("f32", "bf16"):
+def test_virtual_devices_run_with_the_precision_they_were_asked_for(device, models, capsys, cpu_precisions):
+    if "bf16" not in cpu_precisions:
+        assert_skipped_without_bf16(capsys, models["gru-bidirectional-lbr"], device)
+    for precision in [p for p in ("f32", "bf16") if p in cpu_precisions]:
         code, result = run_json(capsys, str(models["gru-bidirectional-lbr"]), "-d", device, "--precision", precision)
         assert code == 0, result
         assert result["run"]["execution_devices"] == ["CPU"]

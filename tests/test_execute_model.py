@@ -6,8 +6,12 @@ import pytest
 
 from irtool.build import build_and_save, build_model
 from irtool.cases import OpCase
-from irtool.execute import (RunError, check_device, find_rnn_op, list_devices, make_inputs, model_inputs,
-                            openvino_message, read_model)
+from irtool.devices import same_device
+from irtool.errors import RunError
+from irtool.runtime.devices import check_device, list_devices
+from irtool.execute import prepare, seeded_inputs
+from irtool.runtime.model import read_model
+from irtool.runtime.core import openvino_message
 from irtool.ir.defaults import DefaultsError, fill_defaults
 
 
@@ -18,8 +22,7 @@ def test_check_device():
     for device in ("CPU", "AUTO", "AUTO:CPU", "HETERO:CPU", "MULTI:CPU", "BATCH:CPU", "BATCH:CPU(2)"):
         check_device(device, report)
     for device in ("GPU", "GPU.0", "NPU"):
-        if any(name == device or name.startswith(device.split(".")[0] + ".") or name == device.split(".")[0]
-               for name in report.names):
+        if any(same_device(device, name) for name in report.names):
             check_device(device, report)
         else:
             with pytest.raises(RunError, match="is not available here"):
@@ -29,17 +32,18 @@ def test_check_device():
             check_device(device, report)
 
 
-def test_find_rnn_op_reads_attributes_and_weights_from_the_model():
+def test_a_single_op_model_is_one_node_read_from_the_model():
     case = OpCase("GRUSequence", {"hidden_size": 3, "direction": "reverse", "clip": 2.0,
                                   "linear_before_reset": True}, seed=4)
-    model = build_model(case)
-    rnn, why = find_rnn_op(model)
-    assert why == "" and rnn.spec.key == "GRUSequence-5" and rnn.name == "GRUSequence"
-    assert rnn.attributes["direction"] == "reverse" and rnn.attributes["clip"] == 2.0
-    assert rnn.attributes["linear_before_reset"] is True and rnn.attributes["activations"] == ["sigmoid", "tanh"]
-    assert [s.parameter for s in rnn.sources] == ["X", "initial_hidden_state", "sequence_lengths", None, None, None]
-    assert rnn.sources[5].constant.shape == (1, 12)
-    assert rnn.output_ports == (0, 1) and rnn.time_axis(0) == 2 and rnn.time_axis(1) is None
+    prepared = prepare(build_model(case), "gru.xml")
+    node = prepared.single
+    assert node is not None and node.spec.key == "GRUSequence-5" and node.name == "GRUSequence"
+    assert node.attributes["direction"] == "reverse" and node.attributes["clip"] == 2.0
+    assert node.attributes["linear_before_reset"] is True and node.attributes["activations"] == ["sigmoid", "tanh"]
+    assert [f.parameter for f in node.feeds] == ["X", "initial_hidden_state", "sequence_lengths", None, None, None]
+    assert node.feeds[5].constant.shape == (1, 12)
+    assert dict(node.model_outputs) == {0: 0, 1: 1} and not prepared.probed.needs_probe
+    assert [labels[0] for labels in prepared.labels] == ["Y", "Ho"]
 
 
 def test_converted_const_weights_count_as_consts(tmp_path):
@@ -49,16 +53,14 @@ def test_converted_const_weights_count_as_consts(tmp_path):
     ov.save_model(model, str(tmp_path / "f16.xml"), compress_to_fp16=True)  # Const f16 -> Convert -> RNNCell
     loaded = read_model(tmp_path / "f16.xml").model
     assert "Convert" in {op.get_type_name() for op in loaded.get_ordered_ops()}
-    rnn, why = find_rnn_op(loaded)
-    assert why == "" and rnn.sources[2].constant.dtype == np.float32
+    node = prepare(loaded, "f16.xml").single
+    assert node is not None and node.feeds[2].constant.dtype == np.float32
 
 
 def test_dynamic_dims_take_symbol_sizes():
     case = OpCase("LSTMSequence", {"hidden_size": 3, "direction": "bidirectional"},
                   {"batch_size": 5, "seq_length": 2, "input_size": 7}, dynamic=("batch_size", "seq_length"))
-    model = build_model(case)
-    rnn, _ = find_rnn_op(model)
-    arrays = make_inputs(model_inputs(model), rnn, seed=0)
+    arrays = seeded_inputs(build_model(case), seed=0)
     assert arrays["X"].shape == (2, 4, 7)  # batch and seq_length default to 2 and 4; input_size from W
     assert arrays["initial_cell_state"].shape == (2, 2, 3) and arrays["sequence_lengths"].dtype == np.int32
 

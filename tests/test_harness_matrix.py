@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from irtool.execute import list_devices
+from irtool.runtime.devices import list_devices
 from irtool.harness import expectations
 from irtool.harness.faults import FaultError, parse_faults
-from irtool.harness.matrix import MatrixError, check_precisions, make_jobs, parse_list, parse_shard, skip_reason
+from irtool.runtime.devices import skip_reason
+from irtool.harness.matrix import MatrixError, check_precisions, make_jobs, parse_list, parse_shard
 from irtool.harness.records import FAIL, PASS, SKIP, XFAIL, XPASS, CaseResult, Job, SuiteCase
 
 CASES = [SuiteCase(f"c{k}[seed={s}]", "t", op="RNNCell", version=0, attributes={"hidden_size": k + 1}, seed=s)
@@ -50,13 +51,16 @@ def devices():
 
 
 @pytest.mark.parametrize("device, precision, reason", [
-    ("CPU", "f32", None), ("CPU", "bf16", None), ("AUTO:CPU", "bf16", None), ("HETERO:CPU", "f32", None),
+    ("CPU", "f32", None), ("CPU", "bf16", "bf16"), ("AUTO:CPU", "bf16", "bf16"), ("HETERO:CPU", "f32", None),
     ("GPU", "f32", r"GPU is not available here: .*(OpenCL|device)"),
     ("HETERO:GPU,CPU", "f32", r"GPU is not available here: "),
     ("NPU.3", "f32", r"NPU.3 is not available here: not known to OpenVINO"),
     ("CPU", "f16", r"CPU does not support f16 \(its precisions: .*f32.*\)"),
 ])
-def test_skip_reasons(devices, device, precision, reason):
+def test_skip_reasons(devices, device, precision, reason, cpu_precisions):
+    """"bf16": none where the CPU has bf16, else the reason a CPU without it is skipped."""
+    if reason == "bf16":
+        reason = None if "bf16" in cpu_precisions else r"CPU does not support bf16 \(its precisions: f32"
     found = skip_reason(device, precision, devices)
     if reason is None:
         assert found is None

@@ -12,9 +12,10 @@ import pytest
 
 from irtool.build import build_model
 from irtool.cases import OpCase
-from irtool.execute import compile_on, find_rnn_op, infer, make_inputs, model_inputs, reference_outputs
+from irtool.runtime.compile import compile_on, infer
+from irtool.execute import evaluate_node, prepare, seeded_inputs
 from irtool.harness.records import SuiteCase, case_from_json, case_to_json
-from irtool.harness.reproducer import reproduce_script, write_reproducer
+from irtool.reproducer import reproduce_script, write_reproducer
 
 ATTRIBUTES = {"hidden_size": 4, "direction": "forward"}
 SIZES = {"batch_size": 2, "seq_length": 3, "input_size": 5}
@@ -26,9 +27,10 @@ HOSTILE = 'gru"""\'\nimport os; os.system("echo pwned") #'
 def job():
     """The model, its inputs, the reference outputs and the CPU f32 outputs."""
     model = build_model(OpCase("GRUSequence", ATTRIBUTES, SIZES))
-    rnn, _ = find_rnn_op(model)
-    inputs = make_inputs(model_inputs(model), rnn, seed=0)
-    expected = dict(zip(TOLERANCES, reference_outputs(rnn, inputs)))
+    node = prepare(model, "gru").single
+    inputs = seeded_inputs(model, seed=0)
+    arrays = [f.constant if f.constant is not None else inputs[f.parameter] for f in node.feeds]
+    expected = dict(zip(TOLERANCES, evaluate_node(node, arrays)))
     compiled, _ = compile_on(model, "CPU", "f32", {}, Path("gru.xml"))
     actual = dict(zip(TOLERANCES, infer(compiled, inputs, "CPU")))
     case = SuiteCase(id="gru-forward[seed=0]", suite="smoke", op="GRUSequence", version=5, attributes=ATTRIBUTES,

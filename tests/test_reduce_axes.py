@@ -13,9 +13,9 @@ import pytest
 
 from irtool.build import FACTORIES, build_model
 from irtool.cases import OpCase
-from irtool.execute import find_rnn_op, make_inputs, model_inputs
+from irtool.execute import prepare, seeded_inputs
 from irtool.reduce.axes import (attributes_to_defaults, axes_of, cut_symbol, simpler_values, uniform_lengths)
-from irtool.reduce.concrete import ConcreteCase, from_rnn
+from irtool.concrete import ConcreteCase, from_node
 from irtool.reference import evaluate
 
 SEQUENCES = [("GRUSequence", {"linear_before_reset": True}), ("LSTMSequence", {}), ("RNNSequence", {})]
@@ -24,10 +24,10 @@ SIZES = {"batch_size": 4, "seq_length": 5, "input_size": 3}
 
 def concrete(op: str, attributes: dict, sizes: dict | None = None, **case: object) -> ConcreteCase:
     model = build_model(OpCase(op, attributes, sizes if sizes is not None else SIZES, **case))
-    rnn, why_not = find_rnn_op(model)
-    assert rnn is not None, why_not
-    infos = model_inputs(model)
-    return from_rnn(rnn, make_inputs(infos, rnn, seed=1, sizes=sizes), infos)
+    node = prepare(model, op).single
+    assert node is not None
+    inputs = seeded_inputs(model, seed=1, sizes=sizes)
+    return from_node(node, [f.constant if f.constant is not None else inputs[f.parameter] for f in node.feeds])
 
 
 def reference(case: ConcreteCase) -> tuple[np.ndarray, ...]:
@@ -149,13 +149,13 @@ def test_every_proposal_fits_the_spec_and_round_trips_through_openvino(op_versio
             candidate = proposal.case
             assert candidate.symbols, proposal  # fits the spec
             assert candidate.elements <= case.elements
-            rnn, _ = find_rnn_op(candidate.to_model())
-            assert rnn.attributes["hidden_size"] == candidate.attributes["hidden_size"]
-            for source in rnn.sources:
-                if source.parameter is None:
-                    np.testing.assert_array_equal(source.constant, candidate.arrays[source.port.name])
+            node = prepare(candidate.to_model(), "candidate").single
+            assert node.attributes["hidden_size"] == candidate.attributes["hidden_size"]
+            for feed in node.feeds:
+                if feed.parameter is None:
+                    np.testing.assert_array_equal(feed.constant, candidate.arrays[feed.port.name])
                 else:
-                    assert source.port.name not in candidate.constants
+                    assert feed.port.name not in candidate.constants
             seen += 1
     assert seen >= 8
 

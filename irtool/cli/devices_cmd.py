@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.execute import list_devices
+    from irtool.runtime.devices import list_devices
 
     report = list_devices()
     if args.format == "json":

@@ -1,6 +1,7 @@
 """``irtool reduce CASE -d DEVICE``: shrink a failing case to the smallest case that still fails the same way.
 
-CASE is an IR .xml file, a harness reproducer folder, or SUITE.toml::CASE-ID.  Exit 0 when a
+CASE is an IR .xml file (of one op, or of any model with --node NAME), a reproducer folder
+(from the harness or irtool run --reproducers), or SUITE.toml::CASE-ID.  Exit 0 when a
 reduced reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case
 does not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best
 reproducer found so far is kept).
@@ -14,21 +15,24 @@ from typing import Any
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
 from irtool.compare import PRECISIONS
+from irtool.devices import parse_device
 
 DEFAULT_OUT = Path("irtool-reduced")
 DEFAULT_TIMEOUT = 60.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("reduce", help="shrink a failing case to its smallest reproducer",
-                                   description="Shrink a failing case to the smallest case that still fails the same way. "
-                                               "CASE is an IR .xml file, a harness reproducer folder, or "
-                                               "SUITE.toml::CASE-ID. Exit 0 when a reduced reproducer was written "
-                                               "(OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
-                                               "not fail (nothing to reduce), 2 on bad input, 130 when interrupted "
-                                               "(the best reproducer found so far is kept).")
+    parser = subparsers.add_parser(
+        "reduce", help="shrink a failing case to its smallest reproducer",
+        description="Shrink a failing case to the smallest case that still fails the same way. CASE is an IR "
+                    ".xml file (of one op, or of any model with --node NAME), a reproducer folder (from the "
+                    "harness or irtool run --reproducers), or SUITE.toml::CASE-ID. Exit 0 when a reduced "
+                    "reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
+                    "not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best reproducer "
+                    "found so far is kept).")
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
-    parser.add_argument("-d", "--device", help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
+    parser.add_argument("-d", "--device",
+                        help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
     parser.add_argument("--precision", choices=PRECISIONS,
                         help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32)")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUTDIR",
@@ -36,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--inputs", type=Path, metavar="IN.npz",
                         help="inputs of an IR file, by input name (default: seeded)")
     parser.add_argument("--seed", type=int, default=0, help="seed of an IR file's generated inputs (default 0)")
+    parser.add_argument("--node", metavar="NAME",
+                        help="a recurrent node of a whole model (as irtool run lists them): the model runs on the "
+                             "device and reduce starts from that node, with the inputs the device gave it")
     add_judging_options(parser)
     check = parser.add_mutually_exclusive_group()
     check.add_argument("--check", metavar="EXPR",
@@ -50,13 +57,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.devices import parse_device
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
+    from irtool.reduce.origin import NodePasses
 
     tolerance = parse_tolerances(args.atol, args.rtol)
     config = parse_config(args.config)
     criterion = _criterion(args)
-    origin = load_origin(args.case, args.inputs, args.seed)
+    try:
+        origin = _node_origin(args, tolerance, config) if args.node is not None else \
+            load_origin(args.case, args.inputs, args.seed)
+    except NodePasses as error:
+        print(f"irtool reduce: {error.message}")
+        return 1
     device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
@@ -76,6 +88,15 @@ def handle(args: argparse.Namespace) -> int:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
     return 0
+
+
+def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:
+    from irtool.reduce.origin import node_origin
+
+    if args.device is None:
+        raise UsageError(f"{args.case} --node {args.node}: name the device with -d DEVICE (e.g. -d CPU)")
+    return node_origin(Path(args.case), args.node, parse_device(args.device, "-d"), args.precision or "f32",
+                       tolerance, config, args.out / "node", args.inputs, args.seed)
 
 
 def _criterion(args: argparse.Namespace) -> Any:

@@ -1,7 +1,7 @@
 """``irtool run MODEL.xml -d DEVICE``: run on a device and diff against the reference or a second device.
 
-Exit 0 when every output is within tolerance (or no reference applies), 1 on a mismatch,
-2 when the model could not be run.
+Exit 0 when every output is within tolerance, 1 on a mismatch, 2 when the model could not be
+run, 3 when nothing was judged (no reference applies, or the device lacks the precision).
 """
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import fail
+from irtool.cli.common import UsageError, fail
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances
 from irtool.compare import PRECISIONS, OutputDiff
 from irtool.jsonable import plain
 
 FORMATS = ("text", "json")
+NOTHING_JUDGED = 3  # ran, but nothing was judged, or nothing could run as asked
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,26 +35,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="diff against a second device instead of the reference")
     parser.add_argument("--fill-defaults", action="store_true",
                         help="write the spec's defaults for omitted attributes before OpenVINO reads the model")
+    parser.add_argument("--shape", action="append", default=[], metavar="NAME=[D,...]",
+                        help="the shape of a model input with dynamic dims, e.g. --shape x=[2,5,8] (repeatable); "
+                             "by default dynamic dims are sized from the recurrent nodes they reach")
+    parser.add_argument("--batch", type=int, default=None, metavar="N",
+                        help="batch size for dynamic batch dims (default 2)")
+    parser.add_argument("--seq-length", type=int, default=None, metavar="N",
+                        help="sequence length for dynamic time dims (default 4)")
+    parser.add_argument("--reproducers", type=Path, metavar="DIR",
+                        help="write a reproducer folder for each failing node into DIR: a single-op IR of the node "
+                             "with the inputs the device gave it; irtool reduce takes it")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolBug, IrtoolError
+    from irtool.errors import IrtoolBug, IrtoolError, RunSkipped
     from irtool.execute import RunOptions, run
 
     options = RunOptions(
         model=args.model, device=args.device, precision=args.precision, inputs=args.inputs, seed=args.seed,
         save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
-        fill_defaults=args.fill_defaults)
+        fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
+        sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
+               if value is not None})
     try:
         result = run(options)
+    except RunSkipped as error:
+        fail(f"skipped: {error.message}")
+        return NOTHING_JUDGED
     except (IrtoolError, IrtoolBug) as error:
         fail(error.message)
         return 2
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
-    return {True: 0, None: 0, False: 1}[result.passed]
+    return {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
+
+
+def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
+    """``x=[2,5,8]`` (or ``x=2,5,8``) -> {"x": (2, 5, 8)}; benchmark_app's -shape idiom."""
+    shapes = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        dims = text.strip().strip("[]")
+        if not sep or not name.strip() or not all(d.strip().isdigit() for d in dims.split(",")):
+            raise UsageError(f"--shape {item}: expected NAME=[D,D,...] with whole numbers, e.g. x=[2,5,8]")
+        shapes[name.strip()] = tuple(int(d) for d in dims.split(","))
+    return shapes
 
 
 def parse_compare_with(text: str | None) -> tuple[str, str] | None:
@@ -74,22 +102,29 @@ def _num(value: float | None) -> str:
 
 def render_text(result: Any) -> str:
     run = result.run
-    lines = [f"{result.model}: {result.op or 'no single RNN-family op'} on {run.device}"]
+    lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
     lines.append(f"  precision: {run.requested_precision} requested, {effective or 'effective one not reported'}; "
                  f"execution devices: {', '.join(run.execution_devices) or '?'}")
     for filled in result.filled_defaults:
         lines.append(f"  filled default: {filled}")
-    lines.append(f"  inputs ({result.inputs_from}): "
-                 + ", ".join(f"{i.name} {i.dtype}{list(i.shape)}" for i in result.inputs))
+    for note in result.input_notes:
+        lines.append(f"  converted: {note}")
+    lines.append(f"  inputs ({result.inputs_from}): " + ", ".join(
+        f"{i.name} {i.dtype}{list(i.shape)}" + (" (dynamic dims sized from the recurrent nodes)"
+                                                 if result.shapes_chosen.get(i.name) == "from the recurrent nodes" else "")
+        for i in result.inputs))
     if result.saved_outputs:
         lines.append(f"  outputs saved to {result.saved_outputs}")
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
-        lines.append("RAN: not judged (no reference applies)")
+        lines.extend(_node_table(result.nodes))
+        lines.append("NOT JUDGED: nothing was compared (" + result.no_reference + ")")
         return "\n".join(lines)
     lines.append(f"  against: {result.against}")
+    if result.op is None and result.against == "reference":
+        return "\n".join(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
         lines.extend(_render_diff(diff, width))
@@ -98,6 +133,55 @@ def render_text(result: Any) -> str:
     lines.append(f"FAIL: {len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed
                  else f"PASS: {total} of {total} outputs within tolerance")
     return "\n".join(lines)
+
+
+def _node_count(result: Any) -> str:
+    count = len(result.nodes)
+    return f"{count} recurrent node{'s' if count != 1 else ''}"
+
+
+def _node_table(nodes: Any) -> list[str]:
+    if not nodes:
+        return []
+    rows = [("node", "type", "where", "verdict", "max abs", "first bad step")]
+    for node in nodes:
+        rows.append((node.name, f"{node.type}-{node.version}", node.where, node.verdict.upper(), _num(node.max_abs),
+                     "-" if node.first_step_outside is None else str(node.first_step_outside)))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def _render_nodes(result: Any) -> list[str]:
+    lines = _node_table(result.nodes)
+    check = result.probe_check
+    if check is not None:
+        worst = max((d.max_abs for d in check.outputs), default=0.0)
+        lines.append(f"  probed copy: the model's own outputs {'agree with' if check.passed else 'DIFFER from'} the "
+                     f"unprobed compile (max abs {_num(worst)})" + ("" if check.passed else
+                     "; the nodes judged may not be what the unprobed model runs"))
+    for node in result.nodes:
+        if node.verdict in ("fail", "error"):
+            lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
+            if node.name in result.reproducers:
+                folder = result.reproducers[node.name]
+                lines.append(f"    reproducer: {folder} (python {folder}/reproduce.py; irtool reduce {folder})")
+            width = max((len(d.name) for d in node.outputs), default=0)
+            for diff in node.outputs:
+                lines.extend("  " + line for line in _render_diff(diff, width))
+    judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
+    failed = [n.name for n in result.nodes if n.verdict == "fail"]
+    errors = [n.name for n in result.nodes if n.verdict == "error"]
+    unjudged = len(result.nodes) - len(judged) - len(errors)
+    extra = f"; {unjudged} not judged" if unjudged else ""
+    if result.verdict == "fail":
+        what = f"{len(failed)} of {len(judged)} judged nodes outside tolerance ({', '.join(failed)})" if failed else \
+            "probing changed the model's outputs"
+        lines.append(f"FAIL: {what}{extra}")
+    elif result.verdict == "error":
+        lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
+    else:
+        lines.append(f"PASS: {len(judged)} of {len(judged)} judged nodes within tolerance{extra}")
+    return lines
 
 
 def _render_diff(diff: OutputDiff, width: int) -> list[str]:
@@ -124,6 +208,9 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
 def to_json(result: Any) -> dict:
     data = plain(result)
     data["passed"] = result.passed
+    for node, record in zip(result.nodes, data["nodes"]):
+        record["max_abs"] = node.max_abs
+        record["first_step_outside"] = node.first_step_outside
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):
         out["outside_share"] = diff.outside_share

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from irtool.compare import PRECISIONS
-from irtool.devices import physical_devices, same_device
 from irtool.errors import IrtoolError
 from irtool.harness.records import Job, SuiteCase
 
@@ -63,23 +62,3 @@ def make_jobs(cases: Sequence[SuiteCase], devices: Sequence[str], precisions: Se
     if shard is not None:
         jobs = jobs[shard.index - 1::shard.count]
     return jobs
-
-
-def skip_reason(device: str, precision: str, report) -> str | None:
-    """Why ``device`` cannot run at ``precision`` here (absent, or lacking the precision), or None.
-
-    ``report`` is an :class:`irtool.execute.DeviceReport`.  A virtual device needs every
-    physical device it names (bare AUTO, MULTI...: every available one) to support it.
-    """
-    names = physical_devices(device) or list(report.names)
-    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
-    if missing:
-        reasons = {absent.name: absent.reason for absent in report.absent}
-        return "; ".join(f"{name} is not available here: {reasons.get(name, 'not known to OpenVINO')}"
-                         for name in missing)
-    for info in report.available:
-        if any(same_device(name, info.name) for name in names):
-            if precision not in info.precisions:
-                return (f"{info.name} does not support {precision} (its precisions: "
-                        f"{', '.join(info.precisions) or 'none reported'})")
-    return None

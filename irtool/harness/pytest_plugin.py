@@ -81,7 +81,7 @@ class JobItem(pytest.Item):
 
     def runtest(self) -> None:
         from irtool.harness import expectations
-        from irtool.harness.matrix import skip_reason
+        from irtool.runtime.devices import skip_reason
 
         reason = skip_reason(self.job.device, self.job.precision, _devices())
         if reason is not None:
@@ -138,7 +138,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
 
 @lru_cache(maxsize=1)
 def _devices() -> Any:
-    from irtool.execute import list_devices
+    from irtool.runtime.devices import list_devices
 
     return list_devices()
 

@@ -18,7 +18,7 @@ from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
-from irtool.harness.matrix import Shard, check_precisions, make_jobs, skip_reason
+from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.harness.pool import Pool
 from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase, run_verdict
 from irtool.harness.store import (JSONL_NAME, JsonlWriter, RunResults, load_results, now, read_jsonl,
@@ -142,7 +142,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pool: Pool, timeout: float, progress: Progress | None, start: Start | None,
          baseline: RunResults | None) -> HarnessOutcome:
-    from irtool.execute import list_devices
+    from irtool.runtime.devices import list_devices, skip_reason
     import openvino as ov
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,

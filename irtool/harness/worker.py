@@ -30,13 +30,14 @@ import numpy as np
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
 from irtool.harness import faults
-from irtool.harness.records import (ERROR, FAIL, PASS, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
+from irtool.harness.records import (ERROR, FAIL, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
                                     case_to_json, plain, result_to_json)
 from irtool.harness.suite import op_case
 
 MODEL_CACHE = 8
 COMPILED_CACHE = 16
 DATA_CACHE = 4
+REFERENCE_CACHE = 8
 REPRODUCERS = "reproducers"
 
 
@@ -55,37 +56,10 @@ class RunnerOptions:
 
 
 @dataclass
-class Prepared:
-    """A model ready to run: the ov.Model and what irtool found in it."""
-
-    model: Any
-    name: str  # what messages call it
-    rnn: Any  # irtool.execute.RnnOp or None
-    why_not: str
-    infos: list
-    labels: list[tuple[str, ...]]
-
-
-def reference_expected(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """The reference's outputs in model output order."""
-    from irtool.execute import reference_outputs
-
-    reference = reference_outputs(prepared.rnn, inputs)
-    return [reference[port] for port in prepared.rnn.output_ports]
-
-
-@dataclass
 class CaseData:
-    """A case's inputs, and the reference's outputs on them once asked for (the same for every
-    device and precision the case runs on)."""
+    """A case's inputs: the same for every device and precision the case runs on."""
 
     inputs: dict[str, np.ndarray]
-    _expected: list[np.ndarray] | None = None
-
-    def expected(self, prepared: Prepared) -> list[np.ndarray]:
-        if self._expected is None:
-            self._expected = reference_expected(prepared, self.inputs)
-        return self._expected
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
@@ -104,17 +78,20 @@ def reproducer_name(job: Job) -> str:
 
 
 class Runner:
+    """The pipeline of irtool.execute, with the caches of a worker around its stages."""
+
     def __init__(self, options: RunnerOptions | None = None):
         self.options = options or RunnerOptions()
         self.faults = faults.faults_from_environment()
         self._models = Lru(MODEL_CACHE)  # model key -> Prepared
-        self._compiled = Lru(COMPILED_CACHE)  # (model key, device, precision) -> (compiled, DeviceRun, seconds)
+        self._compiled = Lru(COMPILED_CACHE)  # (model key, device, precision) -> Compiled
         self._data = Lru(DATA_CACHE)  # (model key, seed, inputs file) -> CaseData
+        self._references = Lru(REFERENCE_CACHE)  # (model key, node, digest of its inputs) -> outputs
 
     # ------------------------------------------------------------------ one job
     def run(self, job: Job) -> CaseResult:
         """Run one job and judge it; every failure of the case becomes a verdict, never an exception."""
-        from irtool.execute import infer
+        from irtool.execute import execute, judge
 
         case = job.case
         result = base_result(job)
@@ -122,20 +99,22 @@ class Runner:
         prepared = data = None
         try:
             prepared = self.prepare(case)
-            if prepared.rnn is not None:
-                result.op = prepared.rnn.spec.key  # an IR file's op, too
+            if prepared.single is not None:
+                result.op = prepared.single.spec.key  # an IR file's op, too
             data = self.data(case, prepared)
             inputs = data.inputs
             if self.faults:
                 faults.inject(self.faults, job, op_fields(prepared, inputs))
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
-            compiled, device_run, result.compile_time = self._compile(case, prepared, job.device, job.precision)
-            result.effective_precision = dict(device_run.effective_precision)
-            result.execution_devices = list(device_run.execution_devices)
-            started = time.perf_counter()
-            actual = infer(compiled, inputs, job.device)
-            result.infer_time = time.perf_counter() - started
-            self._judge(result, job, prepared, data, actual, device_run.precision)
+            compiled, reused = self._compile(case, prepared, job.device, job.precision)
+            result.compile_time = 0.0 if reused else compiled.seconds
+            result.effective_precision = dict(compiled.run.effective_precision)
+            result.execution_devices = list(compiled.run.execution_devices)
+            executed = execute(compiled, inputs, job.device)
+            result.infer_time = executed.seconds
+            judgment = judge(prepared, inputs, executed, self._policy(case), compiled.run.precision,
+                             self._reference(case))
+            self._record(result, job, prepared, data, executed, judgment)
         except IrtoolError as error:
             result.verdict, result.message = ERROR, error.message
             if prepared is not None and data is not None:
@@ -143,24 +122,34 @@ class Runner:
         result.time = time.perf_counter() - start
         return result
 
-    def _judge(self, result: CaseResult, job: Job, prepared: Prepared, data: "CaseData",
-               actual: list[np.ndarray], precision: str) -> None:
-        from irtool.execute import diff_outputs
-
-        if prepared.rnn is None:
-            result.verdict, result.message = UNJUDGED, f"no reference applies: {prepared.why_not}"
+    def _record(self, result: CaseResult, job: Job, prepared: Any, data: CaseData, executed: Any,
+                judgment: Any) -> None:
+        """The judgment as a CaseResult: the nodes' output diffs (named NODE:PORT when the model has
+        several nodes), the verdict, and a reproducer for a failure."""
+        several = len(judgment.nodes) > 1
+        diffs = [(f"{node.name}:{d.name}" if several else d.name, d) for node in judgment.nodes for d in node.outputs]
+        result.outputs = [output_record(d, name) for name, d in diffs]
+        result.max_abs = max((d.max_abs for _, d in diffs), default=None)
+        result.verdict = judgment.verdict
+        if judgment.verdict == UNJUDGED:
+            result.message = f"no reference applies: {judgment.why_unjudged}"
             return
-        expected = data.expected(prepared)
-        diffs = diff_outputs(prepared.labels, actual, expected, self._policy(job.case), precision, prepared.rnn)
-        result.outputs = [output_record(diff) for diff in diffs]
-        result.max_abs = max((d.max_abs for d in diffs), default=None)
-        failed = [d.name for d in diffs if not d.passed]
-        result.verdict = FAIL if failed else PASS
-        if failed:
-            result.message = "outside tolerance: " + ", ".join(
-                f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
-                for d in diffs if not d.passed)
-            self._reproduce(job, result, prepared, data.inputs, actual, expected, diffs)
+        problems = [f"{name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{name} ({d.problem})"
+                    for name, d in diffs if not d.passed]
+        problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]
+        if judgment.probe_check is not None and not judgment.probe_check.passed:
+            problems.append("probing changed the model's outputs (" + ", ".join(
+                f"{d.name} max abs {d.max_abs:.3g}" for d in judgment.probe_check.outputs if not d.passed) + ")")
+        if judgment.verdict in (FAIL, ERROR):
+            result.message = ("outside tolerance: " if judgment.verdict == FAIL else "") + ", ".join(problems)
+            single = prepared.single
+            expected = None
+            if single is not None:
+                by_port = {d.name: k for k, d in enumerate(judgment.nodes[0].outputs)}
+                reference = self._reference(job.case)(single, [f.constant if f.constant is not None else
+                                                                data.inputs[f.parameter] for f in single.feeds])
+                expected = [reference[by_port[d.name]] for d in judgment.outputs] if judgment.outputs else None
+            self._reproduce(job, result, prepared, data.inputs, executed.outputs, expected, judgment.outputs)
 
     def _policy(self, case: SuiteCase) -> TolerancePolicy:
         """The case's own atol/rtol, unless the run overrides them."""
@@ -169,84 +158,87 @@ class Runner:
                                policy.rtol if policy.rtol is not None else case.rtol,
                                policy.output_atol, policy.output_rtol)
 
-    @staticmethod
-    def inputs(case: SuiteCase, prepared: Prepared) -> dict[str, np.ndarray]:
-        """The case's inputs: from its .npz, or seeded (dynamic dims take the case's sizes)."""
-        from irtool.execute import load_inputs, make_inputs
+    def _reference(self, case: SuiteCase) -> Any:
+        """The reference of a node on its input arrays, cached by the arrays' digest: the same for
+        every device and precision that gives the node the same inputs."""
+        from irtool.execute import arrays_digest, evaluate_node
 
-        if case.inputs is not None:
-            return load_inputs(case.inputs, prepared.infos)
-        return make_inputs(prepared.infos, prepared.rnn, case.seed, case.sizes)
+        def reference(node: Any, arrays: Any) -> Any:
+            key = (case.model_key, node.index, arrays_digest(arrays))
+            found = self._references.get(key)
+            return found if found is not None else self._references.put(key, evaluate_node(node, arrays))
+
+        return reference
 
     # ------------------------------------------------------------------ caches
-    def data(self, case: SuiteCase, prepared: Prepared) -> CaseData:
-        """The case's inputs (and reference outputs), made once for all its devices and precisions."""
+    def data(self, case: SuiteCase, prepared: Any) -> CaseData:
+        """The case's inputs, made once for all its devices and precisions: from its .npz, or
+        seeded (dynamic dims take the case's sizes)."""
+        from irtool.execute import case_inputs
+
         key = (case.model_key, case.seed, case.inputs)
         found = self._data.get(key)
         if found is None:
-            found = self._data.put(key, CaseData(self.inputs(case, prepared)))
+            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, sizes=case.sizes)
+            found = self._data.put(key, CaseData(inputs))
         return found
 
-    def prepare(self, case: SuiteCase) -> Prepared:
+    def prepare(self, case: SuiteCase) -> Any:
         """The case's model, built or read once per model key."""
-        from irtool.execute import find_rnn_op, model_inputs, output_labels, read_model
+        from irtool.execute import prepare, read_and_prepare
 
         prepared = self._models.get(case.model_key)
         if prepared is not None:
             return prepared
         if case.file is not None:
-            loaded = read_model(case.file, case.fill_defaults)
-            model, name = loaded.model, Path(case.file).name
+            prepared = read_and_prepare(case.file, case.fill_defaults)
         else:
             from irtool.build import build_model
 
-            model, name = build_model(op_case(case)), f"{case.op} model"
-        rnn, why_not = find_rnn_op(model)
-        return self._models.put(case.model_key,
-                                Prepared(model, name, rnn, why_not, model_inputs(model), output_labels(model, rnn)))
+            prepared = prepare(build_model(op_case(case)), f"{case.op} model")
+        return self._models.put(case.model_key, prepared)
 
-    def _compile(self, case: SuiteCase, prepared: Prepared, device: str, precision: str) -> tuple[Any, Any, float]:
-        """Compiled model, DeviceRun and compile seconds (0 when reused).  A device that cannot
-        compile is asked which ops it does not support, so that is said rather than a crash text."""
-        from irtool.execute import RunError, check_support, compile_on
+    def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str) -> tuple[Any, bool]:
+        """The compiled model on ``device`` at ``precision``, and whether it was reused."""
+        from irtool.execute import compile_prepared
 
         key = (case.model_key, device, precision)
         found = self._compiled.get(key)
         if found is not None:
-            return found[0], found[1], 0.0
-        started = time.perf_counter()
-        try:
-            compiled, device_run = compile_on(prepared.model, device, precision, self.options.config,
-                                              Path(prepared.name))
-        except RunError:
-            check_support(prepared.model, device, Path(prepared.name))
-            raise
-        return self._compiled.put(key, (compiled, device_run, time.perf_counter() - started))
+            return found, True
+        return self._compiled.put(key, compile_prepared(prepared, device, precision, self.options.config)), False
 
     # ------------------------------------------------------------------ reproducers
     def reproduce_only(self, job: Job) -> str | None:
         """The reproducer of a job whose worker crashed or hung: the model, its inputs and the
-        reference's outputs where one applies; nothing is compiled."""
+        reference's outputs where they need no device; nothing is compiled."""
         try:
             prepared = self.prepare(job.case)
             data = self.data(job.case, prepared)
-            expected = data.expected(prepared) if prepared.rnn is not None else None
-        except IrtoolError:
+            expected = None
+            single = prepared.single
+            if single is not None and set((single.model_outputs or {}).values()) == set(range(len(prepared.labels))):
+                reference = self._reference(job.case)(single, [f.constant if f.constant is not None else
+                                                               data.inputs[f.parameter] for f in single.feeds])
+                ports = {index: port for port, index in single.model_outputs.items()}
+                expected = [reference[ports[k]] for k in range(len(prepared.labels))]
+        except (IrtoolError, ValueError):
             return None
         result = base_result(job)
         self._reproduce(job, result, prepared, data.inputs, expected=expected)
         return result.reproducer
 
-    def _reproduce(self, job: Job, result: CaseResult, prepared: Prepared, inputs: Mapping[str, np.ndarray],
+    def _reproduce(self, job: Job, result: CaseResult, prepared: Any, inputs: Mapping[str, np.ndarray],
                    actual: list[np.ndarray] | None = None, expected: list[np.ndarray] | None = None,
                    diffs: tuple = ()) -> None:
         if self.options.report_dir is None:
             return
-        from irtool.harness.reproducer import write_reproducer
+        from irtool.reproducer import write_reproducer
 
         relative = f"{REPRODUCERS}/{reproducer_name(job)}"
         names = [labels[0] for labels in prepared.labels]
-        tolerances = {d.name: (d.tolerance.atol, d.tolerance.rtol) for d in diffs} or self._tolerances(job, prepared)
+        tolerances = ({d.name: (d.tolerance.atol, d.tolerance.rtol) for d in diffs}
+                      if len(diffs) == len(names) else self._tolerances(job, prepared))
         result.reproducer = relative
         folder = Path(self.options.report_dir) / relative
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -256,7 +248,7 @@ class Runner:
                          device=job.device, precision=job.precision, config=self.options.config,
                          tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
 
-    def _tolerances(self, job: Job, prepared: Prepared) -> dict[str, tuple[float, float]]:
+    def _tolerances(self, job: Job, prepared: Any) -> dict[str, tuple[float, float]]:
         """Each output's tolerance at the requested precision, for a job that compared nothing."""
         from irtool.execute import output_tolerance
 
@@ -288,13 +280,17 @@ class Lru:
         return value
 
 
-def op_fields(prepared: Prepared, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """The RNN op's attributes and dim sizes on these inputs (empty for a model without one)."""
-    from irtool.execute import op_symbols
-
-    if prepared.rnn is None:
+def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """A single-op model's attributes and dim sizes on these inputs (empty for other models)."""
+    node = prepared.single
+    if node is None:
         return {}
-    return {**prepared.rnn.attributes, **op_symbols(prepared.rnn, inputs)}
+    shapes = [feed.constant.shape if feed.constant is not None else inputs[feed.parameter].shape for feed in node.feeds]
+    try:
+        sizes = node.spec.check_shapes(node.attributes, shapes)
+    except ValueError:
+        sizes = {}
+    return {**node.attributes, **sizes}
 
 
 def base_result(job: Job) -> CaseResult:
@@ -305,9 +301,11 @@ def base_result(job: Job) -> CaseResult:
                       seed=case.seed)
 
 
-def output_record(diff: Any) -> dict[str, Any]:
+def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:
     """An OutputDiff as stored: its fields, with the tolerance flattened to atol, rtol, tolerance_source."""
     record = plain(diff)
+    if name is not None:
+        record["name"] = name
     tolerance = record.pop("tolerance")
     record.update(atol=tolerance["atol"], rtol=tolerance["rtol"], tolerance_source=tolerance["source"])
     return record
@@ -319,7 +317,7 @@ def serve(requests: Any, answers: Any) -> None:
     """Answer requests (JSON lines) until the input ends."""
     import openvino as ov
 
-    from irtool.execute import core
+    from irtool.runtime.core import core
 
     core()
     _send(answers, {"ready": {"pid": os.getpid(), "openvino": ov.get_version()}})

@@ -7,7 +7,8 @@ suite case), :func:`reduce_case` shrinks it along the axes its op's spec allows
 """
 from __future__ import annotations
 
-from irtool.reduce.concrete import ConcreteCase, ReduceError
+from irtool.concrete import ConcreteCase
+from irtool.reduce.errors import ReduceError
 from irtool.reduce.criterion import load_check_script, parse_check
 from irtool.reduce.origin import Origin, load_origin
 from irtool.reduce.reducer import LOG, REPRODUCER, NothingToReduce, ReduceOptions, ReduceOutcome, reduce_case

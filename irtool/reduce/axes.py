@@ -21,7 +21,7 @@ import numpy as np
 
 from irtool.cases import LENGTHS_PORT, free_symbols
 from irtool.errors import IrtoolBug
-from irtool.reduce.concrete import ConcreteCase
+from irtool.concrete import ConcreteCase
 from irtool.specs.expressions import Expr
 from irtool.specs.values import format_value
 

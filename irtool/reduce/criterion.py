@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from irtool.harness.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult, result_to_json
-from irtool.reduce.concrete import ReduceError
+from irtool.reduce.errors import ReduceError
 
 METRICS = ("max_abs", "max_rel", "mean_abs", "outside", "total", "needed_atol", "needed_rtol", "actual_nan",
            "actual_inf", "expected_nan", "expected_inf", "nonfinite_mismatch", "atol", "rtol")

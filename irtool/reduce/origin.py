@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from irtool.compare import TolerancePolicy
 from irtool.harness.records import SuiteCase, case_from_json
-from irtool.reduce.concrete import ConcreteCase, ReduceError, from_rnn
+from irtool.concrete import ConcreteCase, from_node
+from irtool.reduce.errors import ReduceError
 
 SUITE_SEPARATOR = "::"
 SUITE_NAME = "reduce"
@@ -58,6 +59,34 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
     return origin
 
 
+def node_origin(model: Path, node: str, device: str, precision: str, tolerance: TolerancePolicy,
+                config: Mapping[str, str], folder: Path, inputs: Path | None = None, seed: int = 0) -> Origin:
+    """The origin of one node of any model: the model runs on ``device`` through the pipeline,
+    and the node's reproducer (a single-op IR with the inputs the device gave the node) is
+    written into ``folder`` and read back as a reproducer folder.  ReduceError if the model has
+    no such node; NothingToReduce's message if the node does not fail."""
+    from irtool.execute import RunOptions, run
+
+    if not Path(model).is_file():
+        raise ReduceError(f"{model}: no such model file")
+    result = run(RunOptions(model=Path(model), device=device, precision=precision, inputs=inputs, seed=seed,
+                            tolerance=tolerance, config=config, reproducers=folder))
+    found = next((n for n in result.nodes if n.name == node), None)
+    if found is None:
+        names = ", ".join(repr(n.name) for n in result.nodes) or "none"
+        raise ReduceError(f"{model}: no recurrent node named {node!r}; its recurrent nodes: {names}")
+    if node not in result.reproducers:
+        raise NodePasses(f"node {node!r} of {Path(model).name} on {device} at {precision}: {found.verdict}"
+                         + (f" ({found.reason})" if found.reason else "") + "; it does not fail, so there is "
+                         "nothing to reduce")
+    origin = _reproducer(Path(result.reproducers[node]))
+    return Origin(origin.case, origin.device, origin.precision, origin.config, origin.tolerance)
+
+
+class NodePasses(ReduceError):
+    """The node named for reduce does not fail."""
+
+
 def concrete_case(case: SuiteCase) -> ConcreteCase:
     """The case's op with its arrays: the model read or built, and its inputs loaded or seeded,
     in this process exactly as a worker does it."""
@@ -65,9 +94,15 @@ def concrete_case(case: SuiteCase) -> ConcreteCase:
 
     runner = Runner()
     prepared = runner.prepare(case)
-    if prepared.rnn is None:
-        raise ReduceError(f"{case.file or case.id}: cannot reduce it: {prepared.why_not}")
-    return from_rnn(prepared.rnn, runner.inputs(case, prepared), prepared.infos)
+    node = prepared.single
+    if node is None:
+        count = len(prepared.nodes)
+        raise ReduceError(f"{case.file or case.id}: cannot reduce it: the model is not a single recurrent op fed by "
+                          f"Parameters and Consts (it has {count} recurrent node{'s' if count != 1 else ''} and "
+                          f"other ops); run it with irtool run --reproducers DIR and reduce a node's reproducer")
+    inputs = runner.data(case, prepared).inputs
+    return from_node(node, [feed.constant if feed.constant is not None else inputs[feed.parameter]
+                            for feed in node.feeds])
 
 
 def _suite_case(path: Path, case_id: str) -> Origin:

@@ -35,7 +35,8 @@ from irtool.harness.pool import Pool
 from irtool.harness.records import CaseResult, Job, SuiteCase, case_to_json, result_to_json
 from irtool.harness.worker import Runner, RunnerOptions
 from irtool.reduce.axes import Proposal, axes_of
-from irtool.reduce.concrete import ConcreteCase, ReduceError, count_text
+from irtool.concrete import ConcreteCase, RebuildError, count_text
+from irtool.reduce.errors import ReduceError
 from irtool.reduce.criterion import Criterion, SameFailure, check_outputs, failure_kind
 from irtool.reduce.origin import Origin, concrete_case
 
@@ -121,7 +122,7 @@ class _OutOfBudget(Exception):
 
 def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
     """Reduce ``origin``; see the module docstring."""
-    from irtool.execute import check_device as check_device_here
+    from irtool.runtime.devices import check_device as check_device_here
 
     check_device_here(options.device)  # present here, not only a name OpenVINO knows
     original = concrete_case(origin.case)
@@ -232,7 +233,7 @@ class _Reduction:
                 raise _OutOfBudget
             try:
                 first = self._trial(proposal.case)
-            except ReduceError as error:  # OpenVINO refuses a spec-valid candidate: not this way, then
+            except RebuildError as error:  # OpenVINO refuses a spec-valid candidate: not this way, then
                 self.emit(f"skipped {proposal.axis} {proposal.change}: {error.message}")
                 continue
             self._discard(first)
@@ -271,7 +272,7 @@ class _Reduction:
 
     def _keep(self, trial: _Trial) -> None:
         """Write the trial as OUT_DIR/reproducer (whole, replacing the previous best)."""
-        from irtool.harness.reproducer import write_reproducer
+        from irtool.reproducer import write_reproducer
 
         ran = self._worker_folder(trial)
         record = json.loads((ran / "case.json").read_text(encoding="utf-8"))

@@ -151,7 +151,7 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
     order.  ``case`` is the SuiteCase as JSON and ``result`` the CaseResult as JSON, if any.
     """
     from irtool.build import save_model
-    from irtool.execute import model_inputs
+    from irtool.runtime.model import model_inputs
 
     folder = Path(folder)
     outputs = len(model.outputs)

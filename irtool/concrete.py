@@ -1,7 +1,9 @@
-"""A concrete case: one RNN-family op with the array of every input port, which reduce shrinks.
+"""A concrete case: one recurrent op with the array of every input port.
 
 Unlike an :class:`irtool.cases.OpCase` (sizes and a seed), a concrete case holds the data
-itself, so a candidate is the failing case with parts cut away, not a new random case.
+itself: a node of any model with the inputs the device gave it (a node's reproducer), and
+what reduce shrinks, so a candidate is the failing case with parts cut away, not a new
+random case.
 Ports fed by Consts in the original stay Consts, the others are model inputs named after
 the spec's ports, and a dim the original model left dynamic stays dynamic.
 """
@@ -24,11 +26,11 @@ from irtool.specs.values import format_value
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
 
-    from irtool.execute import InputInfo, RnnOp
+    from irtool.runtime.nodes import RecurrentNode
 
 
-class ReduceError(IrtoolError):
-    """A case that reduce cannot start from (or a criterion it cannot read)."""
+class RebuildError(IrtoolError):
+    """A concrete case that OpenVINO refuses to build, or whose arrays do not fit its op's spec."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ class ConcreteCase:
         try:
             return assemble(self.spec, sources, self.attributes)
         except BuildError as error:
-            raise ReduceError(f"{error.message} (as rebuilt by reduce)") from None
+            raise RebuildError(f"{error.message} (as rebuilt from the node's arrays)") from None
 
     def write(self, folder: Path) -> tuple[Path, Path, "ov.Model"]:
         """Write model.xml/.bin and inputs.npz into ``folder``; returns their paths and the model."""
@@ -114,26 +116,24 @@ class ConcreteCase:
         return xml, npz, model
 
 
-def from_rnn(rnn: "RnnOp", inputs: Mapping[str, np.ndarray], infos: Sequence["InputInfo"]) -> ConcreteCase:
-    """The concrete case of a model's RNN op: its weights from the Consts, the rest from ``inputs``."""
-    dims = {info.name: info.dims for info in infos}
-    arrays, constants, dynamic = {}, set(), {}
-    for source in rnn.sources:
-        name = source.port.name
-        if source.parameter is None:
-            arrays[name] = source.constant
+def from_node(node: "RecurrentNode", arrays: Sequence[np.ndarray]) -> ConcreteCase:
+    """The concrete case of a model's node on its input arrays (port order): ports fed by
+    constant data stay Consts, the others become model inputs, dynamic where the node's
+    input was dynamic in the model."""
+    values, constants, dynamic = {}, set(), {}
+    for feed, array in zip(node.feeds, arrays):
+        name = feed.port.name
+        values[name] = np.asarray(array)
+        if feed.constant is not None:
             constants.add(name)
-        else:
-            arrays[name] = inputs[source.parameter]
-            axes = tuple(axis for axis, dim in enumerate(dims[source.parameter]) if not isinstance(dim, int))
-            if axes:
-                dynamic[name] = axes
-    attributes = rnn.spec.fill_defaults(rnn.spec.typed_attributes(rnn.attributes))
-    case = ConcreteCase(rnn.spec, attributes, arrays, frozenset(constants), dynamic)
+        elif feed.dynamic:
+            dynamic[name] = feed.dynamic
+    attributes = node.spec.fill_defaults(node.spec.typed_attributes(node.attributes))
+    case = ConcreteCase(node.spec, attributes, values, frozenset(constants), dynamic)
     try:
-        case.symbols  # noqa: B018 - the arrays must fit the spec before anything is cut
+        case.symbols  # noqa: B018 - the arrays must fit the spec before anything is built or cut
     except ValueError as error:
-        raise ReduceError(f"layer '{rnn.name}': {error}") from None
+        raise RebuildError(f"node '{node.name}': {error}") from None
     return case
 
 

@@ -1,0 +1,131 @@
+"""Compiling with an explicit precision, reading back what the device runs at, and inferring."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from irtool.compare import loosest_precision
+from irtool.errors import IrtoolBug, RunError
+from irtool.runtime.core import core, openvino_message
+from irtool.runtime.devices import VIRTUAL_DEVICES, physical_devices
+from irtool.runtime.model import tensor_name
+from irtool.runtime.nodes import node_spec
+
+PRECISION_HINT = "INFERENCE_PRECISION_HINT"
+
+
+@dataclass(frozen=True)
+class DeviceRun:
+    device: str
+    requested_precision: str
+    effective_precision: Mapping[str, str]  # execution device -> precision read back
+    execution_devices: tuple[str, ...]
+    config: Mapping[str, str]
+
+    @property
+    def precision(self) -> str:
+        """The precision the tolerance is chosen by: the loosest one any device runs at."""
+        values = list(self.effective_precision.values())
+        return loosest_precision(values) if values else self.requested_precision
+
+    def describe(self) -> str:
+        effective = sorted(set(self.effective_precision.values()))
+        return f"{self.device} ({'/'.join(effective) or 'precision unknown'})"
+
+
+def check_support(model: Any, device: str, xml_path: Path) -> None:
+    """RunError listing the ops the device says it does not support (query_model).
+
+    A query that fails outright (the model cannot be transformed for the device) is left
+    to the compile step, which fails the same way and whose error is explained there.
+    """
+    query_device = device if physical_devices(device) or device not in VIRTUAL_DEVICES else \
+        f"{device}:{','.join(core().available_devices)}"
+    try:
+        supported = core().query_model(model, query_device)
+    except RuntimeError:
+        return
+    unsupported = [f"{op.get_friendly_name()} ({op.get_type_name()})" for op in model.get_ordered_ops()
+                   if op.get_friendly_name() not in supported]
+    if unsupported:
+        raise RunError(f"{device} does not support {len(unsupported)} op(s) of {xml_path.name}: "
+                       f"{', '.join(unsupported)}")
+
+
+def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str], xml_path: Path) -> tuple[Any, DeviceRun]:
+    """Compile with an explicit precision hint (the CPU would pick bf16 itself) and read back
+    what the device really runs at.
+
+    Measured with openvino 2026.4.1: CPU, AUTO, HETERO, MULTI and BATCH all accept the hint as
+    a top-level property and pass it on; CPU and BATCH report it back directly, AUTO, HETERO and
+    MULTI only per device under DEVICE_PROPERTIES (and BATCH refuses DEVICE_PROPERTIES).
+    """
+    full_config = {PRECISION_HINT: precision, **config}
+    try:
+        compiled = core().compile_model(model, device, full_config)
+    except RuntimeError as error:
+        raise RunError(explain_failure(model, device, xml_path, error)) from None
+    execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
+    return compiled, DeviceRun(device, precision, _effective_precision(compiled, execution), execution,
+                               dict(full_config))
+
+
+def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:
+    try:
+        return compiled.get_property(key)
+    except RuntimeError:
+        return fallback
+
+
+def _effective_precision(compiled: Any, execution: tuple[str, ...]) -> dict[str, str]:
+    direct = _compiled_property(compiled, PRECISION_HINT, None)
+    if direct is not None:
+        return {name: _type_name(direct) for name in execution or ("?",)}
+    per_device = _compiled_property(compiled, "DEVICE_PROPERTIES", {}) or {}
+    return {name: _type_name(props[PRECISION_HINT]) for name, props in per_device.items()
+            if isinstance(props, Mapping) and PRECISION_HINT in props}
+
+
+def _type_name(value: Any) -> str:
+    return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
+
+
+def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError) -> str:
+    """One line for a device that cannot compile a model, with the cause where irtool knows it."""
+    for op in model.get_ordered_ops():
+        spec = node_spec(op)
+        if spec is None:
+            continue
+        attributes = op.get_attributes()
+        for name, attribute in spec.attributes.items():
+            if attribute.openvino_applies_default or attribute.default in (None, [], ""):
+                continue
+            if attributes.get(name) in ([], "", None):
+                from irtool.specs.values import format_value
+
+                default = format_value(attribute.default)
+                return (f"{device} cannot compile {xml_path.name}: layer '{op.get_friendly_name()}' ({op.get_type_name()}) "
+                        f"omits {name}, which OpenVINO reads as empty instead of the spec default {default} "
+                        f"(vector::_M_range_check); rerun with --fill-defaults or write {name}=\"{default}\" in the layer")
+    return f"{device} cannot compile {xml_path.name}: {openvino_message(error)}"
+
+
+def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str) -> list[np.ndarray]:
+    """One inference; the outputs in model output order, copied out of the request."""
+    request = compiled.create_infer_request()
+    feed = {}
+    for index, port in enumerate(compiled.inputs):
+        name = tensor_name(port)
+        if name not in inputs:
+            raise IrtoolBug(f"no input array for {name}")
+        feed[index] = inputs[name]
+    try:
+        request.infer(feed)
+    except RuntimeError as error:
+        raise RunError(f"inference on {device} failed: {openvino_message(error)}") from None
+    return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
+
+

@@ -1,0 +1,36 @@
+"""The one OpenVINO Core of a process, and OpenVINO's error text made into one line."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import openvino as ov
+
+_NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$")
+_LIBRARY_PATH = re.compile(r'"/[^"]*/([^/"]+)"')  # a plugin's install path says nothing to the user
+
+
+def openvino_message(error: BaseException) -> str:
+    """What an OpenVINO exception says is wrong, on one line, without its source locations."""
+    lines = [_LIBRARY_PATH.sub(r'"\1"', line.strip()) for line in str(error).splitlines() if line.strip()]
+    useful = [_NODE.sub(r"layer '\1':", line) for line in lines if not line.startswith(("Exception from", "Check '"))]
+    if useful:
+        return " ".join(useful)
+    return lines[-1] if lines else type(error).__name__
+
+
+@lru_cache(maxsize=1)
+def core() -> "ov.Core":
+    """One OpenVINO Core per process: creating one loads the plugin registry."""
+    import openvino as ov
+
+    return ov.Core()
+
+
+
+def openvino_version() -> str:
+    import openvino as ov
+
+    return ov.get_version()

@@ -1,0 +1,128 @@
+"""Devices: what OpenVINO sees here, what a device string names, and what cannot run here and why."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from irtool.errors import RunError
+from irtool.runtime.core import core, openvino_message
+
+VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
+PHYSICAL_FAMILIES = ("CPU", "GPU", "NPU")
+# OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
+CAPABILITY_PRECISIONS = {"FP32": "f32", "BF16": "bf16", "FP16": "f16", "INT8": "i8", "INT16": "i16",
+                         "U8": "u8", "BIN": "u1", "FP64": "f64"}
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    name: str
+    full_name: str
+    precisions: tuple[str, ...]
+    capabilities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AbsentDevice:
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class DeviceReport:
+    available: tuple[DeviceInfo, ...]
+    virtual: tuple[str, ...]
+    absent: tuple[AbsentDevice, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.available)
+
+
+def list_devices() -> DeviceReport:
+    """What OpenVINO sees: physical devices with names and precisions, the virtual ones, and
+    the physical families that are absent here with the reason."""
+    ov_core = core()
+    available = []
+    for name in ov_core.available_devices:
+        capabilities = tuple(str(c) for c in _device_property(name, "OPTIMIZATION_CAPABILITIES", ()))
+        precisions = tuple(CAPABILITY_PRECISIONS[c] for c in capabilities if c in CAPABILITY_PRECISIONS)
+        available.append(DeviceInfo(name, str(_device_property(name, "FULL_DEVICE_NAME", name)),
+                                    precisions, capabilities))
+    names = [d.name for d in available]
+    absent = tuple(AbsentDevice(family, _absence_reason(family)) for family in PHYSICAL_FAMILIES
+                   if not any(same_device(family, name) for name in names))
+    return DeviceReport(tuple(available), VIRTUAL_DEVICES, absent)
+
+
+def _device_property(device: str, key: str, fallback: Any) -> Any:
+    try:
+        return core().get_property(device, key)
+    except RuntimeError:
+        return fallback
+
+
+def _absence_reason(family: str) -> str:
+    try:
+        core().get_versions(family)
+    except RuntimeError as error:
+        return openvino_message(error)
+    return "its plugin loads but finds no device"
+
+
+def same_device(asked: str, available: str) -> bool:
+    """``GPU`` names ``GPU.0`` too; ``GPU.1`` names only itself."""
+    return asked == available or available.startswith(asked + ".")
+
+
+def physical_devices(device: str) -> list[str]:
+    """The physical devices a device string names (``HETERO:GPU,CPU`` -> GPU, CPU; bare AUTO -> [])."""
+    head, _, rest = device.partition(":")
+    if head not in VIRTUAL_DEVICES:
+        return [device] if device else []
+    names = []
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        if item.startswith("-"):  # AUTO:-GPU excludes a device
+            continue
+        names.append(item.split("(", 1)[0])  # BATCH:CPU(4)
+    return names
+
+
+def check_device(device: str, report: DeviceReport | None = None) -> None:
+    """RunError naming the available devices if ``device`` names one that is not here."""
+    report = report or list_devices()
+    head = device.partition(":")[0]
+    names = physical_devices(device) if head in VIRTUAL_DEVICES else [device]
+    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
+    if device and not missing:
+        return
+    reasons = {d.name: d.reason for d in report.absent}
+    details = "; ".join(f"{name}: {reasons[name]}" if name in reasons else f"{name}: not known to OpenVINO"
+                        for name in missing or [device or "''"])
+    raise RunError(f"device {device!r} is not available here ({details}); available: "
+                   f"{', '.join(report.names)}, and the virtual {', '.join(report.virtual)} "
+                   f"(e.g. AUTO:{report.names[0] if report.names else 'CPU'})")
+
+
+def skip_reason(device: str, precision: str, report: DeviceReport | None = None) -> str | None:
+    """Why ``device`` cannot run at ``precision`` here, or None: it is absent, or one of the
+    physical devices it names does not list the precision among its OPTIMIZATION_CAPABILITIES.
+
+    The one rule for ``run`` and the harness.  A device asked for a precision it lacks does not
+    refuse: it runs at another one (this CPU without bf16 runs a bf16 request at f32, a CPU with
+    bf16 runs f16 as bf16), so a job at that precision would only repeat another; it is skipped.
+    A virtual device needs every physical device it names (bare AUTO, MULTI...: every available
+    one) to support the precision.
+    """
+    report = report or list_devices()
+    names = physical_devices(device) or list(report.names)
+    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
+    if missing:
+        reasons = {absent.name: absent.reason for absent in report.absent}
+        return "; ".join(f"{name} is not available here: {reasons.get(name, 'not known to OpenVINO')}"
+                         for name in missing)
+    for info in report.available:
+        if any(same_device(name, info.name) for name in names) and precision not in info.precisions:
+            return (f"{info.name} does not support {precision} (its precisions: "
+                    f"{', '.join(info.precisions) or 'none reported'})")
+    return None

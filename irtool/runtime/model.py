@@ -1,0 +1,118 @@
+"""Reading models, and what their inputs and outputs are called."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from irtool.errors import RunError
+from irtool.runtime.core import core, openvino_message
+from irtool.shapes import Dim, Interval, format_shape
+from irtool.specs import registry
+
+
+@dataclass
+class LoadedModel:
+    path: Path
+    model: Any  # ov.Model
+    filled_defaults: tuple[str, ...] = ()  # "layer 'name' (GRUSequence): activations=sigmoid,tanh"
+
+
+def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel:
+    """Read IR .xml + .bin; with ``fill_defaults`` write the spec's defaults for omitted
+    attributes into the XML first (OpenVINO leaves an omitted activations list empty)."""
+    import openvino as ov
+
+    xml_path = Path(xml_path)
+    bin_path = xml_path.with_suffix(".bin")
+    if not xml_path.is_file():
+        raise RunError(f"{xml_path}: no such model file")
+    filled: tuple[str, ...] = ()
+    try:
+        if fill_defaults:
+            from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
+
+            try:
+                result = write_defaults(xml_path.read_bytes())
+            except DefaultsError as error:
+                raise RunError(f"{xml_path}: {error.message}") from None
+            filled = tuple(f.describe() for f in result.filled)
+            weights = np.fromfile(bin_path, dtype=np.uint8) if bin_path.is_file() else np.empty(0, np.uint8)
+            model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
+        else:
+            model = core().read_model(str(xml_path))
+    except RuntimeError as error:
+        raise RunError(_read_failure(xml_path, bin_path, error)) from None
+    return LoadedModel(xml_path, model, filled)
+
+
+def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
+    message = openvino_message(error)
+    weights_problem = "weights" in message.lower() or "bin file" in message
+    if weights_problem and not bin_path.is_file():
+        return f"{bin_path}: weights file not found; the Const layers of {xml_path.name} read their values from it"
+    if weights_problem:
+        return (f"{bin_path}: {bin_path.stat().st_size} bytes, too short for the Const layers of {xml_path.name} "
+                f"(an offset + size points past its end)")
+    notes = [spec.openvino_note for spec in registry() if not spec.openvino_loads and spec.type in message]
+    notes += _missing_required_inputs(xml_path)
+    return f"{xml_path}: OpenVINO cannot read it: {message}" + "".join(f"; {note}" for note in notes)
+
+
+def _missing_required_inputs(xml_path: Path) -> list[str]:
+    """Layers that omit an input the spec calls optional but OpenVINO requires (GRUCell's B)."""
+    from irtool.ir import IRParseError, parse_ir
+
+    try:
+        ir = parse_ir(xml_path)
+    except (IRParseError, OSError):
+        return []
+    notes = []
+    for layer in ir.layers:
+        spec = registry().for_ir(layer.type or "", layer.version)
+        for port in spec.inputs[len(layer.inputs):] if spec else ():
+            if port.openvino_requires:
+                notes.append(f"{layer.label} ({spec.type}) has no input {port.index} ({port.name}), which the spec "
+                             f"makes optional but OpenVINO requires")
+    return notes
+
+
+
+
+def tensor_name(output: Any) -> str:
+    """The name a model input or output goes by: its tensor name, else its node's name."""
+    names = output.get_names()
+    return output.get_any_name() if names else output.get_node().get_friendly_name()
+
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    name: str
+    names: frozenset[str]
+    dims: tuple[Dim, ...]
+    dtype: np.dtype
+
+    def describe(self) -> str:
+        return f"{format_shape(self.dims)} {self.dtype.name}"
+
+    def accepts(self, shape: tuple[int, ...]) -> bool:
+        return len(shape) == len(self.dims) and all(
+            d == s if isinstance(d, int) else d.contains(s) for d, s in zip(self.dims, shape))
+
+
+def model_inputs(model: Any) -> list[InputInfo]:
+    infos = []
+    for port in model.inputs:
+        dims: list[Dim] = []
+        for dim in port.get_partial_shape():
+            if dim.is_static:
+                dims.append(dim.get_length())
+            else:
+                upper = dim.get_max_length()
+                dims.append(Interval(max(dim.get_min_length(), 0), upper if upper >= 0 else None))
+        names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
+        infos.append(InputInfo(tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
+    return infos

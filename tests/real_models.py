@@ -1,0 +1,174 @@
+"""Real models for the tests, made with tools no one here wrote (imported by tests; not a conftest).
+
+ONNX graphs built with onnx.helper (GRU, LSTM and RNN nodes; one or two layers; uni- or
+bidirectional; with a MatMul/Add head; weights as initializers or graph inputs; static or
+dynamic dims; sequence lengths as an input or not) are converted by OpenVINO's own
+``ov.convert_model`` and saved by ``ov.save_model``, with or without f16 compression.
+Models built with openvino's opset API put the op between Transposes, a Broadcast of
+ShapeOf and a head.  PyTorch modules are converted where torch is installed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
+OUTPUTS = {"GRU": ["Y", "Y_h"], "LSTM": ["Y", "Y_h", "Y_c"], "RNN": ["Y", "Y_h"]}
+
+
+@dataclass(frozen=True)
+class OnnxCase:
+    op: str = "GRU"
+    layers: int = 1
+    bidirectional: bool = False
+    head: bool = True
+    weights: str = "initializer"  # or "input"
+    dynamic: bool = True
+    lengths: bool = False  # sequence_lens as a graph input
+    hidden: int = 6
+    input_size: int = 5
+    seq: int = 4
+    batch: int = 3
+
+    @property
+    def name(self) -> str:
+        return (f"{self.op.lower()}-{self.layers}l-{'bi' if self.bidirectional else 'fw'}-{self.weights}-"
+                f"{'dyn' if self.dynamic else 'static'}{'-lens' if self.lengths else ''}{'-head' if self.head else ''}")
+
+    @property
+    def directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+
+def onnx_model(case: OnnxCase):
+    """The ONNX model of ``case``: layer k reads layer k-1's Y, transposed and reshaped to
+    [seq, batch, directions*hidden]; outputs: the last layer's Y_h (and a head on its Y)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    seq = "seq" if case.dynamic else case.seq
+    batch = "batch" if case.dynamic else case.batch
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, case.input_size])]
+    if case.lengths:
+        inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT32, [batch]))
+    initializers, nodes, outputs = [], [], []
+    source, width = "x", case.input_size
+    gates, hidden, d = GATES[case.op], case.hidden, case.directions
+    for layer in range(case.layers):
+        scale = 1 / np.sqrt(hidden)
+        arrays = {f"W{layer}": rng.uniform(-scale, scale, (d, gates * hidden, width)),
+                  f"R{layer}": rng.uniform(-scale, scale, (d, gates * hidden, hidden)),
+                  f"B{layer}": rng.uniform(-scale, scale, (d, 2 * gates * hidden))}
+        for name, array in arrays.items():
+            if case.weights == "input":
+                inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(array.shape)))
+            else:
+                initializers.append(numpy_helper.from_array(array.astype(np.float32), name))
+        names = [f"{out}{layer}" for out in OUTPUTS[case.op]]
+        nodes.append(helper.make_node(case.op, [source, *arrays, "lens" if case.lengths else ""], names,
+                                      hidden_size=hidden, direction="bidirectional" if case.bidirectional else "forward",
+                                      name=f"{case.op.lower()}{layer}"))
+        nodes.append(helper.make_node("Transpose", [names[0]], [f"t{layer}"], perm=[0, 2, 1, 3]))
+        nodes.append(helper.make_node("Reshape", [f"t{layer}", "flat"], [f"y{layer}"]))
+        source, width = f"y{layer}", d * hidden
+    initializers.append(numpy_helper.from_array(np.array([0, 0, -1], np.int64), "flat"))
+    last = case.layers - 1
+    outputs.append(helper.make_tensor_value_info(f"Y_h{last}", TensorProto.FLOAT, None))
+    if case.head:
+        initializers += [numpy_helper.from_array(rng.uniform(-1, 1, (width, 2)).astype(np.float32), "head_w"),
+                         numpy_helper.from_array(rng.uniform(-1, 1, (2,)).astype(np.float32), "head_b")]
+        nodes += [helper.make_node("MatMul", [source, "head_w"], ["mm"]),
+                  helper.make_node("Add", ["mm", "head_b"], ["z"])]
+        outputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, case.name, inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    return model
+
+
+def convert_onnx(case: OnnxCase, folder: Path, compress: bool = False) -> Path:
+    """``case`` as ONNX, converted by ov.convert_model and saved as IR (f16-compressed if asked)."""
+    import onnx
+    import openvino as ov
+
+    onnx_path = folder / f"{case.name}.onnx"
+    onnx.save(onnx_model(case), onnx_path)
+    xml = folder / f"{case.name}{'-f16' if compress else ''}.xml"
+    ov.save_model(ov.convert_model(str(onnx_path)), str(xml), compress_to_fp16=compress)
+    return xml
+
+
+def onnx_inputs(case: OnnxCase, seed: int = 0, seq: int | None = None, batch: int | None = None,
+                lengths: list[int] | None = None) -> dict[str, np.ndarray]:
+    """Inputs by ONNX input name (which the converted model keeps)."""
+    rng = np.random.default_rng(seed)
+    seq, batch = seq or case.seq, batch or case.batch
+    arrays = {"x": rng.uniform(-1, 1, (seq, batch, case.input_size)).astype(np.float32)}
+    if case.lengths:
+        arrays["lens"] = np.array(lengths or [seq] * batch, np.int32)
+    if case.weights == "input":
+        gates, d, width = GATES[case.op], case.directions, case.input_size
+        for layer in range(case.layers):
+            scale = 1 / np.sqrt(case.hidden)
+            arrays[f"W{layer}"] = rng.uniform(-scale, scale, (d, gates * case.hidden, width)).astype(np.float32)
+            arrays[f"R{layer}"] = rng.uniform(-scale, scale, (d, gates * case.hidden, case.hidden)).astype(np.float32)
+            arrays[f"B{layer}"] = rng.uniform(-scale, scale, (d, 2 * gates * case.hidden)).astype(np.float32)
+            width = d * case.hidden
+    return arrays
+
+
+def opset_model(op: str, folder: Path) -> Path:
+    """A recurrent op among other ops, built with openvino's opset API: x [seq, batch, input] ->
+    Transpose -> the op (initial state broadcast from ShapeOf(x)) -> Squeeze/MatMul head; or a
+    cell between a MatMul and a head."""
+    import openvino as ov
+    import openvino.opset1 as o1
+    import openvino.opset3 as o3
+    import openvino.opset4 as o4
+    import openvino.opset5 as o5
+
+    rng = np.random.default_rng(3)
+    hidden, size = 6, 5
+
+    def const(*shape):
+        return o1.constant(rng.uniform(-0.4, 0.4, shape).astype(np.float32))
+
+    if op in ("GRUSequence", "LSTMSequence", "RNNSequence"):
+        gates = {"GRUSequence": 3, "LSTMSequence": 4, "RNNSequence": 1}[op]
+        x = o1.parameter([-1, -1, size], np.float32, name="x")
+        batch_first = o1.transpose(x, o1.constant(np.array([1, 0, 2], np.int64)))
+        shape = o3.shape_of(batch_first, "i64")
+        batch = o1.gather(shape, o1.constant(np.array([0], np.int64)), o1.constant(np.array(0, np.int64)))
+        state_shape = o1.concat([batch, o1.constant(np.array([1, hidden], np.int64))], 0)
+        state = o3.broadcast(o1.constant(np.float32(0)), state_shape)
+        seq = o1.gather(shape, o1.constant(np.array([1], np.int64)), o1.constant(np.array(0, np.int64)))
+        lengths = o3.broadcast(o1.convert(seq, "i32"), batch)
+        weights = (const(1, gates * hidden, size), const(1, gates * hidden, hidden), const(1, gates * hidden))
+        if op == "GRUSequence":
+            node = o5.gru_sequence(batch_first, state, lengths, *weights, hidden, "forward")
+        elif op == "RNNSequence":
+            node = o5.rnn_sequence(batch_first, state, lengths, *weights, hidden, "forward")
+        else:
+            node = o5.lstm_sequence(batch_first, state, state, lengths, *weights, hidden, "forward")
+        last = o1.squeeze(node.output(1), o1.constant(np.array([1], np.int64)))
+    else:
+        x = o1.parameter([-1, size + 1], np.float32, name="x")
+        inner = o1.matmul(x, const(size + 1, size), False, False)
+        h = o1.parameter([-1, hidden], np.float32, name="h")
+        gates = {"GRUCell": 3, "LSTMCell": 4, "RNNCell": 1}[op]
+        weights = (const(gates * hidden, size), const(gates * hidden, hidden), const(gates * hidden))
+        if op == "GRUCell":
+            node = o3.gru_cell(inner, h, *weights, hidden)
+        elif op == "LSTMCell":
+            c = o1.parameter([-1, hidden], np.float32, name="c")
+            node = o4.lstm_cell(inner, h, c, *weights, hidden)
+        else:
+            node = o3.rnn_cell(inner, h, *weights, hidden, ["tanh"], [], [], 0.0)
+        last = node.output(0)
+    head = o1.add(o1.matmul(last, const(hidden, 2), False, False), const(2))
+    parameters = [p for p in (locals().get("x"), locals().get("h"), locals().get("c")) if p is not None]
+    path = folder / f"opset-{op}.xml"
+    ov.save_model(ov.Model([head], parameters, f"opset-{op}"), str(path), compress_to_fp16=False)
+    return path
