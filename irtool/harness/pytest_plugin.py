@@ -24,11 +24,11 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import (EXIT_NOTHING_JUDGED, FAIL, FAILED, PASS, SKIP, XFAIL, XPASS, CaseResult, Job,
-                                    run_verdict)
+from irtool.harness.records import EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
+_VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged passes in pytest)
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -89,6 +89,7 @@ class JobItem(pytest.Item):
         result = _runner().run(self.job)
         if self.expected is not None:
             result = expectations.apply(expectations.load_expectations(self.expected), result)
+        self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
         if result.verdict == XFAIL:
             pytest.xfail(result.message)
         if result.verdict in FAILED:
@@ -118,10 +119,10 @@ def pytest_runtest_logreport(report: Any) -> None:
     if _SUITE_ITEM not in report.keywords:
         return
     if report.when == "call" or (report.when == "setup" and not report.passed):
-        if hasattr(report, "wasxfail"):
-            _COUNTS[XPASS if report.passed else XFAIL] += 1
-        else:
-            _COUNTS[PASS if report.passed else SKIP if report.skipped else FAIL] += 1
+        verdict = dict(report.user_properties).get(_VERDICT)
+        if verdict is None:  # skipped before it ran, or failed in setup
+            verdict = SKIP if report.skipped else FAIL
+        _COUNTS[verdict] += 1
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:

@@ -29,8 +29,9 @@ FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
 RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
 JUDGED = frozenset({PASS, FAIL, XFAIL, XPASS})  # outputs were compared with what was expected
 
-# Exit codes of a run (``irtool harness``, the pytest plugin; ``irtool run`` means the same).
-EXIT_PASSED, EXIT_FAILED, EXIT_COULD_NOT_RUN, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
+# Exit codes of a run (``irtool harness``, the pytest plugin; ``irtool run`` means the same);
+# 2, could not run, is IrtoolError.exit_code.
+EXIT_PASSED, EXIT_FAILED, EXIT_NOTHING_JUDGED = 0, 1, 3
 
 
 def run_verdict(counts: Mapping[str, int], regressed: bool = False) -> tuple[str, int]:
