@@ -51,7 +51,7 @@ def prepare(suite: Path, devices: list[str], precisions: list[str], folder: Path
     import numpy as np
 
     from irtool.build import save_model
-    from irtool.execute import make_inputs
+    from irtool.execute import case_inputs
     from irtool.harness.matrix import make_jobs
     from irtool.harness.suite import load_suite
     from irtool.harness.worker import Runner
@@ -62,7 +62,7 @@ def prepare(suite: Path, devices: list[str], precisions: list[str], folder: Path
     for index, case in enumerate(cases):
         prepared = runner.prepare(case)
         xml = Path(case.file) if case.file else save_model(prepared.model, folder / f"case{index}.xml")[0]
-        inputs = make_inputs(prepared.infos, prepared.rnn, case.seed, case.sizes)
+        inputs, _, _ = case_inputs(prepared, seed=case.seed, sizes=case.sizes)
         np.savez(folder / f"case{index}.npz", **inputs)  # model input order, as the loop feeds them
         written[case.id] = (str(xml), str(folder / f"case{index}.npz"))
     jobs = [{"xml": written[job.case.id][0], "inputs": written[job.case.id][1], "device": job.device,

@@ -1,19 +1,23 @@
-"""Overhead of ``irtool run`` over a bare OpenVINO read + compile + infer of the same model, in one process.
+"""What judging every recurrent node costs over a plain OpenVINO compile + infer of the same model.
 
-The peer is what a user would write by hand: ``Core.read_model``, ``compile_model(CPU,
-{INFERENCE_PRECISION_HINT: f32})``, one inference on the same inputs.  ``irtool run`` is
-called through ``irtool.cli.main`` (output thrown away), so its time includes the device
-list, query_model, the read-back of properties, input generation, the numpy reference,
-the diff and the rendering.  Rounds interleave the two and the best median is kept (these
-machines have 2 cores and other work on them).  A breakdown shows where irtool's extra time goes.
+Models: single-op IRs that ``irtool build`` writes, and a real converted model: a two-layer
+bidirectional LSTM (batch 16, 100 steps, hidden 256, input 256) with a Linear head, as an
+onnx.helper graph converted by ``ov.convert_model`` with its default dynamic dims.
 
-    python benchmarks/bench_run_overhead.py [--rounds 5] [--repeats 7]
+The peer is what a user would write by hand, in one process: ``Core.read_model``,
+``compile_model(CPU, {INFERENCE_PRECISION_HINT: f32})``, one inference.  irtool's side is the
+pipeline's stages on the same model and inputs: the device side (compile the model and its
+probed copy, infer both: the probed outputs give every node's inputs and outputs, the plain
+ones check that probing changed nothing) and the whole judged run (also reading the model,
+finding the nodes, sizing and making the inputs, the numpy reference of every node and the
+diffs).  Rounds interleave the two and the best median is kept (these machines have 2 cores
+and other work on them).
+
+    python benchmarks/bench_run_overhead.py [--rounds 5] [--repeats 3]
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import statistics
 import sys
 import tempfile
@@ -21,24 +25,55 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from irtool.build import build_and_save
 from irtool.cases import OpCase
-from irtool.cli import main as irtool_main
-from irtool.runtime.compile import check_support
+from irtool.compare import TolerancePolicy
+from irtool.execute import case_inputs, compile_prepared, execute, judge, read_and_prepare
 from irtool.runtime.core import core
-from irtool.execute import find_rnn_op, make_inputs, reference_outputs
-from irtool.runtime.devices import list_devices
-from irtool.runtime.model import model_inputs
 
-CASES = {
-    "GRUSequence h16 T4 b2": OpCase("GRUSequence", {"hidden_size": 16, "direction": "forward"},
-                                    {"batch_size": 2, "seq_length": 4, "input_size": 16}),
-    "LSTMSequence bidi h128 T32 b4": OpCase("LSTMSequence", {"hidden_size": 128, "direction": "bidirectional"},
-                                            {"batch_size": 4, "seq_length": 32, "input_size": 64}),
+SINGLE = {
+    "GRUSequence h16 T4 b2 (built)": OpCase("GRUSequence", {"hidden_size": 16, "direction": "forward"},
+                                            {"batch_size": 2, "seq_length": 4, "input_size": 16}),
+    "LSTMSequence bidi h128 T32 b4 (built)": OpCase("LSTMSequence", {"hidden_size": 128, "direction": "bidirectional"},
+                                                    {"batch_size": 4, "seq_length": 32, "input_size": 64}),
 }
+CONVERTED = "2-layer bidi LSTM h256 T100 b16 + Linear (ONNX, ov.convert_model)"
+BATCH, STEPS, HIDDEN = 16, 100, 256
 
 
-def bare(xml: Path, inputs: dict) -> Callable[[], None]:
+def converted_lstm(folder: Path) -> Path:
+    """A two-layer bidirectional LSTM with a head, from onnx.helper through ov.convert_model."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    scale = 1 / np.sqrt(HIDDEN)
+    nodes, inits = [], [numpy_helper.from_array(np.array([0, 0, -1], np.int64), "flat")]
+    source, width = "x", HIDDEN
+    for layer in range(2):
+        for name, shape in ((f"W{layer}", (2, 4 * HIDDEN, width)), (f"R{layer}", (2, 4 * HIDDEN, HIDDEN)),
+                            (f"B{layer}", (2, 8 * HIDDEN))):
+            inits.append(numpy_helper.from_array(rng.uniform(-scale, scale, shape).astype(np.float32), name))
+        nodes += [helper.make_node("LSTM", [source, f"W{layer}", f"R{layer}", f"B{layer}"], [f"Y{layer}"],
+                                   hidden_size=HIDDEN, direction="bidirectional"),
+                  helper.make_node("Transpose", [f"Y{layer}"], [f"T{layer}"], perm=[0, 2, 1, 3]),
+                  helper.make_node("Reshape", [f"T{layer}", "flat"], [f"y{layer}"])]
+        source, width = f"y{layer}", 2 * HIDDEN
+    inits.append(numpy_helper.from_array(rng.uniform(-0.1, 0.1, (width, 10)).astype(np.float32), "head"))
+    nodes.append(helper.make_node("MatMul", [source, "head"], ["z"]))
+    graph = helper.make_graph(nodes, "lstm2", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                             ["seq", "batch", HIDDEN])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), folder / "lstm2.onnx")
+    xml = folder / "lstm2.xml"
+    ov.save_model(ov.convert_model(str(folder / "lstm2.onnx")), str(xml), compress_to_fp16=False)
+    return xml
+
+
+def plain(xml: Path, inputs: dict) -> Callable[[], None]:
     def step() -> None:
         model = core().read_model(str(xml))
         compiled = core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
@@ -46,11 +81,20 @@ def bare(xml: Path, inputs: dict) -> Callable[[], None]:
     return step
 
 
-def irtool_run(xml: Path) -> Callable[[], None]:
+def device_side(prepared, inputs: dict) -> Callable[[], None]:
     def step() -> None:
-        with contextlib.redirect_stdout(io.StringIO()):
-            code = irtool_main(["run", str(xml), "-d", "CPU", "--precision", "f32"])
-        assert code == 0, code
+        execute(compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
+    return step
+
+
+def judged(xml: Path, sizes: dict) -> Callable[[], None]:
+    def step() -> None:
+        prepared = read_and_prepare(xml)
+        inputs, _, _ = case_inputs(prepared, sizes=sizes)
+        compiled = compile_prepared(prepared, "CPU", "f32", {})
+        executed = execute(compiled, inputs, "CPU")
+        judgment = judge(prepared, inputs, executed, TolerancePolicy(), compiled.run.precision)
+        assert judgment.verdict == "pass", judgment
     return step
 
 
@@ -70,36 +114,28 @@ def best_median(steps: dict[str, Callable[[], None]], rounds: int, repeats: int)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    rows, parts = [], []
+    rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for label, case in CASES.items():
-            xml, _ = build_and_save(case, Path(folder) / f"{label.split()[0]}.xml")
-            model = core().read_model(str(xml))
-            rnn, _ = find_rnn_op(model)
-            inputs = make_inputs(model_inputs(model), rnn, seed=0)
-            for step in (bare(xml, inputs), irtool_run(xml)):  # warm up both
+        models = [(label, build_and_save(case, Path(folder) / f"{label.split()[0]}.xml")[0], {})
+                  for label, case in SINGLE.items()]
+        models.append((CONVERTED, converted_lstm(Path(folder)), {"batch_size": BATCH, "seq_length": STEPS}))
+        for label, xml, sizes in models:
+            prepared = read_and_prepare(xml)
+            inputs, _, _ = case_inputs(prepared, sizes=sizes)
+            steps = {"plain": plain(xml, inputs), "device": device_side(prepared, inputs), "judged": judged(xml, sizes)}
+            for step in steps.values():  # warm up
                 step()
-            times = best_median({"bare": bare(xml, inputs), "irtool": irtool_run(xml)}, args.rounds, args.repeats)
-            rows.append((label, times["bare"], times["irtool"]))
-            parts.append((label, best_median({
-                "devices": list_devices,
-                "query_model": lambda: check_support(model, "CPU", xml),
-                "reference": lambda: reference_outputs(rnn, inputs),
-            }, args.rounds, args.repeats)))
-    print(f"irtool run vs bare openvino read+compile+infer, CPU f32, best median of {args.rounds} rounds x "
-          f"{args.repeats}")
-    print("| model | bare openvino (ms) | irtool run (ms) | overhead (ms) | ratio |")
-    print("|---|---:|---:|---:|---:|")
-    for label, base, tool in rows:
-        print(f"| {label} | {base * 1e3:.1f} | {tool * 1e3:.1f} | {(tool - base) * 1e3:.1f} | {tool / base:.2f}x |")
-    print("\nwhere the extra time goes (ms):")
-    print("| model | list devices | query_model | numpy reference |")
-    print("|---|---:|---:|---:|")
-    for label, part in parts:
-        print(f"| {label} | {part['devices'] * 1e3:.2f} | {part['query_model'] * 1e3:.2f} | "
-              f"{part['reference'] * 1e3:.2f} |")
+            times = best_median(steps, args.rounds, args.repeats)
+            rows.append((label, len(prepared.nodes), prepared.probed.needs_probe, times))
+    print(f"CPU f32, best median of {args.rounds} rounds x {args.repeats}")
+    print("| model | nodes | probed copy | plain compile+infer (ms) | irtool device side (ms) | ratio | "
+          "irtool judged run (ms) | ratio |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for label, count, probed, t in rows:
+        print(f"| {label} | {count} | {'yes' if probed else 'no'} | {t['plain'] * 1e3:.1f} | {t['device'] * 1e3:.1f} | "
+              f"{t['device'] / t['plain']:.2f}x | {t['judged'] * 1e3:.1f} | {t['judged'] / t['plain']:.2f}x |")
     return 0
 
 

@@ -21,8 +21,7 @@ import numpy as np
 from irtool.build import build_model
 from irtool.cases import OpCase
 from irtool.runtime.compile import compile_on, infer
-from irtool.execute import find_rnn_op, make_inputs, reference_outputs
-from irtool.runtime.model import model_inputs
+from irtool.execute import evaluate_node, prepare, seeded_inputs
 
 RTOLS = (0.0, 1e-4, 1e-3, 1e-2, 5e-2)
 
@@ -57,15 +56,15 @@ def grid(quick: bool) -> list[OpCase]:
 
 def measure(case: OpCase, precision: str) -> Sample:
     model = build_model(case)
-    rnn, _ = find_rnn_op(model)
-    inputs = make_inputs(model_inputs(model), rnn, case.seed)
+    node = prepare(model, case.op_type).single
+    inputs = seeded_inputs(model, case.seed)
     compiled, device_run = compile_on(model, "CPU", precision, {}, Path(case.op_type))
     assert device_run.precision == precision, device_run
     actual = infer(compiled, inputs, "CPU")
-    expected = reference_outputs(rnn, inputs)
+    expected = evaluate_node(node, [f.constant if f.constant is not None else inputs[f.parameter] for f in node.feeds])
     diffs = []
     for k, got in enumerate(actual):
-        want = expected[rnn.output_ports[k]]
+        want = expected[{index: port for port, index in node.model_outputs.items()}[k]]
         diffs.append((np.abs(got.astype(np.float64) - want), np.abs(want.astype(np.float64))))
     label = f"{case.op_type} {case.filled_attributes.get('direction', '')} h={case.symbols['hidden_size']} " \
             f"T={case.symbols.get('seq_length', 1)} lbr={case.filled_attributes.get('linear_before_reset', '-')} " \

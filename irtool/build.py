@@ -81,6 +81,13 @@ def parameter(name: str, shape: Sequence[int], dtype: Any) -> Any:
     return node
 
 
+def constant(array: np.ndarray, name: str) -> Any:
+    """A Const of ``array`` (its own element type)."""
+    import openvino.opset1 as ops
+
+    return ops.constant(array, name=name)
+
+
 def assemble(spec: OpSpec, sources: Sequence[Any], attributes: Mapping[str, Any]) -> "ov.Model":
     """The op made by its factory from ``sources`` (Parameters and Consts, in port order), with
     one Result per output, all named by the spec's ports; BuildError if openvino refuses it."""

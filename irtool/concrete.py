@@ -87,15 +87,13 @@ class ConcreteCase:
 
     def to_model(self) -> "ov.Model":
         """The ov.Model of this case, through the op version's openvino factory."""
-        import openvino.opset1 as ops
-
-        from irtool.build import BuildError, assemble, parameter
+        from irtool.build import BuildError, assemble, constant, parameter
 
         sources = []
         for port in self.ports:
             array = self.arrays[port.name]
             if port.name in self.constants:
-                sources.append(ops.constant(array, name=port.name))
+                sources.append(constant(array, port.name))
             else:
                 dynamic = self.dynamic.get(port.name, ())
                 sources.append(parameter(port.name, [-1 if axis in dynamic else size

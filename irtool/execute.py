@@ -282,10 +282,11 @@ class NodeResult:
     name: str
     type: str
     version: int
-    where: str  # "model", or the body of a TensorIterator/Loop it sits in
+    where: str  # "top level", or the body of a TensorIterator/Loop it sits in
     verdict: str  # pass | fail | unjudged | error
     reason: str | None = None
     outputs: tuple[OutputDiff, ...] = ()
+    tensors: tuple[str, ...] = ()  # its output tensors' names, or what feeds and reads it
 
     def __post_init__(self) -> None:
         if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
@@ -379,12 +380,12 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     head = (node.name, node.spec.type, node.spec.version, node.where)
     if node.in_body:
         return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged (a body's tensors cannot be "
-                                           f"probed from outside it)")
+                                           f"probed from outside it)", tensors=node.tensors)
     arrays, actual = probed_arrays(node, inputs, captured)
     try:
         expected = reference(node, arrays)
     except ValueError as error:
-        return NodeResult(*head, ERROR, f"the reference refuses it: {error}")
+        return NodeResult(*head, ERROR, f"the reference refuses it: {error}", tensors=node.tensors)
     diffs = tuple(compare_output(port.name, got, want,
                                  output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
                                                   got.dtype),
@@ -394,7 +395,7 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
                                                 if not d.problem else f"{d.name} ({d.problem})" for d in failed)
               if failed else None)
-    return NodeResult(*head, FAIL if failed else PASS, reason, diffs)
+    return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors)
 
 
 def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
@@ -528,7 +529,7 @@ def run(options: RunOptions) -> RunResult:
         precision = loosest_precision([compiled.run.precision, other.run.precision])
         diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)
         nodes = tuple(NodeResult(n.name, n.spec.type, n.spec.version, n.where, UNJUDGED,
-                                 "--compare-with judges the model's outputs device against device")
+                                 "--compare-with judges the model's outputs device against device", tensors=n.tensors)
                       for n in prepared.nodes)
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)

@@ -189,6 +189,23 @@ def test_absent_device_exits_2_naming_the_available_ones(gru, capsys, tmp_path):
     assert not out_path.exists()
 
 
+@pytest.mark.parametrize("target, says", [
+    ("gru.bin", "gru.bin: is an IR's weights file; give the .xml beside it"),
+    (".", ": is a folder; expected a model file (IR .xml or .onnx)"),
+    ("model.pb", "model.pb: irtool runs IR (.xml) and ONNX (.onnx) models; convert others to IR with ovc first"),
+    ("/dev/null", "/dev/null: not a regular file"),
+    ("gone.xml", "gone.xml: no such model file"),
+])
+def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, target, says):
+    path = target if target.startswith("/") else str(gru.parent / target)
+    if target == "model.pb":
+        (gru.parent / target).write_bytes(b"\x08\x01")
+    code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
+    assert code == 2 and says in one_error_line(err) and "Error parsing" not in err
+    assert json.loads(out) == {"model": path, "verdict": "error", "error": one_error_line(err)[len("irtool: error: "):],
+                               "nodes": []}
+
+
 def test_compare_with_second_device(gru, capsys, cpu_precisions):
     code, out, _ = run(capsys, str(gru), "-d", "AUTO:CPU", "--compare-with", "HETERO:CPU:f32", "--format", "json")
     result = json.loads(out)
@@ -197,7 +214,8 @@ def test_compare_with_second_device(gru, capsys, cpu_precisions):
     code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", "bf16", "--compare-with", "HETERO:CPU:f32",
                          "--format", "json")
     if "bf16" not in cpu_precisions:
-        assert code == 3 and out == "" and "skipped: CPU does not support bf16" in one_error_line(err)
+        assert code == 3 and json.loads(out)["verdict"] == "unjudged"
+        assert "skipped: CPU does not support bf16" in one_error_line(err)
         return
     result = json.loads(out)
     assert code == 0 and result["against"] == "HETERO:CPU (f32)"
@@ -283,7 +301,8 @@ def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_toleran
     for precision in ("f16", "bf16"):
         code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", precision, "--format", "json")
         if precision not in cpu_precisions:
-            assert code == 3 and out == ""
+            assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
+                                                     "error": one_error_line(err)[len("irtool: error: "):]}
             assert f"skipped: CPU does not support {precision} (its precisions: f32" in one_error_line(err)
             continue
         result = json.loads(out)

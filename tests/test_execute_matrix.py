@@ -96,7 +96,7 @@ def test_case_passes_at_f32_and_at_bf16_with_a_real_error(name, models, capsys, 
 
 def assert_skipped_without_bf16(capsys, model, device: str) -> None:
     """A CPU without bf16 would run a bf16 request at f32: run says so and judges nothing."""
-    code = main(["run", str(model), "-d", device, "--precision", "bf16"])
+    code = main(["run", str(model), "-d", device, "--precision", "bf16"])  # text: nothing on stdout
     captured = capsys.readouterr()
     assert code == 3 and captured.out == ""
     assert captured.err.startswith("irtool: error: skipped: CPU does not support bf16 (its precisions: f32")

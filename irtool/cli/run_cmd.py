@@ -63,13 +63,20 @@ def handle(args: argparse.Namespace) -> int:
     try:
         result = run(options)
     except RunSkipped as error:
-        fail(f"skipped: {error.message}")
-        return NOTHING_JUDGED
+        return _stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
     except (IrtoolError, IrtoolBug) as error:
-        fail(error.message)
-        return 2
+        return _stopped(args, "error", error.message, 2)
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
     return {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
+
+
+def _stopped(args: argparse.Namespace, verdict: str, message: str, code: int) -> int:
+    """A run that stopped before judging: one line on stderr, and with --format json a JSON object
+    on stdout too, so a consumer always gets one."""
+    fail(message)
+    if args.format == "json":
+        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "nodes": []}, indent=2))
+    return code
 
 
 def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
@@ -145,7 +152,8 @@ def _node_table(nodes: Any) -> list[str]:
         return []
     rows = [("node", "type", "where", "verdict", "max abs", "first bad step")]
     for node in nodes:
-        rows.append((node.name, f"{node.type}-{node.version}", node.where, node.verdict.upper(), _num(node.max_abs),
+        where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "")
+        rows.append((node.name, f"{node.type}-{node.version}", where, node.verdict.upper(), _num(node.max_abs),
                      "-" if node.first_step_outside is None else str(node.first_step_outside)))
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]

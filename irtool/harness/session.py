@@ -142,11 +142,11 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pool: Pool, timeout: float, progress: Progress | None, start: Start | None,
          baseline: RunResults | None) -> HarnessOutcome:
+    from irtool.runtime.core import openvino_version
     from irtool.runtime.devices import list_devices, skip_reason
-    import openvino as ov
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
-                    str(options.shard) if options.shard else None, ov.get_version())
+                    str(options.shard) if options.shard else None, openvino_version())
     results, writer = _open_store(report_dir, meta, options.resume, order)
     done = {r.key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))

@@ -315,12 +315,10 @@ def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:
 
 def serve(requests: Any, answers: Any) -> None:
     """Answer requests (JSON lines) until the input ends."""
-    import openvino as ov
-
-    from irtool.runtime.core import core
+    from irtool.runtime.core import core, openvino_version
 
     core()
-    _send(answers, {"ready": {"pid": os.getpid(), "openvino": ov.get_version()}})
+    _send(answers, {"ready": {"pid": os.getpid(), "openvino": openvino_version()}})
     runner = Runner()
     for line in requests:
         request = json.loads(line)

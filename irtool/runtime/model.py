@@ -27,8 +27,9 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
 
     xml_path = Path(xml_path)
     bin_path = xml_path.with_suffix(".bin")
-    if not xml_path.is_file():
-        raise RunError(f"{xml_path}: no such model file")
+    check_model_path(xml_path)
+    if fill_defaults and xml_path.suffix != ".xml":
+        raise RunError(f"{xml_path}: --fill-defaults writes into IR XML; it does not apply to {xml_path.suffix} files")
     filled: tuple[str, ...] = ()
     try:
         if fill_defaults:
@@ -46,6 +47,24 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
     except RuntimeError as error:
         raise RunError(_read_failure(xml_path, bin_path, error)) from None
     return LoadedModel(xml_path, model, filled)
+
+
+MODEL_SUFFIXES = {".xml": "IR", ".onnx": "ONNX"}
+
+
+def check_model_path(path: Path) -> None:
+    """RunError unless ``path`` is a regular file irtool reads: IR .xml (its .bin beside it) or .onnx.
+    Reading anything else would let OpenVINO try every frontend, each printing to stderr."""
+    if path.is_dir():
+        raise RunError(f"{path}: is a folder; expected a model file (IR .xml or .onnx)")
+    if not path.exists():
+        raise RunError(f"{path}: no such model file")
+    if not path.is_file():
+        raise RunError(f"{path}: not a regular file; expected a model file (IR .xml or .onnx)")
+    if path.suffix == ".bin":
+        raise RunError(f"{path}: is an IR's weights file; give the .xml beside it ({path.with_suffix('.xml')})")
+    if path.suffix.lower() not in MODEL_SUFFIXES:
+        raise RunError(f"{path}: irtool runs IR (.xml) and ONNX (.onnx) models; convert others to IR with ovc first")
 
 
 def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
@@ -116,3 +135,18 @@ def model_inputs(model: Any) -> list[InputInfo]:
         names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
         infos.append(InputInfo(tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
     return infos
+
+
+def read_ir_frontend(path: str | Path) -> tuple[Any | None, str | None]:
+    """OpenVINO's own verdict on an IR file, through its IR frontend alone (read_model would try
+    every frontend and let them print to stderr): the ov.Model, or None and the reason on one line
+    (where OpenVINO failed comes first in its text and what failed last)."""
+    from openvino.frontend import FrontEndManager
+
+    try:
+        frontend = FrontEndManager().load_by_framework("ir")
+        return frontend.convert(frontend.load(str(path))), None
+    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating"))]
+        return None, (useful or lines or [type(error).__name__])[-1]

@@ -22,6 +22,7 @@ from irtool.runtime.model import tensor_name
 from irtool.specs import OpSpec, PortSpec, registry
 
 BODY_OPS = ("TensorIterator", "Loop")
+TOP_LEVEL = "top level"
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,15 @@ class RecurrentNode:
     name: str  # the friendly name
     spec: OpSpec
     attributes: Mapping[str, Any]
-    where: str  # "model" or "body of TensorIterator 'ti'"
+    where: str  # "top level" or "body of TensorIterator 'ti'"
     feeds: tuple[Feed, ...] = ()  # one per connected input port; empty for a node in a body
     outputs: tuple[int, ...] = ()  # for each output port, the probed copy's output index
     model_outputs: Mapping[int, int] | None = None  # output port -> model output index, where one is
+    tensors: tuple[str, ...] = ()  # its output tensors' names (a converted model's own), or what feeds and reads it
 
     @property
     def in_body(self) -> bool:
-        return self.where != "model"
+        return self.where != TOP_LEVEL
 
     @property
     def label(self) -> str:
@@ -153,8 +155,9 @@ def probe_model(model: Any) -> ProbedModel:
                 feeds.append(Feed(port, probe=probe(value), dynamic=dynamic))
         outputs = tuple(probe(op.output(j)) for j in range(len(spec.outputs)))
         model_outputs = {j: index for j, index in enumerate(outputs) if index < len(copy.outputs)}
-        nodes.append(RecurrentNode(k, op.get_friendly_name(), spec, node_attributes(op, spec), "model",
-                                   tuple(feeds), outputs, model_outputs))
+        tensors = tuple(sorted(name for output in op.outputs() for name in output.get_names())) or _neighbours(op)
+        nodes.append(RecurrentNode(k, op.get_friendly_name(), spec, node_attributes(op, spec), TOP_LEVEL,
+                                   tuple(feeds), outputs, model_outputs, tensors))
     nodes += [RecurrentNode(len(nodes) + k, name, spec, attributes, where)
               for k, (name, spec, attributes, where) in enumerate(bodies)]
     count = len(copy.outputs)
@@ -162,6 +165,18 @@ def probe_model(model: Any) -> ProbedModel:
         return ProbedModel(model, model, tuple(nodes), count)
     copy.add_outputs(wanted)
     return ProbedModel(model, copy, tuple(nodes), count)
+
+
+def _neighbours(op: Any) -> tuple[str, ...]:
+    """Where a node without tensor names sits: what feeds its data input and what reads its outputs."""
+    def label(node: Any) -> str:
+        names = node.output(0).get_names() if node.get_output_size() else set()
+        name = sorted(names)[0] if names else node.get_friendly_name()
+        return f"{node.get_type_name()} '{name}'"
+
+    source = op.input_value(0).get_node()
+    readers = {label(target.get_node()) for output in op.outputs() for target in output.get_target_inputs()}
+    return (f"from {label(source)}",) + tuple(f"to {reader}" for reader in sorted(readers))
 
 
 def id_of(output: Any) -> tuple[str, int]:

@@ -1,6 +1,7 @@
 """``validate --with-openvino``: OpenVINO's own reader beside irtool's verdict.
 
-The one module of the validator that imports openvino, lazily and only when asked.
+The one module of the validator that asks OpenVINO (through irtool.runtime), lazily and
+only when asked.
 For layers that have no spec here, it compares the declared output dims with the
 shapes OpenVINO infers, since nothing else checks them.
 """
@@ -17,10 +18,10 @@ from irtool.specs import registry
 
 def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     """Add OpenVINO's verdict (IR080/IR081) and its shape disagreements (IR082) to a report."""
-    import openvino as ov
-    from openvino.frontend import FrontEndManager
+    from irtool.runtime.core import openvino_version
+    from irtool.runtime.model import read_ir_frontend
 
-    version = ov.__version__.split("-")[0]
+    version = openvino_version().split("-")[0]
 
     def add(code: str, message: str, **where) -> None:
         report.diagnostics.append(Diagnostic(code, CODES[code].severity, message, path=str(path), **where))
@@ -32,12 +33,9 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     if ir is not None and not ir.is_net:
         add("IR083", "OpenVINO reads whole nets only; a lone <layer> was not given to it")
         return FileReport(report.path, sorted_diagnostics(report.diagnostics))
-    try:
-        # the IR frontend alone: read_model would try every frontend and let them print to stderr
-        frontend = FrontEndManager().load_by_framework("ir")
-        model = frontend.convert(frontend.load(str(path)))
-    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
-        add("IR080", f"OpenVINO {version} cannot read the file: {_first_line(error)}")
+    model, problem = read_ir_frontend(path)
+    if model is None:
+        add("IR080", f"OpenVINO {version} cannot read the file: {problem}")
         return FileReport(report.path, sorted_diagnostics(report.diagnostics))
     add("IR081", f"OpenVINO {version} read the file")
     if ir is not None:
@@ -69,10 +67,3 @@ def _compare_unspecified(ir: IRModel, model, add) -> None:
                              f"{format_shape(ov_dims)}", line=line, column=column, layer_id=layer.id,
                     layer_name=layer.name, port_id=port.id, expected=format_shape(ov_dims),
                     found=format_shape(declared))
-
-
-def _first_line(error: Exception) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    # OpenVINO puts where it failed first and what failed last
-    useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating"))]
-    return (useful or lines or [type(error).__name__])[-1]

@@ -1,0 +1,47 @@
+"""The layers point one way: what each part of irtool may import, checked on the source."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "irtool"
+OPENVINO_IMPORTERS = ("build.py", "runtime/")
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """Every module a file imports, outside ``if TYPE_CHECKING:`` blocks (line, module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(child) for stmt in node.body for child in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_openvino_is_imported_only_by_build_and_the_runtime_package(path):
+    relative = str(path.relative_to(PACKAGE))
+    if relative.startswith(OPENVINO_IMPORTERS):
+        return
+    found = [(line, module) for line, module in imports(path) if module.split(".")[0] == "openvino"]
+    assert not found, f"irtool/{relative} imports {found}: go through irtool.runtime"
+
+
+def test_the_check_sees_imports_inside_functions_and_skips_type_checking(tmp_path):
+    sample = tmp_path / "m.py"
+    sample.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import openvino\n"
+                      "def f():\n    import openvino.opset1 as ops\n")
+    assert imports(sample) == [(1, "typing"), (5, "openvino.opset1")]
