@@ -251,3 +251,14 @@ def test_progress_draws_a_bar_on_a_terminal_and_lists_problems_everywhere(stream
         assert "\r[###############...............] 2/4 pass 1 crash 1" in text and text.endswith("\n")
     else:
         assert "\r" not in text and "a[seed=0]" not in text
+
+
+def test_an_ir_file_skipped_everywhere_still_counts_under_its_op(tmp_path):
+    """No job of the smoke suite runs on an absent device; its IR files are still grouped by the
+    op each holds (read from the XML), not under "(not one RNN op)"."""
+    done = irtool("harness", str(SMOKE), "-d", "GPU.7", "--report-dir", str(tmp_path / "out"))
+    assert done.returncode == 3, done.stdout + done.stderr
+    files = [r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"] if r["file"]]
+    assert len(files) == 17 and all(r["verdict"] == "skip" and r["op"] for r in files)
+    page = lxml.html.parse(str(tmp_path / "out" / "report.html")).getroot()
+    assert "(not one RNN op)" not in page.text_content()

@@ -11,6 +11,7 @@ import math
 import shutil
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -173,6 +174,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         else:
             skipped.append(base_result(job))
             skipped[-1].verdict, skipped[-1].message = SKIP, reasons[pair]
+            if job.case.file and not skipped[-1].op:  # so that reports count it under its op
+                skipped[-1].op = file_op(job.case.file)
     outcome.reran = len(runnable)
     if start:
         start(HarnessPlan(tuple(meta["suites"]), tuple(options.devices), tuple(options.precisions),
@@ -198,6 +201,22 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
 
         outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor)
     return outcome
+
+
+@lru_cache(maxsize=1024)
+def file_op(path: str) -> str | None:
+    """The op an IR file is (``GRUSequence-5``) when it holds exactly one op of the recurrent
+    family, read from the XML (no OpenVINO): what a job that did not run still knows of its file."""
+    from irtool.ir import parse_ir
+    from irtool.specs import registry
+
+    try:
+        model = parse_ir(path)
+    except (IrtoolError, OSError):
+        return None
+    specs = [registry().for_ir(layer.type, layer.version) for layer in model.layers if layer.type]
+    family = [spec for spec in specs if spec is not None and spec.family]
+    return family[0].key if len(family) == 1 else None
 
 
 def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float) -> tuple[list, bool]:
