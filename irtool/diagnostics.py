@@ -12,7 +12,8 @@ from typing import Iterable, Sequence
 
 from irtool.errors import IrtoolBug
 
-ERROR, WARNING, INFO = "error", "warning", "info"
+ERROR, WARNING, NOTE = "error", "warning", "note"
+SEVERITIES = (ERROR, WARNING, NOTE)  # most severe first
 
 
 @dataclass(frozen=True)
@@ -27,19 +28,24 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR002", ERROR, "the file declares a DTD or entities; refused unread"),
     Code("IR003", ERROR, "the file is larger than the size limit"),
     Code("IR004", ERROR, "the root element is neither <net> nor a single <layer>"),
-    Code("IR005", WARNING, "the net's IR version is not 10 or 11"),
-    Code("IR010", WARNING, "no spec for this op type: its attributes and shapes are not checked"),
-    Code("IR011", WARNING, "no spec for this version of a known op type: not checked"),
-    Code("IR012", WARNING, "OpenVINO cannot load this op version"),
+    Code("IR005", ERROR, "the net's IR version is missing or not 10 or 11 (OpenVINO refuses the file)"),
+    Code("IR010", NOTE, "an op OpenVINO has but irtool has no spec for: not checked (once per op type)"),
+    Code("IR011", NOTE, "a version of an op that irtool has no spec for: not checked (once per op type)"),
+    Code("IR012", ERROR, "the layer's opset has no op of this type (OpenVINO refuses the file)"),
     Code("IR013", ERROR, "a layer lacks its id, type or version"),
+    Code("IR014", ERROR, "the layer's version is not one of OpenVINO's opsets (OpenVINO refuses the file)"),
+    Code("IR015", ERROR, "no OpenVINO opset has an op of this type (OpenVINO refuses the file)"),
+    Code("IR016", WARNING, "a <layer> outside <layers> or an <edge> outside <edges> (OpenVINO ignores it)"),
     Code("IR020", ERROR, "a required attribute is missing"),
-    Code("IR021", WARNING, "an attribute the spec does not know (OpenVINO ignores it)"),
+    Code("IR021", ERROR, "an attribute the spec does not know (OpenVINO ignores it: a typo changes the model)"),
     Code("IR022", ERROR, "an attribute value of the wrong type"),
     Code("IR023", ERROR, "an attribute value outside its allowed values"),
     Code("IR024", ERROR, "an attribute value out of range"),
     Code("IR025", ERROR, "an attribute list of the wrong length"),
     Code("IR026", WARNING, "the file relies on a spec default that OpenVINO does not apply"),
     Code("IR027", WARNING, "activations_alpha/beta given, but no activation takes parameters"),
+    Code("IR028", NOTE, "activations written once per direction, both halves equal (OpenVINO reads the first)"),
+    Code("IR029", ERROR, "activations per direction that differ (OpenVINO applies the first half to both)"),
     Code("IR030", ERROR, "wrong number of input or output ports"),
     Code("IR031", ERROR, "a port id is missing, repeated or not an integer"),
     Code("IR032", WARNING, "an optional input that OpenVINO nevertheless requires is absent"),
@@ -59,16 +65,16 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR064", ERROR, "producer and consumer ports of an edge disagree on precision"),
     Code("IR065", ERROR, "the graph has a cycle"),
     Code("IR066", ERROR, "a required input port is not connected"),
-    Code("IR067", WARNING, "no Result can be reached from this layer (OpenVINO drops it)"),
+    Code("IR067", WARNING, "no Result can be reached from this layer (OpenVINO drops it; a Parameter stays an input)"),
     Code("IR068", ERROR, "an input port is fed by more than one edge"),
     Code("IR069", WARNING, "the net has no Result layer"),
-    Code("IR070", ERROR, "the weights file (.bin) beside the .xml is missing"),
+    Code("IR070", ERROR, "the weights file (.bin) beside the .xml is missing, unreadable or not a file"),
     Code("IR071", ERROR, "a Const reaches past the end of the weights file"),
     Code("IR072", ERROR, "a Const's size is not its element count times the item size"),
     Code("IR080", ERROR, "OpenVINO rejected the file"),
-    Code("IR081", INFO, "OpenVINO read the file"),
+    Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
-    Code("IR083", INFO, "OpenVINO was not asked: a lone <layer> is not a model"),
+    Code("IR083", NOTE, "OpenVINO was not asked: a lone <layer> is not a model, or the .bin is not a regular file"),
 ]}
 
 JSON_FIELDS = ("code", "severity", "message", "line", "column", "layer_id", "layer_name", "port_id",
@@ -93,6 +99,8 @@ class Diagnostic:
     def __post_init__(self) -> None:
         if self.code not in CODES:
             raise IrtoolBug(f"diagnostic code {self.code} is not in the catalogue")
+        if self.severity not in SEVERITIES:
+            raise IrtoolBug(f"diagnostic severity {self.severity!r} is not one of {SEVERITIES}")
 
     def to_json(self) -> dict:
         record = asdict(self)
@@ -122,6 +130,11 @@ def quoted(value: str | None, limit: int = 40) -> str:
     return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
+def clipped(text: str, limit: int = 200) -> str:
+    """Text from the file as a diagnostic field holds it: cut after ``limit`` characters, with its length."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
     """Compiler-style lines: ``path:line:col: severity[CODE] message``."""
     out = []
@@ -134,13 +147,15 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
                     where += f":{d.column}"
             out.append(f"{where}: {d.severity}[{d.code}] {_one_line(d.message)}")
     if summary:
-        errors = sum(r.count(ERROR) for r in reports)
-        warnings = sum(r.count(WARNING) for r in reports)
         bad = sum(1 for r in reports if not r.valid)
-        out.append(f"{len(reports)} file{'s' if len(reports) != 1 else ''} checked: "
-                   f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
-                   f"{f' in {bad} invalid file' + ('s' if bad != 1 else '') if bad else ''}")
+        counts = ", ".join(_plural(sum(r.count(s) for r in reports), s) for s in SEVERITIES)
+        invalid = f" in {_plural(bad, 'invalid file')}" if bad else ""
+        out.append(f"{_plural(len(reports), 'file')} checked: {counts}{invalid}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def _one_line(text: str) -> str:
@@ -156,7 +171,7 @@ def render_json(reports: Sequence[FileReport]) -> str:
 
 def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
     """SARIF 2.1.0, one run, the code catalogue as rules."""
-    level = {ERROR: "error", WARNING: "warning", INFO: "note"}
+    level = {ERROR: "error", WARNING: "warning", NOTE: "note"}
     used = sorted({d.code for r in reports for d in r.diagnostics})
     results = []
     for report in reports:

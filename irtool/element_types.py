@@ -35,6 +35,18 @@ def from_text(text: str | None) -> ElementType | None:
     return BY_NAME.get(_PRECISION_ALIASES.get(key, key))
 
 
+# a port precision is an element type's name (f32) or one of the upper-case names IR v10 wrote
+# (FP32, I64, BOOL): OpenVINO refuses fp32, F32, Bool and BOOLEAN (measured with 2026.4.1)
+_PRECISIONS = {**BY_NAME, "FP64": BY_NAME["f64"], "FP32": BY_NAME["f32"], "FP16": BY_NAME["f16"],
+               "BOOL": BY_NAME["boolean"], "UNSPECIFIED": BY_NAME["undefined"],
+               **{t.name.upper(): t for t in _TYPES if t.kind != "bool" and t.name not in ("f64", "f32", "f16")}}
+
+
+def from_precision(text: str | None) -> ElementType | None:
+    """The element type of a port precision spelt as OpenVINO reads it; None otherwise."""
+    return _PRECISIONS.get(text.strip()) if text is not None else None
+
+
 def matches(element_type: ElementType, type_class: str) -> bool:
     """Whether a type belongs to a spec type class (float, int, any)."""
     return type_class == "any" or element_type.kind == type_class or element_type.kind == "other"

@@ -38,6 +38,7 @@ from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
 from irtool.runtime.nodes import ProbedModel, RecurrentNode, probe_model, probed_arrays
+from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
 
 PASS, FAIL, UNJUDGED, ERROR = "pass", "fail", "unjudged", "error"
@@ -240,6 +241,7 @@ class Compiled:
     probed: Any | None
     run: DeviceRun
     seconds: float
+    implementations: Mapping[str, Implementation] = field(default_factory=dict)  # node name -> what ran
 
 
 def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str]) -> Compiled:
@@ -255,7 +257,8 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
     except RunError:
         check_support(prepared.model, device, path)
         raise
-    return Compiled(plain, probed, device_run, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, [n.name for n in prepared.probed.judgeable]))
 
 
 @dataclass(frozen=True)
@@ -287,6 +290,7 @@ class NodeResult:
     reason: str | None = None
     outputs: tuple[OutputDiff, ...] = ()
     tensors: tuple[str, ...] = ()  # its output tensors' names, or what feeds and reads it
+    implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
 
     def __post_init__(self) -> None:
         if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
@@ -340,6 +344,15 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
         ports = {index: port for port, index in (single.model_outputs or {}).items()}
         outputs = tuple(by_port[single.spec.outputs[ports[k]].name] for k in range(len(executed.outputs)) if k in ports)
     return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, outputs, _why_unjudged(prepared, nodes))
+
+
+def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
+    """The judgment with what the device ran for each node (from the unprobed compile)."""
+    import dataclasses
+
+    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.name].describe())
+                  if node.name in compiled.implementations else node for node in judgment.nodes)
+    return dataclasses.replace(judgment, nodes=nodes)
 
 
 def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
@@ -534,6 +547,7 @@ def run(options: RunOptions) -> RunResult:
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision)
+    judgment = with_implementations(judgment, compiled)
     reproducers = {}
     if options.reproducers is not None:
         for node, result in zip(prepared.nodes, judgment.nodes):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from irtool.errors import IrtoolError
+from irtool.numbers import INT_TEXT, NumberSyntaxError, parse_int, shown
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,6 @@ Dim = Union[int, Interval]
 DYNAMIC = Interval()
 
 _INTERVAL = re.compile(r"^(\d*)\.\.(\d*)$", re.ASCII)
-_INT = re.compile(r"^[+-]?\d+$", re.ASCII)
 INT64_MAX = 2**63 - 1  # OpenVINO keeps a dim in an int64
 
 
@@ -58,7 +58,7 @@ def _parse_dim(text: str) -> Dim:
     token = text.strip()
     if token in ("?", "-1"):
         return DYNAMIC
-    if _INT.match(token):
+    if INT_TEXT.fullmatch(token):
         value = _int64(token)
         if value < 0:
             raise ShapeSyntaxError(f"dim {token} is negative (only -1 means dynamic)")
@@ -70,15 +70,15 @@ def _parse_dim(text: str) -> Dim:
         if upper is not None and upper < lower:
             raise ShapeSyntaxError(f"interval {token} has its upper bound below its lower bound")
         return Interval(lower, upper)
-    raise ShapeSyntaxError(f"dim {token!r} is not a size, -1, ? or an interval a..b")
+    raise ShapeSyntaxError(f"dim {shown(token)} is not a size, -1, ? or an interval a..b")
 
 
 def _int64(token: str) -> int:
-    """An ASCII integer that fits OpenVINO's int64 dims (Python's int() alone refuses >4300 digits)."""
-    if len(token.lstrip("+-").lstrip("0")) > 19 or abs(int(token)) > INT64_MAX:
-        shown = token if len(token) <= 24 else f"{token[:20]}...({len(token)} digits)"
-        raise ShapeSyntaxError(f"dim {shown} does not fit in 64 bits")
-    return int(token)
+    """An ASCII integer that fits OpenVINO's int64 dims."""
+    try:
+        return parse_int(token, -INT64_MAX - 1, INT64_MAX)
+    except NumberSyntaxError:
+        raise ShapeSyntaxError(f"dim {shown(token)} does not fit in 64 bits") from None
 
 
 def parse_shape(text: str) -> tuple[Dim, ...]:

@@ -82,6 +82,7 @@ def test_every_library_error_is_an_irtool_error():
     from irtool.errors import InputError
     from irtool.ir.defaults import DefaultsError
     from irtool.ir.parse import IRParseError
+    from irtool.numbers import NumberSyntaxError
     from irtool.shapes import ShapeSyntaxError
     from irtool.specs import SpecError
     from irtool.specs.expressions import ExpressionError
@@ -89,7 +90,7 @@ def test_every_library_error_is_an_irtool_error():
     from irtool.specs.values import ValueSyntaxError
 
     for cls in (DefaultsError, IRParseError, ShapeSyntaxError, SpecError, ExpressionError, SpecMismatch,
-                ValueSyntaxError, InputError, IrtoolBug):
+                ValueSyntaxError, InputError, IrtoolBug, NumberSyntaxError):
         assert issubclass(cls, IrtoolError), cls
     assert issubclass(SpecError, IrtoolBug)  # irtool's own spec files: a bug, not the user's input
 

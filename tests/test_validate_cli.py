@@ -101,10 +101,76 @@ def test_console_entry_runs_without_traceback():
 
 def test_every_code_has_a_summary_and_severity():
     for code in CODES.values():
-        assert code.severity in ("error", "warning", "info") and code.summary
+        assert code.severity in ("error", "warning", "note") and code.summary
 
 
 def test_docs_list_every_code():
     docs = (Path(__file__).resolve().parent.parent / "docs" / "validate.md").read_text()
     for code in CODES.values():
         assert f"| {code.code} | {code.severity} | {code.summary} |" in docs
+
+
+NOTES = SAMPLES / "notes" / "gru_sequence_activations_per_direction.xml"
+UNKNOWN = SAMPLES / "broken" / "gru_sequence_unknown_attribute.xml"
+
+
+def test_notes_in_text_json_and_sarif(capsys):
+    assert main(["validate", str(NOTES)]) == 0
+    out = capsys.readouterr().out
+    assert "note[IR028]" in out and out.endswith("1 file checked: 0 errors, 0 warnings, 1 note\n")
+    assert main(["validate", "--format", "json", str(NOTES)]) == 0
+    [file] = json.loads(capsys.readouterr().out)["files"]
+    assert file["valid"] and [(d["code"], d["severity"]) for d in file["diagnostics"]] == [("IR028", "note")]
+    assert main(["validate", "--format", "sarif", str(NOTES)]) == 0
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert [r["level"] for r in run["results"]] == ["note"]
+    assert run["tool"]["driver"]["rules"][0]["defaultConfiguration"]["level"] == "note"
+
+
+def test_quiet_notes_leaves_notes_out(capsys):
+    assert main(["validate", "--quiet-notes", "--format", "json", str(NOTES)]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["diagnostics"] == []
+
+
+@pytest.mark.parametrize("option, exit_code, severity", [
+    ("IR021=warning", 0, "warning"), ("ir021=note", 0, "note"), ("IR021=off", 0, None), ("IR021=error", 1, "error")])
+def test_severity_changes_or_hides_a_code(capsys, option, exit_code, severity):
+    assert main(["validate", "--severity", option, "--format", "json", str(UNKNOWN)]) == exit_code
+    found = [d["severity"] for d in json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]]
+    assert found == ([severity] if severity else [])
+
+
+@pytest.mark.parametrize("option, words", [("IR999=error", "no code 'IR999'"), ("IR021=loud", "level must be")])
+def test_a_bad_severity_option_is_a_usage_error(capsys, option, words):
+    assert main(["validate", "--severity", option, str(UNKNOWN)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err
+
+
+def test_an_unconnected_parameter_is_said_to_stay_an_input(capsys):
+    main(["validate", "--format", "json", str(SAMPLES / "warnings" / "gru_cell_without_b.xml")])
+    [d] = [d for d in json.loads(capsys.readouterr().out)["files"][0]["diagnostics"] if d["code"] == "IR067"]
+    assert "stays an input of the model" in d["message"] and "drops" not in d["message"]
+
+
+def test_ops_without_spec_get_one_note_per_type_with_the_count(tmp_path, capsys):
+    import numpy as np
+    import openvino as ov
+    from openvino import opset1
+
+    x = opset1.parameter([2, 3], np.float32, name="x")
+    model = ov.Model([opset1.relu(opset1.relu(opset1.relu(x)))], [x], "relus")
+    path = tmp_path / "relus.xml"
+    ov.save_model(model, str(path))
+    assert main(["validate", "--format", "json", str(path)]) == 0
+    [d] = json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]
+    assert (d["code"], d["severity"], d["found"]) == ("IR010", "note", "ReLU")
+    assert "3 layers of 'ReLU'" in d["message"]
+
+
+@pytest.mark.parametrize("name", ["net_version_missing", "net_version_7"])
+def test_with_openvino_says_what_read_model_says_of_a_net_version(capsys, name):
+    """The IR frontend alone would read a <net> without version; read_model does not."""
+    assert main(["validate", "--with-openvino", "--format", "json", str(SAMPLES / "broken" / f"{name}.xml")]) == 1
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]]
+    assert sorted(codes) == ["IR005", "IR080"]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest_validate import openvino_reads
 from irtool.cli import main
 from irtool.diagnostics import CODES
 from irtool.ir import IRParseError, parse_ir_bytes
@@ -69,7 +70,7 @@ def test_the_base_net_is_valid(gru_cell_ir, tmp_path, capsys):
     xml, weights = gru_cell_ir
     (tmp_path / "gru_cell.xml").write_bytes(xml)
     (tmp_path / "gru_cell.bin").write_bytes(weights)
-    assert run_cli(capsys, str(tmp_path / "gru_cell.xml")) == (0, "1 file checked: 0 errors, 0 warnings\n", "")
+    assert run_cli(capsys, str(tmp_path / "gru_cell.xml")) == (0, "1 file checked: 0 errors, 0 warnings, 0 notes\n", "")
 
 
 # ---------------------------------------------------------------- DTDs, external entities, XXE
@@ -310,8 +311,8 @@ ABSURD = {
                                    "is not a size"),
     "hidden_size of 5000 digits": (b'hidden_size="4"', b'hidden_size="' + b"4" * 5000 + b'"',
                                    ("IR022", "5", None, "hidden_size"), "does not fit in 64 bits"),
-    "opset of 5000 digits": (b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"', ("IR011", "5", None, None),
-                             "no spec of GRUCell"),
+    "opset of 5000 digits": (b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"', ("IR014", "5", None, None),
+                             "is not one of OpenVINO's opsets"),
     "port id in Arabic-Indic digits": (b'<port id="4" precision', '<port id="\u0664" precision'.encode(),
                                        ("IR031", "5", "\u0664", None), "is not a non-negative integer"),
     "Const of 300 int64-max dims": (b'shape="12, 5"', b'shape="' + b",".join([INT64_MAX.encode()] * 300) + b'"',
@@ -401,15 +402,15 @@ def test_max_size_is_checked_before_reading(tmp_path):
 
 
 def test_a_long_version_is_cut_short_in_the_message(gru_cell_ir, tmp_path, capsys):
-    """IR011 quotes the layer's version: the first 40 characters of it, and its length."""
+    """IR014 quotes the layer's version: the first 40 characters of it, and its length."""
     xml, weights = gru_cell_ir
     path = tmp_path / "long_version.xml"
     path.write_bytes(xml.replace(b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"', 1))
     path.with_suffix(".bin").write_bytes(weights)
     code, out, err = run_cli(capsys, "--format", "json", str(path))
-    [d] = [d for d in json_diagnostics(out) if d["code"] == "IR011"]
+    [d] = [d for d in json_diagnostics(out) if d["code"] == "IR014"]
     shown = "opset" + "3" * 35
-    assert f"for version {shown!r}... (5005 characters); irtool knows" in d["message"]
+    assert f"version {shown!r}... (5005 characters) is not one of OpenVINO's opsets" in d["message"]
     assert len(d["message"]) < 300
 
 
@@ -493,3 +494,180 @@ def test_a_directory_of_hostile_files_gets_one_diagnostic_each_and_no_traceback(
     found = {Path(f["path"]).name: [d["code"] for d in f["diagnostics"]] for f in json.loads(done.stdout)["files"]}
     assert found == {name: [code] for name, (_, code) in files.items()}
     assert all(code in CODES for codes in found.values() for code in codes)
+
+
+# ---------------------------------------------------------------- the .bin, folders, encodings
+
+@pytest.mark.parametrize("make, words", [
+    (lambda bin_path: bin_path.mkdir(), "which is a directory"),
+    (lambda bin_path: os.mkfifo(bin_path), "which is not a regular file"),
+], ids=["directory", "fifo"])
+def test_a_bin_that_is_no_regular_file_is_an_error(make, words, tmp_path, capsys):
+    """A .bin that is a directory (os.stat gives it a size) or a FIFO (never waited on) is no weights file."""
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_const.xml"
+    path = tmp_path / "m.xml"
+    path.write_bytes(source.read_bytes())
+    make(path.with_suffix(".bin"))
+    done = run_child("--format", "json", str(path))
+    assert done.returncode == 1
+    [d] = json_diagnostics(done.stdout)
+    assert (d["code"], d["layer_id"]) == ("IR070", "3") and words in d["message"]
+
+
+def test_an_unreadable_subdirectory_is_reported_not_skipped(gru_cell_ir, tmp_path, capsys, monkeypatch):
+    """As for a folder without read permission (which root, running the tests, does not lack)."""
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "a.xml").write_bytes(gru_cell_ir[0])
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert (code, out, err) == (2, "", f"irtool: error: cannot read {locked}: Permission denied\n")
+
+
+def test_a_directory_without_search_permission_is_one_line(gru_cell_ir, tmp_path, capsys, monkeypatch):
+    """Its names can be listed, its files not reached (stat fails): as a non-root user sees it."""
+    folder = tmp_path / "noexec"
+    folder.mkdir()
+    (folder / "a.xml").write_bytes(gru_cell_ir[0])
+    real_is_file = Path.is_file
+
+    def is_file(self):
+        if self.parent == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    code, out, err = run_cli(capsys, str(folder))
+    assert (code, out, err) == (2, "", f"irtool: error: cannot read {folder}: Permission denied\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_ir_that_openvino_reads_is_valid(gru_cell_ir, tmp_path, encoding):
+    xml, weights = gru_cell_ir
+    text = xml.decode().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
+    path = tmp_path / "utf16.xml"
+    path.write_bytes(text.encode(encoding))
+    path.with_suffix(".bin").write_bytes(weights)
+    assert openvino_reads(path)
+    assert validate_file(path).diagnostics == []
+    broken = tmp_path / "utf16_broken.xml"
+    broken.write_bytes(text.replace('hidden_size="4"', 'hidden_size="5"').encode(encoding))
+    broken.with_suffix(".bin").write_bytes(weights)
+    assert "IR041" in {d.code for d in validate_file(broken).diagnostics}
+
+
+# ---------------------------------------------------------------- numbers as OpenVINO reads them
+
+REFUSED_NUMBERS = {
+    "clip in an Arabic-Indic digit": ('clip="0"', 'clip="\u0661"', "clip"),
+    "clip 1e400": ('clip="0"', 'clip="1e400"', "clip"),
+    "clip of 400 digits": ('clip="0"', 'clip="' + "1" * 400 + '"', "clip"),
+    "activations_alpha in Arabic-Indic digits": ('clip="0"', 'clip="0" activations_alpha="\u0661,\u0661"',
+                                                 "activations_alpha"),
+    "hidden_size in an Arabic-Indic digit": ('hidden_size="4"', 'hidden_size="\u0664"', "hidden_size"),
+}
+
+
+@pytest.mark.parametrize("old, new, attribute", REFUSED_NUMBERS.values(), ids=REFUSED_NUMBERS)
+def test_numbers_openvino_refuses_are_errors_at_their_attribute(tmp_path, old, new, attribute):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
+    path = tmp_path / "m.xml"
+    path.write_text(source.read_text().replace(old, new, 1))
+    assert not openvino_reads(path)
+    found = [(d.code, d.layer_id, d.attribute, d.severity) for d in validate_file(path).diagnostics]
+    assert found == [("IR022", "6", attribute, "error")]
+
+
+def test_precision_fp32_is_refused_as_openvino_refuses_it(tmp_path):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
+    for spelling, port, refused in (("fp32", "6", True), ("F32", "6", True), ("f32", "6", False), ("FP32", "6", False),
+                                    ("fp32", "3", False)):  # OpenVINO reads no input port's precision
+        path = tmp_path / f"{spelling}{port}.xml"
+        path.write_text(source.read_text().replace(f'<port id="{port}" precision="FP32">',
+                                                   f'<port id="{port}" precision="{spelling}">'))
+        codes = [(d.code, d.port_id) for d in validate_file(path).diagnostics]
+        assert openvino_reads(path) != refused and codes == ([("IR052", port)] if refused else []), spelling
+
+
+def test_a_huge_value_is_cut_short_in_every_field(tmp_path, capsys):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
+    path = tmp_path / "m.xml"
+    path.write_text(source.read_text().replace('clip="0"', 'clip="0" hiden_size="' + "9" * 1_000_000 + '"'))
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    [d] = json_diagnostics(out)
+    assert (code, d["code"], d["attribute"]) == (1, "IR021", "hiden_size")
+    assert len(out) < 5000 and "(1000000 characters)" in d["found"]
+
+
+# ---------------------------------------------------------------- linear in the input
+
+def _one_line_net(findings: int) -> bytes:
+    """A one-line net whose GRUSequence has ``findings`` unknown attributes on as many layers' worth."""
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
+    text = source.read_text()
+    extra = " ".join(f'x{i}="1"' for i in range(findings))
+    return " ".join(text.replace('clip="0"', f'clip="0" {extra}').split()).encode()
+
+
+def test_locating_findings_on_one_line_searches_it_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """Work per finding is constant: the line is searched at most SEARCHES times and indexed
+    once, whether it holds 100 or 1,000 findings (it used to be searched once per finding)."""
+    import irtool.ir.model as model
+
+    passes = []
+    real_search, real_index = model.re.search, model._LineIndex._index
+    monkeypatch.setattr(model.re, "search", lambda *a, **k: passes.append("search") or real_search(*a, **k))
+    monkeypatch.setattr(model._LineIndex, "_index", lambda self: passes.append("index") or real_index(self))
+    counts = []
+    for findings in (100, 1000):
+        path = tmp_path / f"n{findings}.xml"
+        path.write_bytes(_one_line_net(findings))
+        passes.clear()
+        report = validate_file(path)
+        assert len([d for d in report.diagnostics if d.code == "IR021"]) == 11
+        counts.append(len(passes))
+    assert counts[0] == counts[1] <= model._LineIndex.SEARCHES + 1
+
+
+def test_many_attributes_are_read_in_one_pass(tmp_path, monkeypatch):
+    """lxml's attribute values cost a walk from the first each: an element with many is written out
+    once and read back through a parser target, never through .items()."""
+    import irtool.ir.parse as parse
+
+    passes = []
+    real = parse._FirstAttributes.start
+    monkeypatch.setattr(parse._FirstAttributes, "start", lambda self, tag, attributes: passes.append(1) or real(self, tag, attributes))
+    path = tmp_path / "many.xml"
+    path.write_bytes(_one_line_net(5000))
+    data = parse.parse_ir(path).layers[6].data
+    assert len(data) == 5000 + 5 and data["x4999"] == "1" and data["hidden_size"] == "4"
+    assert passes == [1]  # the one element with many attributes, read back once
+
+
+def test_with_openvino_never_waits_on_a_fifo_bin(tmp_path):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_const.xml"
+    path = tmp_path / "m.xml"
+    path.write_bytes(source.read_bytes())
+    os.mkfifo(path.with_suffix(".bin"))
+    done = run_child("--with-openvino", "--format", "json", str(path))
+    assert done.returncode == 1
+    assert sorted(d["code"] for d in json_diagnostics(done.stdout)) == ["IR070", "IR083"]
+
+
+def test_a_huge_attribute_name_is_cut_short_too(tmp_path, capsys):
+    source = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
+    path = tmp_path / "m.xml"
+    name = "n" * 20_000  # libxml2 takes names up to 50,000 characters
+    path.write_text(source.read_text().replace('clip="0"', f'clip="0" {name}="1"'))
+    code, out, err = run_cli(capsys, "--format", "json", str(path))
+    [d] = json_diagnostics(out)
+    assert (code, d["code"], d["line"], d["column"]) == (1, "IR021", 63, 82)
+    assert len(out) < 5000 and d["attribute"].endswith("(20000 characters)")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest_validate import openvino_reads
 from irtool.cli import main
 from irtool.validate import validate_file
 
@@ -46,6 +47,30 @@ def test_broken_samples_get_their_diagnostics_and_exit_1(path, capsys):
 def test_warning_samples_get_their_warnings_and_exit_0(path):
     assert found(path) == expected(path)
     assert main(["validate", str(path)]) == 0
+
+
+@pytest.mark.parametrize("path", sorted((SAMPLES / "notes").glob("*.xml")), ids=lambda p: p.stem)
+def test_note_samples_get_their_notes_only_and_exit_0(path, capsys):
+    assert found(path) == expected(path)
+    assert {d.severity for d in validate_file(path).diagnostics} == {"note"}
+    assert main(["validate", "--quiet-notes", str(path)]) == 0
+    assert capsys.readouterr().out == "1 file checked: 0 errors, 0 warnings, 0 notes\n"
+
+
+REFUSED = "(OpenVINO refuses the file)"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (SAMPLES / "broken").glob("*.xml") if REFUSED in p.read_text()[:2000]),
+                         ids=lambda p: p.stem)
+def test_samples_said_refused_are_refused_by_openvino(path):
+    """What the samples say OpenVINO refuses, it does refuse (measured, not assumed)."""
+    assert not openvino_reads(path)
+
+
+@pytest.mark.parametrize("path", sorted((SAMPLES / "notes").glob("*.xml")) + sorted((SAMPLES / "valid").glob("*.xml")),
+                         ids=lambda p: p.stem)
+def test_valid_and_note_samples_are_read_by_openvino(path):
+    assert openvino_reads(path)
 
 
 PAGE_EXAMPLES = {

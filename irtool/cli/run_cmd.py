@@ -150,11 +150,12 @@ def _node_count(result: Any) -> str:
 def _node_table(nodes: Any) -> list[str]:
     if not nodes:
         return []
-    rows = [("node", "type", "where", "verdict", "max abs", "first bad step")]
+    rows = [("node", "type", "ran as", "verdict", "max abs", "first bad step", "where")]
     for node in nodes:
         where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "")
-        rows.append((node.name, f"{node.type}-{node.version}", where, node.verdict.upper(), _num(node.max_abs),
-                     "-" if node.first_step_outside is None else str(node.first_step_outside)))
+        rows.append((node.name, f"{node.type}-{node.version}", node.implementation or "-", node.verdict.upper(),
+                     _num(node.max_abs), "-" if node.first_step_outside is None else str(node.first_step_outside),
+                     where))
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 

@@ -21,6 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="also read each file with OpenVINO and report its verdict beside irtool's")
     parser.add_argument("--max-size", type=int, default=None, metavar="BYTES",
                         help="refuse files larger than this (default 256 MiB)")
+    parser.add_argument("--quiet-notes", action="store_true",
+                        help="leave notes out (what irtool does not check, what OpenVINO reads differently); "
+                             "they never make a file invalid")
+    parser.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL",
+                        help="report a code as error, warning or note, or not at all (off); e.g. "
+                             "--severity IR021=warning to allow attributes the spec does not know. Repeatable")
     parser.set_defaults(handler=run)
 
 
@@ -28,10 +34,12 @@ def run(args: argparse.Namespace) -> int:
     from irtool import __version__
     from irtool.diagnostics import render_json, render_sarif, render_text
     from irtool.ir import DEFAULT_MAX_BYTES
-    from irtool.validate import collect_paths, validate_file
+    from irtool.validate import collect_paths, validate_file, with_severities
 
-    paths = collect_paths(args.paths)
-    unreadable = [(path, problem) for path in paths if (problem := _problem(path))]
+    severities = _severities(args.severity, args.quiet_notes)
+    paths, unlisted = collect_paths(args.paths)
+    unreadable = [(u.path, u.problem) for u in unlisted] + [(path, problem) for path in paths
+                                                           if (problem := _problem(path))]
     if unreadable:
         path, problem = unreadable[0]
         raise UsageError(f"cannot read {path}: {problem}" + (
@@ -47,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         if args.with_openvino:
             from irtool.validate.openvino_check import check_with_openvino
             report = check_with_openvino(report, path)
-        reports.append(report)
+        reports.append(with_severities(report, severities) if severities else report)
     if args.format == "json":
         sys.stdout.write(render_json(reports))
     elif args.format == "sarif":
@@ -57,12 +65,33 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.valid for r in reports) else 1
 
 
+def _severities(options: list[str], quiet_notes: bool) -> dict[str, str | None]:
+    """--severity CODE=LEVEL options (and --quiet-notes) as code -> severity, None for off."""
+    from irtool.diagnostics import CODES, NOTE, SEVERITIES
+
+    severities: dict[str, str | None] = {}
+    for option in options:
+        code, _, level = option.partition("=")
+        code, level = code.strip().upper(), level.strip().lower()
+        if code not in CODES:
+            raise UsageError(f"--severity {option}: no code {code!r} (codes: docs/validate.md)")
+        if level not in (*SEVERITIES, "off"):
+            raise UsageError(f"--severity {option}: level must be error, warning, note or off")
+        severities[code] = None if level == "off" else level
+    if quiet_notes:
+        severities.update({c.code: None for c in CODES.values()
+                           if severities.get(c.code, c.severity) == NOTE})
+    return severities
+
+
 def _problem(path: Path) -> str | None:
     """Why a path cannot be validated, if it cannot: missing, or a FIFO, device or the like."""
     try:
         mode = path.stat().st_mode
-    except OSError:
+    except FileNotFoundError:
         return "no such file"
+    except OSError as error:
+        return error.strerror or str(error)
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 

@@ -124,6 +124,7 @@ class CaseResult:
     time: float = 0.0  # seconds for the whole job in the worker (build/read, compile, infer, compare)
     compile_time: float = 0.0
     infer_time: float = 0.0
+    implementations: Mapping[str, str] = field(default_factory=dict)  # node -> what the device ran for it
     reproducer: str | None = None  # folder, relative to the report dir
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
 

@@ -108,6 +108,7 @@ class Runner:
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
             compiled, reused = self._compile(case, prepared, job.device, job.precision)
             result.compile_time = 0.0 if reused else compiled.seconds
+            result.implementations = {name: impl.describe() for name, impl in compiled.implementations.items()}
             result.effective_precision = dict(compiled.run.effective_precision)
             result.execution_devices = list(compiled.run.execution_devices)
             executed = execute(compiled, inputs, job.device)

@@ -5,8 +5,13 @@ so one unreadable dim or attribute becomes a diagnostic instead of a parse failu
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
+
+
+# what IRModel.locate finds on a line: a start tag (<layer) or an attribute name (hidden_size=)
+_TOKEN = re.compile(r"(<[A-Za-z_][\w.:-]*)|([A-Za-z_][\w.:-]*)\s*=")
 
 
 @dataclass(slots=True)
@@ -110,24 +115,91 @@ class IRModel:
     line: int | None = None
     rt_info: dict[str, str] = field(default_factory=dict)
     source_lines: Sequence[bytes] = field(default_factory=list, repr=False)
+    # <layer> elements outside any <layers>, <edge> outside any <edges>: (tag, line, id), which OpenVINO ignores
+    strays: list[tuple[str, int | None, str | None]] = field(default_factory=list)
+    _lines: dict[int, _LineIndex] = field(default_factory=dict, repr=False, compare=False)
+    _found: dict[tuple[int, str], tuple[int | None, int | None]] = field(default_factory=dict, repr=False,
+                                                                          compare=False)
 
     @property
     def is_net(self) -> bool:
         return self.kind == "net"
 
     def locate(self, line: int | None, token: str) -> tuple[int | None, int | None]:
-        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``) starts.
+        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``, ``<``) starts.
 
         lxml reports the line where a start tag ends; a tag spread over several lines
-        starts earlier, so search back a few lines for the token.
+        starts earlier, so search back a few lines for the token.  Each line is decoded once
+        and each token searched on it once (see _LineIndex): a one-line file with 30,000
+        findings would otherwise be searched and decoded from its start 30,000 times.
         """
         if line is None or not self.source_lines:
             return line, None
-        needle = token.encode()
+        found = self._found.get((line, token))
+        if found is None:
+            if len(self._found) > 65536:
+                self._found.clear()
+            found = self._found[line, token] = self._locate(line, token)
+        return found
+
+    def _locate(self, line: int, token: str) -> tuple[int | None, int | None]:
         for candidate in range(line, max(line - 20, 0), -1):
             if candidate > len(self.source_lines):
                 continue
-            column = self.source_lines[candidate - 1].find(needle)
-            if column >= 0:
-                return candidate, len(self.source_lines[candidate - 1][:column].decode("utf-8", "replace")) + 1
+            column = self._line(candidate).column(token)
+            if column is not None:
+                return candidate, column
         return line, None
+
+    def _line(self, number: int) -> _LineIndex:
+        index = self._lines.get(number)
+        if index is None:
+            if len(self._lines) > 4096:
+                self._lines.clear()
+            index = self._lines[number] = _LineIndex(self.source_lines[number - 1].decode("utf-8", "replace"))
+        return index
+
+
+class _LineIndex:
+    """The columns of tokens on one line, each found once: by a search for each of the first
+    few tokens asked, then (a line asked for many: 100,000 attributes of one element) by one
+    pass that indexes every tag and attribute name on it."""
+
+    __slots__ = ("text", "columns", "searches", "indexed")
+    SEARCHES = 64
+
+    def __init__(self, text: str):
+        self.text = text
+        self.columns: dict[str, int | None] = {}
+        self.searches = 0
+        self.indexed = False
+
+    def column(self, token: str) -> int | None:
+        """1-based column of the token's first occurrence as a tag or an attribute name, or None."""
+        if token in self.columns:
+            return self.columns[token]
+        if self.indexed:
+            return None
+        if self.searches >= self.SEARCHES:
+            self._index()
+            return self.columns.get(token)
+        self.searches += 1
+        if token == "<":
+            at = self.text.find("<")
+            found = at + 1 if at >= 0 else None
+        else:
+            pattern = (r"(?<![\w.:-])" + re.escape(token[:-1]) + r"\s*=" if token.endswith("=")
+                       else re.escape(token) + r"(?![\w.:-])")
+            match = re.search(pattern, self.text)
+            found = match.start() + 1 if match else None
+        self.columns[token] = found
+        return found
+
+    def _index(self) -> None:
+        columns: dict[str, int | None] = {}
+        for match in _TOKEN.finditer(self.text):
+            columns.setdefault(match.group(1) or match.group(2) + "=", match.start() + 1)
+        first = self.text.find("<")
+        columns.setdefault("<", first + 1 if first >= 0 else None)
+        self.columns = columns
+        self.indexed = True

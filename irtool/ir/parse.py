@@ -78,6 +78,7 @@ def parse_ir(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> IRModel:
 
 
 def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
+    data = _utf16_as_utf8(data)
     if b"\x00" in data[:8192]:
         raise IRParseError("binary", "file holds binary data, not XML (is it the .bin?)", 1, 1)
     if not data or data.isspace():  # as `not data.strip()`, without copying the file
@@ -114,6 +115,28 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
         return IRModel(path=path, kind="layer", layers=[_layer(root)], line=_line(root), source_lines=lines)
     raise IRParseError("root", f"root element is <{root.tag}>, expected <net> or a single <layer>",
                        _line(root), None)
+
+
+_DECLARED_ENCODING = re.compile(rb"""^(<\?xml[^>]*?encoding\s*=\s*)(["'])[^"']*\2""")
+
+
+def _utf16_as_utf8(data: bytes) -> bytes:
+    """A UTF-16 file (which OpenVINO reads) as the same XML in UTF-8, its declaration saying so;
+    other bytes as they are.  Lines stay where they were.  UTF-16 is told by its byte order
+    mark, or by markup whose every other byte is zero."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        encoding = "utf-16"
+    elif data[:1] == b"<" and data[1:8:2] == b"\x00" * 4:
+        encoding = "utf-16-le"
+    elif data[1:2] == b"<" and data[0:8:2] == b"\x00" * 4:
+        encoding = "utf-16-be"
+    else:
+        return data
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise IRParseError("binary", f"the file starts as UTF-16, but byte {error.start} is not UTF-16", 1, 1) from None
+    return _DECLARED_ENCODING.sub(rb'\1"UTF-8"', text.lstrip("\ufeff").encode("utf-8"), count=1)
 
 
 def _prolog(data: bytes) -> tuple[int | None, bytes | None]:
@@ -160,9 +183,20 @@ def _net(root: etree._Element, path: str, lines: list[bytes]) -> IRModel:
     edges_element = _first(root, "edges")
     layers = [_layer(e) for e in layers_element if e.tag == "layer"] if layers_element is not None else []
     edges = _edges(edges_element) if edges_element is not None else []
+    strays = [_stray(e) for e in root.iter("layer", "edge") if _is_stray(e)]
     return IRModel(path=path, kind="net", layers=layers, edges=edges, name=root.get("name"),
                    ir_version=root.get("version"), line=_line(root),
-                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=lines)
+                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=lines, strays=strays)
+
+
+def _is_stray(element: etree._Element) -> bool:
+    """A <layer> whose parent is no <layers> (a TensorIterator's body has its own), an <edge> outside <edges>."""
+    parent = element.getparent()
+    return parent is not None and parent.tag != element.tag + "s"
+
+
+def _stray(element: etree._Element) -> tuple[str, int | None, str | None]:
+    return element.tag, _line(element), element.get("id") if element.tag == "layer" else None
 
 
 def _net_streamed(data: bytes, path: str) -> IRModel | None:
@@ -175,9 +209,10 @@ def _net_streamed(data: bytes, path: str) -> IRModel | None:
     as in _net.  None when the file is not a well-formed <net>: the caller then parses it
     whole, for its exact error (or, should it read after all, the same model).
     """
-    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=("layer", "edges"), **_PARSER_OPTIONS)
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=("layer", "edges", "edge"), **_PARSER_OPTIONS)
     layers: list[Layer] = []
     edges: list[Edge] = []
+    strays: list[tuple[str, int | None, str | None]] = []
     first_layers = first_edges = root = None
     try:
         for _, element in events:
@@ -185,6 +220,11 @@ def _net_streamed(data: bytes, path: str) -> IRModel | None:
                 root = element.getroottree().getroot()
             parent = element.getparent()
             if parent is None:
+                continue
+            if element.tag != "edges" and _is_stray(element):
+                strays.append(_stray(element))
+                continue
+            if element.tag == "edge":
                 continue
             if element.tag == "layer":
                 if parent.tag != "layers" or parent.getparent() is not root:
@@ -209,7 +249,7 @@ def _net_streamed(data: bytes, path: str) -> IRModel | None:
         return None
     return IRModel(path=path, kind="net", layers=layers, edges=edges, name=root.get("name"),
                    ir_version=root.get("version"), line=_line(root),
-                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=SourceLines(data))
+                   rt_info=_rt_info(_first(root, "rt_info")), source_lines=SourceLines(data), strays=strays)
 
 
 def _edges(element: etree._Element) -> list[Edge]:
@@ -250,10 +290,35 @@ def _layer(element: etree._Element) -> Layer:
         data_line = _big_line(data, data_line)
     # positional: a dataclass __init__ takes keywords at twice the cost, 10,000 times here
     return Layer(get("id"), get("name"), get("type"), get("version"), line,
-                 dict(data.items()) if data is not None else {}, data_line,
+                 _attributes(data) if data is not None else {}, data_line,
                  [_port(p) for p in inputs if p.tag == "port"] if inputs is not None else [],
                  [_port(p) for p in outputs if p.tag == "port"] if outputs is not None else [],
                  _rt_info(rt_info) if rt_info is not None else {})
+
+
+class _FirstAttributes:
+    """A parser target that keeps the attributes of the first start tag, as a dict."""
+
+    def __init__(self) -> None:
+        self.attributes: dict[str, str] | None = None
+
+    def start(self, tag: str, attributes: dict[str, str]) -> None:
+        if self.attributes is None:
+            self.attributes = dict(attributes)
+
+    def close(self) -> dict[str, str]:
+        return self.attributes or {}
+
+
+def _attributes(element: etree._Element) -> dict[str, str]:
+    """An element's attributes.  lxml finds each attribute's value by a walk from the first
+    (100,000 attributes take a minute through ``.items()``); past a few dozen, the element is
+    written out and read back through a parser target, which gets them all at once."""
+    attributes = element.attrib
+    if len(attributes) <= 64:
+        return dict(attributes.items())
+    text = etree.tostring(element, with_tail=False)
+    return etree.fromstring(text, etree.XMLParser(target=_FirstAttributes(), **_PARSER_OPTIONS))
 
 
 def _port(element: etree._Element) -> Port:

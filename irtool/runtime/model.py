@@ -145,6 +145,8 @@ def read_ir_frontend(path: str | Path) -> tuple[Any | None, str | None]:
 
     try:
         frontend = FrontEndManager().load_by_framework("ir")
+        if not frontend.supported(str(path)):  # read_model then finds no frontend for it
+            return None, "its IR reader does not take it (read_model finds no frontend for it)"
         return frontend.convert(frontend.load(str(path))), None
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]

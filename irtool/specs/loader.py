@@ -130,7 +130,9 @@ class SpecRegistry:
         return self._for_ir[key]
 
     def _resolve_ir(self, op_type: str, ir_version: str | None) -> OpSpec | None:
-        versions = self._by_type.get(op_type, [])
+        # OpenVINO's reader takes an op type in any case (grusequence is GRUSequence)
+        versions = self._by_type.get(op_type) or next(
+            (v for name, v in self._by_type.items() if name.lower() == op_type.lower()), [])
         if ir_version is None:
             return versions[-1] if versions else None
         match = _OPSET.match(ir_version.strip())

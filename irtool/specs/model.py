@@ -209,6 +209,11 @@ class OpSpec:
     def required_inputs(self) -> int:
         return sum(1 for port in self.inputs if not port.optional)
 
+    @cached_property
+    def attribute_names(self) -> str:
+        """The attributes' names, comma-separated (as messages list them)."""
+        return ", ".join(self.attributes)
+
     def fill_defaults(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """The attributes with every omitted optional one set to the spec's default."""
         filled = dict(self._defaults)

@@ -1,14 +1,12 @@
 """Reading attribute values from the text IR writes, by the spec's attribute type."""
 from __future__ import annotations
 
-import math
-import re
 from typing import Any, Callable
 
 from irtool.errors import IrtoolError
+from irtool.numbers import NumberSyntaxError, parse_float, parse_int, shown
 from irtool.shapes import ShapeSyntaxError, parse_shape
 
-_INT = re.compile(r"^[+-]?\d+$", re.ASCII)
 _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
@@ -18,25 +16,17 @@ class ValueSyntaxError(IrtoolError, ValueError):
 
 
 def _int(text: str) -> int:
-    token = text.strip()
-    if not _INT.match(token):
-        raise ValueSyntaxError(f"{text!r} is not an integer")
-    # int64 and uint64 attributes; and Python's int() alone refuses more than 4300 digits
-    value = int(token) if len(token) <= 21 or len(token.lstrip("+-").lstrip("0")) <= 20 else None
-    if value is None or not -2**63 <= value < 2**64:
-        shown = token if len(token) <= 24 else f"{token[:20]}...({len(token)} digits)"
-        raise ValueSyntaxError(f"{shown} does not fit in 64 bits")
-    return value
+    try:
+        return parse_int(text)  # int64 and uint64 attributes
+    except NumberSyntaxError as error:
+        raise ValueSyntaxError(str(error)) from None
 
 
 def _float(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise ValueSyntaxError(f"{text!r} is not a number") from None
-    if math.isnan(value):
-        raise ValueSyntaxError(f"{text!r} is not a number")
-    return value
+        return parse_float(text)
+    except NumberSyntaxError as error:
+        raise ValueSyntaxError(str(error)) from None
 
 
 def _bool(text: str) -> bool:
@@ -45,7 +35,7 @@ def _bool(text: str) -> bool:
         return True
     if token in _FALSE:
         return False
-    raise ValueSyntaxError(f"{text!r} is not a bool (true, false, 1 or 0)")
+    raise ValueSyntaxError(f"{shown(text)} is not a bool (true, false, 1 or 0)")
 
 
 def _items(text: str) -> list[str]:
@@ -62,7 +52,7 @@ def _shape(text: str) -> tuple:
     try:
         return parse_shape(text)
     except ShapeSyntaxError as error:
-        raise ValueSyntaxError(f"{text!r} is not a shape: {error}") from None
+        raise ValueSyntaxError(f"{shown(text)} is not a shape: {error}") from None
 
 
 PARSERS: dict[str, Callable[[str], Any]] = {

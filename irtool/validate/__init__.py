@@ -6,10 +6,14 @@ CLI turns into exit code 2.
 """
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Mapping
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
 from irtool.ir import DEFAULT_MAX_BYTES, IRModel, IRParseError, parse_ir
+from irtool.numbers import NumberSyntaxError, parse_int
 from irtool.specs import SpecRegistry, registry
 from irtool.validate.context import Context
 from irtool.validate.graph import check_graph
@@ -22,14 +26,35 @@ _PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "dtd": "IR002", "too-large
 def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileReport:
     """Check a parsed model against the specs."""
     ctx = Context(model, specs or registry())
-    if model.is_net and model.ir_version not in ("10", "11"):
-        ctx.report("IR005", f"net version is {model.ir_version!r}; irtool reads IR versions 10 and 11",
-                   expected="10 or 11", found=model.ir_version)
+    if model.is_net:
+        _check_ir_version(ctx, model.ir_version)
+        for tag, line, layer_id in model.strays:
+            ctx.report("IR016", f"a <{tag}> outside <{tag}s>: OpenVINO ignores it", line=line, token=f"<{tag}",
+                       layer_id=layer_id)
     facts = [check_layer(ctx, layer) for layer in model.layers]
+    ctx.report_unspecified()
     if model.is_net:
         check_graph(ctx, facts)
         check_weights(ctx, facts)
     return FileReport(model.path, sorted_diagnostics(ctx.diagnostics))
+
+
+def _check_ir_version(ctx: Context, version: str | None) -> None:
+    """OpenVINO 2026 reads IR versions 10 and 11 and refuses the rest, and a <net> without one."""
+    if version is None:
+        ctx.report("IR005", "the <net> has no version attribute; OpenVINO reads IR versions 10 and 11 only",
+                   expected="10 or 11")
+        return
+    try:
+        number = parse_int(version, 0, 2**63 - 1, "a version number")
+    except NumberSyntaxError as error:
+        problem = str(error)
+    else:
+        if number in (10, 11):
+            return
+        problem = f"IR version {number} is not one OpenVINO reads"
+    ctx.report("IR005", f"net version: {problem}; OpenVINO reads IR versions 10 and 11 only",
+               expected="10 or 11", found=version)
 
 
 def validate_file(path: str | Path, specs: SpecRegistry | None = None,
@@ -48,15 +73,41 @@ def _parse_diagnostic(path: str, error: IRParseError) -> Diagnostic:
     return Diagnostic(code, CODES[code].severity, error.message, path=path, line=error.line, column=error.column)
 
 
-def collect_paths(paths: list[str | Path]) -> list[Path]:
-    """Expand directories to every *.xml under them (sorted); files are kept as given."""
+@dataclass(frozen=True)
+class Unreadable:
+    """A path that cannot be validated, and why (one line)."""
+
+    path: Path
+    problem: str
+
+
+def collect_paths(paths: list[str | Path]) -> tuple[list[Path], list[Unreadable]]:
+    """Expand directories to every *.xml under them (sorted); files are kept as given.  A
+    directory that cannot be listed, at the top or below, is returned as unreadable, not
+    skipped."""
     found: list[Path] = []
+    unreadable: list[Unreadable] = []
     for path in map(Path, paths):
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.xml") if p.is_file()))
-        else:
+        if not path.is_dir():
             found.append(path)
-    return found
+            continue
+        below: list[Path] = []
+        for folder, dirs, files in os.walk(path, onerror=lambda error: unreadable.append(
+                Unreadable(Path(error.filename or path), error.strerror or str(error)))):
+            try:
+                below.extend(p for name in files if name.endswith(".xml") and (p := Path(folder, name)).is_file())
+            except OSError as error:  # listed, but no search permission: its files cannot be opened
+                unreadable.append(Unreadable(Path(folder), error.strerror or str(error)))
+        found.extend(sorted(below))
+    return found, unreadable
 
 
-__all__ = ["FileReport", "collect_paths", "validate_file", "validate_model"]
+def with_severities(report: FileReport, severities: Mapping[str, str | None]) -> FileReport:
+    """A report with some codes' severities changed (``validate --severity IR021=warning``);
+    a code mapped to None is left out."""
+    kept = [d if d.code not in severities else replace(d, severity=severities[d.code])
+            for d in report.diagnostics if severities.get(d.code, d.severity) is not None]
+    return FileReport(report.path, kept)
+
+
+__all__ = ["FileReport", "Unreadable", "collect_paths", "validate_file", "validate_model", "with_severities"]

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from irtool.diagnostics import CODES, Diagnostic
+from irtool.diagnostics import CODES, Diagnostic, clipped, quoted
 from irtool.ir import IRModel, Layer, Port
 from irtool.specs import OpSpec, SpecRegistry
+from irtool.specs.opsets import OpenVINOOpsets, openvino_opsets
+
+
+_MESSAGE_LIMIT = 2000  # a message quotes names and values from the file, which may be megabytes long
 
 
 @dataclass(slots=True)
@@ -30,24 +34,48 @@ class Context:
     registry: SpecRegistry
     diagnostics: list[Diagnostic] = field(default_factory=list)
     memo: dict = field(default_factory=dict)  # results that layers of one file share (see layers.py)
+    opsets: OpenVINOOpsets = field(default_factory=openvino_opsets)
+    # op type -> (first layer, layer count, specs of other versions) of the layers with no spec here
+    _unspecified: dict = field(default_factory=dict)
+
+    def unspecified(self, layer: Layer, known: list[str]) -> None:
+        """Count a layer of an op that OpenVINO has and irtool has no spec for (one note per type)."""
+        key = (layer.type, tuple(known))
+        first = self._unspecified.get(key)
+        self._unspecified[key] = (layer, 1, known) if first is None else (first[0], first[1] + 1, known)
+
+    def report_unspecified(self) -> None:
+        for (op_type, _), (layer, count, known) in self._unspecified.items():
+            layers = f"{count} layer{'s' if count != 1 else ''} of {quoted(op_type)} (the first here)"
+            if known:
+                self.report("IR011", f"{layers}: OpenVINO has this version ({quoted(layer.version)}), irtool "
+                                     f"has specs of {', '.join(known)} only; not checked", layer=layer,
+                            found=layer.version, expected=", ".join(known))
+            else:
+                self.report("IR010", f"{layers}: an op OpenVINO has, with no spec here; attributes and shapes "
+                                     f"not checked", layer=layer, found=op_type)
 
     def report(self, code: str, message: str, *, layer: Layer | None = None, port: Port | None = None,
                port_name: str | None = None, attribute: str | None = None, line: int | None = None,
-               token: str | None = None, expected: object = None, found: object = None) -> None:
-        where = []
-        if layer is not None:
-            where.append(layer.label)
+               token: str | None = None, expected: object = None, found: object = None,
+               port_id: str | None = None, layer_id: str | None = None) -> None:
+        """Add a diagnostic, located.  ``port_id`` names a port that is not there (a missing
+        one); ``layer_id`` a layer by the id an edge writes (which may name no layer)."""
+        where = layer.label if layer is not None else ""
         if port is not None:
-            where.append(port.label + (f" ({port_name})" if port_name else ""))
+            where += f" {port.label} ({port_name})" if port_name else f" {port.label}"
         if attribute is not None:
-            where.append(f"attribute {attribute}")
-        text = (" ".join(where) + ": " if where else "") + message
+            where += f" attribute {clipped(attribute)}"
+        text = f"{where.lstrip()}: {message}" if where else message
+        if len(text) > _MESSAGE_LIMIT:
+            text = clipped(text, _MESSAGE_LIMIT)
         line, column = self._position(layer, port, attribute, line, token)
+        # positional: this runs once per finding, 30,000 times on a hostile file
         self.diagnostics.append(Diagnostic(
-            code=code, severity=CODES[code].severity, message=text, path=self.model.path, line=line,
-            column=column, layer_id=layer.id if layer else None, layer_name=layer.name if layer else None,
-            port_id=port.id if port else None, attribute=attribute,
-            expected=None if expected is None else str(expected), found=None if found is None else str(found)))
+            code, CODES[code].severity, text, self.model.path, line, column,
+            layer.id if layer else layer_id, layer.name if layer else None, port.id if port else port_id,
+            None if attribute is None else clipped(attribute), None if expected is None else clipped(str(expected)),
+            None if found is None else clipped(str(found))))
 
     def _position(self, layer: Layer | None, port: Port | None, attribute: str | None,
                   line: int | None, token: str | None) -> tuple[int | None, int | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 
 from irtool import element_types
+from irtool.errors import IrtoolBug
 from irtool.ir import Edge
 from irtool.shapes import dims_compatible, format_shape
 from irtool.validate.context import Context, LayerFacts
@@ -12,8 +13,8 @@ from irtool.validate.context import Context, LayerFacts
 def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
     by_id = _unique_layers(ctx, facts)
     fed: dict[tuple[str, str], Edge] = {}
-    # layer id -> the layers it feeds, and that feed it (a pair repeats for each edge between them)
-    successors: dict[str, list[str]] = defaultdict(list)
+    # layer id -> the edges out of it; and the layers that feed it (repeated for each edge between them)
+    successors: dict[str, list[Edge]] = defaultdict(list)
     predecessors: dict[str, list[str]] = defaultdict(list)
     find = by_id.get
     for edge in ctx.model.edges:
@@ -29,12 +30,13 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
             (producer, out_index), (consumer, in_index) = ends
         key = (edge.to_layer, edge.to_port)
         if key in fed:
-            ctx.report("IR068", f"input port {edge.to_port} of layer {edge.to_layer} is already fed by "
-                                f"the edge at line {fed[key].line}", line=edge.line, token="<edge",
-                       found=f"{edge.from_layer}:{edge.from_port}")
+            first = fed[key]
+            _report_edge(ctx, "IR068", edge, consumer, f"is fed twice: from {_end(edge, 'from')} here and from "
+                                                       f"{_end(first, 'from')} by the edge at line {first.line}",
+                         found=_end(edge, "from"))
         else:
             fed[key] = edge
-        successors[edge.from_layer].append(edge.to_layer)
+        successors[edge.from_layer].append(edge)
         predecessors[edge.to_layer].append(edge.from_layer)
         source, target = producer.layer.outputs[out_index], consumer.layer.inputs[in_index]
         if (source.precision != target.precision
@@ -67,24 +69,42 @@ def _port_index(ports: list, port_id: str | None) -> int | None:
     return None
 
 
+def _end(edge: Edge, role: str) -> str:
+    """One end of an edge as it is written: ``6:0``."""
+    return f"{edge.from_layer}:{edge.from_port}" if role == "from" else f"{edge.to_layer}:{edge.to_port}"
+
+
+def _report_edge(ctx: Context, code: str, edge: Edge, consumer: LayerFacts | None, message: str, **values) -> None:
+    """A finding about an edge, placed at its consumer: the layer and input port it feeds (as the
+    edge names them, even when no such layer or port exists), the edge's line, its producer in
+    the message."""
+    layer = consumer.layer.label if consumer is not None else f"layer {edge.to_layer}"
+    ctx.report(code, f"{layer} input port {edge.to_port}: {message}", line=edge.line, token="<edge",
+               layer_id=edge.to_layer, port_id=edge.to_port, **values)
+
+
 def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
     """Resolve an edge with a bad end: report the first one, in from, to order."""
     ends = []
+    consumer = by_id.get(edge.to_layer) if edge.to_layer is not None else None
     for role, layer_id, port_id, side in (("from", edge.from_layer, edge.from_port, "output"),
                                           ("to", edge.to_layer, edge.to_port, "input")):
+        other = _end(edge, "to" if role == "from" else "from")
         fact = by_id.get(layer_id) if layer_id is not None else None
         if fact is None:
-            ctx.report("IR061", f"edge {role}-layer={layer_id!r}: no layer has this id", line=edge.line,
-                       token="<edge", found=layer_id)
+            _report_edge(ctx, "IR061", edge, consumer, f"the edge {_end(edge, 'from')} -> {_end(edge, 'to')} "
+                                                       f"names {role}-layer {layer_id!r}, and no layer has this id",
+                         found=layer_id)
             return None
         ports = fact.layer.outputs if side == "output" else fact.layer.inputs
         index = _port_index(ports, port_id)
         if index is None:
-            other = fact.layer.port(port_id) if port_id is not None else None
-            hint = f" (port {port_id} is an {other[0]} port)" if other else ""
-            ctx.report("IR062", f"edge {role}-port={port_id!r}: {fact.layer.label} has no {side} port "
-                                f"with this id{hint}", line=edge.line, token="<edge",
-                       expected=f"an {side} port of layer {layer_id}", found=port_id)
+            wrong = fact.layer.port(port_id) if port_id is not None else None
+            hint = f" (port {port_id} is an {wrong[0]} port)" if wrong else ""
+            _report_edge(ctx, "IR062", edge, consumer, f"the edge {_end(edge, 'from')} -> {_end(edge, 'to')} names "
+                                                       f"{role}-port {port_id!r}, but {fact.layer.label} has no "
+                                                       f"{side} port with this id{hint} (other end {other})",
+                         expected=f"an {side} port of layer {layer_id}", found=port_id)
             return None
         ends.append((fact, index))
     return ends
@@ -93,20 +113,20 @@ def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
 def _check_agreement(ctx: Context, edge: Edge, producer: LayerFacts, out_index: int,
                      consumer: LayerFacts, in_index: int) -> None:
     source, target = producer.layer.outputs[out_index], consumer.layer.inputs[in_index]
-    where = f"edge {producer.layer.id}:{source.id} -> {consumer.layer.id}:{target.id}"
     made, taken = producer.output_dims[out_index], consumer.input_dims[in_index]
     if made is not None and taken is not None and made != taken:  # equal dims agree: the usual case, quickly
         if len(made) != len(taken) or not all(dims_compatible(a, b) for a, b in zip(made, taken)):
-            ctx.report("IR063", f"{where}: the producer declares {format_shape(made)}, the consumer "
-                                f"{format_shape(taken)}", line=edge.line, token="<edge",
-                       expected=format_shape(made), found=format_shape(taken))
+            _report_edge(ctx, "IR063", edge, consumer, f"declares {format_shape(taken)}, its producer "
+                                                       f"{producer.layer.label} port {source.id} declares "
+                                                       f"{format_shape(made)}",
+                         expected=format_shape(made), found=format_shape(taken))
     if source.precision == target.precision:
         return
     a, b = element_types.from_text(source.precision), element_types.from_text(target.precision)
     if a is not None and b is not None and a != b:
-        ctx.report("IR064", f"{where}: the producer's precision is {source.precision}, the consumer's "
-                            f"{target.precision}", line=edge.line, token="<edge",
-                   expected=source.precision, found=target.precision)
+        _report_edge(ctx, "IR064", edge, consumer, f"precision is {target.precision}, its producer "
+                                                   f"{producer.layer.label} port {source.id} gives {source.precision}",
+                     expected=source.precision, found=target.precision)
 
 
 def _check_unconnected(ctx: Context, facts: list[LayerFacts], fed: dict) -> None:
@@ -118,29 +138,55 @@ def _check_unconnected(ctx: Context, facts: list[LayerFacts], fed: dict) -> None
                 ctx.report("IR066", "no edge feeds this input", layer=layer, port=port, port_name=name)
 
 
-def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[str, list[str]]) -> None:
+def _check_cycles(ctx: Context, by_id: dict[str, LayerFacts], successors: dict[str, list[Edge]]) -> None:
     indegree = dict.fromkeys(by_id, 0)
-    for targets in successors.values():  # an edge repeated between two layers counts each time, both ways
-        for target in targets:
-            indegree[target] += 1
+    for edges in successors.values():  # an edge repeated between two layers counts each time, both ways
+        for edge in edges:
+            indegree[edge.to_layer] += 1
     queue = deque(layer_id for layer_id, degree in indegree.items() if degree == 0)
     while queue:
-        for target in successors.get(queue.popleft(), ()):
-            indegree[target] -= 1
-            if indegree[target] == 0:
-                queue.append(target)
+        for edge in successors.get(queue.popleft(), ()):
+            indegree[edge.to_layer] -= 1
+            if indegree[edge.to_layer] == 0:
+                queue.append(edge.to_layer)
     stuck = {layer_id for layer_id, degree in indegree.items() if degree > 0}
     # what is left also holds layers downstream of a cycle: peel off those that feed nothing left
     while True:
-        tails = {n for n in stuck if stuck.isdisjoint(successors.get(n, ()))}
+        tails = {n for n in stuck if all(e.to_layer not in stuck for e in successors.get(n, ()))}
         if not tails:
             break
         stuck -= tails
-    stuck = sorted(stuck, key=lambda n: (len(n), n))
-    if stuck:
-        first = by_id[stuck[0]].layer
-        ctx.report("IR065", f"is on a cycle through layers {', '.join(stuck)}", layer=first,
-                   found=",".join(stuck))
+    if not stuck:
+        return
+    order = sorted(stuck, key=lambda n: (len(n), n))
+    closing = _closing_edge(order[0], stuck, successors)
+    consumer = by_id[closing.to_layer].layer
+    port = next((p for p in consumer.inputs if p.id == closing.to_port), None)
+    ctx.report("IR065", f"is on a cycle through layers {', '.join(order)}; the edge from "
+                        f"{_end(closing, 'from')} (line {closing.line}) into this port closes it",
+               layer=consumer, port=port, port_id=closing.to_port, found=",".join(order))
+
+
+def _closing_edge(start: str, stuck: set[str], successors: dict[str, list[Edge]]) -> Edge:
+    """The edge that closes a cycle: the first that a depth-first walk from ``start``, through
+    the layers on cycles, takes back to a layer on its current path."""
+    on_path, done = {start}, set()
+    stack = [(start, iter(successors.get(start, ())))]
+    while stack:
+        node, edges = stack[-1]
+        for edge in edges:
+            target = edge.to_layer
+            if target in on_path:
+                return edge
+            if target in stuck and target not in done:
+                on_path.add(target)
+                stack.append((target, iter(successors.get(target, ()))))
+                break
+        else:
+            stack.pop()
+            on_path.discard(node)
+            done.add(node)
+    raise IrtoolBug("layers left by the topological sort hold no cycle")
 
 
 def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], predecessors: dict[str, list[str]]) -> None:
@@ -157,5 +203,9 @@ def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], predecessors
                 queue.append(source)
     for layer_id, fact in by_id.items():
         if layer_id not in alive:
-            ctx.report("IR067", "no Result can be reached from this layer; OpenVINO drops it silently",
-                       layer=fact.layer)
+            if fact.layer.type == "Parameter":
+                ctx.report("IR067", "no Result can be reached from this Parameter; it stays an input of the "
+                                    "model that nothing reads", layer=fact.layer)
+            else:
+                ctx.report("IR067", "no Result can be reached from this layer; OpenVINO drops it silently",
+                           layer=fact.layer)

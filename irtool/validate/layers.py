@@ -1,6 +1,8 @@
 """Per-layer checks: which spec applies, attributes, ports, dims and element types."""
 from __future__ import annotations
 
+from difflib import get_close_matches
+
 from irtool import element_types
 from irtool.diagnostics import quoted
 from irtool.ir import Layer, Port
@@ -92,45 +94,80 @@ def _check_port_ids(ctx: Context, layer: Layer) -> None:
 def _resolve_spec(ctx: Context, layer: Layer) -> OpSpec | None:
     if layer.type is None:
         return None
+    in_openvino = _check_opset(ctx, layer)
     spec = ctx.registry.for_ir(layer.type, layer.version)
-    known = ctx.registry.versions(layer.type)
-    if spec is None and known:
-        ctx.report("IR011", f"no spec of {layer.type} for version {quoted(layer.version)}; irtool knows "
-                            f"{', '.join(f'{s.key} (version={s.opset!r})' for s in known)}; "
-                            f"its attributes and shapes are not checked", layer=layer,
-                   expected=", ".join(s.opset for s in known), found=layer.version)
-    elif spec is None:
-        ctx.report("IR010", f"no spec for op type {layer.type!r}; its attributes and shapes are not checked",
-                   layer=layer, found=layer.type)
-    elif not spec.openvino_loads:
-        ctx.report("IR012", spec.openvino_note or f"OpenVINO cannot load {spec.key}", layer=layer,
-                   found=layer.version)
+    if spec is None and in_openvino:
+        ctx.unspecified(layer, known=[s.key for s in ctx.registry.versions(layer.type)])
     return spec
 
 
+def _check_opset(ctx: Context, layer: Layer) -> bool:
+    """Whether OpenVINO's opsets have this type in this version, as its reader looks it up
+    (a pasted <layer> without version: in some opset); what they lack is an error."""
+    opsets, op_type, version = ctx.opsets, layer.type, layer.version
+    name = opsets.canonical(op_type)
+    if name is None:
+        close = get_close_matches(op_type, list(opsets.ops), n=1, cutoff=0.8) if len(op_type) < 100 else []
+        ctx.report("IR015", f"no OpenVINO opset has an op of type {quoted(op_type)}"
+                            + (f"; did you mean {close[0]}?" if close else ""), layer=layer,
+                   found=op_type, expected=close[0] if close else None)
+        return False
+    if version is None:
+        return True
+    if opsets.opset_number(version) is None:
+        ctx.report("IR014", f"version {quoted(version)} is not one of OpenVINO's opsets (opset1 to "
+                            f"opset{opsets.count}, written so); {name} exists in {opsets.where(op_type)}",
+                   layer=layer, expected=opsets.where(op_type), found=version)
+        return False
+    if opsets.op_version(op_type, version) is None:
+        ctx.report("IR012", f"OpenVINO's {version} has no {name}; {name} exists in {opsets.where(op_type)}",
+                   layer=layer, expected=opsets.where(op_type), found=version)
+        return False
+    return True
+
+
 def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
+    """Port counts, each finding at the first port too many, or naming the first one missing
+    (its id by IR's numbering: inputs from 0, outputs after the inputs)."""
     ok = True
     low, high = spec.required_inputs, len(spec.inputs)
     if not low <= len(layer.inputs) <= high:
         names = ", ".join(p.name for p in spec.inputs)
         count = str(high) if low == high else f"{low} to {high}"
-        ctx.report("IR030", f"has {len(layer.inputs)} input ports, {spec.key} takes {count} ({names})",
-                   layer=layer, expected=count, found=len(layer.inputs))
+        extra = layer.inputs[high] if len(layer.inputs) > high else None
+        missing = None if extra else spec.inputs[len(layer.inputs)]
+        what = (f"input port {extra.id} is one too many" if extra else
+                f"input {missing.index} ({missing.name}) is missing")
+        ctx.report("IR030", f"{what}: the layer has {len(layer.inputs)} input ports, {spec.key} takes {count} "
+                            f"({names})", layer=layer, port=extra,
+                   port_id=None if extra else str(missing.index), expected=count, found=len(layer.inputs))
         ok = False
     if len(layer.outputs) != len(spec.outputs):
-        ctx.report("IR030", f"has {len(layer.outputs)} output ports, {spec.key} gives {len(spec.outputs)} "
-                            f"({', '.join(p.name for p in spec.outputs)})",
-                   layer=layer, expected=len(spec.outputs), found=len(layer.outputs))
+        given = len(spec.outputs)
+        extra = layer.outputs[given] if len(layer.outputs) > given else None
+        missing = None if extra else spec.outputs[len(layer.outputs)]
+        what = (f"output port {extra.id} is one too many" if extra else
+                f"output {missing.index} ({missing.name}) is missing")
+        ctx.report("IR030", f"{what}: the layer has {len(layer.outputs)} output ports, {spec.key} gives {given}"
+                            + (f" ({', '.join(p.name for p in spec.outputs)})" if given else ""),
+                   layer=layer, port=extra, port_id=None if extra else str(len(layer.inputs) + missing.index),
+                   expected=given, found=len(layer.outputs))
         ok = False
     for port_spec in spec.inputs[len(layer.inputs):]:
         if port_spec.openvino_requires:
             ctx.report("IR032", f"input {port_spec.index} ({port_spec.name}) is optional in {spec.key}, but "
                                 f"OpenVINO rejects the layer without it; connect {port_spec.name} "
-                                f"(zeros for no bias)", layer=layer, expected=port_spec.name)
+                                f"(zeros for no bias)", layer=layer, port_id=str(port_spec.index),
+                       expected=port_spec.name)
     return ok
 
 
 def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
+    if "?" in port.dims:  # OpenVINO's reader takes -1 in a port's <dim>, and refuses ?
+        index = port.dims.index("?")
+        ctx.report("IR043", f"dim {index} is ?, which OpenVINO refuses in a port's <dim>: write -1 (? belongs "
+                            f"in a Parameter's shape attribute)", layer=layer, port=port,
+                   line=port.dim_lines[index], token="<dim", expected="-1", found="?")
     try:
         return tuple([parse_dim(text) for text in port.dims])
     except ShapeSyntaxError:
@@ -195,13 +232,17 @@ def _check_types(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> 
 
 def _check_types_of(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) -> None:
     bound: dict[str, tuple] = {}  # type variable -> (element type, port, port name)
-    pairs = list(zip(spec.inputs, layer.inputs)) + list(zip(spec.outputs, layer.outputs))
-    for port_spec, port in pairs:
+    # OpenVINO reads the precision of output ports only, as written (f32 or FP32, not fp32 or F32)
+    pairs = ([(p, q, element_types.from_text) for p, q in zip(spec.inputs, layer.inputs)]
+             + [(p, q, element_types.from_precision) for p, q in zip(spec.outputs, layer.outputs)])
+    for port_spec, port, read in pairs:
         if port.precision is None:
             continue
-        element_type = element_types.from_text(port.precision)
+        element_type = read(port.precision)
         if element_type is None:
-            ctx.report("IR052", f"unknown precision {port.precision!r}", layer=layer, port=port,
+            meant = element_types.from_text(port.precision)
+            hint = f"; OpenVINO reads {meant.name} or {_LEGACY.get(meant.name, meant.name.upper())}" if meant else ""
+            ctx.report("IR052", f"unknown precision {quoted(port.precision)}{hint}", layer=layer, port=port,
                        port_name=port_spec.name, found=port.precision)
             continue
         if port_spec.type_attribute is not None:
@@ -227,4 +268,5 @@ def _check_types_of(ctx: Context, layer: Layer, spec: OpSpec, attributes: dict) 
                        found=port.precision)
 
 
+_LEGACY = {"f64": "FP64", "f32": "FP32", "f16": "FP16", "boolean": "BOOL"}
 _CLASS_TEXT = {"float": "a floating-point type", "int": "an integer type", "any": "any type"}

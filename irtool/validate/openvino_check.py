@@ -7,8 +7,8 @@ shapes OpenVINO infers, since nothing else checks them.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
-
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
 from irtool.ir import IRModel, IRParseError, parse_ir
@@ -32,6 +32,10 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
         ir = None
     if ir is not None and not ir.is_net:
         add("IR083", "OpenVINO reads whole nets only; a lone <layer> was not given to it")
+        return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+    weights = Path(path).with_suffix(".bin")
+    if os.path.lexists(weights) and not weights.is_file():  # OpenVINO would wait forever on a FIFO
+        add("IR083", f"OpenVINO was not asked: {weights.name} is not a regular file")
         return FileReport(report.path, sorted_diagnostics(report.diagnostics))
     model, problem = read_ir_frontend(path)
     if model is None:

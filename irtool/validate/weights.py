@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from pathlib import Path
 
 from irtool import element_types
@@ -14,22 +15,43 @@ def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
     if not consts or not ctx.model.is_net:
         return
     bin_path = Path(ctx.model.path).with_suffix(".bin")
-    try:
-        bin_size = os.stat(bin_path).st_size
-    except OSError:
+    bin_size, problem = _bin_size(bin_path)
+    if problem is not None:
         ctx.report("IR070", f"{len(consts)} Const layer{'s' if len(consts) != 1 else ''} read weights from "
-                            f"{bin_path.name}, which is missing", layer=consts[0].layer,
-                   expected=str(bin_path))
+                            f"{bin_path.name}, which {problem}", layer=consts[0].layer, expected=str(bin_path))
         return
     for fact in consts:
         offset, size = fact.attributes.get("offset"), fact.attributes.get("size")
         if offset is None or size is None:
             continue
-        if offset + size > bin_size:
+        if offset > bin_size or (offset == bin_size and size > 0):  # the offset alone is out of range
+            ctx.report("IR071", f"offset {offset} lies past the end of {bin_path.name} ({bin_size} bytes)",
+                       layer=fact.layer, attribute="offset", expected=f"offset < {bin_size}", found=offset)
+        elif offset + size > bin_size:
             ctx.report("IR071", f"bytes {offset}..{offset + size} lie past the end of {bin_path.name} "
                                 f"({bin_size} bytes)", layer=fact.layer, attribute="size",
                        expected=f"offset+size <= {bin_size}", found=offset + size)
         _check_size(ctx, fact, size)
+
+
+def _bin_size(path: Path) -> tuple[int, str | None]:
+    """The size of the weights file, or why OpenVINO could not read it: opened as OpenVINO
+    opens it (without blocking, so a FIFO there is refused, not waited on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return 0, "is missing"
+    except OSError as error:
+        return 0, f"cannot be read: {error.strerror or error}"
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(info.st_mode):
+        return 0, "is a directory"
+    if not stat.S_ISREG(info.st_mode):
+        return 0, "is not a regular file"
+    return info.st_size, None
 
 
 def _check_size(ctx: Context, fact: LayerFacts, size: int) -> None:
