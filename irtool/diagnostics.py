@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
+from irtool.errors import IrtoolBug
+
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITIES = (ERROR, WARNING, NOTE)  # most severe first
 
@@ -96,9 +98,9 @@ class Diagnostic:
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
-            raise ValueError(f"irtool bug: diagnostic code {self.code} is not in the catalogue")
+            raise IrtoolBug(f"diagnostic code {self.code} is not in the catalogue")
         if self.severity not in SEVERITIES:
-            raise ValueError(f"irtool bug: diagnostic severity {self.severity!r} is not one of {SEVERITIES}")
+            raise IrtoolBug(f"diagnostic severity {self.severity!r} is not one of {SEVERITIES}")
 
     def to_json(self) -> dict:
         record = asdict(self)

@@ -12,12 +12,13 @@ import math
 import re
 
 from irtool.diagnostics import quoted
+from irtool.errors import IrtoolError
 
 INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
-class NumberSyntaxError(ValueError):
+class NumberSyntaxError(IrtoolError, ValueError):
     """Text that is not a number of the IR grammar; the message quotes it, cut short."""
 
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from irtool.errors import IrtoolBug
+from irtool.harness.records import plain
 from irtool.npz import write_npz
-from irtool.harness.records import job_name, plain
 
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
@@ -35,13 +35,14 @@ SCRIPT_NAME = "reproduce.py"
 
 SCRIPT = Template('''\
 #!/usr/bin/env python3
-"""Reproduce one irtool harness job (JOB below) with openvino and numpy only.
+"""Reproduce one irtool harness job (CASE on DEVICE at PRECISION below) with openvino and numpy only.
 
 Runs model.xml on the device with inputs.npz and compares each output with
 expected.npz: an element passes when |actual - expected| <= atol + rtol * |expected|,
 and NaN/Inf match only the same value.  Needs only openvino and numpy.
 Exit 0: every output within tolerance (or no expected.npz: the run itself is the test);
-exit 1: a mismatch.  Usage: python reproduce.py [--device DEVICE]
+exit 1: a mismatch; exit 2: could not run (the device is absent, the model does not compile).
+Usage: python reproduce.py [--device DEVICE]
 """
 import argparse
 import json
@@ -52,7 +53,7 @@ import numpy as np
 import openvino as ov
 
 HERE = Path(__file__).resolve().parent
-JOB = json.loads($job)
+CASE = json.loads($case)
 DEVICE = json.loads($device)
 PRECISION = json.loads($precision)
 CONFIG = json.loads($config)
@@ -96,17 +97,29 @@ def compare(name, actual, expected, atol, rtol):
     return passed
 
 
+def one_line(error):
+    """What an OpenVINO exception says, on one line, without its source locations."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Exception from", "Check '"))]
+    return " ".join(useful or lines[-1:]) or type(error).__name__
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=DEVICE, help=f"OpenVINO device (default {DEVICE})")
     args = parser.parse_args()
-    core = ov.Core()
-    model = core.read_model(str(HERE / "model.xml"))
     config = {"INFERENCE_PRECISION_HINT": PRECISION, **CONFIG}
-    print(f"{JOB}: OpenVINO {ov.get_version()}, device {args.device}, config {config}")
-    compiled = core.compile_model(model, args.device, config)
-    request = compiled.create_infer_request()
-    request.infer(dict(enumerate(load("inputs.npz"))))
+    recorded = "" if args.device == DEVICE else f" (recorded on {DEVICE})"
+    print(f"{CASE} on {args.device} at {PRECISION}{recorded}: OpenVINO {ov.get_version()}, config {config}")
+    try:
+        core = ov.Core()
+        model = core.read_model(str(HERE / "model.xml"))
+        compiled = core.compile_model(model, args.device, config)
+        request = compiled.create_infer_request()
+        request.infer(dict(enumerate(load("inputs.npz"))))
+    except RuntimeError as error:
+        print(f"reproduce.py: error: cannot run on {args.device}: {one_line(error)}", file=sys.stderr)
+        return 2
     actual = [np.array(request.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
     expected = load("expected.npz")
     if expected is None:
@@ -173,7 +186,7 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
 
 def reproduce_script(case: Mapping[str, Any], device: str, precision: str, config: Mapping[str, str],
                      tolerances: Mapping[str, tuple[float, float]]) -> str:
-    values = {"job": job_name(str(case.get("id", "?")), device, precision), "device": device,
+    values = {"case": str(case.get("id", "?")), "device": device,
               "precision": precision, "config": dict(config),
               "tolerances": [[name, float(atol), float(rtol)] for name, (atol, rtol) in tolerances.items()]}
     # json.dumps keeps "inf" as Infinity, which json.loads in the script reads back.

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
+from irtool.errors import IrtoolError
 from irtool.numbers import INT_TEXT, NumberSyntaxError, parse_int, shown
 
 
@@ -36,7 +37,7 @@ _INTERVAL = re.compile(r"^(\d*)\.\.(\d*)$", re.ASCII)
 INT64_MAX = 2**63 - 1  # OpenVINO keeps a dim in an int64
 
 
-class ShapeSyntaxError(ValueError):
+class ShapeSyntaxError(IrtoolError, ValueError):
     """A dim or shape string that is not a valid partial shape."""
 
 

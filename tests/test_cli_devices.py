@@ -13,7 +13,13 @@ def test_text_lists_cpu_with_name_precisions_virtual_and_absent(capsys):
     assert lines[0].startswith("CPU  ") and len(lines[0]) > len("CPU  ")
     assert "precisions: " in lines[1] and "f32" in lines[1] and "OPTIMIZATION_CAPABILITIES: " in lines[1]
     assert "virtual: AUTO, HETERO, MULTI, BATCH (e.g. AUTO:CPU, HETERO:CPU, MULTI:CPU, BATCH:CPU)" in out
-    assert any(line.startswith("absent: GPU (") for line in lines), "GPU is absent on these machines"
+    listed = {line.split()[0] for line in lines if line and not line.startswith((" ", "virtual:", "absent:"))}
+    absent = {line.split()[1] for line in lines if line.startswith("absent: ")}
+    for family in ("GPU", "NPU"):  # each physical family is either listed or absent with its reason
+        here = any(name == family or name.startswith(family + ".") for name in listed)
+        assert here != (family in absent), (family, out)
+    assert all(line.startswith("absent: ") and line.endswith(")") and " (" in line
+               for line in lines if line.startswith("absent"))
 
 
 def test_json(capsys):
@@ -22,5 +28,8 @@ def test_json(capsys):
     cpu = next(d for d in report["available"] if d["name"] == "CPU")
     assert cpu["full_name"] and "f32" in cpu["precisions"] and "FP32" in cpu["capabilities"]
     assert report["virtual"] == ["AUTO", "HETERO", "MULTI", "BATCH"]
-    assert {a["name"] for a in report["absent"]} >= {"GPU"}
+    names = [d["name"] for d in report["available"]]
+    for family in ("GPU", "NPU"):  # listed or absent, never both, never neither
+        here = any(name == family or name.startswith(family + ".") for name in names)
+        assert here != (family in {a["name"] for a in report["absent"]}), (family, report)
     assert all(a["reason"] for a in report["absent"])

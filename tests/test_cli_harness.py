@@ -3,6 +3,7 @@ an absent GPU, known failures, compiled-model reuse, and usage errors."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,7 @@ def test_smoke_passes_every_cpu_backed_case_and_skips_gpu(smoke, cpu_precisions)
         else:
             assert result["verdict"] == "skip" and "GPU" in result["message"], result
     assert len(results["results"]) == len(cases) * 4 * 2
-    assert "PASSED:" in done.stdout and "skipped" in done.stdout
+    assert "PASSED in " in done.stdout and "skipped" in done.stdout
 
 
 def test_bf16_really_ran_at_bf16(smoke, cpu_precisions):
@@ -162,10 +163,71 @@ def test_a_case_made_to_fail_is_a_regression_against_the_baseline(tmp_path):
     assert new.returncode == 1
     assert "new failures (1):" in new.stdout and "tight[seed=0] on CPU at f32" in new.stdout
     assert "REGRESSED: 1 new failures" in new.stdout
+    # said once on stdout (in the diff, with its reproducer), not in a list of problems besides
+    assert new.stdout.count("tight[seed=0] on CPU at f32") == 1, new.stdout
+    line = next(line for line in new.stdout.splitlines() if "tight[seed=0] on CPU at f32" in line)
+    assert "tolerance changed: atol " in line and "-> atol 0 rtol 0" in line and "reproducers" in line
     diff = irtool("report", "diff", str(tmp_path / "old" / "out"), str(tmp_path / "new" / "out" / "results.json"))
     assert diff.returncode == 1 and "tight[seed=0] on CPU at f32" in diff.stdout
     same = irtool("report", "diff", str(tmp_path / "old" / "out"), str(tmp_path / "old" / "out"))
     assert same.returncode == 0 and same.stdout.strip().endswith("(0 fixed)")
+
+
+def test_the_header_comes_first_and_the_summary_says_how_long(small):
+    """The header before any job; the verdict line last, with the run's duration (tight fails at f32)."""
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "head"), "-d", "CPU,GPU.7",
+                  "--precision", "f32", "--no-progress")
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"irtool harness: {small / 'suite.toml'}: 8 jobs, 4 run now, 4 cannot run here", done.stdout
+    assert lines[1].startswith("  devices CPU, GPU.7; precisions f32; openvino 20")
+    assert done.returncode == 1 and re.fullmatch(r"FAILED in \d+\.\d s: 3 pass, 1 fail, 4 skip", lines[-1]), lines[-1]
+
+
+@pytest.mark.parametrize("args, word", [
+    (["-d", "GPU.7"], "ALL SKIPPED"),  # no machine has an eighth GPU: every job is skipped
+    (["--shard", "9/9"], "NOTHING JUDGED"),  # 4 jobs in 9 slices: the ninth is empty
+])
+def test_a_run_that_judged_nothing_exits_3_and_never_says_passed(small, args, word):
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "nothing"), *args)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith(f"{word} in ") and "PASSED" not in done.stdout
+
+
+@pytest.mark.parametrize("device, message", [
+    ("CPU,GPUU", "-d GPUU: 'GPUU' is not a device OpenVINO knows (did you mean GPU?)"),
+    ("cpu", "(did you mean CPU?)"),
+    ("MULTI", "-d MULTI: MULTI needs a device list, e.g. MULTI:CPU or MULTI:GPU+CPU"),
+    ("HETERO", "HETERO needs a device list"),
+    ("BATCH", "BATCH needs a device list"),
+])
+def test_a_device_typo_exits_2_before_anything_runs(small, device, message):
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "typo"), "-d", device)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (small / "typo").exists()
+
+
+def test_a_missing_baseline_stops_the_run_before_it_starts(small):
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "nobase"),
+                  "--baseline", str(small / "nope" / "results.json"))
+    assert done.returncode == 2 and "nope/results.json: no such results file" in done.stderr
+    assert done.stdout == "" and not (small / "nobase").exists()
+
+
+def test_the_bar_shows_elapsed_time_and_the_time_left():
+    from irtool.cli.harness_cmd import Progress
+    from irtool.harness.records import CaseResult
+
+    times = iter([0.0, 0.5, 2.0, 6.0, 10.0])
+    stream = Terminal()
+    bar = Progress(stream, clock=lambda: next(times))
+    bar(CaseResult("s", "s", "GPU", "f32", "skip"), 1, 6)  # at 0.5 s: skips cost nothing, no estimate yet
+    bar(CaseResult("a", "s", "CPU", "f32", "pass"), 2, 6)  # at 2 s: the first job ran; the rate starts here
+    bar(CaseResult("b", "s", "CPU", "f32", "pass"), 3, 6)  # at 6 s: 4 s per job, 3 to go
+    bar(CaseResult("c", "s", "CPU", "f32", "pass"), 6, 6)
+    frames = stream.getvalue().split("\r")
+    assert frames[1].endswith("0.5 s elapsed\033[K") and frames[2].endswith("2.0 s elapsed\033[K")
+    assert frames[3].endswith("6.0 s elapsed, ~12.0 s left\033[K")
+    assert frames[4].endswith("10.0 s elapsed\033[K")
 
 
 class Terminal(__import__("io").StringIO):
@@ -189,3 +251,14 @@ def test_progress_draws_a_bar_on_a_terminal_and_lists_problems_everywhere(stream
         assert "\r[###############...............] 2/4 pass 1 crash 1" in text and text.endswith("\n")
     else:
         assert "\r" not in text and "a[seed=0]" not in text
+
+
+def test_an_ir_file_skipped_everywhere_still_counts_under_its_op(tmp_path):
+    """No job of the smoke suite runs on an absent device; its IR files are still grouped by the
+    op each holds (read from the XML), not under "(not one RNN op)"."""
+    done = irtool("harness", str(SMOKE), "-d", "GPU.7", "--report-dir", str(tmp_path / "out"))
+    assert done.returncode == 3, done.stdout + done.stderr
+    files = [r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"] if r["file"]]
+    assert len(files) == 17 and all(r["verdict"] == "skip" and r["op"] for r in files)
+    page = lxml.html.parse(str(tmp_path / "out" / "report.html")).getroot()
+    assert "(not one RNN op)" not in page.text_content()

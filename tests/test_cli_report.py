@@ -94,9 +94,11 @@ def test_merge_writes_the_three_reports(tmp_path, capsys):
     run = sample_run()
     first = _shard(tmp_path / "s1", run.results[:5], "1/2")
     second = _shard(tmp_path / "s2", run.results[5:], "2/2")
+    (first.parent / "reproducers" / "gru-fail-CPU-f32").mkdir(parents=True)  # each shard's own reproducers
     out = tmp_path / "merged"
     assert main(["report", "merge", str(first), str(second.parent), "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "reproducers", "results.json"]
+    assert [p.name for p in (out / "reproducers").iterdir()] == ["gru-fail-CPU-f32"]
     merged = load_results(out)
     assert merged.results == run.results and [s["shard"] for s in merged.meta["shards"]] == ["1/2", "2/2"]
     assert capsys.readouterr().out.endswith(f": {len(run.results)} results (5 pass, 1 fail, 1 unjudged, 1 error, "
@@ -125,3 +127,32 @@ def test_render_a_partial_run_from_jsonl(tmp_path):
     assert "4 results (3 pass, 1 fail); partial run" in done.stdout
     assert 'class="warning"' in (tmp_path / "r" / "report.html").read_text()
     assert load_results(tmp_path / "r").partial
+
+
+def test_render_elsewhere_brings_the_reproducers_its_links_lead_to(tmp_path, capsys):
+    """``report render bad/results.json -o rendered/``: every reproducer link in rendered/report.html
+    resolves inside rendered/ (copied there); a link whose folder is gone, or that leads out of
+    the run's report dir, is dropped."""
+    from lxml import html as lxml_html
+
+    run = sample_run()  # gru-fail's reproducer: reproducers/gru-fail-CPU-f32
+    gone = next(r for r in run.results if r.case == "lstm-error")
+    gone.reproducer = "reproducers/lstm-error-CPU-f32"  # never written
+    escape = next(r for r in run.results if r.case == "lstm-crash")
+    escape.reproducer = "../secrets"
+    (tmp_path / "secrets").mkdir()
+    source = _save(tmp_path / "bad", run)
+    folder = tmp_path / "bad" / "reproducers" / "gru-fail-CPU-f32"
+    folder.mkdir(parents=True)
+    (folder / "reproduce.py").write_text("print('hi')\n")
+    assert main(["report", "render", str(source), "-o", str(tmp_path / "rendered")]) == 0
+    page = lxml_html.parse(str(tmp_path / "rendered" / "report.html")).getroot()
+    links = page.xpath("//a[@class='reproducer']/@href")
+    assert links == ["reproducers/gru-fail-CPU-f32/"]
+    assert (tmp_path / "rendered" / links[0] / "reproduce.py").read_text() == "print('hi')\n"
+    stored = {r.case: r.reproducer for r in load_results(tmp_path / "rendered").results}
+    assert stored["lstm-error"] is None and stored["lstm-crash"] is None
+    assert not (tmp_path / "secrets" / "reproduce.py").exists() and not (tmp_path / "rendered" / "..secrets").exists()
+    # rendering in place leaves everything as it was
+    assert main(["report", "render", str(source), "-o", str(tmp_path / "bad")]) == 0
+    assert {r.case: r.reproducer for r in load_results(source).results}["lstm-crash"] == "../secrets"

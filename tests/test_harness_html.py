@@ -1,6 +1,7 @@
 """report.html: the pass-rate table, failure details with plots, escaping, and a real browser."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -8,7 +9,7 @@ import subprocess
 import pytest
 from lxml import html as lxml_html
 
-from conftest_harness import GPU_REASON, HOSTILE, STEPS, hostile_run, sample_run
+from conftest_harness import GPU_REASON, HOSTILE, STEPS, hostile_run, result, sample_run
 from irtool.harness.html import render_html, step_plot, write_html
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")
@@ -56,7 +57,26 @@ def test_pass_rate_rows_and_colours(page):
     rows = [key[0] for key in _pass_rates(page) if key[1] == "CPU f32"]
     assert rows == ["GRUSequence-5", "LSTMSequence-5", "(not one RNN op)", "all ops"]
     colours = {_text(td): td.get("style") for td in page.xpath("//table[@class='passrate']//td[@class='rate']")}
-    assert colours["1/1 100%"] == "background:hsl(120,65%,80%)" and colours["1/4 25%"] == "background:hsl(2,65%,80%)"
+    assert colours["1/1 100%"] == "background:hsl(120,50%,78%)" and colours["1/4 25%"] == "background:hsl(10,85%,80%)"
+
+
+def test_a_cell_short_of_100_percent_is_never_green():
+    """96% must not look like 100%: green is for all passed, anything less is red to amber."""
+    run = sample_run()
+    run.results = [result(f"gru-{k}", "pass" if k else "fail") for k in range(25)]
+    page = lxml_html.fromstring(render_html(run))
+    (cell,) = page.xpath("//table[@class='passrate']//tr[1]/td[@class='rate']")
+    hue = int(re.search(r"hsl\((\d+),", cell.get("style"))[1])
+    assert _text(cell).startswith("24/25 96%") and hue <= 40
+
+
+def test_a_skipped_ir_file_counts_under_the_op_it_ran_as_elsewhere():
+    run = sample_run()
+    run.results.append(result("ir/gru.xml", "skip", device="GPU", op=None, file="samples/ir/valid/gru.xml",
+                              message=GPU_REASON))
+    page = lxml_html.fromstring(render_html(run))
+    rates = _pass_rates(page)
+    assert rates[("GRUSequence-5", "GPU f32")] == "3 skipped" and rates[("(not one RNN op)", "GPU f32")] == "-"
 
 
 def test_summary_counts(page):
@@ -86,7 +106,7 @@ def test_one_plot_per_output_with_steps(page):
     (svg,) = page.xpath("//section[@class='problem'][1]//svg")  # Y has steps, Ho has none
     (points,) = svg.xpath(".//polyline/@points")
     assert len(points.split()) == len(STEPS)
-    assert "log scale" in _text(svg) and svg.xpath(".//line[@class='atol']")
+    assert "max abs error (log scale)" in _text(svg) and svg.xpath(".//line[@class='atol']")
 
 
 def test_crash_shows_stderr_tail(page):
@@ -95,11 +115,21 @@ def test_crash_shows_stderr_tail(page):
 
 
 def test_known_failures_and_skips_are_listed_with_reasons(page):
-    assert [_text(td) for td in page.xpath("//table[@class='xpass']/tbody/tr/td")] == [
-        "lstm-a on CPU at bf16", "lstm bf16 known bad", "BUG-7"]
-    assert page.xpath("//table[@class='xfail']//a/@href") == ["https://example.com/issues/1"]
-    (row,) = page.xpath("//table[@class='skipped']/tbody/tr")
-    assert [_text(td) for td in row[:2]] == [GPU_REASON, "3"]
+    assert [_text(td) for td in page.xpath("//table[@class='by-reason xpass']/tbody/tr/td")] == [
+        "lstm bf16 known bad", "BUG-7", "1", "jobs lstm-a on CPU at bf16"]
+    assert page.xpath("//table[@class='by-reason xfail']//a/@href") == ["https://example.com/issues/1"]
+    (row,) = page.xpath("//table[@class='by-reason skip']/tbody/tr")
+    assert [_text(td) for td in row[:2]] == [GPU_REASON, "3"]  # no issue column when no job has one
+
+
+def test_known_failures_are_grouped_by_reason_as_skips_are():
+    run = sample_run()
+    run.results += [result(f"gru-x{k}", "xfail", precision="bf16", message="bf16 drift",
+                           issue="https://example.com/issues/1") for k in range(5)]
+    page = lxml_html.fromstring(render_html(run))
+    (row,) = page.xpath("//table[@class='by-reason xfail']/tbody/tr")
+    assert [_text(td) for td in row[:3]] == ["bf16 drift", "https://example.com/issues/1", "6"]
+    assert page.text_content().count("bf16 drift") == 1
 
 
 @pytest.mark.parametrize("partial", [False, True])
@@ -133,11 +163,86 @@ def test_hostile_text_is_escaped():
 def test_step_plot(values, atol, scale):
     svg = lxml_html.fragment_fromstring(step_plot("Y", values, atol))
     points = [tuple(map(float, p.split(","))) for p in svg.xpath(".//polyline/@points")[0].split()]
-    assert len(points) == len(values) and f"{scale} scale" in _text(svg)
+    assert len(points) == len(values)
+    assert [_text(label) for label in svg.xpath(".//text[@class='y-label']")] == [f"max abs error ({scale} scale)"]
+    assert _text(svg).count("max abs error") == 2  # the y axis label, and the tooltip of the whole plot
     frame = svg.xpath(".//rect")[0]
     top, bottom = float(frame.get("y")), float(frame.get("y")) + float(frame.get("height"))
     assert all(top <= y <= bottom for _, y in points)
     assert bool(svg.xpath(".//line[@class='atol']")) == (atol is not None)
+
+
+# Measures report.html as the browser laid it out: the contrast of every table cell's text on
+# its effective background (WCAG ratio), the rate cells' colours, and, for every step plot, its
+# y-axis labels and whether any two of its texts overlap or leave the plot.
+PROBE = """
+<script>
+function rgb(text) { const v = text.match(/[\\d.]+/g).map(Number); return v.length > 3 && v[3] === 0 ? null : v.slice(0, 3); }
+function background(el) { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor); if (c) return c; } return [255, 255, 255]; }
+function lum(c) { const l = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+                  return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2]; }
+function contrast(a, b) { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); }
+function overlap(a, b) { return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height; }
+const cells = [...document.querySelectorAll("td, th")].filter(td => td.textContent.trim() && !td.querySelector(".verdict"))
+  .map(td => ({table: td.closest("table").className, text: td.textContent.trim().slice(0, 40),
+               contrast: contrast(rgb(getComputedStyle(td).color), background(td))}));
+const rates = [...document.querySelectorAll("table.passrate td.rate")].map(td => ({text: td.textContent, bg: background(td)}));
+const plots = [...document.querySelectorAll("svg.steps")].map(svg => {
+  const frame = svg.getBoundingClientRect();  // as laid out: a rotated label's box is its rotated box
+  const texts = [...svg.querySelectorAll(":scope > text")].map(t => { const r = t.getBoundingClientRect();
+    return {t: t.textContent, b: {x: r.x - frame.x, y: r.y - frame.y, width: r.width, height: r.height}}; });
+  return {yLabels: svg.querySelectorAll("text.y-label").length,
+          overlaps: texts.flatMap((a, i) => texts.slice(i + 1).filter(b => overlap(a.b, b.b)).map(b => a.t + " / " + b.t)),
+          outside: texts.filter(({b}) => b.x < 0 || b.y < 0 || b.x + b.width > frame.width || b.y + b.height > frame.height).map(t => t.t)};
+});
+const out = document.createElement("pre"); out.id = "probe";
+out.textContent = JSON.stringify({cells, rates, plots}); document.body.appendChild(out);
+</script>
+"""
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def _browser_run():
+    """Failures with step plots, known failures (several for one reason), xpass, skips, a 96% cell."""
+    run = sample_run()
+    run.results += [result(f"gru-x{k}", "xfail", precision="bf16", max_abs=4e-2, message="bf16 drift " * 20,
+                           issue="https://example.com/issues/1") for k in range(4)]
+    run.results += [result(f"rnn-{k}", "pass" if k else "fail", op="RNNSequence-5", max_abs=1e-7,
+                           message="Y outside tolerance" * (not k)) for k in range(25)]
+    return run
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium here: apt-get install chromium to check report.html "
+                                             "in a real browser")
+def test_report_in_a_real_browser_is_readable(tmp_path):
+    path = tmp_path / "report.html"
+    write_html(path, _browser_run())
+    shot = tmp_path / "report.png"
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    done = subprocess.run(flags + ["--window-size=1200,3600", f"--screenshot={shot}", path.as_uri()],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    assert _png_size(shot.read_bytes()) == (1200, 3600) and shot.stat().st_size > 50_000  # a page, not a blank
+    probe = tmp_path / "probe.html"
+    probe.write_text(path.read_text().replace("</body>", PROBE + "</body>"))
+    done = subprocess.run(flags + ["--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (pre,) = lxml_html.fromstring(done.stdout).xpath("//pre[@id='probe']")
+    found = json.loads(pre.text_content())
+    unreadable = [cell for cell in found["cells"] if cell["contrast"] < 4.5]
+    assert not unreadable, unreadable  # the known-failures table was dark grey under dark text
+    assert any(cell["table"] == "by-reason xfail" for cell in found["cells"])
+    for cell in found["rates"]:  # green only at 100%
+        red, green, blue = cell["bg"]
+        if "%" in cell["text"]:
+            assert (green > red + 20) == ("100%" in cell["text"]), cell
+    assert any("96%" in cell["text"] for cell in found["rates"])
+    assert found["plots"] and all(p["yLabels"] == 1 and not p["overlaps"] and not p["outside"]
+                                  for p in found["plots"]), found["plots"]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium here: apt-get install chromium to check report.html "

@@ -39,8 +39,8 @@ def test_bad_shards(text):
         parse_shard(text)
 
 
-def test_device_lists_keep_a_virtual_devices_own_list_with_plus():
-    assert parse_list("CPU, AUTO:CPU,HETERO:GPU+CPU,CPU", "-d") == ["CPU", "AUTO:CPU", "HETERO:GPU,CPU"]
+def test_precision_lists():
+    assert parse_list("f32, bf16,f32", "--precision") == ["f32", "bf16"]
     with pytest.raises(MatrixError, match="--precision f8"):
         check_precisions(["f32", "f8"])
 

@@ -63,3 +63,41 @@ def test_a_bad_suite_is_a_collection_error_naming_it(suite):
     (suite / "bad.toml").write_text("[[grid]]\nop = 'GRUFoo'\n")
     done = pytest_run(suite, "bad.toml")
     assert done.returncode == 2 and "bad.toml: [[grid]] 1: " in done.stdout
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_a_session_where_every_job_was_skipped_exits_3_not_0(suite, spread):
+    """No GPU here: every job is skipped, nothing was checked, so the session must not pass.
+    (On a machine with a GPU the jobs run; the exit code then follows their verdicts.)"""
+    done = pytest_run(suite, "suite.toml", "--irtool-device", "GPU.7", *spread)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "irtool: ALL SKIPPED: 4 skip (suite jobs)" in done.stdout, done.stdout
+
+
+def test_a_device_typo_is_a_collection_error_with_a_suggestion(suite):
+    done = pytest_run(suite, "suite.toml", "--irtool-device", "CPU,GPUU")
+    assert done.returncode != 0 and "'GPUU' is not a device OpenVINO knows (did you mean GPU?)" in done.stdout
+
+
+def test_a_judged_session_says_passed(suite):
+    done = pytest_run(suite, "suite.toml", "-k", "gru")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "irtool: PASSED: 2 pass (suite jobs)" in done.stdout
+
+
+def test_a_session_of_unjudged_jobs_is_not_a_pass(tmp_path):
+    """An IR file that is no single RNN op runs (pytest passes its test), but nothing was judged.
+    The model is onnx's own Relu graph converted by OpenVINO."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    onnx.save(helper.make_model(graph), str(tmp_path / "relu.onnx"))
+    ov.save_model(ov.convert_model(str(tmp_path / "relu.onnx")), str(tmp_path / "relu.xml"))
+    (tmp_path / "suite.toml").write_text('[[files]]\nid = "other"\npaths = ["relu.xml"]\n')
+    done = pytest_run(tmp_path, "suite.toml")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "irtool: NOTHING JUDGED: 1 unjudged (suite jobs)" in done.stdout

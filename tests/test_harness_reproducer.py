@@ -59,7 +59,8 @@ def _perturbed(expected: dict) -> dict:
     (lambda e: e, (), 0, ["Y [2, 1, 3, 4]: PASS", "Ho [2, 1, 4]: PASS", "all outputs within tolerance"]),
     (_perturbed, (), 1, ["Y [2, 1, 3, 4]: PASS", "Ho [2, 1, 4]: FAIL", "outside 8/8", "MISMATCH in Ho"]),
     (lambda e: None, (), 0, ["Y: [2, 1, 3, 4] float32", "Ho: [2, 1, 4] float32", "no expected.npz"]),
-    (lambda e: e, ("--device", "HETERO:CPU"), 0, ["device HETERO:CPU", "all outputs within tolerance"]),
+    (lambda e: e, ("--device", "HETERO:CPU"), 0,
+     ["gru-forward[seed=0] on HETERO:CPU at f32 (recorded on CPU): OpenVINO", "all outputs within tolerance"]),
 ], ids=["reference", "perturbed", "no-expected", "device-override"])
 def test_reproduce_script(tmp_path, job, make_expected, args, code, says):
     folder = _write(tmp_path / "repro", job, make_expected(job[2]))
@@ -68,6 +69,16 @@ def test_reproduce_script(tmp_path, job, make_expected, args, code, says):
     for text in says:
         assert text in done.stdout
     assert "'INFERENCE_PRECISION_HINT': 'f32', 'NUM_STREAMS': '1'" in done.stdout
+    assert done.stdout.startswith(f"gru-forward[seed=0] on {args[1] if args else 'CPU'} at f32")
+
+
+@pytest.mark.parametrize("device", ["GPU.7", "NOSUCH"])
+def test_reproduce_on_an_absent_device_says_so_in_one_line_and_exits_2(tmp_path, job, device):
+    """Exit 1 means "reproduced a mismatch": a device that is not here must not say that."""
+    done = _reproduce(_write(tmp_path / "repro", job, job[2]), "--device", device)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"reproduce.py: error: cannot run on {device}: ") and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
 
 
 def test_folder_contents(tmp_path, job):
@@ -113,7 +124,7 @@ def test_values_enter_the_script_only_as_string_literals():
                 (argument,) = call.args
                 assert isinstance(argument, ast.Constant)
                 values[node.targets[0].id] = json.loads(argument.value)
-    assert values == {"JOB": f"{HOSTILE} on {HOSTILE} at f32", "DEVICE": HOSTILE, "PRECISION": "f32",
+    assert values == {"CASE": HOSTILE, "DEVICE": HOSTILE, "PRECISION": "f32",
                       "CONFIG": {HOSTILE: HOSTILE}, "TOLERANCES": [[HOSTILE, 1e-5, float("inf")]]}
     plain = ast.parse(reproduce_script({"id": "x"}, "CPU", "f32", {}, {"Y": (1e-5, 1e-4)}))
     assert ast.dump(tree).count("Call(") == ast.dump(plain).count("Call(")  # no statement added

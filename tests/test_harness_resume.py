@@ -71,7 +71,7 @@ def test_killed_run_resumes_without_redoing_or_losing_a_case(tmp_path):
 
     done = subprocess.run(harness(tmp_path, "--resume"), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{CASES} jobs ({CASES - len(before)} run now)" in done.stdout
+    assert f"{CASES} jobs, {CASES - len(before)} run now, {len(before)} kept from the earlier run" in done.stdout
     stored = Counter(r["case"] for r in jsonl_results(tmp_path))
     assert len(stored) == CASES and set(stored.values()) == {1}, "a finished case ran twice"
     final = json.loads((tmp_path / "out" / "results.json").read_text())

@@ -3,19 +3,34 @@
 Each sub-command lives in its own module with ``register(subparsers)``, which adds its
 parser and sets ``handler``; a handler returns the exit code.  Modules import the
 library lazily inside their handlers, so ``irtool validate`` never loads openvino.
+:func:`main` is the one place that turns an :class:`IrtoolError` into its line and exit
+code, an unexpected exception into "internal error", and a closed pipe on stdout
+(``irtool report diff a b | head -1``) into silence that keeps the handler's exit code.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from irtool import __version__
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import fail
+from irtool.errors import IrtoolBug, IrtoolError, did_you_mean
 
 COMMANDS = ("validate", "build", "run", "devices", "harness", "report", "reduce")
+DESCRIPTION = """\
+Check, build, run and regression-test OpenVINO IR of the recurrent ops (GRUSequence,
+LSTMSequence, RNNSequence and their cells): validate IR files against the op specs, build
+single-op models, run any model on a device and diff it against irtool's reference, and
+run suites of cases across devices and precisions.
+
+exit codes: 0 passed, 1 a mismatch, regression or invalid file, 2 could not run (usage
+error, unreadable file, absent device), 3 ran but nothing was judged (every job skipped).
+"""
+EPILOG = "'irtool COMMAND --help' describes a command. Documentation: README.md and docs/ of the repository."
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,7 +38,8 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        fail(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("irtool").strip()
+        fail(f"{command}: {message}" if command else message)
         raise SystemExit(2)
 
 
@@ -33,7 +49,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     A sub-command module may import heavy things to build its options (``build`` imports
     numpy through irtool.cases): ``irtool validate`` does not pay for them.
     """
-    parser = _Parser(prog="irtool", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="irtool", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"irtool {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in (command,) if command in COMMANDS else COMMANDS:
@@ -49,27 +66,90 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command)
+    if command is not None and command not in COMMANDS:
+        parser.print_usage(sys.stderr)
+        fail(f"no command {command!r}{did_you_mean(command, COMMANDS)}; commands: {', '.join(COMMANDS)}")
+        return 2
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(words)
+        if extra:  # said by the sub-command's parser, with its usage
+            inner = _innermost(parser, args)
+            options = [o for a in inner._actions for o in a.option_strings if o.startswith("--")]
+            hint = did_you_mean(extra[0], options) if extra[0].startswith("--") else ""
+            inner.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     except SystemExit as exit_:  # --help, --version and usage errors: argparse has printed them
         return exit_.code if isinstance(exit_.code, int) else 2
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
+    stdout = sys.stdout
+    sys.stdout = _PipeSafe(stdout)
     try:
         return args.handler(args)
-    except UsageError as error:
-        fail(str(error))
+    except IrtoolBug as error:  # an IrtoolError too: said first, as irtool's own fault
+        fail(f"{error.message} (please report it)")
         return 2
+    except IrtoolError as error:
+        fail(error.message)
+        return error.exit_code
     except KeyboardInterrupt:
         fail("interrupted")
         return 130
-    except BrokenPipeError:
-        return 0
     except Exception as error:  # anything else is irtool's own fault, and said to be
         if os.environ.get("IRTOOL_DEBUG"):
             raise
         fail(f"internal error (an irtool bug, please report it): {type(error).__name__}: {error}; "
              f"set IRTOOL_DEBUG=1 for the traceback")
         return 2
+    finally:
+        sys.stdout.flush()
+        sys.stdout = stdout
+
+
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub-)sub-command the arguments reached: its usage is the one to show."""
+    while True:
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, actions[0].dest, None) if actions else None
+        if chosen not in (actions[0].choices if actions else {}):
+            return parser
+        parser = actions[0].choices[chosen]
+
+
+class _PipeSafe:
+    """stdout that, once its reader has gone (``| head -1``), drops what is written instead of
+    raising: the handler goes on and its exit code survives."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._break()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._break()
+
+    def _break(self) -> None:
+        """Point the file descriptor at /dev/null, so that the flush at exit does not fail again."""
+        self.broken = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

@@ -6,9 +6,11 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from irtool.errors import IrtoolError
 
-class UsageError(Exception):
-    """A bad command line or an unreadable path: one line on stderr, exit 2."""
+
+class UsageError(IrtoolError):
+    """A bad command line or an unreadable path: one line on stderr, exit 2 (said by cli.main)."""
 
 
 def fail(message: str) -> None:

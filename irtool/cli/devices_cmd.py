@@ -5,25 +5,20 @@ import argparse
 import dataclasses
 import json
 
-from irtool.cli.common import fail
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("devices", help="list OpenVINO devices and their precisions",
-                                   description=__doc__.splitlines()[0])
+                                   description="List the devices OpenVINO sees here, with their full names and the "
+                                               "precisions each supports, the virtual devices, and the devices "
+                                               "that are absent with the reason.")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.errors import RunError
     from irtool.runtime.devices import list_devices
 
-    try:
-        report = list_devices()
-    except RunError as error:
-        fail(error.message)
-        return 2
+    report = list_devices()
     if args.format == "json":
         print(json.dumps(dataclasses.asdict(report), indent=2))
         return 0

@@ -2,7 +2,9 @@
 across devices and precisions in isolated workers and report what broke.
 
 Exit 0 when every case passed (skips and known failures allowed), 1 on a failure, error,
-crash, timeout or a regression against --baseline, 2 when the run could not start.
+crash, timeout or a regression against --baseline, 2 when the run could not start, 3 when
+nothing was judged (every job skipped, or none had a reference): never 0 for a run that
+checked nothing.
 Results go to DIR/results.jsonl as each case finishes; DIR also gets results.json,
 junit.xml, report.html and a reproducer folder per failure.
 """
@@ -11,24 +13,29 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
+from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doc = __doc__.splitlines()
-    parser = subparsers.add_parser("harness", help="run suites across devices and precisions; report what broke",
-                                   description=doc[0] + " " + " ".join(doc[1:3]).strip())
+    parser = subparsers.add_parser(
+        "harness", help="run suites across devices and precisions; report what broke",
+        description="Run every case of the suites on every device at every precision, each in an isolated "
+                    "worker, and write results.json, junit.xml, report.html and a reproducer per failure into "
+                    "the report dir. Exit 0 when everything judged passed (skips and known failures allowed), "
+                    "1 on a failure, error, crash, timeout or a regression against --baseline, 2 when the run "
+                    "could not start, 3 when nothing was judged (every job skipped).")
     parser.add_argument("suites", nargs="+", type=Path, metavar="SUITE.toml", help="suite files (samples/suites)")
     parser.add_argument("-d", "--device", default="CPU", metavar="DEVICES",
-                        help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU (write HETERO:GPU+CPU "
-                             "for a device list inside one device); default CPU")
+                        help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU; a virtual device's own "
+                             "list joins with +: HETERO:GPU+CPU (default CPU)")
     parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16 (default f32)")
     parser.add_argument("--report-dir", type=Path, default=Path("irtool-report"), metavar="DIR",
                         help="where results and reports go (default irtool-report)")
@@ -59,38 +66,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolBug, IrtoolError
+    from irtool.devices import parse_device_list
     from irtool.harness.matrix import check_precisions, parse_list, parse_shard
     from irtool.harness.session import HarnessOptions, run_harness
 
-    if args.jobs < 1:
-        raise UsageError(f"-j {args.jobs}: expected at least 1 worker")
-    if args.max_cases is not None and args.max_cases < 1:
-        raise UsageError(f"--max-cases {args.max_cases}: expected at least 1")
-    if not 1 < args.drift_factor < float("inf"):
-        raise UsageError(f"--drift-factor {args.drift_factor:g}: expected a finite factor > 1")
-    try:
-        options = HarnessOptions(
-            suites=args.suites, devices=parse_list(args.device, "-d"),
-            precisions=check_precisions(parse_list(args.precision, "--precision")),
-            report_dir=args.report_dir, jobs=args.jobs, timeout=args.timeout, resume=args.resume,
-            shard=parse_shard(args.shard) if args.shard else None, expected_failures=args.xfail,
-            baseline=args.baseline, drift_factor=args.drift_factor, config=parse_config(args.config),
-            tolerance=parse_tolerances(args.atol, args.rtol), reduce_failures=args.reduce_failures,
-            reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases)
-    except IrtoolError as error:
-        raise UsageError(error.message) from None
+    options = HarnessOptions(
+        suites=args.suites, devices=parse_device_list(args.device, "-d"),
+        precisions=check_precisions(parse_list(args.precision, "--precision")),
+        report_dir=args.report_dir, jobs=args.jobs, timeout=args.timeout, resume=args.resume,
+        shard=parse_shard(args.shard) if args.shard else None, expected_failures=args.xfail,
+        baseline=args.baseline, drift_factor=args.drift_factor, config=parse_config(args.config),
+        tolerance=parse_tolerances(args.atol, args.rtol), reduce_failures=args.reduce_failures,
+        reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases)
     bar = None if args.no_progress else Progress(sys.stderr)
+    text = args.format == "text"
     try:
         with sigterm_as_interrupt():
-            outcome = run_harness(options, bar)
-    except (IrtoolError, IrtoolBug) as error:
-        fail(error.message)
-        return 2
+            outcome = run_harness(options, bar, (lambda plan: print(header(plan), flush=True)) if text else None)
     finally:
         if bar:
             bar.finish()
-    print(json.dumps(summary_json(outcome), indent=2) if args.format == "json" else render(outcome, args.report_dir))
+    print(render(outcome, args.report_dir) if text else json.dumps(summary_json(outcome), indent=2))
     if outcome.stopped:
         fail(f"the run stopped: {outcome.stopped}; {len(outcome.run.results)} results are saved, --resume "
              f"continues once it can write again")
@@ -103,14 +99,27 @@ def handle(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-class Progress:
-    """A one-line bar on a terminal; elsewhere (CI logs) one line per case that did not pass."""
+def header(plan: Any) -> str:
+    """The first line of a run: what runs, where, with which OpenVINO."""
+    kept = f", {plan.kept} kept from the earlier run" if plan.kept else ""
+    skipped = f", {plan.skipped} cannot run here" if plan.skipped else ""
+    return (f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}\n"
+            f"  devices {', '.join(plan.devices)}; precisions {', '.join(plan.precisions)}; "
+            f"openvino {plan.openvino_version}")
 
-    def __init__(self, stream: Any):
+
+class Progress:
+    """A one-line bar on a terminal, with elapsed time and an estimate of the time left; elsewhere
+    (CI logs) one line per case that did not pass."""
+
+    def __init__(self, stream: Any, clock: Any = time.monotonic):
         self.stream = stream
         self.tty = stream.isatty()
         self.counts: Counter = Counter()
         self.drawn = False
+        self.clock = clock
+        self.began = clock()
+        self.first: tuple[int, float] | None = None  # (done, time) when the first job of this run finished
 
     def __call__(self, result: Any, done: int, total: int) -> None:
         self.counts[result.verdict] += 1
@@ -121,9 +130,24 @@ class Progress:
             width = 30
             filled = width * done // max(total, 1)
             counts = " ".join(f"{v} {self.counts[v]}" for v in SHOWN_VERDICTS if self.counts[v])
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {counts}\033[K")
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {counts} "
+                              f"{self._times(result, done, total)}\033[K")
             self.stream.flush()
             self.drawn = True
+
+    def _times(self, result: Any, done: int, total: int) -> str:
+        """``1:05 elapsed, ~0:40 left``: the rate of the jobs that ran (skips and kept results cost nothing)."""
+        now = self.clock()
+        text = f"{duration(now - self.began)} elapsed"
+        if result.verdict == "skip":
+            return text
+        if self.first is None:
+            self.first = (done, now)
+            return text
+        ran, seconds = done - self.first[0], now - self.first[1]
+        if ran > 0 and done < total:
+            text += f", ~{duration(seconds / ran * (total - done))} left"
+        return text
 
     def _clear(self) -> None:
         if self.drawn:
@@ -136,16 +160,27 @@ class Progress:
             self.stream.flush()
 
 
+def duration(seconds: float) -> str:
+    """``4.2 s``, ``1:05``, ``1:02:03``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 def render(outcome: Any, report_dir: Path) -> str:
+    """The summary at the end: the table, each problem once (those the baseline diff lists as new
+    are shown there only), skips by reason, the diff, the reports and the verdict."""
     run = outcome.run
-    lines = [f"irtool harness: {len(run.results)} jobs ({outcome.reran} run now), "
-             f"openvino {run.meta.get('openvino_version')}"]
-    lines.extend(f"note: {note}" for note in outcome.notes)
-    lines.extend(_table(run.results))
+    lines = [f"note: {note}" for note in outcome.notes] + _table(run.results)
+    in_diff = set()
+    if outcome.diff is not None:
+        in_diff = {change.new.key for change in outcome.diff.new_failures + outcome.diff.new_crashes}
     problems = [r for r in run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")]
     for result in problems:
-        where = f" [{report_dir / result.reproducer}]" if result.reproducer else ""
-        lines.append(f"{result.verdict.upper()}: {result.name}: {result.message}{where}")
+        if result.key not in in_diff:
+            lines.append(_problem(result, report_dir))
     for reduced in outcome.reduced:
         lines.append(f"REDUCED: {reduced.job}: " + (f"{reduced.folder} ({reduced.summary})" if reduced.folder
                                                     else reduced.summary))
@@ -155,12 +190,20 @@ def render(outcome: Any, report_dir: Path) -> str:
     if outcome.diff is not None:
         from irtool.harness.baseline import render_diff
 
-        lines.append(render_diff(outcome.diff))
+        lines.append(render_diff(outcome.diff, where=lambda r: _where(r, report_dir)))
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
-    verdict = ("STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted
-               else "FAILED" if outcome.exit_code else "PASSED")
-    lines.append(f"{verdict}: " + ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()))
+    word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
+    counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
+    lines.append(f"{word} in {duration(outcome.seconds)}: {counts}")
     return "\n".join(lines)
+
+
+def _problem(result: Any, report_dir: Path) -> str:
+    return f"{result.verdict.upper()}: {result.name}: {result.message}{_where(result, report_dir)}"
+
+
+def _where(result: Any, report_dir: Path) -> str:
+    return f" [{report_dir / result.reproducer}]" if result.reproducer else ""
 
 
 def _table(results: list) -> list[str]:
@@ -178,8 +221,9 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    data = {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted, "stopped": outcome.stopped,
-            "notes": outcome.notes, "summary": outcome.run.summary,
+    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "seconds": round(outcome.seconds, 3),
+            "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
+            "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
             "reduced": [{"name": r.job, "folder": str(r.folder) if r.folder else None, "summary": r.summary}

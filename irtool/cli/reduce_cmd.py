@@ -15,17 +15,24 @@ from typing import Any
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds, seed
 from irtool.compare import PRECISIONS
+from irtool.devices import parse_device
 
 DEFAULT_OUT = Path("irtool-reduced")
 DEFAULT_TIMEOUT = 60.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doc = __doc__.splitlines()
-    parser = subparsers.add_parser("reduce", help="shrink a failing case to its smallest reproducer",
-                                   description=doc[0] + " " + " ".join(doc[2:]).strip())
+    parser = subparsers.add_parser(
+        "reduce", help="shrink a failing case to its smallest reproducer",
+        description="Shrink a failing case to the smallest case that still fails the same way. CASE is an IR "
+                    ".xml file (of one op, or of any model with --node NAME), a reproducer folder (from the "
+                    "harness or irtool run --reproducers), or SUITE.toml::CASE-ID. Exit 0 when a reduced "
+                    "reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
+                    "not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best reproducer "
+                    "found so far is kept).")
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
-    parser.add_argument("-d", "--device", help="OpenVINO device (default: a reproducer folder's own)")
+    parser.add_argument("-d", "--device",
+                        help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
     parser.add_argument("--precision", choices=PRECISIONS,
                         help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32)")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUTDIR",
@@ -50,40 +57,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolBug, IrtoolError
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
     from irtool.reduce.origin import NodePasses
 
     tolerance = parse_tolerances(args.atol, args.rtol)
     config = parse_config(args.config)
+    criterion = _criterion(args)
     try:
-        criterion = _criterion(args)
-        if args.node is not None:
-            origin = _node_origin(args, tolerance, config)
-        else:
-            origin = load_origin(args.case, args.inputs, args.seed)
+        origin = _node_origin(args, tolerance, config) if args.node is not None else \
+            load_origin(args.case, args.inputs, args.seed)
     except NodePasses as error:
         print(f"irtool reduce: {error.message}")
         return 1
-    except IrtoolError as error:
-        raise UsageError(error.message) from None
-    device = args.device or origin.device
+    device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
     options = ReduceOptions(
         device=device, out_dir=args.out, precision=args.precision or origin.precision or "f32",
         config={**origin.config, **config},
         tolerance=tolerance if args.atol or args.rtol else origin.tolerance, criterion=criterion,
-        timeout=args.timeout or origin.timeout or DEFAULT_TIMEOUT, budget=args.budget)
+        timeout=args.timeout if args.timeout is not None else origin.timeout or DEFAULT_TIMEOUT,
+        budget=args.budget)  # ReduceOptions checks them
     try:
         with sigterm_as_interrupt():
             outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
     except NothingToReduce as error:
         print(f"irtool reduce: {error.message}")
         return 1
-    except (IrtoolError, IrtoolBug) as error:
-        fail(error.message)
-        return 2
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
@@ -95,8 +95,8 @@ def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:
 
     if args.device is None:
         raise UsageError(f"{args.case} --node {args.node}: name the device with -d DEVICE (e.g. -d CPU)")
-    return node_origin(Path(args.case), args.node, args.device, args.precision or "f32", tolerance, config,
-                       args.out / "node", args.inputs, args.seed)
+    return node_origin(Path(args.case), args.node, parse_device(args.device, "-d"), args.precision or "f32",
+                       tolerance, config, args.out / "node", args.inputs, args.seed)
 
 
 def _criterion(args: argparse.Namespace) -> Any:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import UsageError
 
 FORMATS = ("text", "json")
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
@@ -19,7 +19,8 @@ RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("report", help="compare two runs, merge shards, rewrite junit.xml and report.html",
-                                   description=__doc__.splitlines()[0])
+                                   description="Compare two harness runs (diff), join the results of shards "
+                                               "(merge), or write the reports of a run again (render).")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     diff = actions.add_parser("diff", help="what regressed between two runs (exit 1 if anything did)",
@@ -52,18 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle_diff(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolError
     from irtool.harness.baseline import diff_runs, render_diff
     from irtool.harness.store import load_results
 
     options = {name: value for name, value in (("drift_factor", args.drift_factor), ("drift_floor", args.drift_floor))
                if value is not None}
-    try:
-        old, new = load_results(args.old), load_results(args.new)
-        diff = diff_runs(old, new, device_map=parse_device_map(args.device_map), **options)
-    except IrtoolError as error:
-        fail(error.message)
-        return 2
+    old, new = load_results(args.old), load_results(args.new)
+    diff = diff_runs(old, new, device_map=parse_device_map(args.device_map), **options)
     if args.format == "json":
         print(json.dumps(diff.to_json(), indent=1, allow_nan=False))
     else:
@@ -72,39 +68,29 @@ def handle_diff(args: argparse.Namespace) -> int:
 
 
 def handle_merge(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolError
     from irtool.harness.merge import merge_runs
+    from irtool.harness.reports import bring_reproducers, results_dir
     from irtool.harness.store import load_results
 
-    try:
-        run = merge_runs([load_results(path) for path in args.results], names=[str(p) for p in args.results])
-    except IrtoolError as error:
-        fail(error.message)
-        return 2
-    return _write(args.output, run)
+    runs = [load_results(path) for path in args.results]
+    for path, run in zip(args.results, runs):
+        bring_reproducers(run, results_dir(path), args.output)
+    return _write(args.output, merge_runs(runs, names=[str(p) for p in args.results]))
 
 
 def handle_render(args: argparse.Namespace) -> int:
-    from irtool.errors import IrtoolError
+    from irtool.harness.reports import bring_reproducers, results_dir
     from irtool.harness.store import load_results
 
-    try:
-        run = load_results(args.results)
-    except IrtoolError as error:
-        fail(error.message)
-        return 2
+    run = load_results(args.results)
+    bring_reproducers(run, results_dir(args.results), args.output)
     return _write(args.output, run)
 
 
 def _write(folder: Path, run: Any) -> int:
-    from irtool.errors import IrtoolError
     from irtool.harness.reports import write_reports
 
-    try:
-        paths = write_reports(folder, run)
-    except IrtoolError as error:
-        fail(error.message)
-        return 2
+    paths = write_reports(folder, run)
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     print(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"
           + ("; partial run" if run.partial else ""))

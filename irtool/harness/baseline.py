@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from irtool.errors import IrtoolError
 from irtool.harness.records import CRASH, ERROR, FAIL, FAILED, PASS, TIMEOUT, XPASS, CaseResult, plain
+from irtool.harness.reports import number
 from irtool.harness.store import RunResults
 
 DRIFT_FACTOR = 2.0
@@ -65,6 +66,8 @@ class Change:
         text = f"{self.name}: {was} -> {new.verdict if new else 'absent'}"
         if old and new and self.factor is not None:
             text += f", max abs {old.max_abs:.3g} -> {new.max_abs:.3g} (x{self.factor:.3g})"
+        if old and new and None not in (_tolerance(old), _tolerance(new)) and _tolerance(old) != _tolerance(new):
+            text += f", tolerance changed: {_tolerance(old)} -> {_tolerance(new)}"
         if new and new.message and new.verdict != PASS:
             text += f": {' '.join(new.message.split())}"
         return text
@@ -155,15 +158,31 @@ def _kind(old: CaseResult | None, new: CaseResult, drift_factor: float, drift_fl
     return None
 
 
-def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None) -> str:
+def _tolerance(result: CaseResult) -> str | None:
+    """The tolerances a result was judged with (``atol 1e-05 rtol 0.0001``, per output where they
+    differ); None when it was not judged (no outputs compared)."""
+    pairs = {(out.get("atol"), out.get("rtol")) for out in result.outputs}
+    if not pairs or (None, None) in pairs:
+        return None
+    if len(pairs) == 1:
+        atol, rtol = pairs.pop()
+        return f"atol {number(atol)} rtol {number(rtol)}"
+    return ", ".join(f"{out.get('name')} atol {number(out.get('atol'))} rtol {number(out.get('rtol'))}"
+                     for out in result.outputs)
+
+
+def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
+                where: Callable[[CaseResult], str] | None = None) -> str:
     """The diff as text: what the runs are (when labels are given), each non-empty list, and a
-    last line saying REGRESSED and why, or OK."""
+    last line saying REGRESSED and why, or OK.  ``where`` adds to a new failure or crash where
+    to look (the harness: its reproducer)."""
     lines = [f"old: {old}", f"new: {new}"] if old and new else []
     for title, changes in diff.sections:
         if changes:
             shown = changes if title not in ("added", "removed") else changes[:LISTED]
             lines.append(f"{title} ({len(changes)}):")
-            lines.extend(f"  {change.describe()}" for change in shown)
+            lines.extend(f"  {change.describe()}" + (where(change.new) if where and change.new and
+                                                     title.startswith("new") else "") for change in shown)
             if len(shown) < len(changes):
                 lines.append(f"  ... and {len(changes) - len(shown)} more")
     counts = [f"{len(changes)} {title.split(' (')[0]}" for title, changes in diff.sections[:3] if changes]

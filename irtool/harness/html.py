@@ -23,8 +23,8 @@ from urllib.parse import quote
 
 from irtool.files import write_atomic
 from irtool.harness.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, column_label, columns, number, op_group,
-                                    output_fields, xml_text)
+from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, columns, number,
+                                    op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults
 
 PASSED = frozenset({PASS, UNJUDGED, XPASS})
@@ -39,8 +39,9 @@ td.rate{text-align:center;min-width:6em}
 td.rate small,td.empty{color:#555}
 .warning{background:#fff3cd;border:1px solid #e0b000;padding:.5em}
 .verdict{font-weight:bold;padding:0 .4em;border-radius:3px;color:#fff}
-.pass,.unjudged,.xpass{background:#2e7d32}.fail{background:#c62828}.error{background:#ad1457}
-.crash,.timeout{background:#4a148c}.skip,.xfail{background:#757575}
+.verdict.pass,.verdict.unjudged,.verdict.xpass{background:#2e7d32}.verdict.fail{background:#c62828}
+.verdict.error{background:#ad1457}.verdict.crash,.verdict.timeout{background:#4a148c}
+.verdict.skip,.verdict.xfail{background:#616161}
 section.problem{border-top:2px solid #ddd;margin-top:1.2em}
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto}
 svg text{font:11px sans-serif}
@@ -53,8 +54,8 @@ def write_html(path: str | Path, run: RunResults) -> None:
 
 def render_html(run: RunResults) -> str:
     parts = [_header(run), _summary(run), _pass_rates(run), _problems(run),
-             _listing(run, XPASS, "Known failures that now pass (xpass)"),
-             _listing(run, XFAIL, "Known failures (xfail)"), _skipped(run)]
+             _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
+             _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>irtool harness report</title><style>{STYLE}</style></head>\n<body>\n"
             + "\n".join(part for part in parts if part) + "\n</body></html>\n")
@@ -112,10 +113,11 @@ def _summary(run: RunResults) -> str:
 
 def _pass_rates(run: RunResults) -> str:
     cols = columns(run)
-    groups = sorted({op_group(r) for r in run.results}, key=lambda g: (g == NOT_ONE_OP, g))
+    ops = case_ops(run.results)
+    groups = sorted({op_group(r, ops) for r in run.results}, key=lambda g: (g == NOT_ONE_OP, g))
     cells: dict[tuple[str, tuple[str, str]], Counter] = {}
     for r in run.results:
-        for group in (op_group(r), None):  # None: the "all ops" row
+        for group in (op_group(r, ops), None):  # None: the "all ops" row
             cells.setdefault((group, (r.device, r.precision)), Counter())[r.verdict] += 1
     rows = [[_e(group)] + [_rate_cell(cells.get((group, col), Counter())) for col in cols] for group in groups]
     if len(groups) > 1:
@@ -139,7 +141,9 @@ def _rate_cell(counts: Counter) -> Cell:
     notes = [f"{skipped} skipped"] * bool(skipped) + [f"{counts[XFAIL]} xfail"] * bool(counts[XFAIL])
     small = f"<br><small>{', '.join(notes)}</small>" if notes else ""
     rate = passed / ran
-    colour = f"hsl({round(120 * rate ** 3)},65%,80%)"  # red to green, steep near 100%
+    # Green only when everything passed: anything less runs from red (0%) to amber (99%), so that
+    # a 96% cell never passes for a 100% one at a glance.
+    colour = "hsl(120,50%,78%)" if passed == ran else f"hsl({round(40 * rate)},85%,80%)"
     return (f' class="rate" title="{_e(title)}" style="background:{colour}"',
             f"{passed}/{ran}<br>{math.floor(rate * 1000) / 10:g}%{small}")
 
@@ -218,9 +222,12 @@ class _Axis:
         return min(max(share, 0.0), 1.0)
 
 
-def step_plot(name: str, values: Sequence[float], atol: float | None, width: int = 420, height: int = 160) -> str:
-    """An inline SVG line plot of max abs error per time step, with the atol as a dashed line."""
-    left, right, top, bottom = 62, 12, 20, 28
+def step_plot(name: str, values: Sequence[float], atol: float | None, width: int = 440, height: int = 170) -> str:
+    """An inline SVG line plot of max abs error per time step, with the atol as a dashed line.
+
+    One label per axis: the y axis says what it measures and its scale (rotated, at the left),
+    the x axis "time step"; the output's name heads the plot; the tick labels sit outside the frame."""
+    left, right, top, bottom = 78, 12, 22, 30
     plot_w, plot_h = width - left - right, height - top - bottom
     values = [float(v) for v in values]
     axis = _Axis.fit(values + ([float(atol)] if atol else []))
@@ -232,21 +239,25 @@ def step_plot(name: str, values: Sequence[float], atol: float | None, width: int
     xs = [left + (plot_w * k / (count - 1) if count > 1 else plot_w / 2) for k in range(count)]
     points = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in zip(xs, values))
     scale = "log" if axis.log else "linear"
+    middle = top + plot_h / 2
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="steps" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img">',
              f"<title>max abs error per time step of {_e(name)}</title>",
-             f'<text x="{left}" y="13">{_e(name)}: max abs error per time step ({scale} scale)</text>',
+             f'<text class="plot-title" x="{left}" y="14" font-weight="bold">{_e(name)}</text>',
              f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>',
-             f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{number(axis.high, 2)}</text>',
-             f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end">{number(axis.low, 2)}</text>',
-             f'<text x="{left}" y="{height - 8}">0</text>',
-             f'<text x="{left + plot_w}" y="{height - 8}" text-anchor="end">{count - 1}</text>',
-             f'<text x="{left + plot_w / 2:.0f}" y="{height - 8}" text-anchor="middle">time step</text>']
+             f'<text class="y-label" x="12" y="{middle:.0f}" text-anchor="middle" '
+             f'transform="rotate(-90 12 {middle:.0f})">max abs error ({scale} scale)</text>',
+             f'<text class="y-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{number(axis.high, 2)}</text>',
+             f'<text class="y-tick" x="{left - 4}" y="{top + plot_h}" text-anchor="end">{number(axis.low, 2)}</text>',
+             f'<text class="x-tick" x="{left}" y="{height - 14}" text-anchor="middle">0</text>',
+             f'<text class="x-tick" x="{left + plot_w}" y="{height - 14}" text-anchor="middle">{count - 1}</text>',
+             f'<text class="x-label" x="{left + plot_w / 2:.0f}" y="{height - 3}" text-anchor="middle">time step</text>']
     if atol:
         line_y = y(float(atol))
+        label_y = line_y - 3 if line_y - 3 > top + 10 else line_y + 12  # inside the frame, clear of its edge
         parts.append(f'<line class="atol" x1="{left}" y1="{line_y:.1f}" x2="{left + plot_w}" y2="{line_y:.1f}" '
                      f'stroke="#c62828" stroke-dasharray="4 3"/>'
-                     f'<text x="{left + plot_w - 2}" y="{line_y - 3:.1f}" text-anchor="end" fill="#c62828">'
+                     f'<text class="atol" x="{left + plot_w - 3}" y="{label_y:.1f}" text-anchor="end" fill="#c62828">'
                      f"atol {number(float(atol))}</text>")
     parts.append(f'<polyline points="{points}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
     parts.extend(f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="2" fill="#1565c0"><title>step {k}: {number(v)}</title>'
@@ -264,24 +275,19 @@ def _issue(issue: str | None) -> str:
     return _e(issue)
 
 
-def _listing(run: RunResults, verdict: str, title: str) -> str:
-    results = [r for r in run.results if r.verdict == verdict]
-    if not results:
-        return ""
-    rows = ((_e(r.name), _e(r.message), _issue(r.issue)) for r in results)
-    return f'<h2 id="{verdict}">{_e(title)} ({len(results)})</h2>\n' + _table(("job", "reason", "issue"), rows, verdict)
-
-
-def _skipped(run: RunResults) -> str:
-    """Skipped jobs by reason: one absent device may skip hundreds of jobs for one reason."""
-    by_reason: dict[str, list[str]] = {}
+def _by_reason(run: RunResults, verdict: str, title: str) -> str:
+    """The jobs of one verdict grouped by reason (and issue): one absent device may skip hundreds of
+    jobs for one reason, and one known bug may account for many known failures."""
+    groups: dict[tuple[str, str | None], list[str]] = {}
     for r in run.results:
-        if r.verdict == SKIP:
-            by_reason.setdefault(r.message, []).append(r.name)
-    if not by_reason:
+        if r.verdict == verdict:
+            groups.setdefault((r.message, r.issue), []).append(r.name)
+    if not groups:
         return ""
-    rows = ((_e(reason or "(no reason given)"), str(len(names)),
-             f"<details><summary>jobs</summary>{'<br>'.join(_e(n) for n in names)}</details>")
-            for reason, names in by_reason.items())
-    count = sum(len(names) for names in by_reason.values())
-    return f'<h2 id="skip">Skipped ({count})</h2>\n' + _table(("reason", "jobs", ""), rows, "skipped")
+    issues = any(issue for _, issue in groups)
+    rows = ([_e(reason or "(no reason given)")] + [_issue(issue)] * issues + [str(len(names)),
+            f"<details><summary>jobs</summary>{'<br>'.join(_e(n) for n in names)}</details>"]
+            for (reason, issue), names in groups.items())
+    head = ("reason",) + ("issue",) * issues + ("jobs", "")
+    count = sum(len(names) for names in groups.values())
+    return f'<h2 id="{verdict}">{_e(title)} ({count})</h2>\n' + _table(head, rows, f"by-reason {verdict}")

@@ -36,10 +36,8 @@ def parse_shard(text: str) -> Shard:
 
 
 def parse_list(text: str, option: str) -> list[str]:
-    """``CPU,AUTO:CPU,HETERO:CPU,GPU`` -> devices.  A comma inside a virtual device's list
-    (``HETERO:GPU,CPU``) cannot be told from a separator, so write those as ``HETERO:GPU+CPU``
-    (irtool turns + back into a comma)."""
-    items = [item.strip().replace("+", ",") for item in text.split(",") if item.strip()]
+    """``f32,bf16`` -> ["f32", "bf16"] (duplicates dropped).  Device lists: irtool.devices.parse_device_list."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise MatrixError(f"{option} {text!r}: expected a comma-separated list")
     return list(dict.fromkeys(items))

@@ -9,9 +9,14 @@ isolation; a crash takes down one xdist worker, which xdist reports and replaces
 that cannot run here is skipped with the reason, a known failure of the suite's
 expected-failures file is an xfail, and a failure shows the harness's one-line message
 and per-output statistics.
+
+Like ``irtool harness``, a session whose suite jobs were all skipped (or where nothing was
+judged) does not pass: pytest's summary is followed by ``irtool: ALL SKIPPED ...`` and the
+exit code is 3, never 0.
 """
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,13 +24,18 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import FAILED, XFAIL, XPASS, CaseResult, Job
+from irtool.harness.records import EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict
+
+_COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
+_SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
+_VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged passes in pytest)
 
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("irtool", "irtool suites")
     group.addoption("--irtool-device", default="CPU", metavar="DEVICES",
-                    help="comma-separated devices to run suite files on (default CPU)")
+                    help="comma-separated devices to run suite files on, as irtool harness -d takes them "
+                         "(HETERO:GPU+CPU for a list inside one device; default CPU)")
     group.addoption("--irtool-precision", default="f32", metavar="LIST",
                     help="comma-separated precisions: f32,bf16,f16 (default f32)")
 
@@ -41,13 +51,14 @@ def pytest_collect_file(file_path: Path, parent: Any) -> Any:
 
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        from irtool.devices import parse_device_list
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
         from irtool.harness.suite import load_suite
 
         config = self.config
         try:
             suite = load_suite(self.path)
-            devices = parse_list(config.getoption("--irtool-device"), "--irtool-device")
+            devices = parse_device_list(config.getoption("--irtool-device"), "--irtool-device")
             precisions = check_precisions(parse_list(config.getoption("--irtool-precision"), "--irtool-precision"))
         except IrtoolError as error:
             raise self.CollectError(error.message) from None
@@ -66,6 +77,7 @@ class JobItem(pytest.Item):
         super().__init__(**kwargs)
         self.job = job
         self.expected = expected
+        self.keywords[_SUITE_ITEM] = True
 
     def runtest(self) -> None:
         from irtool.harness import expectations
@@ -77,6 +89,7 @@ class JobItem(pytest.Item):
         result = _runner().run(self.job)
         if self.expected is not None:
             result = expectations.apply(expectations.load_expectations(self.expected), result)
+        self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
         if result.verdict == XFAIL:
             pytest.xfail(result.message)
         if result.verdict in FAILED:
@@ -99,6 +112,29 @@ class JobItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    """Count each suite job's verdict (in the process that reports: xdist's controller too)."""
+    if _SUITE_ITEM not in report.keywords:
+        return
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        verdict = dict(report.user_properties).get(_VERDICT)
+        if verdict is None:  # skipped before it ran, or failed in setup
+            verdict = SKIP if report.skipped else FAIL
+        _COUNTS[verdict] += 1
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if _COUNTS and exitstatus == 0 and run_verdict(_COUNTS)[1] == EXIT_NOTHING_JUDGED:
+        session.exitstatus = EXIT_NOTHING_JUDGED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    if _COUNTS:
+        word, _ = run_verdict(_COUNTS)
+        counts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(_COUNTS.items()))
+        terminalreporter.write_line(f"irtool: {word}: {counts} (suite jobs)")
 
 
 @lru_cache(maxsize=1)

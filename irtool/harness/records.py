@@ -27,6 +27,23 @@ PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS = (
 VERDICTS = (PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS)
 FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
 RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
+JUDGED = frozenset({PASS, FAIL, XFAIL, XPASS})  # outputs were compared with what was expected
+
+# Exit codes of a run (``irtool harness``, the pytest plugin; ``irtool run`` means the same);
+# 2, could not run, is IrtoolError.exit_code.
+EXIT_PASSED, EXIT_FAILED, EXIT_NOTHING_JUDGED = 0, 1, 3
+
+
+def run_verdict(counts: Mapping[str, int], regressed: bool = False) -> tuple[str, int]:
+    """The word and exit code of a run from its verdict counts: FAILED (1) on any failure or a
+    regression; else PASSED (0) only if something was judged; else ALL SKIPPED or NOTHING
+    JUDGED (3), never 0: a run that checked nothing must not read as a pass in CI."""
+    if regressed or any(counts.get(v, 0) for v in FAILED):
+        return "FAILED", EXIT_FAILED
+    if any(counts.get(v, 0) for v in JUDGED):
+        return "PASSED", EXIT_PASSED
+    ran = sum(counts.values())
+    return ("ALL SKIPPED" if ran and counts.get(SKIP, 0) == ran else "NOTHING JUDGED"), EXIT_NOTHING_JUDGED
 
 
 class RecordError(ValueError):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from irtool.harness.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
 from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
@@ -46,6 +47,33 @@ def write_reports(report_dir: str | Path, run: RunResults) -> dict[str, Path]:
     return paths
 
 
+def results_dir(path: str | Path) -> Path:
+    """The report dir a results file (or a report dir) given to load_results belongs to."""
+    path = Path(path)
+    return path if path.is_dir() else path.parent
+
+
+def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -> None:
+    """Make each result's reproducer link resolve inside ``folder``, where the reports are written:
+    copy the reproducer folders from the run's own report dir ``source`` when that is elsewhere,
+    and drop a link whose folder is not there (or would lead out of ``source``)."""
+    source, folder = Path(source).resolve(), Path(folder).resolve()
+    if source == folder:
+        return
+    for result in run.results:
+        if not result.reproducer:
+            continue
+        here = (source / result.reproducer).resolve()
+        there = (folder / result.reproducer).resolve()
+        if not (here.is_relative_to(source) and there.is_relative_to(folder) and here.is_dir()):
+            result.reproducer = None
+            continue
+        try:
+            shutil.copytree(here, there, symlinks=True, dirs_exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"{there}: cannot copy the reproducer from {here} ({error.strerror or error})") from None
+
+
 def columns(run: RunResults) -> list[tuple[str, str]]:
     """The (device, precision) pairs of a run: the asked ones in their order, then any other found."""
     asked = [(d, p) for d in run.meta.get("devices") or () for p in run.meta.get("precisions") or ()]
@@ -57,9 +85,16 @@ def column_label(device: str, precision: str) -> str:
     return f"{device} {precision}"
 
 
-def op_group(result: CaseResult) -> str:
-    """The op a result counts under: its op (for an IR file too, when it is one RNN op)."""
-    return result.op or NOT_ONE_OP
+def op_group(result: CaseResult, ops: Mapping[str, str] | None = None) -> str:
+    """The op a result counts under: its op (for an IR file too, when it is one RNN op).  A job
+    that did not run (skipped on an absent device) knows no op for an IR file; ``ops`` (from
+    :func:`case_ops`) gives the one its case ran as elsewhere in the run."""
+    return result.op or (ops or {}).get(result.case) or NOT_ONE_OP
+
+
+def case_ops(results: Iterable[CaseResult]) -> dict[str, str]:
+    """Case id -> the op a run found for it (on any device)."""
+    return {r.case: r.op for r in results if r.op}
 
 
 def one_line(text: str) -> str:

@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
+from irtool.devices import check_device
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
 from irtool.harness.lock import ReportDirLock
-from irtool.harness.matrix import Shard, make_jobs
+from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.harness.pool import Pool
-from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
+from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
 from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
                                   read_jsonl, run_meta)
 from irtool.harness.suite import load_suite
@@ -38,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
 
 Progress = Callable[[CaseResult, int, int], None]
+Start = Callable[["HarnessPlan"], None]
 REDUCED = "reduced"  # --reduce-failures: REPORT_DIR/reduced/<reproducer name>/
 
 
@@ -66,6 +71,43 @@ class HarnessOptions:
     force: bool = False  # replace an earlier run's results in the report dir
     max_cases: int | None = None  # per suite; default: the suite's own limit
 
+    def __post_init__(self) -> None:
+        """Refuse options that cannot make a run, with the option's name, before anything starts."""
+        if not self.suites:
+            raise SessionError("no suite given: name at least one suite file")
+        if not self.devices:
+            raise SessionError("-d: no device given")
+        for device in self.devices:
+            check_device(device)
+        if not self.precisions:
+            raise SessionError("--precision: no precision given")
+        check_precisions(self.precisions)
+        if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
+            raise SessionError(f"-j {self.jobs}: expected at least 1 worker")
+        if self.timeout is not None and not (self.timeout > 0 and math.isfinite(self.timeout)):
+            raise SessionError(f"--timeout {self.timeout:g}: expected seconds > 0 (a finite number)")
+        if not (self.drift_factor > 1 and math.isfinite(self.drift_factor)):
+            raise SessionError(f"--drift-factor {self.drift_factor:g}: expected a factor > 1 (a finite number)")
+        if self.max_cases is not None and (isinstance(self.max_cases, bool) or not isinstance(self.max_cases, int)
+                                           or self.max_cases < 1):
+            raise SessionError(f"--max-cases {self.max_cases}: expected at least 1")
+        if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
+            raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
+
+
+@dataclass(frozen=True)
+class HarnessPlan:
+    """What a run is about to do: told to the ``start`` callback before the first job runs."""
+
+    suites: tuple[str, ...]
+    devices: tuple[str, ...]
+    precisions: tuple[str, ...]
+    openvino_version: str
+    jobs: int  # all the jobs of the matrix (of this shard)
+    to_run: int  # the jobs that run now (not kept from --resume, not skipped here)
+    kept: int  # results kept from --resume
+    skipped: int  # jobs that cannot run here (absent device, unsupported precision)
+
 
 @dataclass
 class HarnessOutcome:
@@ -76,17 +118,22 @@ class HarnessOutcome:
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
     notes: list[str] = field(default_factory=list)  # what the run changed of what was asked (-j capped)
     stopped: str | None = None  # why the run stopped before its end (a full disk); exit 2
+    seconds: float = 0.0  # how long the run took (wall clock, reports and baseline diff included)
 
     @property
     def failed(self) -> list[CaseResult]:
         return [r for r in self.run.results if r.verdict in FAILED]
 
     @property
+    def verdict(self) -> tuple[str, int]:
+        """The run's word and exit code: see :func:`irtool.harness.records.run_verdict`."""
+        return run_verdict(self.run.summary, self.diff is not None and self.diff.regressed)
+
+    @property
     def exit_code(self) -> int:
         if self.stopped:
             return 2
-        regressed = self.diff is not None and self.diff.regressed
-        return 1 if self.failed or regressed else 0
+        return self.verdict[1]
 
 
 def usable_cpus() -> int:
@@ -112,14 +159,17 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def run_harness(options: HarnessOptions, progress: Progress | None = None) -> HarnessOutcome:
+def run_harness(options: HarnessOptions, progress: Progress | None = None,
+                start: Start | None = None) -> HarnessOutcome:
+    """The whole run; ``start`` is told the plan before the first job, ``progress`` each result."""
+    began = time.monotonic()
+    baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path, options.max_cases) for path in options.suites]
     cases = _all_cases(suites)
     expected = [entry for suite in suites if suite.expected_failures
                 for entry in known.load_expectations(suite.expected_failures)]
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
     _check_output_names(options.tolerance, cases)
-    baseline = _baseline(options.baseline)
     timeout = options.timeout or max(suite.timeout for suite in suites)
     jobs = make_jobs(cases, options.devices, options.precisions, options.shard)
     order = {job.key: index for index, job in enumerate(jobs)}
@@ -130,18 +180,15 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None) -> Ha
         pool = Pool(workers, timeout, RunnerOptions(options.config, options.tolerance, str(report_dir)), options.env)
         pool.start(workers)  # the workers import openvino while this process does
         try:
-            outcome = _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress, baseline)
+            outcome = _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress, start,
+                           baseline)
         finally:
             pool.close()
     finally:
         lock.release()
     outcome.notes += [note] if note else []
+    outcome.seconds = time.monotonic() - began
     return outcome
-
-
-def _baseline(path: Path | None) -> RunResults | None:
-    """The baseline, read before the run (a missing or broken one stops it before it starts)."""
-    return None if path is None else load_results(path)
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
@@ -178,7 +225,8 @@ def _file_output_names(path: str) -> set[str]:
 
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
-         pool: Pool, timeout: float, progress: Progress | None, baseline: RunResults | None) -> HarnessOutcome:
+         pool: Pool, timeout: float, progress: Progress | None, start: Start | None,
+         baseline: RunResults | None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
     from irtool.runtime.devices import list_devices, skip_reason
 
@@ -200,6 +248,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     devices = list_devices()
     reasons: dict[tuple[str, str], str | None] = {}
     runnable: list[Job] = []
+    skipped: list[CaseResult] = []
     for job in jobs:
         if job.key in done:
             continue
@@ -209,10 +258,16 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         if reasons[pair] is None:
             runnable.append(job)
         else:
-            skipped = base_result(job)
-            skipped.verdict, skipped.message = SKIP, reasons[pair]
-            record(skipped)
+            skipped.append(base_result(job))
+            skipped[-1].verdict, skipped[-1].message = SKIP, reasons[pair]
+            if job.case.file and not skipped[-1].op:  # so that reports count it under its op
+                skipped[-1].op = file_op(job.case.file)
     outcome.reran = len(runnable)
+    if start:
+        start(HarnessPlan(tuple(meta["suites"]), tuple(options.devices), tuple(options.precisions),
+                          meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped)))
+    for result in skipped:
+        record(result)
     try:
         pool.run(runnable, record)
         outcome.run.partial = False
@@ -248,6 +303,20 @@ def matrix_digest(jobs: Sequence[Job]) -> str:
     precision), independent of their order and of the paths the suites were named by."""
     lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision], sort_keys=True) for job in jobs)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+@lru_cache(maxsize=1024)
+def file_op(path: str) -> str | None:
+    """The op an IR file is (``GRUSequence-5``) when it holds exactly one op of the recurrent
+    family, read from the XML (no OpenVINO): what a job that did not run still knows of its file."""
+    from irtool.ir import parse_ir
+    from irtool.specs import registry
+
+    try:
+        model = parse_ir(path)
+    except (IrtoolError, OSError):
+        return None
+    specs = [registry().for_ir(layer.type, layer.version) for layer in model.layers if layer.type]
+    family = [spec for spec in specs if spec is not None and spec.family]
+    return family[0].key if len(family) == 1 else None
 
 
 def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float) -> tuple[list, bool]:

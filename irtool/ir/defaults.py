@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from irtool.errors import IrtoolError
 from irtool.ir.parse import make_parser
 from irtool.specs import registry
 from irtool.specs.values import format_value
 
 
-class DefaultsError(ValueError):
+class DefaultsError(IrtoolError, ValueError):
     """XML that cannot be read to fill defaults in; ``message`` is one line."""
 
     def __init__(self, message: str):

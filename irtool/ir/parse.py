@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from irtool.errors import IrtoolError
 from irtool.ir.model import Edge, IRModel, Layer, Port, SourceLines
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -28,7 +29,7 @@ _NAME = re.compile(rb"[A-Za-z_][\w.-]*")
 
 
 @dataclass
-class IRParseError(Exception):
+class IRParseError(IrtoolError):
     """The file is not IR that can be read at all; ``kind`` selects the diagnostic code."""
 
     kind: str  # "syntax", "dtd", "too-large", "root", "binary"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 import tempfile
 import time
@@ -27,7 +28,8 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from irtool.compare import TolerancePolicy
+from irtool.compare import PRECISIONS, TolerancePolicy
+from irtool.devices import check_device
 from irtool.errors import IrtoolBug
 from irtool.files import FileError, writable_target
 from irtool.npz import read_npz
@@ -61,6 +63,16 @@ class ReduceOptions:
     timeout: float = 60.0  # seconds per candidate
     budget: float | None = None  # seconds for the whole reduction
     env: dict[str, str] | None = None  # the worker's environment (default: this one)
+
+    def __post_init__(self) -> None:
+        """Refuse options that cannot make a reduction, naming the option, before a worker starts."""
+        check_device(self.device)
+        if self.precision not in PRECISIONS:
+            raise ReduceError(f"--precision {self.precision}: expected one of {', '.join(PRECISIONS)}")
+        if not (self.timeout > 0 and math.isfinite(self.timeout)):
+            raise ReduceError(f"--timeout {self.timeout:g}: expected seconds > 0 (a finite number)")
+        if self.budget is not None and not (self.budget > 0 and math.isfinite(self.budget)):
+            raise ReduceError(f"--budget {self.budget:g}: expected seconds > 0 (a finite number)")
 
 
 @dataclass(frozen=True)
@@ -112,9 +124,9 @@ class _OutOfBudget(Exception):
 
 def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
     """Reduce ``origin``; see the module docstring."""
-    from irtool.runtime.devices import check_device
+    from irtool.runtime.devices import check_device as check_device_here
 
-    check_device(options.device)
+    check_device_here(options.device)  # present here, not only a name OpenVINO knows
     check_options(options)
     original = concrete_case(origin.case)
     _out_dir(options.out_dir)

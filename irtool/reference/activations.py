@@ -17,6 +17,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from irtool.errors import InputError
+
 Kernel = Callable[[np.ndarray, np.ndarray], None]  # (x, out); out may be x
 KernelFactory = Callable[[float, float], Kernel]   # (alpha, beta) -> kernel
 
@@ -166,7 +168,7 @@ def _parameter(values: Sequence[float], index: int, default: float | None,
     if index < len(values):
         return float(values[index])
     if default is None:
-        raise ValueError(
+        raise InputError(
             f"activations[{index}] is {name!r}, which has no default for its parameter: "
             f"{attribute} needs a value at position {index}")
     return default
@@ -176,14 +178,14 @@ def resolve(names: Sequence[str], alphas: Sequence[float] = (), betas: Sequence[
     """Bind activation names (any case) to their kernels and positional alpha/beta."""
     for attribute, values in (("activations_alpha", alphas), ("activations_beta", betas)):
         if len(values) > len(names):
-            raise ValueError(f"{attribute} has {len(values)} values for {len(names)} activations; "
+            raise InputError(f"{attribute} has {len(values)} values for {len(names)} activations; "
                              f"expected at most {len(names)} (one per activation, by position)")
     resolved = []
     for index, raw in enumerate(names):
         name = str(raw).strip().lower()
         kind = KINDS.get(name)
         if kind is None:
-            raise ValueError(f"activations[{index}] is {raw!r}; expected one of {', '.join(KINDS)}")
+            raise InputError(f"activations[{index}] is {raw!r}; expected one of {', '.join(KINDS)}")
         alpha = _parameter(alphas, index, kind.default_alpha, "activations_alpha", name) if kind.takes_alpha else 0.0
         beta = _parameter(betas, index, kind.default_beta, "activations_beta", name) if kind.takes_beta else 0.0
         resolved.append(Activation(name, alpha, beta, kind.factory(alpha, beta), kind.input_scale))

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from irtool.errors import IrtoolBug
 from irtool.reference.activations import Activation, Kernel
 
 Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]
@@ -79,7 +80,7 @@ def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequenc
     directions, rows, batch = out.shape
     if directions == 1 and batch == 1:
         if not out.flags.c_contiguous:  # reshape would silently write to a copy
-            raise RuntimeError("internal error: a recurrent product needs a contiguous output")
+            raise IrtoolBug("a recurrent product needs a contiguous output")
         rt = alloc((hidden, rows), r.dtype)
         np.copyto(rt, _gate_rows(r, hidden, order, scales, alloc)[0].T)  # faster than a transposing ufunc
         out_vector = out.reshape(rows)

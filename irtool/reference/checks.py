@@ -1,6 +1,6 @@
 """Input and attribute checks of the public reference functions.
 
-Every problem is one ``ValueError`` that names the input or attribute, then what was found
+Every problem is one ``InputError`` (an ``IrtoolError`` and a ``ValueError``) that names the input or attribute, then what was found
 and what was expected (``W has shape [1, 384, 16]; expected [num_directions=1,
 3*hidden_size=6, input_size=16]``).  Nothing is broadcast or coerced silently.
 """
@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from irtool.errors import InputError
 from irtool.reference.precision import common_float_dtype
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
@@ -34,7 +35,7 @@ def _listed(shape: Sequence[int]) -> str:
 
 def as_array(name: str, value: Any) -> np.ndarray:
     if value is None or value is REQUIRED:
-        raise ValueError(f"{name} is missing; it is a required input")
+        raise InputError(f"{name} is missing; it is a required input")
     return value if isinstance(value, np.ndarray) else np.asarray(value)
 
 
@@ -42,12 +43,12 @@ def expect_shape(name: str, array: np.ndarray, dims: Sequence[Dim]) -> None:
     expected = tuple(value for _, value in dims)
     if array.shape != expected:
         wanted = ", ".join(f"{label}={value}" for label, value in dims)
-        raise ValueError(f"{name} has shape {_listed(array.shape)}; expected [{wanted}]")
+        raise InputError(f"{name} has shape {_listed(array.shape)}; expected [{wanted}]")
 
 
 def expect_rank(name: str, array: np.ndarray, labels: Sequence[str]) -> tuple[int, ...]:
     if array.ndim != len(labels):
-        raise ValueError(f"{name} has shape {_listed(array.shape)}; expected {len(labels)} dims "
+        raise InputError(f"{name} has shape {_listed(array.shape)}; expected {len(labels)} dims "
                          f"[{', '.join(labels)}]")
     return tuple(int(v) for v in array.shape)
 
@@ -56,7 +57,7 @@ def expect_rank(name: str, array: np.ndarray, labels: Sequence[str]) -> tuple[in
 
 def _present(name: str, value: Any, expected: str) -> Any:
     if value is None or value is REQUIRED:
-        raise ValueError(f"{name} is missing; it is a required attribute ({expected})")
+        raise InputError(f"{name} is missing; it is a required attribute ({expected})")
     return value
 
 
@@ -68,7 +69,7 @@ def hidden_size(value: Any) -> int:
     except (TypeError, ValueError):
         number, exact = 0, False
     if not exact or number <= 0:
-        raise ValueError(f"hidden_size is {value!r}; expected a positive integer")
+        raise InputError(f"hidden_size is {value!r}; expected a positive integer")
     return number
 
 
@@ -76,7 +77,7 @@ def direction(value: Any) -> tuple[bool, ...]:
     """Per direction, whether it runs in reverse: (False,), (True,) or (False, True)."""
     name = str(_present("direction", value, " | ".join(DIRECTIONS))).strip().lower()
     if name not in DIRECTIONS:
-        raise ValueError(f"direction is {value!r}; expected one of {', '.join(DIRECTIONS)}")
+        raise InputError(f"direction is {value!r}; expected one of {', '.join(DIRECTIONS)}")
     return {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}[name]
 
 
@@ -87,7 +88,7 @@ def clip(value: Any) -> float | None:
     except (TypeError, ValueError):
         bound = math.nan
     if math.isnan(bound) or bound < 0:
-        raise ValueError(f"clip is {value!r}; expected a positive number, or 0 / infinity for no clipping")
+        raise InputError(f"clip is {value!r}; expected a positive number, or 0 / infinity for no clipping")
     return None if bound == 0 or math.isinf(bound) else bound
 
 
@@ -95,13 +96,13 @@ def flag(name: str, value: Any) -> bool:
     text = str(value).strip().lower()
     if isinstance(value, (bool, np.bool_)) or text in ("0", "1", "true", "false"):
         return text in ("1", "true")
-    raise ValueError(f"{name} is {value!r}; expected true or false")
+    raise InputError(f"{name} is {value!r}; expected true or false")
 
 
 def names(name: str, value: Any, count: int) -> tuple[str, ...]:
     items = tuple(part.strip() for part in value.split(",")) if isinstance(value, str) else tuple(value)
     if len(items) != count:
-        raise ValueError(f"{name} has {len(items)} values {list(items)}; expected {count}")
+        raise InputError(f"{name} has {len(items)} values {list(items)}; expected {count}")
     return items
 
 
@@ -112,7 +113,7 @@ def floats(name: str, value: Any) -> tuple[float, ...]:
     try:
         return tuple(float(item) for item in items)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} is {value!r}; expected a list of numbers") from None
+        raise InputError(f"{name} is {value!r}; expected a list of numbers") from None
 
 
 # --- inputs ---------------------------------------------------------------------------
@@ -124,12 +125,12 @@ def _rows(gates: int, hidden: int) -> Dim:
 def lengths(array: np.ndarray, batch: int, seq: int) -> np.ndarray:
     expect_shape("sequence_lengths", array, [("batch_size", batch)])
     if array.dtype.kind not in "iu":
-        raise ValueError(f"sequence_lengths has dtype {array.dtype}; expected an integer type")
+        raise InputError(f"sequence_lengths has dtype {array.dtype}; expected an integer type")
     values = array.astype(np.int64)
     bad = np.flatnonzero((values < 0) | (values > seq))
     if bad.size:
         k = int(bad[0])
-        raise ValueError(f"sequence_lengths[{k}] is {int(values[k])}; expected a value in [0, seq_length={seq}]")
+        raise InputError(f"sequence_lengths[{k}] is {int(values[k])}; expected a value in [0, seq_length={seq}]")
     return values
 
 

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.errors import InputError
 from irtool.reference.activations import KINDS
 from irtool.reference.checks import flag
 
@@ -39,7 +40,7 @@ LSTM_TO_ONNX = (1, 3, 0, 2)    # ONNX i, o, f, c taken from OpenVINO f, i, c, o
 
 def _kind(op: str) -> str:
     if op not in GATES:
-        raise ValueError(f"op is {op!r}; expected one of {', '.join(GATES)}")
+        raise InputError(f"op is {op!r}; expected one of {', '.join(GATES)}")
     return op
 
 
@@ -69,7 +70,7 @@ def inputs_from_onnx(op: str, X: np.ndarray, W: np.ndarray, R: np.ndarray, B: np
     """ONNX inputs (their order and names) -> the OpenVINO *Sequence op's inputs, in port order."""
     op = _kind(op)
     if P is not None and np.any(P):
-        raise ValueError("P (peepholes) is non-zero; OpenVINO LSTMSequence-5 has no peephole input")
+        raise InputError("P (peepholes) is non-zero; OpenVINO LSTMSequence-5 has no peephole input")
     seq, batch, _ = X.shape
     directions, rows, hidden = R.shape
     zeros = np.zeros((directions, batch, hidden), dtype=X.dtype)
@@ -112,7 +113,7 @@ def inputs_to_onnx(op: str, *inputs: np.ndarray, linear_before_reset: Any = Fals
     op = _kind(op)
     expected = 7 if op == "LSTM" else 6
     if len(inputs) != expected:
-        raise ValueError(f"{op} takes {expected} OpenVINO inputs; got {len(inputs)}")
+        raise InputError(f"{op} takes {expected} OpenVINO inputs; got {len(inputs)}")
     if op == "LSTM":
         x, h0, c0, lengths, w, r, b = inputs
     else:
@@ -149,7 +150,7 @@ def _one_set(op: str, names: Sequence[str], directions: int) -> int:
         return count
     if directions == 2 and len(names) == 2 * count:
         return count
-    raise ValueError(f"activations has {len(names)} values {list(names)}; expected {count}"
+    raise InputError(f"activations has {len(names)} values {list(names)}; expected {count}"
                      + (f" or {2 * count} (one set per direction)" if directions == 2 else ""))
 
 
@@ -164,16 +165,16 @@ def _parameters_by_position(names: Sequence[str], values: Sequence[float], which
     for name in names:
         kind = KINDS.get(str(name).lower())
         if kind is None:
-            raise ValueError(f"activations has {name!r}; expected one of {', '.join(ONNX_SPELLING.values())}")
+            raise InputError(f"activations has {name!r}; expected one of {', '.join(ONNX_SPELLING.values())}")
         takes, default = _takes(kind, which)
         if takes and pending:
             positional.append(float(pending.pop(0)))
         elif takes and default is None:
-            raise ValueError(f"activation_{which} has no value for {name!r}, which has no default")
+            raise InputError(f"activation_{which} has no value for {name!r}, which has no default")
         else:
             positional.append(0.0 if default is None else float(default))
     if pending:
-        raise ValueError(f"activation_{which} has {len(values)} values; the activations {list(names)} take fewer")
+        raise InputError(f"activation_{which} has {len(values)} values; the activations {list(names)} take fewer")
     return positional
 
 
@@ -185,7 +186,7 @@ def _parameters_in_order(names: Sequence[str], positional: Sequence[float], whic
         takes, default = _takes(kind, which)
         if takes:
             if index >= len(positional) and default is None:
-                raise ValueError(f"activations_{which} has no value for activations[{index}] = {name!r}")
+                raise InputError(f"activations_{which} has no value for activations[{index}] = {name!r}")
             ordered.append(float(positional[index]) if index < len(positional) else float(default))
     return ordered
 
@@ -194,9 +195,9 @@ def attributes_from_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, An
     """ONNX GRU/LSTM/RNN attributes -> the OpenVINO *Sequence attributes (spec names)."""
     op = _kind(op)
     if int(attributes.get("layout", 0)):
-        raise ValueError("layout is 1 (batch-major); only ONNX's default layout 0 is converted")
+        raise InputError("layout is 1 (batch-major); only ONNX's default layout 0 is converted")
     if int(attributes.get("input_forget", 0)):
-        raise ValueError("input_forget is 1; OpenVINO LSTMSequence-5 has no input_forget")
+        raise InputError("input_forget is 1; OpenVINO LSTMSequence-5 has no input_forget")
     direction = str(attributes.get("direction", "forward"))
     names = [str(n) for n in attributes.get("activations", DEFAULT_ACTIVATIONS[op])]
     alphas = _parameters_by_position(names, attributes.get("activation_alpha", ()), "alpha")
@@ -204,7 +205,7 @@ def attributes_from_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, An
     count = _one_set(op, names, _num_directions(direction))
     one_set = ([n.lower() for n in names[:count]], alphas[:count], betas[:count])
     if len(names) > count and one_set != ([n.lower() for n in names[count:]], alphas[count:], betas[count:]):
-        raise ValueError(f"activations differ between directions ({names}); OpenVINO uses one set for both")
+        raise InputError(f"activations differ between directions ({names}); OpenVINO uses one set for both")
     converted: dict[str, Any] = {
         "hidden_size": int(attributes["hidden_size"]) if "hidden_size" in attributes else None,
         "direction": direction,

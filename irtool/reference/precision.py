@@ -16,6 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
+from irtool.errors import InputError
+
 FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
 ACCUMULATE_NAMES = ("float32", "float64")
 
@@ -36,7 +38,7 @@ def compute_dtype(input_dtype: np.dtype, accumulate: str | np.dtype | None = Non
         except TypeError:
             name = str(accumulate)
         if name not in ACCUMULATE_NAMES:
-            raise ValueError(f"accumulate is {accumulate!r}; expected one of {', '.join(ACCUMULATE_NAMES)}")
+            raise InputError(f"accumulate is {accumulate!r}; expected one of {', '.join(ACCUMULATE_NAMES)}")
         wide = wide or name == "float64"
     return np.dtype(np.float64 if wide else np.float32)
 
@@ -46,10 +48,10 @@ def common_float_dtype(named: Sequence[tuple[str, np.ndarray | None]]) -> np.dty
     present = [(name, array) for name, array in named if array is not None]
     first_name, first = present[0]
     if not is_supported_float(first.dtype):
-        raise ValueError(f"{first_name} has dtype {first.dtype}; expected one of {', '.join(FLOAT_NAMES)}")
+        raise InputError(f"{first_name} has dtype {first.dtype}; expected one of {', '.join(FLOAT_NAMES)}")
     for name, array in present[1:]:
         if array.dtype != first.dtype:
-            raise ValueError(f"{name} has dtype {array.dtype}; expected {first.dtype}, the dtype of {first_name}")
+            raise InputError(f"{name} has dtype {array.dtype}; expected {first.dtype}, the dtype of {first_name}")
     return first.dtype
 
 

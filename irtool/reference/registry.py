@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from irtool.errors import InputError, IrtoolBug
 from irtool.reference.checks import REQUIRED, direction, flag, hidden_size
 from irtool.specs import get_spec
 
@@ -60,7 +61,7 @@ def register(op_type: str, version: int) -> Callable[[Op], Op]:
     def decorate(function: Op) -> Op:
         versions = _REGISTRY.setdefault(op_type, {})
         if version in versions:
-            raise RuntimeError(f"internal error: {op_type}-{version} is registered twice "
+            raise IrtoolBug(f"{op_type}-{version} is registered twice "
                                f"({versions[version].function.__qualname__} and {function.__qualname__})")
         versions[version] = _describe(op_type, version, function)
         return function
@@ -76,10 +77,10 @@ def lookup(op_type: str, version: int | None = None) -> Registered:
     """The highest registered version of ``op_type`` not above ``version`` (None: the highest)."""
     versions = _REGISTRY.get(op_type)
     if not versions:
-        raise ValueError(f"no reference implementation for op type {op_type!r}; implemented: {', '.join(registered())}")
+        raise InputError(f"no reference implementation for op type {op_type!r}; implemented: {', '.join(registered())}")
     usable = [v for v in versions if version is None or v <= version]
     if not usable:
-        raise ValueError(f"no reference implementation for {op_type} at version {version} or below; "
+        raise InputError(f"no reference implementation for {op_type} at version {version} or below; "
                          f"implemented versions: {', '.join(map(str, sorted(versions)))}")
     return versions[max(usable)]
 
@@ -87,17 +88,17 @@ def lookup(op_type: str, version: int | None = None) -> Registered:
 def _bind_inputs(op: Registered, inputs: Sequence[Any]) -> list[Any]:
     if not op.required_ports <= len(inputs) <= len(op.ports):
         count = str(len(op.ports)) if op.required_ports == len(op.ports) else f"{op.required_ports} to {len(op.ports)}"
-        raise ValueError(f"{op.key} takes {count} inputs ({', '.join(op.ports)}); got {len(inputs)}")
+        raise InputError(f"{op.key} takes {count} inputs ({', '.join(op.ports)}); got {len(inputs)}")
     return [*inputs, *([None] * (len(op.ports) - len(inputs)))]
 
 
 def _check_attribute_names(op: Registered, attributes: Mapping[str, Any]) -> None:
     unknown = sorted(set(attributes) - set(op.attributes))
     if unknown:
-        raise ValueError(f"{op.key} has no attribute {unknown[0]!r}; its attributes are {', '.join(op.attributes)}")
+        raise InputError(f"{op.key} has no attribute {unknown[0]!r}; its attributes are {', '.join(op.attributes)}")
     missing = [name for name in op.required_attributes if attributes.get(name) is None]
     if missing:
-        raise ValueError(f"{op.key} requires attribute {missing[0]!r}")
+        raise InputError(f"{op.key} requires attribute {missing[0]!r}")
 
 
 def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,6 +136,6 @@ def evaluate(op_type: str, inputs: Sequence[Any], attributes: Mapping[str, Any],
     filled = _spec_checked(op, bound, attributes)
     outputs = op.function(*bound, **filled, accumulate=accumulate)
     if not isinstance(outputs, tuple) or not all(isinstance(o, np.ndarray) for o in outputs):
-        raise RuntimeError(f"internal error: the reference of {op.key} returned {type(outputs).__name__}, "
+        raise IrtoolBug(f"the reference of {op.key} returned {type(outputs).__name__}, "
                            "not a tuple of arrays")
     return outputs

@@ -18,13 +18,15 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from irtool.errors import IrtoolError
+
 Flags = Mapping[str, object]
 Symbols = Mapping[str, int]
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
 
 
-class ExpressionError(ValueError):
+class ExpressionError(IrtoolError, ValueError):
     """A dim expression in a spec file that does not parse."""
 
 

@@ -9,15 +9,11 @@ from types import MappingProxyType
 from typing import Any
 
 from irtool.specs.expressions import parse_expression
-from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SymbolSpec
+from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SpecError, SymbolSpec
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
 OPS_DIR = SCHEMA_DIR / "ops"
 _OPSET = re.compile(r"^opset(\d{1,9})$", re.ASCII)  # ASCII digits: int() takes any Unicode digit, and refuses 4300 of them
-
-
-class SpecError(Exception):
-    """A spec file that is not valid: an irtool bug, not a user error."""
 
 
 def _resolve(node: Any, common: dict, where: str) -> Any:

@@ -8,8 +8,17 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from irtool.jsonable import shown
+from irtool.errors import IrtoolBug, IrtoolError
 from irtool.specs.expressions import BinOp, Cond, Expr
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
+
+
+class SpecError(IrtoolBug):
+    """A spec file that is not valid: an irtool bug, not a user error."""
+
+
+class SpecMismatch(IrtoolError, ValueError):
+    """Attributes or inputs that do not fit an op's spec (an unknown or missing attribute, a bad value, a shape)."""
 
 
 SCALAR_TYPES = frozenset({"int", "float", "bool"})
@@ -41,9 +50,9 @@ class AttributeSpec:
 
     def __post_init__(self) -> None:
         if self.type not in TYPE_NAMES:
-            raise ValueError(f"attribute {self.name}: unknown type {self.type!r}")
+            raise SpecError(f"attribute {self.name}: unknown type {self.type!r}")
         if self.required and self.default is not None:
-            raise ValueError(f"attribute {self.name}: required and with a default")
+            raise SpecError(f"attribute {self.name}: required and with a default")
 
     def parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         """Read IR text; returns the value (None if unreadable) and what is wrong with it."""
@@ -183,14 +192,14 @@ class OpSpec:
         for port in self.inputs + self.outputs:
             var = port.type
             if port.type_attribute is None and var not in self.types:
-                raise ValueError(f"{self.key}: port {port.name} has type {var!r}, not in types")
+                raise SpecError(f"{self.key}: port {port.name} has type {var!r}, not in types")
             if port.type_attribute is not None and port.type_attribute not in self.attributes:
-                raise ValueError(f"{self.key}: port {port.name} takes its type from unknown attribute")
+                raise SpecError(f"{self.key}: port {port.name} takes its type from unknown attribute")
             if port.same_as is not None and port.same_as not in {p.name for p in self.inputs}:
-                raise ValueError(f"{self.key}: port {port.name} is the same as unknown input {port.same_as}")
+                raise SpecError(f"{self.key}: port {port.name} is the same as unknown input {port.same_as}")
         for symbol in self.symbols.values():
             if symbol.attribute not in self.attributes:
-                raise ValueError(f"{self.key}: symbol {symbol.name} reads unknown attribute {symbol.attribute}")
+                raise SpecError(f"{self.key}: symbol {symbol.name} reads unknown attribute {symbol.attribute}")
 
     @cached_property
     def key(self) -> str:
@@ -263,10 +272,10 @@ class OpSpec:
         """
         for name in attributes:
             if name not in self.attributes:
-                raise ValueError(f"{self.key}: unknown attribute {name!r}; known: {', '.join(self.attributes)}")
+                raise SpecMismatch(f"{self.key}: unknown attribute {name!r}; known: {', '.join(self.attributes)}")
         for name, spec in self.attributes.items():
             if spec.required and attributes.get(name) is None:
-                raise ValueError(f"{self.key}: attribute {name!r} is required")
+                raise SpecMismatch(f"{self.key}: attribute {name!r} is required")
         filled = self.fill_defaults(attributes)
         for name, value in filled.items():
             spec = self.attributes[name]
@@ -276,7 +285,7 @@ class OpSpec:
                 value = filled[name] = [v.lower() if isinstance(v, str) else v for v in value]
             problems = spec.check(list(value) if isinstance(value, tuple) else value)
             if problems:
-                raise ValueError(f"{self.key}: attribute {name!r}: {problems[0].message}")
+                raise SpecMismatch(f"{self.key}: attribute {name!r}: {problems[0].message}")
         return filled
 
     def typed_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -289,7 +298,7 @@ class OpSpec:
                 continue
             parsed, problems = spec.parse(value)
             if parsed is None:
-                raise ValueError(f"{self.key}: attribute {name!r}: {problems[0].message}")
+                raise SpecMismatch(f"{self.key}: attribute {name!r}: {problems[0].message}")
             typed[name] = parsed
         return typed
 
@@ -301,13 +310,13 @@ class OpSpec:
         from irtool.specs.unify import unify  # the unifier reads OpSpec; import late
 
         if not self.required_inputs <= len(input_shapes) <= len(self.inputs):
-            raise ValueError(f"{self.key}: takes {self._input_count_text()} inputs "
+            raise SpecMismatch(f"{self.key}: takes {self._input_count_text()} inputs "
                              f"({', '.join(p.name for p in self.inputs)}), got {len(input_shapes)}")
         typed = self.fill_defaults(self.typed_attributes(attributes))
         report = unify(self, typed, [tuple(s) if s is not None else None for s in input_shapes])
         if report.problems:
             first = report.problems[0]
-            raise ValueError(f"{self.key}: input {first.index} ({first.port_name}) has shape "
+            raise SpecMismatch(f"{self.key}: input {first.index} ({first.port_name}) has shape "
                              f"{list(input_shapes[first.index])}: {first.message}; "
                              f"expected {self.inputs[first.index].shape_text()}")
         return dict(report.symbols)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from irtool.errors import IrtoolError
 from irtool.numbers import NumberSyntaxError, parse_float, parse_int, shown
 from irtool.shapes import ShapeSyntaxError, parse_shape
 
@@ -11,7 +12,7 @@ _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
 
-class ValueSyntaxError(ValueError):
+class ValueSyntaxError(IrtoolError, ValueError):
     """Attribute text that is not a value of the attribute's type."""
 
 

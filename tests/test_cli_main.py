@@ -1,0 +1,152 @@
+"""``irtool`` itself: help written for users, typos answered with a suggestion and the right usage,
+one place that turns library errors into a line and an exit code, and a closed pipe that keeps
+the exit code."""
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from irtool.cli import main
+from irtool.errors import IrtoolBug, IrtoolError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest_harness import sample_run  # noqa: E402
+
+
+def test_top_level_help_is_for_users_and_lists_the_exit_codes(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "argparse" not in out and "``" not in out and "handler" not in out
+    assert "validate IR files against the op specs" in out
+    assert "exit codes: 0 passed, 1 " in out and "3 ran but nothing was judged" in out
+
+
+@pytest.mark.parametrize("command", [["validate"], ["build"], ["build", "gru-sequence"], ["devices"], ["harness"],
+                                     ["report"], ["report", "diff"], ["reduce"]])
+def test_each_commands_help_is_written_for_users(command, capsys):
+    """No docstring markup or developer words (run's help is checked with run)."""
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "handler" not in out and ":func:" not in out
+
+
+def test_build_offers_what_it_builds_and_shows_each_list_at_its_length(capsys):
+    assert main(["build", "lstm-sequence", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--activations A,B,C " in out and "--op-version {5}" in out  # LSTMSequence-1 validates but cannot be built
+    assert main(["build", "gru-sequence", "--help"]) == 0
+    assert "--activations A,B " in capsys.readouterr().out
+
+
+def test_a_mistyped_command_gets_a_suggestion_in_one_line(capsys):
+    assert main(["validte", "x.xml"]) == 2
+    err = capsys.readouterr().err
+    assert "irtool: error: no command 'validte' (did you mean validate?)" in err
+    assert "irtool: error: irtool:" not in err and "invalid choice" not in err
+
+
+def test_a_mistyped_option_shows_the_sub_commands_usage(capsys):
+    assert main(["run", "m.xml", "-d", "CPU", "--precison", "bf16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: irtool run ")
+    assert "irtool: error: run: unrecognized arguments: --precison bf16 (did you mean --precision?)" in err
+
+
+def test_a_usage_error_of_a_sub_command_is_not_prefixed_twice(capsys):
+    assert main(["report", "diff", "a"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: irtool report diff ") and "irtool: error: report diff: " in err
+    assert "irtool: error: irtool" not in err
+
+
+def test_library_errors_become_one_line_and_exit_2_in_one_place(monkeypatch, capsys):
+    """Every handler raises; cli.main says it (a bug says it is one, and asks for a report)."""
+    from irtool.cli import devices_cmd
+
+    for error, line in ((IrtoolError("model.xml: no such file"), "irtool: error: model.xml: no such file\n"),
+                        (IrtoolBug("two GRUs registered"), "irtool: error: irtool bug: two GRUs registered "
+                                                           "(please report it)\n")):
+        def boom(args, error=error):
+            raise error
+        monkeypatch.setattr(devices_cmd, "handle", boom)
+        assert main(["devices"]) == 2
+        assert capsys.readouterr().err == line
+
+
+def test_every_library_error_is_an_irtool_error():
+    from irtool.errors import InputError
+    from irtool.ir.defaults import DefaultsError
+    from irtool.ir.parse import IRParseError
+    from irtool.numbers import NumberSyntaxError
+    from irtool.shapes import ShapeSyntaxError
+    from irtool.specs import SpecError
+    from irtool.specs.expressions import ExpressionError
+    from irtool.specs.model import SpecMismatch
+    from irtool.specs.values import ValueSyntaxError
+
+    for cls in (DefaultsError, IRParseError, ShapeSyntaxError, SpecError, ExpressionError, SpecMismatch,
+                ValueSyntaxError, InputError, IrtoolBug, NumberSyntaxError):
+        assert issubclass(cls, IrtoolError), cls
+    assert issubclass(SpecError, IrtoolBug)  # irtool's own spec files: a bug, not the user's input
+
+
+def test_the_reference_reports_bad_input_as_an_irtool_error_that_is_still_a_value_error():
+    import numpy as np
+
+    from irtool.reference import gru_sequence
+
+    with pytest.raises(IrtoolError, match="hidden_size is 0") as caught:
+        gru_sequence(np.zeros((1, 1, 1), np.float32), np.zeros((1, 1, 1), np.float32), np.ones(1, np.int32),
+                     np.zeros((1, 3, 1), np.float32), np.zeros((1, 3, 1), np.float32), np.zeros((1, 3), np.float32),
+                     hidden_size=0, direction="forward")
+    assert isinstance(caught.value, ValueError)
+
+
+def test_a_closed_pipe_keeps_the_exit_code_of_a_regression(tmp_path):
+    """``irtool report diff OLD NEW | head -1``: the reader is gone before irtool writes; the
+    regression's exit code 1 must survive, with no BrokenPipeError on stderr."""
+    from irtool.harness.store import write_json
+
+    old = sample_run()
+    new = copy.deepcopy(old)
+    fixed = next(r for r in new.results if r.verdict == "pass")
+    fixed.verdict, fixed.message = "fail", "Y: outside tolerance"
+    write_json(tmp_path / "old.json", old)
+    write_json(tmp_path / "new.json", new)
+    command = [sys.executable, "-m", "irtool", "report", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]
+    assert subprocess.run(command, capture_output=True, timeout=120).returncode == 1
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # as head does once it has its line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1, err
+    assert b"BrokenPipe" not in err and b"Exception ignored" not in err
+
+
+def test_harness_options_check_themselves_when_built():
+    from irtool.harness.session import HarnessOptions, SessionError
+
+    suite = [ROOT / "samples" / "suites" / "smoke.toml"]
+    for bad, message in (({"jobs": 0}, "-j 0"), ({"timeout": -1.0}, "--timeout -1"), ({"devices": ["GPUU"]}, "GPUU"),
+                         ({"devices": []}, "no device"), ({"precisions": ["f8"]}, "--precision f8"),
+                         ({"drift_factor": 1.0}, "--drift-factor 1"), ({"reduce_budget": 0.0}, "--reduce-budget 0"),
+                         ({"suites": []}, "no suite")):
+        with pytest.raises(IrtoolError, match=message):
+            HarnessOptions(**{"suites": suite, **bad})
+    assert HarnessOptions(suite, devices=["HETERO:GPU,CPU"]).jobs == 1
+    assert SessionError.__mro__[1] is IrtoolError
+
+
+def test_reduce_options_check_themselves_when_built(tmp_path):
+    from irtool.reduce import ReduceOptions
+
+    for bad, message in (({"device": "cpu"}, "did you mean CPU"), ({"device": "MULTI"}, "needs a device list"),
+                         ({"precision": "f8"}, "--precision f8"), ({"timeout": 0.0}, "--timeout 0"),
+                         ({"budget": -1.0}, "--budget -1")):
+        with pytest.raises(IrtoolError, match=message):
+            ReduceOptions(**{"device": "CPU", "out_dir": tmp_path, **bad})
+    assert ReduceOptions("HETERO:GPU,CPU", tmp_path).timeout > 0

@@ -1,0 +1,178 @@
+"""Every command README.md and docs/*.md show runs as written, from a fresh copy of the repository,
+with the exit code the text says.
+
+A command is every line of a ```sh block (a trailing backslash continues it), and every line
+starting with "$ " in any other fenced block (the lines after it are its output). Other
+blocks (synopses, outputs, TOML) are not run. The commands of one page run in order in one
+fresh copy of the repository (the tracked files as they are in the work tree), so a page
+may build a file and then run it; ``irtool``, ``python`` and ``pytest`` are this Python
+with the copy on PYTHONPATH.
+
+What runs differently from the text is listed below, each change with its reason; a
+command no entry names runs exactly as written. A command expected to exit non-zero is
+listed in EXIT_CODES with the reason the page gives.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+# (pattern, replacement, reason): re.sub on the command before it runs.
+SUBSTITUTIONS = [
+    (r"^python -m venv \.venv && \. \.venv/bin/activate && pip install -e \. && ", "",
+     "the copy runs from PYTHONPATH; a new virtual environment would download every dependency"),
+    (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q$", None,
+     "the test suite itself, of which this test is a part"),
+    (r" -o crash$", " --budget 5 -o crash",
+     "each crash costs a fresh worker (28 runs, 15 s and more): 5 s shows the same exit code"),
+    (r"--reduce-budget 120$", "--reduce-budget 5", "two reductions within 5 s each: the same exit code, sooner"),
+]
+# Where the CPU has no bf16 (OpenVINO then runs f32 silently), the bf16 examples are run at f32
+# so that they still mean "fails, and is reduced" or "runs and passes".
+NO_BF16_SUBSTITUTIONS = [
+    (r"--precision bf16 --atol 1e-5 --rtol 1e-4", "--atol 0 --rtol 0",
+     "bf16 held to f32's tolerance fails; without bf16, f32 held to no tolerance fails the same way"),
+    (r"--precision bf16 --check \"Y\.max_abs>2e-3\"", '--check "Y.max_abs>0"',
+     "a criterion of one's own on an error f32 also has"),
+    (r"^irtool run (.*) --precision bf16$", r"irtool run \1 --precision f32", "bf16 is not on this CPU"),
+]
+# The reduce examples shrink a GRU of batch 8, 50 steps and hidden size 64 and an LSTM of batch
+# 3 (10 to 15 s per reduction here); the test's copy of the suite has the same ids (so the same
+# reproducer folder names) with small sizes.
+SMALL_TRIAGE = """
+[suite]
+name = "triage"
+timeout = 60
+[[grid]]
+id = "gru-big"
+op = "GRUSequence-5"
+attributes = { hidden_size = 4, direction = "bidirectional", linear_before_reset = true }
+sizes = { batch_size = 2, seq_length = 3, input_size = 3 }
+[[grid]]
+id = "lstm"
+op = "LSTMSequence-5"
+attributes = { hidden_size = 2, direction = "reverse" }
+sizes = { batch_size = 3, seq_length = 2, input_size = 2 }
+"""
+# (pattern, exit code, why): the first match decides; 0 otherwise.
+EXIT_CODES = [
+    (r"^irtool validate samples/ir/spec-examples/GRUCell-3\.page\.xml$", 1, "the spec page's example is invalid"),
+    (r"^irtool reduce .*-o passes$", 1, "a case that passes has nothing to reduce"),
+    (r"reproduce\.py", 1, "the reproducer of a failure reproduces the mismatch"),
+    (r"^irtool harness samples/suites/triage\.toml --atol 0 --rtol 0", 1, "no tolerance: every case fails"),
+    (r"^irtool run samples/models/gru_lengths\.xml", 1,
+     "OpenVINO 2026.4.1's CPU ignores ragged sequence_lengths there (the bug of samples/suites/full.xfail.toml)"),
+]
+TIMEOUT = 300
+
+
+@lru_cache(maxsize=1)
+def cpu_has_bf16() -> bool:
+    import openvino as ov
+
+    return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
+def commands(page: Path) -> list[str]:
+    """The commands of a page, in order (see the module docstring)."""
+    found, fence, pending = [], None, ""
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fence = None if fence is not None else line[3:].strip()
+            continue
+        if fence is None:
+            continue
+        if fence == "sh":
+            text = line.strip()
+            if text.endswith("\\"):
+                pending += text[:-1].strip() + " "
+                continue
+            whole, pending = (pending + text).strip(), ""
+            if whole:
+                found.append(whole)
+        elif line.startswith("$ "):
+            found.append(line[2:].strip())
+    return found
+
+
+def prepared(command: str) -> tuple[str | None, list[str]]:
+    """The command to run (None: not run) and the reasons for each change made to it."""
+    reasons = []
+    table = SUBSTITUTIONS + ([] if cpu_has_bf16() else NO_BF16_SUBSTITUTIONS)
+    for pattern, replacement, reason in table:
+        if re.search(pattern, command):
+            if replacement is None:
+                return None, [reason]
+            command = re.sub(pattern, replacement, command)
+            reasons.append(reason)
+    return command, reasons
+
+
+def expected_code(command: str) -> int:
+    return next((code for pattern, code, _ in EXIT_CODES if re.search(pattern, command)), 0)
+
+
+def fresh_copy(target: Path) -> Path:
+    """The repository's tracked files, as they are in the work tree, with nothing generated."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    (target / "samples" / "suites" / "triage.toml").write_text(SMALL_TRIAGE)
+    return target
+
+
+def shims(folder: Path) -> Path:
+    """irtool, python and pytest as the user has them after the README's set-up, for this Python."""
+    folder.mkdir()
+    for name, args in (("irtool", "-m irtool"), ("python", ""), ("pytest", "-m pytest")):
+        (folder / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" {args} "$@"\n')
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def test_commands_are_found_in_every_page_that_shows_one():
+    shown = {page.name: commands(page) for page in PAGES}
+    assert any("irtool harness samples/suites/smoke.toml" in c for c in shown["README.md"]), shown
+    assert any(c.startswith("irtool build gru-sequence --hidden-size 128") and c.endswith("-o gru.xml")
+               for c in shown["run.md"])  # a continued line is one command
+    assert any(c.startswith("irtool reduce") for c in shown["reduce.md"])
+    assert all(not c.startswith("irtool harness SUITE") for cs in shown.values() for c in cs)  # synopses
+
+
+def test_every_substitution_and_exit_code_is_used():
+    """A table entry no command matches is a page that changed without its test."""
+    every = [c for page in PAGES for c in commands(page)]
+    for pattern, _, reason in SUBSTITUTIONS + NO_BF16_SUBSTITUTIONS:
+        assert any(re.search(pattern, c) for c in every), (pattern, reason)
+    for pattern, _, reason in EXIT_CODES:
+        assert any(re.search(pattern, c) for c in every), (pattern, reason)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if commands(p)], ids=lambda p: p.name)
+def test_the_commands_of_a_page_run_as_written(page, tmp_path):
+    copy = fresh_copy(tmp_path / "repo")
+    env = {**os.environ, "PATH": f"{shims(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(copy)}
+    env.pop("IRTOOL_FAULT", None)
+    for shown in commands(page):
+        command, _ = prepared(shown)
+        if command is None:
+            continue
+        done = subprocess.run(["bash", "-c", command], cwd=copy, env=env, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+        assert done.returncode == expected_code(shown), (
+            f"{page.name}: {shown}\nran: {command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        assert "Traceback" not in done.stderr, done.stderr
