@@ -188,7 +188,7 @@ def test_the_header_comes_first_and_the_summary_says_how_long(small):
     (["--shard", "9/9"], "NOTHING JUDGED"),  # 4 jobs in 9 slices: the ninth is empty
 ])
 def test_a_run_that_judged_nothing_exits_3_and_never_says_passed(small, args, word):
-    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "nothing"), *args)
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / f"nothing-{word}"), *args)
     assert done.returncode == 3, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith(f"{word} in ") and "PASSED" not in done.stdout
 

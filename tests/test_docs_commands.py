@@ -70,6 +70,7 @@ EXIT_CODES = [
     (r"^irtool reduce .*-o passes$", 1, "a case that passes has nothing to reduce"),
     (r"reproduce\.py", 1, "the reproducer of a failure reproduces the mismatch"),
     (r"^irtool harness samples/suites/triage\.toml --atol 0 --rtol 0", 1, "no tolerance: every case fails"),
+    (r"^IRTOOL_MEMORY_LIMIT=1G irtool build .*--hidden-size 12000", 2, "the page shows the memory estimate refusing it"),
     (r"^irtool run samples/models/gru_lengths\.xml", 1,
      "OpenVINO 2026.4.1's CPU ignores ragged sequence_lengths there (the bug of samples/suites/full.xfail.toml)"),
 ]

@@ -94,7 +94,7 @@ def test_an_earlier_run_is_kept_unless_forced(tmp_path):
                                       r"replaces it, or give this run another --report-dir")
     assert (tmp_path / "out" / "results.json").read_bytes() == before
     done = harness(tmp_path, "--force")
-    assert done.returncode == 0 and "PASSED: 3 pass" in done.stdout
+    assert done.returncode == 0 and re.search(r"^PASSED in [\d.]+ s: 3 pass$", done.stdout, re.MULTILINE)
 
 
 def test_a_baseline_in_the_report_dir_is_read_before_it_is_replaced(tmp_path):
@@ -119,7 +119,7 @@ def test_resume_compares_what_the_run_means(tmp_path):
     (tmp_path / "elsewhere" / "suite.toml").symlink_to(tmp_path / "suite.toml")
     same = harness(tmp_path, "--resume", "--precision", "bf16,f32", suite=tmp_path / "elsewhere" / "suite.toml")
     assert same.returncode == 0, same.stderr
-    assert "(0 run now)" in same.stdout
+    assert ": 6 jobs, 0 run now" in same.stdout
     # an edited suite is another run, even with the same path
     (tmp_path / "suite.toml").write_text(SUITE.replace("[1, 2, 3]", "[1, 2, 64]"))
     one_error_line(harness(tmp_path, "--resume", "--precision", "f32,bf16"),
@@ -219,7 +219,7 @@ def test_a_full_disk_stops_the_run_and_says_what_was_saved(tmp_path, small_disk)
     assert "disk full (no space left on device)" in done.stderr and "internal error" not in done.stderr
     saved = int(re.search(r"(\d+) results are saved", done.stderr).group(1))
     assert 0 < saved < len(hidden)
-    assert f"STOPPED: {saved} pass" in done.stdout
+    assert re.search(rf"^STOPPED in [\d.]+ s: {saved} pass", done.stdout, re.MULTILINE)
     from irtool.harness.store import read_jsonl
 
     assert len(read_jsonl(out / "results.jsonl").results) == saved  # what it says is what is there
