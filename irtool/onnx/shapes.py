@@ -26,6 +26,7 @@ class Dim:
 
 SEQ, BATCH, INPUT, DIRS, HIDDEN = (Dim(s) for s in ("seq_length", "batch_size", "input_size", "num_directions",
                                                     "hidden_size"))
+SIZE_SYMBOLS = ("batch_size", "seq_length", "input_size")  # the sizes no attribute fixes
 
 
 def _state(layout: int) -> tuple[Dim, ...]:

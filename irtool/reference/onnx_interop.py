@@ -264,16 +264,22 @@ def attributes_to_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, Any]
 
 def _activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
                           given: bool) -> list[tuple[Activation, ...]]:
-    """Per gate (f, g[, h]), its activation per direction (one entry if the node gives one set).
+    """Per gate (f, g[, h]), its activation per direction.
+
+    A node lists one set of activations per direction, as the pages say ("a list of 2, or 4
+    if bidirectional"); onnxruntime refuses one set for a bidirectional node too.
 
     ``activation_alpha`` / ``activation_beta`` are consumed in order across the whole list,
     only by the functions that take them (onnxruntime's reading of "consumed in the order of
     activation functions"); a function left without a value takes its ONNX default.
     """
-    names = [str(n) for n in values.get("activations", DEFAULT_ACTIVATIONS[op])]
-    if not given:  # a schema default holds a set per direction (RNN's: Tanh, Tanh); the equations' one set
-        names = names[:len(DEFAULT_ACTIVATIONS[op]) * directions]
-    count = _one_set(op, names, directions)
+    count = len(DEFAULT_ACTIVATIONS[op])
+    names = [str(n) for n in values.get("activations", DEFAULT_ACTIVATIONS[op] * directions)]
+    if not given:  # a schema default holds a set per direction (RNN's: Tanh, Tanh); the equations' otherwise
+        names = names[:count * directions]
+    if len(names) != count * directions:
+        raise ValueError(f"activations has {len(names)} values {names}; expected {count * directions} "
+                         f"({count} per direction, {directions} direction{'s' if directions > 1 else ''})")
     alphas = _parameters_by_position(names, values.get("activation_alpha", ()), "alpha")
     betas = _parameters_by_position(names, values.get("activation_beta", ()), "beta")
     sets = [resolve(names[k:k + count], alphas[k:k + count], betas[k:k + count])
