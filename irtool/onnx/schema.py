@@ -22,6 +22,9 @@ GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
 # The equations' defaults (f, g[, h]); the registry gives "see the equations".
 DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 DIRECTIONS = ("forward", "reverse", "bidirectional")
+# Defaults the registry misspells, and what the op's page means: GRU-1's direction defaults to
+# "foward" in onnx's defs (onnx/defs/rnn/old.cc), which no node could run with.
+MISSPELT_DEFAULTS = {("GRU", 1, "direction"): ("foward", "forward")}
 _KINDS = {AttributeProto.INT: "int", AttributeProto.FLOAT: "float", AttributeProto.STRING: "string",
           AttributeProto.INTS: "ints", AttributeProto.FLOATS: "floats", AttributeProto.STRINGS: "strings"}
 # numpy dtype name -> ONNX type string (what the type constraints list)
@@ -116,9 +119,10 @@ def get(op_type: str, opset: int) -> OpSchema:
 
     attributes = {}
     for name, attribute in sorted(schema.attributes.items()):
-        has_default = attribute.default_value.type != AttributeProto.UNDEFINED
+        default = _value(attribute.default_value) if attribute.default_value.type != AttributeProto.UNDEFINED else None
+        misspelt, meant = MISSPELT_DEFAULTS.get((op_type, schema.since_version, name), (None, None))
         attributes[name] = Attribute(name, _KINDS[attribute.type], attribute.required,
-                                     _value(attribute.default_value) if has_default else None,
+                                     meant if default is not None and default == misspelt else default,
                                      " ".join(attribute.description.split()))
     return OpSchema(op_type, schema.since_version, int(opset), attributes, ports(schema.inputs),
                     ports(schema.outputs))
