@@ -1,5 +1,8 @@
 """``irtool build OP [options] -o FILE.xml``: write a single-op IR model.
 
+(``irtool build onnx-gru | onnx-lstm | onnx-rnn ... -o FILE.onnx`` writes a single-node ONNX
+model instead: irtool/cli/build_onnx.py.)
+
 One sub-command per RNN-family op (gru-sequence, lstm-cell, ...).  Its options are made
 from the op's spec: one per attribute (typed, with the spec's default and allowed values)
 and one per dim symbol that no attribute fixes (--batch, --seq-length, --input-size).
@@ -12,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
+from irtool.cli import build_onnx
 from irtool.cli.common import UsageError, fail
 from irtool.specs import AttributeSpec, OpSpec, registry
 from irtool.specs.values import format_value
@@ -38,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         spec = registry().get(op_type)
         if spec is not None and spec.family:
             _add_op_parser(ops, spec)
+    build_onnx.register(ops)
     parser.set_defaults(handler=lambda args: _missing_op(parser))
 
 

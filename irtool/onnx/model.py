@@ -8,6 +8,7 @@ optional and which element types they allow all come from the op's schema in onn
 """
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,17 @@ def _raise_first(key: str, problems: Sequence[Any]) -> None:
         raise ModelError(f"{key}: {problems[0].message}")
 
 
+def _check_activations(spec: schema.OpSchema, values: Mapping[str, Any], attributes: Mapping[str, Any]) -> None:
+    """Activation names, their count per direction and their alpha/beta, as the reference reads them."""
+    from irtool.reference.onnx_interop import activations_per_gate
+
+    directions = 2 if values["direction"] == "bidirectional" else 1
+    try:
+        activations_per_gate(spec.op_type, values, directions, attributes.get("activations") is not None)
+    except ValueError as error:
+        raise ModelError(f"{spec.key}: {error}") from None
+
+
 def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: Mapping[str, np.ndarray], *,
                initializers: Collection[str] = (), outputs: Sequence[str] | None = None,
                dynamic: Collection[str] = ()) -> onnx.ModelProto:
@@ -58,6 +70,7 @@ def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: 
         raise ModelError(str(error)) from None
     values, problems = schema.check_attributes(spec, attributes)
     _raise_first(spec.key, problems)
+    _check_activations(spec, values, attributes)
     names = [p.name for p in spec.inputs]
     for name in [*inputs, *initializers]:
         if name not in names:
@@ -112,12 +125,20 @@ def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: 
                                            if n in inputs and n in initializers])
     opsets = [helper.make_opsetid("", int(opset))]
     model = helper.make_model(graph, opset_imports=opsets, producer_name="irtool",
-                              ir_version=max(helper.find_min_ir_version_for(opsets), MIN_IR_VERSION))
+                              ir_version=_ir_version(opsets))
     try:
         checker.check_model(model, full_check=True)
     except (checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         raise IrtoolError(f"irtool bug: the {spec.key} model it built fails onnx.checker: {error}") from None
     return model
+
+
+def _ir_version(opsets: list[onnx.OperatorSetIdProto]) -> int:
+    try:
+        minimum = helper.find_min_ir_version_for(opsets)
+    except ValueError:  # opsets 2 to 4 are in no onnx release's table; IR 3 covers them
+        minimum = 3
+    return max(minimum, MIN_IR_VERSION)
 
 
 @dataclass(frozen=True)
@@ -217,4 +238,19 @@ def save(model: onnx.ModelProto, path: str | Path) -> Path:
     if path.exists() and not path.is_file():
         raise ModelError(f"{path} exists and is not a regular file; refusing to replace it")
     write_atomic(path, model.SerializeToString())
+    return path
+
+
+def save_inputs(feeds: Mapping[str, np.ndarray], path: str | Path) -> Path:
+    """Write the graph inputs' values as an .npz keyed by ONNX input name, whole or not at all."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        raise ModelError(f"{path}: the inputs file name must end in .npz")
+    if not path.parent.is_dir():
+        raise ModelError(f"{path}: folder {path.parent} does not exist")
+    if path.exists() and not path.is_file():
+        raise ModelError(f"{path} exists and is not a regular file; refusing to replace it")
+    buffer = io.BytesIO()
+    np.savez(buffer, **feeds)
+    write_atomic(path, buffer.getvalue())
     return path

@@ -262,7 +262,7 @@ def attributes_to_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, Any]
 
 # --- one ONNX node, in ONNX semantics ---------------------------------------------------
 
-def _activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
+def activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
                           given: bool) -> list[tuple[Activation, ...]]:
     """Per gate (f, g[, h]), its activation per direction.
 
@@ -289,7 +289,7 @@ def _activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
 
 def _cell(op: str, values: Mapping[str, Any], directions: int, peepholes: np.ndarray | None,
           given: bool) -> Any:
-    gates = _activations_per_gate(op, values, directions, given)
+    gates = activations_per_gate(op, values, directions, given)
     clip = values.get("clip")  # absent: no clip (the registry has no default)
     if op == "GRU":
         return GRU(*gates, clip, bool(values.get("linear_before_reset", 0)))
