@@ -106,6 +106,8 @@ def get(op_type: str, opset: int) -> OpSchema:
         raise SchemaError(f"op type is {op_type!r}; expected one of {', '.join(OPS)}")
     if isinstance(opset, bool) or not isinstance(opset, (int, np.integer)) or opset < 1:
         raise SchemaError(f"opset is {opset!r}; expected a positive integer")
+    if opset > defs.onnx_opset_version():
+        raise SchemaError(f"opset is {opset}; onnx {onnx.__version__} knows opsets up to {defs.onnx_opset_version()}")
     try:
         schema = defs.get_schema(op_type, int(opset), DOMAIN)
     except defs.SchemaError:
@@ -140,14 +142,22 @@ def tensor_type(dtype: np.dtype) -> str:
 
 # --- attribute values -------------------------------------------------------------------
 
+PROBLEM_KINDS = ("unknown", "missing", "type", "value")
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with an attribute (or input): a message that names it, and the values."""
+    """One thing wrong with an attribute: its kind (PROBLEM_KINDS), a message that names it, the values."""
 
+    kind: str
     name: str
     message: str
     expected: str | None = None
     found: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in PROBLEM_KINDS:
+            raise ValueError(f"irtool bug: attribute problem of kind {self.kind!r}")
 
 
 _WORDING = {"int": "an integer", "float": "a number", "string": "a string", "ints": "a list of integers",
@@ -193,7 +203,7 @@ def check_attributes(schema: OpSchema, attributes: Mapping[str, Any]) -> tuple[d
     values: dict[str, Any] = {}
     for name in attributes:
         if name not in schema.attributes:
-            problems.append(Problem(name, f"{schema.key} has no attribute {name!r}; its attributes are "
+            problems.append(Problem("unknown", name, f"{schema.key} has no attribute {name!r}; its attributes are "
                                           f"{', '.join(schema.attributes)}", ", ".join(schema.attributes), name))
     for name, attribute in schema.attributes.items():
         if name in attributes and attributes[name] is not None:
@@ -201,10 +211,10 @@ def check_attributes(schema: OpSchema, attributes: Mapping[str, Any]) -> tuple[d
                 values[name] = _typed(attribute, attributes[name])
             except TypeError:
                 expected = _WORDING[attribute.kind]
-                problems.append(Problem(name, f"{name} is {attributes[name]!r}; expected {expected} "
+                problems.append(Problem("type", name, f"{name} is {attributes[name]!r}; expected {expected} "
                                               f"(its type in {schema.key})", expected, repr(attributes[name])))
         elif attribute.required:
-            problems.append(Problem(name, f"{name} is missing; {schema.key} requires it", attribute.kind, None))
+            problems.append(Problem("missing", name, f"{name} is missing; {schema.key} requires it", attribute.kind))
         elif attribute.default is not None:
             values[name] = attribute.default
     problems += _value_problems(values)
@@ -216,7 +226,7 @@ def _value_problems(values: Mapping[str, Any]) -> list[Problem]:
 
     def require(name: str, ok: bool, expected: str) -> None:
         if name in values and not ok:
-            problems.append(Problem(name, f"{name} is {values[name]!r}; expected {expected}", expected,
+            problems.append(Problem("value", name, f"{name} is {values[name]!r}; expected {expected}", expected,
                                     repr(values[name])))
 
     require("direction", values.get("direction") in DIRECTIONS, " | ".join(DIRECTIONS))
