@@ -86,8 +86,9 @@ def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: 
     if "hidden_size" in values:
         known["hidden_size"] = values["hidden_size"]
     input_dims = shapes.input_dims(op_type, layout)
-    sizes, shape_problems = shapes.check(input_dims, {n: a.shape for n, a in inputs.items()}, known)
-    _raise_first(spec.key, shape_problems)
+    found = shapes.check(input_dims, {n: a.shape for n, a in inputs.items()}, known)
+    _raise_first(spec.key, found.problems)
+    sizes = found.sizes
     for symbol in dynamic:
         if symbol not in shapes.SIZE_SYMBOLS:
             raise ModelError(f"dynamic dim {symbol!r}: expected some of {', '.join(shapes.SIZE_SYMBOLS)}")

@@ -73,15 +73,27 @@ def _listed(shape: Sequence[int | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
+@dataclass(frozen=True)
+class ShapeCheck:
+    """What ``check`` found: each symbol's size and where it was bound, and every problem."""
+
+    sizes: dict[str, int]
+    origins: dict[str, str]
+    problems: list[ShapeProblem]
+
+
 def check(dims: Mapping[str, tuple[Dim, ...]], shapes: Mapping[str, Sequence[int | None] | None],
-          known: Mapping[str, int]) -> tuple[dict[str, int], list[ShapeProblem]]:
+          known: Mapping[str, int], known_from: str | Mapping[str, str] = "the attributes") -> ShapeCheck:
     """Check ``shapes`` (None: absent port; a None dim: unknown) against ``dims``.
 
-    ``known`` symbols (num_directions from direction, hidden_size from its attribute) come
-    first; the rest are bound by the first port, in ``dims`` order, that has them.  Returns
-    the bindings and every problem.
+    ``known`` symbols (num_directions from direction, hidden_size from its attribute, or the
+    sizes an input check found) come first, bound where ``known_from`` says (one place for
+    all, or one per symbol); the rest are bound by the first port, in ``dims`` order, that
+    has them.
     """
-    bound: dict[str, tuple[int, str]] = {name: (value, "attribute") for name, value in known.items()}
+    bound: dict[str, tuple[int, str]] = {
+        name: (value, known_from if isinstance(known_from, str) else known_from.get(name, "the attributes"))
+        for name, value in known.items()}
     problems: list[ShapeProblem] = []
     for port, expected in dims.items():
         shape = shapes.get(port)
@@ -104,8 +116,8 @@ def check(dims: Mapping[str, tuple[Dim, ...]], shapes: Mapping[str, Sequence[int
                 continue
             value, where = bound[dim.symbol]
             if size != dim.factor * value:
-                source = "the attributes" if where == "attribute" else where
                 problems.append(ShapeProblem(
                     port, index, f"{port} dim {index} is {size}; expected {dim} = {dim.factor * value} "
-                                 f"({dim.symbol} = {value} from {source})", f"{dim} = {dim.factor * value}", str(size)))
-    return {name: value for name, (value, _) in bound.items()}, problems
+                                 f"({dim.symbol} = {value} from {where})", f"{dim} = {dim.factor * value}", str(size)))
+    return ShapeCheck({name: value for name, (value, _) in bound.items()},
+                      {name: where for name, (_, where) in bound.items()}, problems)

@@ -204,15 +204,15 @@ def _check_shapes(spec: schema.OpSchema, values: dict[str, Any], given: dict[str
         known["hidden_size"] = values["hidden_size"]
     input_dims = shapes.input_dims(spec.op_type, layout)
     found = {name: tensors.shapes.get(tensor) for name, tensor in given.items() if name in input_dims}
-    sizes, problems = shapes.check(input_dims, found, known)
-    for problem in problems:
+    inputs_check = shapes.check(input_dims, found, known)
+    sizes = inputs_check.sizes
+    for problem in inputs_check.problems:
         report("ONNX030" if problem.dim is None else "ONNX031", f"input {problem.message}", port_id=problem.port,
                expected=problem.expected, found=problem.found)
     output_dims = shapes.output_dims(spec.op_type, layout)
     declared = {name: tensors.shapes.get(tensor) for name, tensor in outputs.items()
                 if tensor and tensor in tensors.declared_outputs}
-    _, problems = shapes.check(output_dims, declared, sizes)
-    for problem in problems:
+    for problem in shapes.check(output_dims, declared, sizes, inputs_check.origins).problems:
         report("ONNX030" if problem.dim is None else "ONNX032", f"output {problem.message}", port_id=problem.port,
                expected=problem.expected, found=problem.found)
     lengths = tensors.initializers.get(given.get("sequence_lens", ""))

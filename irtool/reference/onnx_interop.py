@@ -347,10 +347,10 @@ def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], input
     layout, direction = values.get("layout", 0), values["direction"]
     directions = _num_directions(direction)
     known = {"num_directions": directions, **({"hidden_size": values["hidden_size"]} if "hidden_size" in values else {})}
-    sizes, shape_problems = shapes.check(shapes.input_dims(op_type, layout),
-                                         {name: array.shape for name, array in arrays.items()}, known)
-    if shape_problems:
-        raise ValueError(f"{spec.key}: {shape_problems[0].message}")
+    found = shapes.check(shapes.input_dims(op_type, layout), {name: a.shape for name, a in arrays.items()}, known)
+    if found.problems:
+        raise ValueError(f"{spec.key}: {found.problems[0].message}")
+    sizes = found.sizes
     lengths = arrays.get("sequence_lens")
     if lengths is not None and lengths.size and (lengths.min() < 0 or lengths.max() > sizes["seq_length"]):
         k = int(np.flatnonzero((lengths < 0) | (lengths > sizes["seq_length"]))[0])
