@@ -356,7 +356,10 @@ def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], input
         k = int(np.flatnonzero((lengths < 0) | (lengths > sizes["seq_length"]))[0])
         raise ValueError(f"{spec.key}: sequence_lens[{k}] is {int(lengths[k])}; expected a value in "
                          f"[0, seq_length={sizes['seq_length']}]")
-    cell = _cell(op_type, values, directions, arrays.get("P"), attributes.get("activations") is not None)
+    try:
+        cell = _cell(op_type, values, directions, arrays.get("P"), attributes.get("activations") is not None)
+    except ValueError as error:
+        raise ValueError(f"{spec.key}: {error}") from None
     converted = inputs_from_onnx(op_type, **{k: v for k, v in arrays.items() if k != "P"},
                                  linear_before_reset=values.get("linear_before_reset", 0), layout=layout)
     x, *states = converted[:-4]
