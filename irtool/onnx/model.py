@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, checker, helper, numpy_helper
 
+from irtool.cases import port_tensor, ragged_lengths
 from irtool.errors import IrtoolError
 from irtool.files import write_atomic
 from irtool.onnx import schema, shapes
@@ -151,12 +152,6 @@ class Generated:
     sizes: dict[str, int] = field(default_factory=dict)
 
 
-def _draw(name: str, shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator, hidden: int) -> np.ndarray:
-    """Seeded data by role: weights in +-1/sqrt(hidden_size), data and states in [-1, 1)."""
-    scale = 1.0 / math.sqrt(hidden) if name in WEIGHTS else 1.0
-    return rng.uniform(-scale, scale, size=shape).astype(dtype)
-
-
 def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: int = 2, seq_length: int = 4,
              input_size: int = 8, optional_inputs: Collection[str] = ("B", "sequence_lens", "initial_h", "initial_c"),
              sequence_lens: Sequence[int] | None = None, outputs: Sequence[str] | None = None,
@@ -166,7 +161,9 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
 
     ``hidden_size`` comes from the attributes (required here: it sizes W and R).  The
     ``optional_inputs`` the op has are present (others are left out of the node); sequence
-    lengths are ``sequence_lens`` or ragged ones drawn from the seed.  W, R, B and P are
+    lengths are ``sequence_lens`` or ragged ones drawn from the seed; the other tensors are
+    drawn as for IR models (irtool.cases.port_tensor: W, R and B in +-1/sqrt(hidden_size),
+    the rest in [-1, 1)).  W, R, B and P are
     initializers unless ``weights_as_inputs``.  ``dynamic`` names the size symbols
     (batch_size, seq_length, input_size) left symbolic in the graph inputs.
     """
@@ -204,12 +201,12 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
     for name in present:
         if name == "sequence_lens":
             lengths = (np.asarray(sequence_lens, dtype=np.int64) if sequence_lens is not None
-                       else _ragged(batch, seq_length, rng))
+                       else ragged_lengths((batch,), seq_length, rng))
             if lengths.shape != (batch,) or lengths.min() < 0 or lengths.max() > seq_length:
                 raise ModelError(f"sequence_lens is {lengths.tolist()}; expected {batch} values in [0, {seq_length}]")
             arrays[name] = lengths.astype(np.int32)
         else:
-            arrays[name] = _draw(name, shape_of[name], dtype, rng, values["hidden_size"])
+            arrays[name] = port_tensor(name, shape_of[name], dtype, rng, symbols)
     initializers = () if weights_as_inputs else [n for n in WEIGHTS if n in arrays]
     model = node_model(op_type, opset, attributes, arrays, initializers=initializers, outputs=outputs,
                        dynamic=dynamic)
@@ -217,41 +214,27 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
     return Generated(model, feeds, symbols)
 
 
-def _ragged(batch: int, seq_length: int, rng: np.random.Generator) -> np.ndarray:
-    """Lengths in [1, seq_length], the first one full, ragged where the batch allows."""
-    lengths = rng.integers(1, seq_length + 1, size=batch)
-    lengths[0] = seq_length
-    if batch > 1 and seq_length > 1 and np.all(lengths == seq_length):
-        lengths[-1] = rng.integers(1, seq_length)
-    return lengths
+def _write(path: str | Path, suffix: str, what: str, data: bytes) -> Path:
+    """Write ``data`` whole or not at all (a temporary name beside it, renamed into place),
+    never over anything but a regular file (a FIFO, device or folder stays)."""
+    path = Path(path)
+    if path.suffix != suffix:
+        raise ModelError(f"{path}: the {what} file name must end in {suffix}")
+    if not path.parent.is_dir():
+        raise ModelError(f"{path}: folder {path.parent} does not exist")
+    if path.exists() and not path.is_file():
+        raise ModelError(f"{path} exists and is not a regular file; refusing to replace it")
+    write_atomic(path, data)
+    return path
 
 
 def save(model: onnx.ModelProto, path: str | Path) -> Path:
-    """Write ``model`` whole or not at all: a temporary name beside it, renamed into place.
-
-    Refuses to replace anything but a regular file (a FIFO, device or folder stays).
-    """
-    path = Path(path)
-    if path.suffix != ".onnx":
-        raise ModelError(f"{path}: the model file name must end in .onnx")
-    if not path.parent.is_dir():
-        raise ModelError(f"{path}: folder {path.parent} does not exist")
-    if path.exists() and not path.is_file():
-        raise ModelError(f"{path} exists and is not a regular file; refusing to replace it")
-    write_atomic(path, model.SerializeToString())
-    return path
+    """Write ``model`` to ``path`` (.onnx), atomically."""
+    return _write(path, ".onnx", "model", model.SerializeToString())
 
 
 def save_inputs(feeds: Mapping[str, np.ndarray], path: str | Path) -> Path:
-    """Write the graph inputs' values as an .npz keyed by ONNX input name, whole or not at all."""
-    path = Path(path)
-    if path.suffix != ".npz":
-        raise ModelError(f"{path}: the inputs file name must end in .npz")
-    if not path.parent.is_dir():
-        raise ModelError(f"{path}: folder {path.parent} does not exist")
-    if path.exists() and not path.is_file():
-        raise ModelError(f"{path} exists and is not a regular file; refusing to replace it")
+    """Write the graph inputs' values as an .npz keyed by ONNX input name, atomically."""
     buffer = io.BytesIO()
     np.savez(buffer, **feeds)
-    write_atomic(path, buffer.getvalue())
-    return path
+    return _write(path, ".npz", "inputs", buffer.getvalue())
