@@ -32,6 +32,7 @@ import numpy as np
 from irtool.reference import ops
 from irtool.reference.activations import KINDS, Activation, resolve
 from irtool.reference.cells import GRU, LSTM, RNN
+from irtool.reference import checks
 from irtool.reference.checks import flag
 
 GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
@@ -141,19 +142,19 @@ def inputs_to_onnx(op: str, *inputs: np.ndarray, linear_before_reset: Any = Fals
     return converted
 
 
-# Y's axes: OpenVINO [batch, nd, seq, H] <-> ONNX layout 0 [seq, nd, batch, H] or layout 1 [batch, seq, nd, H]
-_Y_FROM_ONNX = {0: (2, 1, 0, 3), 1: (0, 2, 1, 3)}
-_Y_TO_ONNX = {0: (2, 1, 0, 3), 1: (0, 2, 1, 3)}
+# Y's axes: OpenVINO [batch, nd, seq, H] <-> ONNX layout 0 [seq, nd, batch, H] or layout 1 [batch, seq, nd, H];
+# each permutation is its own inverse, so it converts both ways
+_Y_AXES = {0: (2, 1, 0, 3), 1: (0, 2, 1, 3)}
 
 
 def outputs_from_onnx(Y: np.ndarray, *states: np.ndarray, layout: int = 0) -> tuple[np.ndarray, ...]:
     """ONNX Y, Y_h[, Y_c] (in ``layout``) -> OpenVINO Y [batch, nd, seq, H], Ho[, Co]."""
-    return (np.ascontiguousarray(Y.transpose(_Y_FROM_ONNX[layout])), *(_batch_major(s, layout) for s in states))
+    return (np.ascontiguousarray(Y.transpose(_Y_AXES[layout])), *(_batch_major(s, layout) for s in states))
 
 
 def outputs_to_onnx(Y: np.ndarray, *states: np.ndarray, layout: int = 0) -> tuple[np.ndarray, ...]:
     """OpenVINO Y [batch, nd, seq, H], Ho[, Co] -> ONNX Y, Y_h[, Y_c] in ``layout``."""
-    return (np.ascontiguousarray(Y.transpose(_Y_TO_ONNX[layout])), *(_batch_major(s, layout) for s in states))
+    return (np.ascontiguousarray(Y.transpose(_Y_AXES[layout])), *(_batch_major(s, layout) for s in states))
 
 
 # --- attributes -----------------------------------------------------------------------
@@ -272,6 +273,8 @@ def activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
     ``activation_alpha`` / ``activation_beta`` are consumed in order across the whole list,
     only by the functions that take them (onnxruntime's reading of "consumed in the order of
     activation functions"); a function left without a value takes its ONNX default.
+    ``values`` are the attributes with the schema's defaults filled in; ``given`` says whether
+    the node itself listed activations (RNN's schema default lists two, one per direction).
     """
     count = len(DEFAULT_ACTIVATIONS[op])
     names = [str(n) for n in values.get("activations", DEFAULT_ACTIVATIONS[op] * directions)]
@@ -290,7 +293,7 @@ def activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
 def _cell(op: str, values: Mapping[str, Any], directions: int, peepholes: np.ndarray | None,
           given: bool) -> Any:
     gates = activations_per_gate(op, values, directions, given)
-    clip = values.get("clip")  # absent: no clip (the registry has no default)
+    clip = checks.clip(values.get("clip"))  # absent (the registry has no default) or infinite: none
     if op == "GRU":
         return GRU(*gates, clip, bool(values.get("linear_before_reset", 0)))
     if op == "LSTM":
@@ -360,10 +363,9 @@ def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], input
         cell = _cell(op_type, values, directions, arrays.get("P"), attributes.get("activations") is not None)
     except ValueError as error:
         raise ValueError(f"{spec.key}: {error}") from None
-    converted = inputs_from_onnx(op_type, **{k: v for k, v in arrays.items() if k != "P"},
-                                 linear_before_reset=values.get("linear_before_reset", 0), layout=layout)
-    x, *states = converted[:-4]
-    _, w, r, b = converted[-4:]
+    x, *states, sequence_lengths, w, r, b = inputs_from_onnx(
+        op_type, **{k: v for k, v in arrays.items() if k != "P"},
+        linear_before_reset=values.get("linear_before_reset", 0), layout=layout)
     outputs = ops.sequence(cell, sizes["hidden_size"], direction, x, list(zip(("initial_h", "initial_c"), states)),
-                           converted[-4], w, r, b, accumulate)
+                           sequence_lengths, w, r, b, accumulate)
     return outputs_to_onnx(*outputs, layout=layout)
