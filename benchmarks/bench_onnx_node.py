@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from irtool.reference import gru_sequence, lstm_sequence
+from irtool.reference import lstm_sequence
 from irtool.reference.onnx_interop import evaluate_node, inputs_to_onnx
 
 SHAPES = [(16, 100, 256, 256), (1, 100, 128, 128)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
@@ -93,6 +94,7 @@ def _value(proto: AttributeProto) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=None)
 def versions(op_type: str) -> tuple[int, ...]:
     """Every since-version of ``op_type`` in the default domain that this onnx package knows."""
     return tuple(sorted({s.since_version for s in defs.get_all_schemas_with_history()
@@ -126,7 +128,7 @@ def get(op_type: str, opset: int) -> OpSchema:
         attributes[name] = Attribute(name, _KINDS[attribute.type], attribute.required,
                                      meant if default is not None and default == misspelt else default,
                                      " ".join(attribute.description.split()))
-    return OpSchema(op_type, schema.since_version, int(opset), attributes, ports(schema.inputs),
+    return OpSchema(op_type, schema.since_version, int(opset), MappingProxyType(attributes), ports(schema.inputs),
                     ports(schema.outputs))
 
 

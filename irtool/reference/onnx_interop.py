@@ -29,10 +29,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool.reference import ops
+from irtool.reference import checks, ops
 from irtool.reference.activations import KINDS, Activation, resolve
 from irtool.reference.cells import GRU, LSTM, RNN
-from irtool.reference import checks
 from irtool.reference.checks import flag
 
 GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
