@@ -12,7 +12,6 @@ raises OSError.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,6 +20,7 @@ import onnx
 from onnx import TensorProto, checker, numpy_helper, shape_inference
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.ir.parse import IRParseError, read_ir_bytes
 from irtool.onnx import schema, shapes
 
 _PROBLEM_CODES = {"unknown": "ONNX010", "missing": "ONNX011", "type": "ONNX012", "value": "ONNX013"}
@@ -32,23 +32,15 @@ def _reporter(report: FileReport) -> Callable[..., None]:
     return add
 
 
-def _read(path: Path, max_bytes: int) -> bytes | None:
-    """The file's bytes, or None if it is larger than ``max_bytes`` (read no further than that)."""
-    with open(path, "rb", buffering=0) as handle:
-        if not os.path.isfile(path):  # a FIFO or device reached through a race: refuse
-            raise OSError(f"{path}: not a regular file")
-        data = handle.read(max_bytes + 1)
-    return None if len(data) > max_bytes else data
-
-
 def validate_onnx_file(path: str | Path, max_bytes: int) -> FileReport:
     """Check one .onnx file; OSError only if the path cannot be read."""
     path = Path(path)
     report = FileReport(str(path))
     add = _reporter(report)
-    data = _read(path, max_bytes)
-    if data is None:
-        add("ONNX002", f"the file is larger than {max_bytes} bytes; not read", expected=f"<= {max_bytes} bytes")
+    try:
+        data = read_ir_bytes(path, max_bytes)  # the bounded, non-blocking read IR files get
+    except IRParseError as error:  # its only kind here: too large
+        add("ONNX002", error.message, expected=f"<= {max_bytes} bytes")
         return report
     try:
         model = onnx.load_model_from_string(data)
@@ -118,12 +110,13 @@ def _check_nodes(model: onnx.ModelProto, add: Callable[..., None]) -> int:
         return 0
     opset = _opset(model)
     try:
-        specs = {op: schema.get(op, opset) for op in {n.op_type for _, n in recurrent}} if opset else None
+        if opset is None:
+            raise schema.SchemaError("the model imports no opset of the default domain")
+        specs = {op: schema.get(op, opset) for op in {n.op_type for _, n in recurrent}}
     except schema.SchemaError as error:
-        specs, opset = None, f"{opset} ({error})"
-    if specs is None:
-        add("ONNX004", f"the model imports no usable opset of the default domain (opset {opset}); "
-                       f"its {len(recurrent)} GRU/LSTM/RNN nodes are not checked")
+        count = len(recurrent)
+        add("ONNX004", f"{error}: {'its' if count > 1 else 'the'} {count} GRU/LSTM/RNN "
+                       f"node{'s are' if count > 1 else ' is'} not checked")
         return 0
     tensors = _Tensors(model)
     for index, node in recurrent:
@@ -144,7 +137,7 @@ def _check_node(index: int, node: onnx.NodeProto, spec: schema.OpSchema, tensors
     for problem in problems:
         report(_PROBLEM_CODES[problem.kind], problem.message, attribute=problem.name, expected=problem.expected,
                found=problem.found)
-    if not any(p.name == "activations" or p.name in ("direction",) for p in problems) and "direction" in values:
+    if not {p.name for p in problems} & {"activations", "activation_alpha", "activation_beta", "direction"}:
         _check_activations(spec, values, attributes, report)
 
     inputs = list(node.input)
