@@ -333,3 +333,18 @@ def test_other_float_types_keep_their_dtype(dtype: Any) -> None:
     expected = evaluate_node("GRU", 14, {"hidden_size": 2}, [a.astype(np.float32) for a in inputs])
     for a, b in zip(outputs, expected):
         assert_close(a, b, str(dtype), tolerance=2e-3 if dtype == np.float16 else 1e-5)
+
+
+def test_a_models_node_by_tensor_name() -> None:
+    """irtool.onnx.evaluate: a node of a model, its inputs looked up by tensor name (ONNX's batchwise case)."""
+    from irtool.onnx.evaluate import evaluate_model_node
+
+    case = next(c for c in backend_cases() if c.name == "test_lstm_batchwise")
+    node, opset, inputs, expected = case_inputs(case)
+    tensors = {name: array for name, array in zip(node.input, inputs) if name}
+    outputs = evaluate_model_node(node, opset, tensors)
+    assert set(outputs) == {name for name in node.output if name}
+    for index, array in expected:
+        assert_close(outputs[node.output[index]], array, node.output[index])
+    with pytest.raises(ValueError, match="LSTM node: no value for its input tensor 'W'"):
+        evaluate_model_node(node, opset, {"X": tensors["X"]})
