@@ -20,26 +20,15 @@ per-dir).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from typing import Callable
 
 import numpy as np
 
+from bench_reference import median_time  # the script beside this one
 from irtool.reference import lstm_sequence
 from irtool.reference.onnx_interop import evaluate_node, inputs_to_onnx
 
 SHAPES = [(16, 100, 256, 256), (1, 100, 128, 128)]
-
-
-def _median(run: Callable[[], object], repeats: int) -> float:
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def runners(shape: tuple[int, int, int, int]) -> dict[str, Callable[[], object]]:
@@ -82,9 +71,8 @@ def main() -> int:
     prepared = {shape: runners(shape) for shape in SHAPES}
     for _ in range(args.rounds):
         for shape, named in prepared.items():
-            repeats = 15 if shape[0] == 1 else 5
             for name, run in named.items():
-                seconds = _median(run, repeats)
+                seconds = median_time(run, 0.5, 5, 30)
                 best[shape, name] = min(best.get((shape, name), seconds), seconds)
     names = list(prepared[SHAPES[0]])
     print(f"{'batch,seq,in,hid':17} " + " ".join(f"{n:>16}" for n in names))

@@ -42,15 +42,22 @@ def _raise_first(key: str, problems: Sequence[Any]) -> None:
         raise ModelError(f"{key}: {problems[0].message}")
 
 
-def _check_activations(spec: schema.OpSchema, values: Mapping[str, Any], attributes: Mapping[str, Any]) -> None:
-    """Activation names, their count per direction and their alpha/beta, as the reference reads them."""
+def _checked(op_type: str, opset: int, attributes: Mapping[str, Any]) -> tuple[schema.OpSchema, dict[str, Any]]:
+    """The op's schema and its attributes with defaults, checked (activations as the reference reads them)."""
     from irtool.reference.onnx_interop import activations_per_gate
 
+    try:
+        spec = schema.get(op_type, opset)
+    except schema.SchemaError as error:
+        raise ModelError(str(error)) from None
+    values, problems = schema.check_attributes(spec, attributes)
+    _raise_first(spec.key, problems)
     directions = 2 if values["direction"] == "bidirectional" else 1
     try:
-        activations_per_gate(spec.op_type, values, directions, attributes.get("activations") is not None)
+        activations_per_gate(op_type, values, directions, attributes.get("activations") is not None)
     except ValueError as error:
         raise ModelError(f"{spec.key}: {error}") from None
+    return spec, values
 
 
 def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: Mapping[str, np.ndarray], *,
@@ -65,13 +72,7 @@ def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: 
     ``outputs`` names the outputs the node produces (default: all); the graph outputs carry
     the dims the ONNX page gives them.
     """
-    try:
-        spec = schema.get(op_type, opset)
-    except schema.SchemaError as error:
-        raise ModelError(str(error)) from None
-    values, problems = schema.check_attributes(spec, attributes)
-    _raise_first(spec.key, problems)
-    _check_activations(spec, values, attributes)
+    spec, values = _checked(op_type, opset, attributes)
     names = [p.name for p in spec.inputs]
     for name in [*inputs, *initializers]:
         if name not in names:
@@ -163,16 +164,10 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
     ``optional_inputs`` the op has are present (others are left out of the node); sequence
     lengths are ``sequence_lens`` or ragged ones drawn from the seed; the other tensors are
     drawn as for IR models (irtool.cases.port_tensor: W, R and B in +-1/sqrt(hidden_size),
-    the rest in [-1, 1)).  W, R, B and P are
-    initializers unless ``weights_as_inputs``.  ``dynamic`` names the size symbols
-    (batch_size, seq_length, input_size) left symbolic in the graph inputs.
+    the rest in [-1, 1)).  W, R, B and P are initializers unless ``weights_as_inputs``.
+    ``dynamic`` names the size symbols (batch_size, seq_length, input_size) left symbolic.
     """
-    try:
-        spec = schema.get(op_type, opset)
-    except schema.SchemaError as error:
-        raise ModelError(str(error)) from None
-    values, problems = schema.check_attributes(spec, attributes)
-    _raise_first(spec.key, problems)
+    spec, values = _checked(op_type, opset, attributes)
     if "hidden_size" not in values:
         raise ModelError(f"{spec.key}: hidden_size is needed to size W and R")
     if element_type not in ELEMENT_TYPES:
