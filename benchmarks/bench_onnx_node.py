@@ -12,7 +12,9 @@ one numpy-only process (rounds interleaved, best median kept):
                  (activation kernels per direction, input scale per direction)
 
 and prints each as a ratio of its row's baseline (ov-layout for the forward rows, bidir for
-per-dir).
+per-dir).  Times are this process's CPU time with BLAS on one thread (set before numpy loads):
+the machines have 2 cores and other work on them, which wall-clock medians cannot hide, and
+every peer here is the same numpy code in the same process.
 
     python benchmarks/bench_onnx_node.py            # 5 rounds
     python benchmarks/bench_onnx_node.py --rounds 1
@@ -20,15 +22,31 @@ per-dir).
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
+import time
 from typing import Callable
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads its BLAS
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench_reference import median_time  # the script beside this one
-from irtool.reference import lstm_sequence
-from irtool.reference.onnx_interop import evaluate_node, inputs_to_onnx
+import numpy as np  # noqa: E402
+
+from irtool.reference import lstm_sequence  # noqa: E402
+from irtool.reference.onnx_interop import evaluate_node, inputs_to_onnx  # noqa: E402
 
 SHAPES = [(16, 100, 256, 256), (1, 100, 128, 128)]
+
+
+def cpu_time(run: Callable[[], object], repeats: int) -> float:
+    """Median CPU time of ``run`` after one warm-up call."""
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
 
 
 def runners(shape: tuple[int, int, int, int]) -> dict[str, Callable[[], object]]:
@@ -72,7 +90,7 @@ def main() -> int:
     for _ in range(args.rounds):
         for shape, named in prepared.items():
             for name, run in named.items():
-                seconds = median_time(run, 0.5, 5, 30)
+                seconds = cpu_time(run, 5 if shape[0] > 1 else 15)
                 best[shape, name] = min(best.get((shape, name), seconds), seconds)
     names = list(prepared[SHAPES[0]])
     print(f"{'batch,seq,in,hid':17} " + " ".join(f"{n:>16}" for n in names))
@@ -80,7 +98,7 @@ def main() -> int:
         base = {n: best[shape, "bidir" if n.startswith("bidir") else "ov-layout"] for n in names}
         cells = [f"{best[shape, n] * 1e3:7.2f}ms x{best[shape, n] / base[n]:4.2f}" for n in names]
         print(f"{','.join(map(str, shape)):17} " + " ".join(f"{c:>16}" for c in cells))
-    print("best median per run; xN = ratio to ov-layout (forward LSTM rows) or to bidir (GRU rows)")
+    print("CPU time, best median over rounds; xN = ratio to ov-layout (LSTM columns) or to bidir (GRU columns)")
     return 0
 
 
