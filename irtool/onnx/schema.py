@@ -3,8 +3,9 @@
 ``onnx.defs.get_schema`` is the one source of the ops' versions, attribute names, types and
 defaults, input and output names, which of them are optional, and their element types;
 nothing here lists them again.  What the registry holds only as prose (the allowed values
-of ``direction`` and ``layout``, ``hidden_size`` > 0, ``clip`` > 0, the default activations)
-is checked in ``check_attributes`` too.
+of ``direction`` and ``layout``, ``hidden_size`` > 0, ``clip`` > 0) is checked in
+``check_attributes`` too; the equations' default activations are in
+irtool.reference.onnx_interop, the dims in irtool.onnx.shapes.
 """
 from __future__ import annotations
 
@@ -19,9 +20,6 @@ from onnx import AttributeProto, defs, helper
 
 OPS = ("GRU", "LSTM", "RNN")
 DOMAIN = ""
-GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
-# The equations' defaults (f, g[, h]); the registry gives "see the equations".
-DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 # Defaults the registry misspells, and what the op's page means: GRU-1's direction defaults to
 # "foward" in onnx's defs (onnx/defs/rnn/old.cc), which no node could run with.
