@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
-from irtool.cli import build_onnx
 from irtool.cli.common import UsageError, fail
 from irtool.specs import AttributeSpec, OpSpec, registry
 from irtool.specs.values import format_value
@@ -42,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         spec = registry().get(op_type)
         if spec is not None and spec.family:
             _add_op_parser(ops, spec)
+    from irtool.cli import build_onnx  # it imports this module's helpers
     build_onnx.register(ops)
     parser.set_defaults(handler=lambda args: _missing_op(parser))
 
@@ -113,7 +113,7 @@ def handle(args: argparse.Namespace) -> int:
              if key.startswith("size_") and value is not None}
     case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
                   seed=args.seed, weights_as_parameters=args.weights_as_parameters,
-                  dynamic=_dynamic(args.dynamic, args.symbols))
+                  dynamic=dynamic_symbols(args.dynamic, args.symbols))
     try:
         xml_path, bin_path = build_and_save(case, args.output)
     except CaseError as error:
@@ -127,7 +127,7 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dynamic(text: str, symbols: list[str]) -> tuple[str, ...]:
+def dynamic_symbols(text: str, symbols: list[str]) -> tuple[str, ...]:
     """``batch,seq_length`` (or seq-length, batch_size) -> symbol names; UsageError for others."""
     by_name = {name: name for name in symbols}
     by_name.update({alias: name for name, alias in SYMBOL_ALIASES.items() if name in symbols})

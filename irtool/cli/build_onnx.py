@@ -11,15 +11,11 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
+from irtool.cases import DEFAULT_SIZES
+from irtool.cli.build_cmd import SYMBOL_ALIASES, dynamic_symbols, option
 from irtool.cli.common import UsageError, fail
 
-_SIZE_DEFAULTS = {"batch_size": 2, "seq_length": 4, "input_size": 8}
-_SIZE_ALIASES = {"batch_size": "batch"}
 _PARSERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "string": str}
-
-
-def option(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 def register(ops: argparse._SubParsersAction) -> None:
@@ -42,7 +38,7 @@ def _attribute_help(attribute: Any, since: list[int], latest: int) -> str:
     return text
 
 
-def _list_type(kind: str, name: str) -> Callable[[str], list[Any]]:
+def _list_type(kind: str) -> Callable[[str], list[Any]]:
     def parse(text: str) -> list[Any]:
         try:
             return [_PARSERS[kind](item.strip()) for item in text.split(",") if item.strip()]
@@ -68,13 +64,13 @@ def _add_op_parser(ops: argparse._SubParsersAction, op_type: str, schema: Any) -
             by_name[name] = (attribute, by_name.get(name, (None, []))[1] + [version])
     for name, (attribute, since) in sorted(by_name.items()):
         kind = attribute.kind
-        parse = _list_type(kind[:-1], name) if kind.endswith("s") else _PARSERS[kind]
+        parse = _list_type(kind[:-1]) if kind.endswith("s") else _PARSERS[kind]
         metavar = "A,B" if kind.endswith("s") else kind.upper()
         group.add_argument(option(name), dest=f"attr_{name}", type=parse, metavar=metavar,
                            help=_attribute_help(attribute, since, versions[-1]))
     sizes = parser.add_argument_group("sizes of the dims no attribute fixes")
-    for name, default in _SIZE_DEFAULTS.items():
-        flags = [option(name)] + ([option(_SIZE_ALIASES[name])] if name in _SIZE_ALIASES else [])
+    for name, default in DEFAULT_SIZES.items():
+        flags = [option(name)] + ([option(SYMBOL_ALIASES[name])] if name in SYMBOL_ALIASES else [])
         sizes.add_argument(*flags, dest=f"size_{name}", type=int, default=default, metavar="N",
                            help=f"{name} (default {default})")
     optional = [p.name for p in latest.inputs if p.optional]
@@ -83,7 +79,7 @@ def _add_op_parser(ops: argparse._SubParsersAction, op_type: str, schema: Any) -
     data.add_argument("--optional-inputs", default=",".join(default_optional), metavar="NAMES",
                       help=f"the optional inputs the node takes, of {', '.join(optional)} "
                            f"(default {','.join(default_optional)}; '' for none)")
-    data.add_argument("--sequence-lens", type=_list_type("int", "sequence_lens"), metavar="N,N",
+    data.add_argument("--sequence-lens", type=_list_type("int"), metavar="N,N",
                       help="values of sequence_lens, one per batch element (default: ragged, drawn from the seed)")
     outputs = [p.name for p in latest.outputs]
     data.add_argument("--outputs", default=",".join(outputs), metavar="NAMES",
@@ -101,17 +97,6 @@ def _add_op_parser(ops: argparse._SubParsersAction, op_type: str, schema: Any) -
 
 def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _dynamic(text: str) -> tuple[str, ...]:
-    aliases = {alias: name for name, alias in _SIZE_ALIASES.items()}
-    chosen = []
-    for item in _names(text.replace("-", "_")):
-        name = aliases.get(item, item)
-        if name not in _SIZE_DEFAULTS:
-            raise UsageError(f"--dynamic {item}: expected some of batch, seq_length, input_size")
-        chosen.append(name)
-    return tuple(chosen)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -132,7 +117,7 @@ def handle(args: argparse.Namespace) -> int:
                              seq_length=args.size_seq_length, input_size=args.size_input_size,
                              optional_inputs=_names(args.optional_inputs), sequence_lens=args.sequence_lens,
                              outputs=_names(args.outputs), weights_as_inputs=args.weights_as_inputs,
-                             element_type=args.element_type, seed=args.seed, dynamic=_dynamic(args.dynamic))
+                             element_type=args.element_type, seed=args.seed, dynamic=dynamic_symbols(args.dynamic, list(DEFAULT_SIZES)))
         path = save(generated.model, args.output)
         if args.save_inputs:
             save_inputs(generated.feeds, args.save_inputs)
