@@ -75,6 +75,24 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
     Code("IR083", NOTE, "OpenVINO was not asked: a lone <layer> is not a model, or the .bin is not a regular file"),
+    # ONNX files (irtool/onnx/validate.py)
+    Code("ONNX000", NOTE, "what was checked: onnx.checker and irtool's checks of the GRU/LSTM/RNN nodes"),
+    Code("ONNX001", ERROR, "the file is not an ONNX model (not protobuf, truncated, empty)"),
+    Code("ONNX002", ERROR, "the file is larger than the size limit"),
+    Code("ONNX003", ERROR, "onnx.checker rejects the model"),
+    Code("ONNX004", WARNING, "the model imports no opset of the default domain that onnx knows: nodes not checked"),
+    Code("ONNX010", ERROR, "an attribute the op's schema does not have"),
+    Code("ONNX011", ERROR, "a required attribute is missing"),
+    Code("ONNX012", ERROR, "an attribute of the wrong type"),
+    Code("ONNX013", ERROR, "an attribute value the op's page does not allow"),
+    Code("ONNX014", ERROR, "activations: unknown function, wrong count per direction, or alpha/beta that do not fit"),
+    Code("ONNX020", ERROR, "too many inputs or outputs, or a required input missing"),
+    Code("ONNX030", ERROR, "an input or output of the wrong rank"),
+    Code("ONNX031", ERROR, "an input dim disagrees with the op's page or with the other inputs"),
+    Code("ONNX032", ERROR, "a declared output dim disagrees with the dims the op's page gives"),
+    Code("ONNX040", ERROR, "an element type the op's type constraint does not allow, or T differing between inputs"),
+    Code("ONNX050", ERROR, "sequence_lens (an initializer) holds a value outside [0, seq_length]"),
+
 ]}
 
 JSON_FIELDS = ("code", "severity", "message", "line", "column", "layer_id", "layer_name", "port_id",

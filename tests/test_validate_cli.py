@@ -60,7 +60,7 @@ def test_usage_errors_exit_2_with_one_line(argv, needle, capsys):
 
 def test_empty_directory_is_a_usage_error(tmp_path, capsys):
     assert main(["validate", str(tmp_path)]) == 2
-    assert "no *.xml file under" in capsys.readouterr().err
+    assert "no *.xml or *.onnx file under" in capsys.readouterr().err
 
 
 def test_with_openvino_reports_its_verdict_beside(capsys):

@@ -418,9 +418,9 @@ def test_a_long_version_is_cut_short_in_the_message(gru_cell_ir, tmp_path, capsy
 
 @pytest.mark.parametrize("make, needle", [
     (lambda tmp: tmp / "missing.xml", "cannot read {tmp}/missing.xml: no such file"),
-    (lambda tmp: (tmp / "empty_dir").mkdir() or tmp / "empty_dir", "no *.xml file under {tmp}/empty_dir"),
+    (lambda tmp: (tmp / "empty_dir").mkdir() or tmp / "empty_dir", "no *.xml or *.onnx file under {tmp}/empty_dir"),
     (lambda tmp: (tmp / "d").mkdir() or (tmp / "d" / "notes.txt").write_text("x") and tmp / "d",
-     "no *.xml file under {tmp}/d"),
+     "no *.xml or *.onnx file under {tmp}/d"),
 ], ids=["missing file", "empty directory", "directory without xml"])
 def test_unreadable_path_exits_2_with_one_line(make, needle, tmp_path, capsys):
     path = make(tmp_path)

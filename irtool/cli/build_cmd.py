@@ -1,5 +1,8 @@
 """``irtool build OP [options] -o FILE.xml``: write a single-op IR model.
 
+(``irtool build onnx-gru | onnx-lstm | onnx-rnn ... -o FILE.onnx`` writes a single-node ONNX
+model instead: irtool/cli/build_onnx.py.)
+
 One sub-command per RNN-family op (gru-sequence, lstm-cell, ...).  Its options are made
 from the op's spec: one per attribute (typed, with the spec's default and allowed values)
 and one per dim symbol that no attribute fixes (--batch, --seq-length, --input-size).
@@ -43,6 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         spec = registry().get(op_type)
         if spec is not None and spec.family:
             _add_op_parser(ops, spec)
+    from irtool.cli import build_onnx  # it imports this module's helpers
+    build_onnx.register(ops)
     parser.set_defaults(handler=lambda args: _missing_op(parser))
 
 
@@ -122,7 +127,7 @@ def handle(args: argparse.Namespace) -> int:
              if key.startswith("size_") and value is not None}
     case = OpCase(args.op_type, attributes, sizes, version=args.op_version, element_type=args.element_type,
                   seed=args.seed, weights_as_parameters=args.weights_as_parameters,
-                  dynamic=_dynamic(args.dynamic, args.symbols))
+                  dynamic=dynamic_symbols(args.dynamic, args.symbols))
     xml_path, bin_path = build_and_save(case, args.output)
     attributes_text = " ".join(f"{k}={format_value(v)}" for k, v in case.filled_attributes.items() if v != [])
     inputs = ", ".join(f"{p.name}[{','.join(str(d) if d >= 0 else '?' for d in case.partial_shape(p))}]"
@@ -132,7 +137,7 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dynamic(text: str, symbols: list[str]) -> tuple[str, ...]:
+def dynamic_symbols(text: str, symbols: list[str]) -> tuple[str, ...]:
     """``batch,seq_length`` (or seq-length, batch_size) -> symbol names; UsageError for others."""
     by_name = {name: name for name in symbols}
     by_name.update({alias: name for name, alias in SYMBOL_ALIASES.items() if name in symbols})

@@ -12,10 +12,12 @@ from irtool.cli.common import UsageError
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "validate", help="check IR XML against the op specs",
-        description="Check IR files against the op specs. Exit 0 when no file has an error (warnings "
-                    "allowed), 1 when any has, 2 on a usage error or an unreadable path.")
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="an .xml file, or a directory: every *.xml under it")
+        "validate", help="check IR XML against the op specs (and .onnx files against ONNX's)",
+        description="Check IR files against the op specs, and ONNX files with onnx.checker plus irtool's checks "
+                    "of their GRU, LSTM and RNN nodes against the ONNX schema. Exit 0 when no file has an error "
+                    "(warnings allowed), 1 when any has, 2 on a usage error or an unreadable path.")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="an .xml or .onnx file, or a directory: every *.xml and *.onnx under it")
     parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     parser.add_argument("--with-openvino", action="store_true",
                         help="also read each file with OpenVINO and report its verdict beside irtool's")
@@ -45,15 +47,21 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read {path}: {problem}" + (
             f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""))
     if not paths:
-        raise UsageError(f"no *.xml file under {', '.join(args.paths)}")
+        raise UsageError(f"no *.xml or *.onnx file under {', '.join(args.paths)}")
     reports = []
     for path in paths:
+        onnx_file = path.suffix.lower() == ".onnx"
+        if onnx_file:  # imported here: onnx stays out of validating .xml files
+            from irtool.onnx.validate import check_onnx_with_openvino as check_with_openvino
+            from irtool.onnx.validate import validate_onnx_file as validate
+        else:
+            from irtool.validate.openvino_check import check_with_openvino
+            validate = validate_file
         try:
-            report = _without_gc(validate_file, path, max_bytes=args.max_size or DEFAULT_MAX_BYTES)
+            report = _without_gc(validate, path, max_bytes=args.max_size or DEFAULT_MAX_BYTES)
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
         if args.with_openvino:
-            from irtool.validate.openvino_check import check_with_openvino
             report = check_with_openvino(report, path)
         reports.append(with_severities(report, severities) if severities else report)
     if args.format == "json":
@@ -82,6 +90,8 @@ def _severities(options: list[str], quiet_notes: bool) -> dict[str, str | None]:
         severities.update({c.code: None for c in CODES.values()
                            if severities.get(c.code, c.severity) == NOTE})
     return severities
+
+
 
 
 def _problem(path: Path) -> str | None:

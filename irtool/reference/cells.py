@@ -10,6 +10,11 @@ contiguous block of rows, and both directions go through one batched matmul.
 Gates may be reordered (LSTM's f, i, c, o becomes f, i, o, c, so the three gates of
 activation f form one block) and the rows of a gate are pre-multiplied by its activation's
 ``input_scale`` (0.5 for sigmoid; exact in binary floating point), clip bound included.
+
+A gate's activation is given per direction (``Activations``): one entry serves every
+direction (OpenVINO's ops), two give a bidirectional run a set per direction (ONNX allows
+it).  Directions that agree share one kernel call over both; only where they differ does a
+kernel run per direction, and then the input scale is per direction too.
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ from irtool.reference.activations import Activation, Kernel
 Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]
 Product = Callable[[np.ndarray], None]
 Alloc = Callable[[tuple[int, ...], np.dtype], np.ndarray]  # uninitialised scratch (workspace.Workspace.take)
+Activations = tuple[Activation, ...]  # a gate's activation: one for all directions, or one per direction
+Scale = float | np.ndarray  # a gate's input scale: one number, or [D] where the directions' differ
 
 
 @dataclass(frozen=True)
@@ -40,18 +47,45 @@ class Stepper:
     step: Step
 
 
-def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float],
+def _distinct(activations: Activations) -> Activations:
+    """One entry if every direction has the same function and parameters, else all of them."""
+    first = activations[0]
+    same = all((a.name, a.alpha, a.beta) == (first.name, first.alpha, first.beta) for a in activations[1:])
+    return (first,) if same else activations
+
+
+def _scale(activations: Activations) -> Scale:
+    scales = [a.input_scale for a in activations]
+    return scales[0] if len(set(scales)) == 1 else np.array(scales)
+
+
+def _per_direction(scale: Scale, ndim: int, dtype: np.dtype) -> Scale:
+    """``scale`` ready to multiply an array [D, ...] of ``ndim`` dims (a number stays a number)."""
+    if isinstance(scale, float):
+        return scale
+    return scale.astype(dtype).reshape(-1, *([1] * (ndim - 1)))
+
+
+def _gate_rows(array: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[Scale],
                alloc: Alloc) -> np.ndarray:
     """The rows of gates ``order`` of ``array`` ([D, G*H, ...], gate-major), each gate scaled, in one pass."""
     directions, rest = array.shape[0], array.shape[2:]
     blocks = array.reshape(directions, array.shape[1] // hidden, hidden, *rest)
     result = alloc((directions, len(order), hidden, *rest), array.dtype)
     for k, (gate, scale) in enumerate(zip(order, scales)):
-        np.multiply(blocks[:, gate], scale, result[:, k])
+        np.multiply(blocks[:, gate], _per_direction(scale, 2 + len(rest), array.dtype), result[:, k])
     return result.reshape(directions, len(order) * hidden, *rest)
 
 
-def _activation(activation: Activation, clip: float | None, dtype: np.dtype) -> Kernel:
+def _by_direction(kernels: Sequence[Kernel]) -> Kernel:
+    """One kernel per direction over arrays [D, ...]."""
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        for d, one in enumerate(kernels):
+            one(x[d], out[d])
+    return kernel
+
+
+def _clipped(activation: Activation, clip: float | None, dtype: np.dtype) -> Kernel:
     """The activation's kernel (x, out) on scaled arguments, after clamping them to [-clip, clip] (scaled alike).
 
     Without clip it is the kernel itself: no call per step for a no-op.  Two ufuncs clamp:
@@ -70,7 +104,25 @@ def _activation(activation: Activation, clip: float | None, dtype: np.dtype) -> 
     return clipped
 
 
-def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[float],
+def _activation(activations: Activations, clip: float | None, dtype: np.dtype) -> Kernel:
+    """The kernel (x, out) of a gate's activation on its scaled arguments ([D, rows, batch]), clip included."""
+    kernels = [_clipped(a, clip, dtype) for a in _distinct(activations)]
+    return kernels[0] if len(kernels) == 1 else _by_direction(kernels)
+
+
+def _plain(activations: Activations) -> Kernel:
+    """The kernel (x, out) of an activation on plain (unscaled) arguments [D, rows, batch]."""
+    kernels = [a.apply for a in _distinct(activations)]
+    return kernels[0] if len(kernels) == 1 else _by_direction(kernels)
+
+
+def _check_directions(cell: object, activations: Sequence[Activations], directions: int) -> None:
+    if any(len(a) not in (1, directions) for a in activations):
+        raise RuntimeError(f"internal error: {type(cell).__name__} has activations for "
+                           f"{[len(a) for a in activations]} directions; the run has {directions}")
+
+
+def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequence[Scale],
                out: np.ndarray, alloc: Alloc) -> Product:
     """A function h -> (out = R' @ h) for all directions, R' the gates ``order`` of R, scaled (_gate_rows).
 
@@ -93,8 +145,8 @@ def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequenc
 class GRU:
     """zt = f(Xt Wz + Ht-1 Rz + bz), rt = f(... r ...), ht = g(...), Ht = (1-zt) ht + zt Ht-1."""
 
-    f: Activation
-    g: Activation
+    f: Activations
+    g: Activations
     clip: float | None
     linear_before_reset: bool
     gates = 3
@@ -106,13 +158,14 @@ class GRU:
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
-        order, scales = (0, 1, 2), (self.f.input_scale, self.f.input_scale, self.g.input_scale)
+        _check_directions(self, (self.f, self.g), d)
+        order, scales = (0, 1, 2), (_scale(self.f), _scale(self.f), _scale(self.g))
         gates, scratch = alloc((d, 3 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         zr, reset, candidate = gates[:, :2 * hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
 
         if self.linear_before_reset:  # one GEMM per step: rt (.) (Ht-1 Rh + Rbh)
             update_and_reset = _recurrent(r, hidden, order, scales, gates, alloc)
-            hidden_bias = (b[:, 3 * hidden:] * self.g.input_scale)[:, :, None]
+            hidden_bias = (b[:, 3 * hidden:] * _per_direction(scales[2], 2, dtype))[:, :, None]
 
             def recurrent_candidate(h: np.ndarray) -> None:
                 np.add(candidate, hidden_bias, candidate)
@@ -150,25 +203,43 @@ class GRU:
         return step
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LSTM:
-    """Gates f, i, c, o: Ct = ft Ct-1 + it ct, Ht = ot h(Ct); clip applies to gates, not Ct."""
+    """Gates f, i, c, o: Ct = ft Ct-1 + it ct, Ht = ot h(Ct); clip applies to gates, not Ct.
 
-    f: Activation
-    g: Activation
-    h: Activation
+    ONNX's extras: ``peepholes`` ([D, 3H], ONNX's P: Pi, Po, Pf) add Pi (.) Ct-1 to i,
+    Pf (.) Ct-1 to f and Po (.) Ct to o before their activation (and clip);
+    ``input_forget`` couples the gates, ft = 1 - it (onnxruntime's reading of "couple the
+    input and forget gates").  Without them the step is the plain one.
+    """
+
+    f: Activations
+    g: Activations
+    h: Activations
     clip: float | None
+    peepholes: np.ndarray | None = None
+    input_forget: bool = False
     gates = bias_gates = 4
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
+        _check_directions(self, (self.f, self.g, self.h), d)
         order = (0, 1, 3, 2)  # f, i, o (activation f) then c (activation g)
-        scales = (self.f.input_scale,) * 3 + (self.g.input_scale,)
+        scales = (_scale(self.f),) * 3 + (_scale(self.g),)
         gates, squashed = alloc((d, 4 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         product = _recurrent(r, hidden, order, scales, gates, alloc)
+        f, g = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype)
+        if self.peepholes is None and not self.input_forget:
+            step = self._step(gates, squashed, hidden, product, f, g)
+        else:
+            step = self._extended_step(gates, squashed, hidden, product, f, g, scales[0], alloc)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc), _gate_rows(b, hidden, order, scales, alloc), step)
+
+    def _step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int, product: Product, f: Kernel,
+              g: Kernel) -> Step:
         sigmoid_part, cell_part = gates[:, :3 * hidden], gates[:, 3 * hidden:]
         forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
-        f, g, h_of_c = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype), self.h.apply
+        h_of_c = _plain(self.h)
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
             (h, c), (h_out, c_out) = states_in, states_out
@@ -182,19 +253,61 @@ class LSTM:
             h_of_c(c_out, squashed)
             np.multiply(output, squashed, h_out)
 
-        return Stepper(_gate_rows(w, hidden, order, scales, alloc), _gate_rows(b, hidden, order, scales, alloc), step)
+        return step
+
+    def _extended_step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int, product: Product, f: Kernel,
+                       g: Kernel, f_scale: Scale, alloc: Alloc) -> Step:
+        """The step with peepholes and/or coupled gates: o waits for Ct, so f runs in two calls."""
+        d, _, batch = gates.shape
+        dtype = gates.dtype
+        cell_part = gates[:, 3 * hidden:]
+        forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
+        early = input_ if self.input_forget else gates[:, :2 * hidden]  # what f activates before Ct
+        h_of_c, coupled = _plain(self.h), self.input_forget
+        scratch = alloc((d, hidden, batch), dtype)
+        peep = None
+        if self.peepholes is not None:  # Pi, Po, Pf, scaled as their gates' rows are
+            scaled = self.peepholes.astype(dtype).reshape(d, 3, hidden) * _per_direction(f_scale, 3, dtype)
+            peep = tuple(np.ascontiguousarray(scaled[:, k, :, None]) for k in range(3))
+
+        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
+            (h, c), (h_out, c_out) = states_in, states_out
+            product(h)
+            np.add(gates, xw, gates)
+            if peep is not None:
+                np.multiply(c, peep[0], scratch)
+                np.add(input_, scratch, input_)
+                if not coupled:
+                    np.multiply(c, peep[2], scratch)
+                    np.add(forget, scratch, forget)
+            f(early, early)
+            if coupled:
+                np.subtract(1, input_, forget)
+            g(cell_part, cell_part)
+            np.multiply(forget, c, c_out)
+            np.multiply(input_, cell_part, input_)
+            np.add(c_out, input_, c_out)
+            if peep is not None:
+                np.multiply(c_out, peep[1], scratch)
+                np.add(output, scratch, output)
+            f(output, output)
+            h_of_c(c_out, squashed)
+            np.multiply(output, squashed, h_out)
+
+        return step
 
 
 @dataclass(frozen=True)
 class RNN:
     """Ht = f(Xt Wi + Ht-1 Ri + Wbi + Rbi)."""
 
-    f: Activation
+    f: Activations
     clip: float | None
     gates = bias_gates = 1
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
-        hidden, scales = r.shape[2], (self.f.input_scale,)
+        _check_directions(self, (self.f,), r.shape[0])
+        hidden, scales = r.shape[2], (_scale(self.f),)
         gates = alloc((r.shape[0], hidden, batch), r.dtype)
         product = _recurrent(r, hidden, (0,), scales, gates, alloc)
         f = _activation(self.f, self.clip, r.dtype)

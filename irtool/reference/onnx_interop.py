@@ -1,9 +1,15 @@
 """Conversions between ONNX GRU/LSTM/RNN tensors and attributes and the OpenVINO layouts.
 
-Pure numpy on plain values; nothing here imports onnx.  The differences handled:
+``evaluate_node`` runs one ONNX node in ONNX semantics (every attribute of every opset
+version, ``layout`` 1, peepholes, ``input_forget``, an activation set per direction) on the
+reference's one recurrence driver; the other functions convert tensors and attributes to
+and from the OpenVINO *Sequence ops.  Only ``evaluate_node`` imports onnx (its schema
+registry, lazily).  The differences handled:
 
-- X is time-major in ONNX ([seq, batch, input], ``layout=0``), batch-major in OpenVINO.
-- States: ONNX [num_dir, batch, H], optional (zeros); OpenVINO [batch, num_dir, H], required.
+- X is time-major in ONNX ([seq, batch, input], ``layout=0``), batch-major in OpenVINO (and
+  in ONNX with ``layout=1``).
+- States: ONNX [num_dir, batch, H] (``layout=1``: [batch, num_dir, H]), optional (zeros);
+  OpenVINO [batch, num_dir, H], required.
 - sequence_lens: optional in ONNX (full length), required in OpenVINO.
 - B: ONNX keeps Wb and Rb apart ([nd, 2*gates*H], optional: zeros); OpenVINO sums them
   ([nd, gates*H]), except GRU with linear_before_reset, whose [nd, 4H] keeps Wbh and Rbh
@@ -11,7 +17,7 @@ Pure numpy on plain values; nothing here imports onnx.  The differences handled:
   exact maths for that formula.  Going back, the sums become Wb and Rb is 0.
 - LSTM gate order: ONNX i, o, f, c; OpenVINO f, i, c, o.  Peepholes (ONNX P) and
   ``input_forget`` have no OpenVINO LSTMSequence-5 counterpart: non-zero ones are refused.
-- Y: ONNX [seq, nd, batch, H]; OpenVINO [batch, nd, seq, H].
+- Y: ONNX [seq, nd, batch, H] (``layout=1``: [batch, seq, nd, H]); OpenVINO [batch, nd, seq, H].
 - Activations: ONNX may list one set per direction and consumes ``activation_alpha`` /
   ``activation_beta`` in order, only for the functions that take them (onnxruntime's reading);
   OpenVINO lists one set for both directions and indexes ``activations_alpha`` / ``_beta`` by
@@ -24,10 +30,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from irtool.errors import InputError
-from irtool.reference.activations import KINDS
+from irtool.onnx.shapes import GATES
+from irtool.reference import checks, ops
+from irtool.reference.activations import KINDS, Activation, resolve
+from irtool.reference.cells import GRU, LSTM, RNN
 from irtool.reference.checks import flag
 
-GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
+# The equations' defaults (f, g[, h]); the schema registry says only "see the equations".
 DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 ONNX_SPELLING = {
     "relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "affine": "Affine", "leakyrelu": "LeakyRelu",
@@ -56,9 +65,9 @@ def _num_directions(direction: str) -> int:
     return 2 if str(direction).lower() == "bidirectional" else 1
 
 
-def _batch_major(state: np.ndarray) -> np.ndarray:
-    """[a, b, H] -> [b, a, H]; the same swap converts states both ways."""
-    return np.ascontiguousarray(np.swapaxes(state, 0, 1))
+def _batch_major(state: np.ndarray, layout: int = 0) -> np.ndarray:
+    """[a, b, H] -> [b, a, H]; the same swap converts states both ways (layout 1: already batch-major)."""
+    return np.ascontiguousarray(state if layout else np.swapaxes(state, 0, 1))
 
 
 # --- tensors --------------------------------------------------------------------------
@@ -66,22 +75,25 @@ def _batch_major(state: np.ndarray) -> np.ndarray:
 def inputs_from_onnx(op: str, X: np.ndarray, W: np.ndarray, R: np.ndarray, B: np.ndarray | None = None,
                      sequence_lens: np.ndarray | None = None, initial_h: np.ndarray | None = None,
                      initial_c: np.ndarray | None = None, P: np.ndarray | None = None, *,
-                     linear_before_reset: Any = 0) -> tuple[np.ndarray, ...]:
-    """ONNX inputs (their order and names) -> the OpenVINO *Sequence op's inputs, in port order."""
+                     linear_before_reset: Any = 0, layout: int = 0) -> tuple[np.ndarray, ...]:
+    """ONNX inputs (their order and names) -> the OpenVINO *Sequence op's inputs, in port order.
+
+    Non-zero peepholes are refused: the OpenVINO op has no P (``evaluate_node`` takes them).
+    """
     op = _kind(op)
     if P is not None and np.any(P):
         raise InputError("P (peepholes) is non-zero; OpenVINO LSTMSequence-5 has no peephole input")
-    seq, batch, _ = X.shape
+    seq, batch, _ = X.shape if layout == 0 else (X.shape[1], X.shape[0], X.shape[2])
     directions, rows, hidden = R.shape
-    zeros = np.zeros((directions, batch, hidden), dtype=X.dtype)
-    h0 = _batch_major(zeros if initial_h is None else initial_h)
+    zeros = np.zeros((batch, directions, hidden), dtype=X.dtype)
+    h0 = zeros if initial_h is None else _batch_major(initial_h, layout)
     lengths = np.full(batch, seq, dtype=np.int32) if sequence_lens is None else np.asarray(sequence_lens)
     w, r = _reorder(W, op, LSTM_FROM_ONNX, 1), _reorder(R, op, LSTM_FROM_ONNX, 1)
     b = bias_from_onnx(op, np.zeros((directions, 2 * rows), dtype=X.dtype) if B is None else B,
                        linear_before_reset=linear_before_reset)
-    x = np.ascontiguousarray(X.transpose(1, 0, 2))
+    x = np.ascontiguousarray(X if layout else X.transpose(1, 0, 2))
     if op == "LSTM":
-        c0 = _batch_major(zeros if initial_c is None else initial_c)
+        c0 = zeros if initial_c is None else _batch_major(initial_c, layout)
         return x, h0, c0, lengths, w, r, b
     return x, h0, lengths, w, r, b
 
@@ -131,14 +143,19 @@ def inputs_to_onnx(op: str, *inputs: np.ndarray, linear_before_reset: Any = Fals
     return converted
 
 
-def outputs_from_onnx(Y: np.ndarray, *states: np.ndarray) -> tuple[np.ndarray, ...]:
-    """ONNX Y [seq, nd, batch, H], Y_h[, Y_c] [nd, batch, H] -> OpenVINO Y [batch, nd, seq, H], Ho[, Co]."""
-    return (np.ascontiguousarray(Y.transpose(2, 1, 0, 3)), *(_batch_major(s) for s in states))
+# Y's axes: OpenVINO [batch, nd, seq, H] <-> ONNX layout 0 [seq, nd, batch, H] or layout 1 [batch, seq, nd, H];
+# each permutation is its own inverse, so it converts both ways
+_Y_AXES = {0: (2, 1, 0, 3), 1: (0, 2, 1, 3)}
 
 
-def outputs_to_onnx(Y: np.ndarray, *states: np.ndarray) -> tuple[np.ndarray, ...]:
-    """OpenVINO Y [batch, nd, seq, H], Ho[, Co] -> ONNX Y [seq, nd, batch, H], Y_h[, Y_c]."""
-    return (np.ascontiguousarray(Y.transpose(2, 1, 0, 3)), *(_batch_major(s) for s in states))
+def outputs_from_onnx(Y: np.ndarray, *states: np.ndarray, layout: int = 0) -> tuple[np.ndarray, ...]:
+    """ONNX Y, Y_h[, Y_c] (in ``layout``) -> OpenVINO Y [batch, nd, seq, H], Ho[, Co]."""
+    return (np.ascontiguousarray(Y.transpose(_Y_AXES[layout])), *(_batch_major(s, layout) for s in states))
+
+
+def outputs_to_onnx(Y: np.ndarray, *states: np.ndarray, layout: int = 0) -> tuple[np.ndarray, ...]:
+    """OpenVINO Y [batch, nd, seq, H], Ho[, Co] -> ONNX Y, Y_h[, Y_c] in ``layout``."""
+    return (np.ascontiguousarray(Y.transpose(_Y_AXES[layout])), *(_batch_major(s, layout) for s in states))
 
 
 # --- attributes -----------------------------------------------------------------------
@@ -195,7 +212,8 @@ def attributes_from_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, An
     """ONNX GRU/LSTM/RNN attributes -> the OpenVINO *Sequence attributes (spec names)."""
     op = _kind(op)
     if int(attributes.get("layout", 0)):
-        raise InputError("layout is 1 (batch-major); only ONNX's default layout 0 is converted")
+        raise InputError("layout is 1 (batch-major); the OpenVINO op's attributes cannot say it "
+                         "(convert the tensors with layout=1, or use evaluate_node)")
     if int(attributes.get("input_forget", 0)):
         raise InputError("input_forget is 1; OpenVINO LSTMSequence-5 has no input_forget")
     direction = str(attributes.get("direction", "forward"))
@@ -242,3 +260,113 @@ def attributes_to_onnx(op: str, attributes: Mapping[str, Any]) -> dict[str, Any]
         linear = attributes.get("linear_before_reset", False)
         converted["linear_before_reset"] = int(flag("linear_before_reset", linear))
     return converted
+
+
+# --- one ONNX node, in ONNX semantics ---------------------------------------------------
+
+def activations_per_gate(op: str, values: Mapping[str, Any], directions: int,
+                          given: bool) -> list[tuple[Activation, ...]]:
+    """Per gate (f, g[, h]), its activation per direction.
+
+    A node lists one set of activations per direction, as the pages say ("a list of 2, or 4
+    if bidirectional"); onnxruntime refuses one set for a bidirectional node too.
+
+    ``activation_alpha`` / ``activation_beta`` are consumed in order across the whole list,
+    only by the functions that take them (onnxruntime's reading of "consumed in the order of
+    activation functions"); a function left without a value takes its ONNX default.
+    ``values`` are the attributes with the schema's defaults filled in; ``given`` says whether
+    the node itself listed activations (RNN's schema default lists two, one per direction).
+    """
+    count = len(DEFAULT_ACTIVATIONS[op])
+    names = [str(n) for n in values.get("activations", DEFAULT_ACTIVATIONS[op] * directions)]
+    if not given:  # a schema default holds a set per direction (RNN's: Tanh, Tanh); the equations' otherwise
+        names = names[:count * directions]
+    if len(names) != count * directions:
+        raise ValueError(f"activations has {len(names)} values {names}; expected {count * directions} "
+                         f"({count} per direction, {directions} direction{'s' if directions > 1 else ''})")
+    alphas = _parameters_by_position(names, values.get("activation_alpha", ()), "alpha")
+    betas = _parameters_by_position(names, values.get("activation_beta", ()), "beta")
+    sets = [resolve(names[k:k + count], alphas[k:k + count], betas[k:k + count])
+            for k in range(0, len(names), count)]
+    return [tuple(one_set[gate] for one_set in sets) for gate in range(count)]
+
+
+def _cell(op: str, values: Mapping[str, Any], directions: int, peepholes: np.ndarray | None,
+          given: bool) -> Any:
+    gates = activations_per_gate(op, values, directions, given)
+    clip = checks.clip(values.get("clip"))  # absent (the registry has no default) or infinite: none
+    if op == "GRU":
+        return GRU(*gates, clip, bool(values.get("linear_before_reset", 0)))
+    if op == "LSTM":
+        return LSTM(*gates, clip, peepholes, bool(values.get("input_forget", 0)))
+    return RNN(*gates, clip)
+
+
+def _checked_inputs(spec: Any, inputs: Sequence[Any]) -> dict[str, np.ndarray]:
+    """The present inputs by ONNX name, each checked against its type constraint; T shared by all."""
+    from irtool.onnx.schema import tensor_type
+
+    if len(inputs) > len(spec.inputs):
+        raise ValueError(f"{spec.key} takes at most {len(spec.inputs)} inputs "
+                         f"({', '.join(p.name for p in spec.inputs)}); got {len(inputs)}")
+    arrays: dict[str, np.ndarray] = {}
+    shared: tuple[str, np.dtype] | None = None
+    for port, value in zip(spec.inputs, [*inputs, *[None] * (len(spec.inputs) - len(inputs))]):
+        if value is None:
+            if not port.optional:
+                raise ValueError(f"{port.name} is missing; it is a required input of {spec.key}")
+            continue
+        array = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if tensor_type(array.dtype) not in port.allowed:
+            raise ValueError(f"{port.name} has dtype {array.dtype}; {spec.key} allows "
+                             f"{', '.join(port.allowed)} ({port.type_param})")
+        if port.type_param == "T":
+            if shared is not None and array.dtype != shared[1]:
+                raise ValueError(f"{port.name} has dtype {array.dtype}; expected {shared[1]}, "
+                                 f"the dtype of {shared[0]} (both are T)")
+            shared = shared or (port.name, array.dtype)
+        arrays[port.name] = array
+    return arrays
+
+
+def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: Sequence[Any], *,
+                  accumulate: Any = None) -> tuple[np.ndarray, ...]:
+    """One ONNX GRU, LSTM or RNN node, as the ONNX page of its version defines it.
+
+    ``attributes`` are as ONNX gives them (names and types of the op's schema in ``opset``,
+    strings as str or bytes; absent: the schema's default); ``inputs`` in ONNX order, an
+    absent optional input None (trailing ones may be left out).  Returns every output of
+    the op (Y, Y_h[, Y_c]) in ONNX order and layout, in the inputs' dtype: a node that
+    leaves an output out just does not use it (``output_sequence`` of version 1 says only
+    that).  Bad or unsupported input raises one ValueError naming the input or attribute.
+    ``accumulate="float64"`` computes in float64.
+    """
+    from irtool.onnx import schema, shapes
+
+    spec = schema.get(op_type, opset)
+    values, problems = schema.check_attributes(spec, attributes)
+    if problems:
+        raise ValueError(f"{spec.key}: {problems[0].message}")
+    arrays = _checked_inputs(spec, inputs)
+    layout, direction = values.get("layout", 0), values["direction"]
+    directions = _num_directions(direction)
+    known = {"num_directions": directions, **({"hidden_size": values["hidden_size"]} if "hidden_size" in values else {})}
+    found = shapes.check(shapes.input_dims(op_type, layout), {name: a.shape for name, a in arrays.items()}, known)
+    if found.problems:
+        raise ValueError(f"{spec.key}: {found.problems[0].message}")
+    sizes = found.sizes
+    lengths = arrays.get("sequence_lens")
+    if lengths is not None and lengths.size and (lengths.min() < 0 or lengths.max() > sizes["seq_length"]):
+        k = int(np.flatnonzero((lengths < 0) | (lengths > sizes["seq_length"]))[0])
+        raise ValueError(f"{spec.key}: sequence_lens[{k}] is {int(lengths[k])}; expected a value in "
+                         f"[0, seq_length={sizes['seq_length']}]")
+    try:
+        cell = _cell(op_type, values, directions, arrays.get("P"), attributes.get("activations") is not None)
+    except ValueError as error:
+        raise ValueError(f"{spec.key}: {error}") from None
+    x, *states, sequence_lengths, w, r, b = inputs_from_onnx(
+        op_type, **{k: v for k, v in arrays.items() if k != "P"},
+        linear_before_reset=values.get("linear_before_reset", 0), layout=layout)
+    outputs = ops.sequence(cell, sizes["hidden_size"], direction, x, list(zip(("initial_h", "initial_c"), states)),
+                           sequence_lengths, w, r, b, accumulate)
+    return outputs_to_onnx(*outputs, layout=layout)

@@ -31,8 +31,10 @@ def _solve(cell: recurrence.Cell, problem: checks.Problem, reverse: Sequence[boo
     return tuple(to_output(o, problem.dtype) for o in outputs)
 
 
-def _sequence(cell: recurrence.Cell, hidden: int, direction: Any, X: Any, states: Sequence[tuple[str, Any]],
+def sequence(cell: recurrence.Cell, hidden: int, direction: Any, X: Any, states: Sequence[tuple[str, Any]],
               sequence_lengths: Any, W: Any, R: Any, B: Any, accumulate: Any) -> Arrays:
+    """Any cell over a *Sequence op's inputs (OpenVINO layouts; ``states`` as (name, array)):
+    the public sequence ops, and onnx_interop.evaluate_node with the cells only ONNX can ask for."""
     reverse = checks.direction(direction)
     problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B, hidden=hidden, directions=len(reverse),
                                       gates=cell.gates, bias_gates=cell.bias_gates)
@@ -55,17 +57,17 @@ def _gru(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any,
          linear_before_reset: Any) -> tuple[GRU, int]:
     f, g = _activations(activations, 2, alpha, beta)
     linear = checks.flag("linear_before_reset", linear_before_reset)
-    return GRU(f, g, checks.clip(clip), linear), checks.hidden_size(hidden_size)
+    return GRU((f,), (g,), checks.clip(clip), linear), checks.hidden_size(hidden_size)
 
 
 def _lstm(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any) -> tuple[LSTM, int]:
     f, g, h = _activations(activations, 3, alpha, beta)
-    return LSTM(f, g, h, checks.clip(clip)), checks.hidden_size(hidden_size)
+    return LSTM((f,), (g,), (h,), checks.clip(clip)), checks.hidden_size(hidden_size)
 
 
 def _rnn(hidden_size: Any, activations: Any, alpha: Any, beta: Any, clip: Any) -> tuple[RNN, int]:
     (f,) = _activations(activations, 1, alpha, beta)
-    return RNN(f, checks.clip(clip)), checks.hidden_size(hidden_size)
+    return RNN((f,), checks.clip(clip)), checks.hidden_size(hidden_size)
 
 
 # Ports and required attributes default to REQUIRED so that leaving one out is a ValueError
@@ -78,7 +80,7 @@ def gru_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                  clip: float = 0.0, linear_before_reset: bool = False, accumulate: Any = None) -> Arrays:
     """GRUSequence-5 -> (Y [batch, dirs, seq, H], Ho [batch, dirs, H])."""
     cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
-    return _sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
+    return sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
                      W, R, B, accumulate)
 
 
@@ -92,7 +94,7 @@ def lstm_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initi
     """LSTMSequence-5 (and -1, same maths), gates f, i, c, o -> (Y, Ho, Co)."""
     cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
     states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
-    return _sequence(cell, hidden, direction, X, states, sequence_lengths, W, R, B, accumulate)
+    return sequence(cell, hidden, direction, X, states, sequence_lengths, W, R, B, accumulate)
 
 
 @register("RNNSequence", 5)
@@ -103,7 +105,7 @@ def rnn_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                  clip: float = 0.0, accumulate: Any = None) -> Arrays:
     """RNNSequence-5 -> (Y, Ho)."""
     cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
-    return _sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
+    return sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
                      W, R, B, accumulate)
 
 

@@ -82,7 +82,7 @@ class Unreadable:
 
 
 def collect_paths(paths: list[str | Path]) -> tuple[list[Path], list[Unreadable]]:
-    """Expand directories to every *.xml under them (sorted); files are kept as given.  A
+    """Expand directories to every *.xml and *.onnx under them (sorted); files are kept as given.  A
     directory that cannot be listed, at the top or below, is returned as unreadable, not
     skipped."""
     found: list[Path] = []
@@ -95,7 +95,7 @@ def collect_paths(paths: list[str | Path]) -> tuple[list[Path], list[Unreadable]
         for folder, dirs, files in os.walk(path, onerror=lambda error: unreadable.append(
                 Unreadable(Path(error.filename or path), error.strerror or str(error)))):
             try:
-                below.extend(p for name in files if name.endswith(".xml") and (p := Path(folder, name)).is_file())
+                below.extend(p for name in files if name.endswith((".xml", ".onnx")) and (p := Path(folder, name)).is_file())
             except OSError as error:  # listed, but no search permission: its files cannot be opened
                 unreadable.append(Unreadable(Path(folder), error.strerror or str(error)))
         found.extend(sorted(below))

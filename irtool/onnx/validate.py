@@ -1,0 +1,236 @@
+"""``irtool validate model.onnx``: onnx.checker, then irtool's checks of every GRU, LSTM and RNN node.
+
+Each node of those types in the main graph is checked against its op's schema in the
+model's opset (onnx's registry, through irtool.onnx.schema): attribute names, types and
+the values the page allows, the activations (names, one set per direction, alpha/beta),
+the input count, element types against the type constraints, and every input and
+declared output dim against the dims the ONNX page gives (irtool.onnx.shapes), with the
+shapes onnx's shape inference finds.  Every finding is a Diagnostic with an ONNXnnn code;
+``layer_id`` is the node's index in the graph, ``layer_name`` its name, ``port_id`` the
+ONNX input or output name.  Nothing here raises for a bad file; only an unreadable path
+raises OSError.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, checker, numpy_helper, shape_inference
+
+from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.ir.parse import IRParseError, read_ir_bytes
+from irtool.onnx import schema, shapes
+
+_PROBLEM_CODES = {"unknown": "ONNX010", "missing": "ONNX011", "type": "ONNX012", "value": "ONNX013"}
+
+
+def _reporter(report: FileReport) -> Callable[..., None]:
+    def add(code: str, message: str, **where: Any) -> None:
+        report.diagnostics.append(Diagnostic(code, CODES[code].severity, message, path=report.path, **where))
+    return add
+
+
+def validate_onnx_file(path: str | Path, max_bytes: int) -> FileReport:
+    """Check one .onnx file; OSError only if the path cannot be read."""
+    path = Path(path)
+    report = FileReport(str(path))
+    add = _reporter(report)
+    try:
+        data = read_ir_bytes(path, max_bytes)  # the bounded, non-blocking read IR files get
+    except IRParseError as error:  # its only kind here: too large
+        add("ONNX002", error.message, expected=f"<= {max_bytes} bytes")
+        return report
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as error:  # protobuf's DecodeError and friends: the file is not an ONNX model
+        add("ONNX001", f"the file is not an ONNX model: {type(error).__name__}: {_first_line(error)}")
+        return report
+    if not data or not model.graph.node and not model.opset_import:
+        add("ONNX001", "the file is not an ONNX model: it holds no graph and no opset import")
+        return report
+    try:
+        checker.check_model(model, full_check=True)
+        checked = "onnx.checker: valid"
+    except Exception as error:  # checker.ValidationError, shape inference errors
+        add("ONNX003", f"onnx.checker rejects the model: {_first_line(error)}")
+        checked = "onnx.checker: rejected"
+    nodes = _check_nodes(model, add)
+    add("ONNX000", f"checked with onnx.checker (onnx {onnx.__version__}; {checked.split(': ')[1]}) and irtool's "
+                   f"checks of {nodes} GRU/LSTM/RNN node{'s' if nodes != 1 else ''} against their ONNX schema")
+    report.diagnostics[:] = sorted_diagnostics(report.diagnostics)
+    return report
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+# --- the graph's known shapes and types ----------------------------------------------------
+
+class _Tensors:
+    """Element type and shape of every tensor the graph declares or onnx's shape inference finds."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        try:
+            inferred = shape_inference.infer_shapes(model, strict_mode=False).graph
+        except Exception:  # inference fails on a broken model; the declared shapes remain
+            inferred = model.graph
+        self.types: dict[str, int] = {}
+        self.shapes: dict[str, tuple[int | None, ...] | None] = {}
+        for info in [*inferred.value_info, *model.graph.input, *model.graph.output]:
+            tensor = info.type.tensor_type
+            self.types[info.name] = tensor.elem_type
+            self.shapes[info.name] = (tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+                                      if tensor.HasField("shape") else None)
+        self.declared_outputs = {info.name for info in [*model.graph.output, *model.graph.value_info]}
+        self.initializers = {t.name: t for t in model.graph.initializer}
+        for tensor in model.graph.initializer:
+            self.types[tensor.name] = tensor.data_type
+            self.shapes[tensor.name] = tuple(tensor.dims)
+
+
+def _type_name(element: int) -> str:
+    try:
+        return f"tensor({TensorProto.DataType.Name(element).lower()})"
+    except ValueError:
+        return f"tensor(<{element}>)"
+
+
+def _opset(model: onnx.ModelProto) -> int | None:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def _check_nodes(model: onnx.ModelProto, add: Callable[..., None]) -> int:
+    recurrent = [(index, node) for index, node in enumerate(model.graph.node)
+                 if node.op_type in schema.OPS and node.domain in ("", "ai.onnx")]
+    if not recurrent:
+        return 0
+    opset = _opset(model)
+    try:
+        if opset is None:
+            raise schema.SchemaError("the model imports no opset of the default domain")
+        specs = {op: schema.get(op, opset) for op in {n.op_type for _, n in recurrent}}
+    except schema.SchemaError as error:
+        count = len(recurrent)
+        add("ONNX004", f"{error}: {'its' if count > 1 else 'the'} {count} GRU/LSTM/RNN "
+                       f"node{'s are' if count > 1 else ' is'} not checked")
+        return 0
+    tensors = _Tensors(model)
+    for index, node in recurrent:
+        _check_node(index, node, specs[node.op_type], tensors, add)
+    return len(recurrent)
+
+
+def _check_node(index: int, node: onnx.NodeProto, spec: schema.OpSchema, tensors: _Tensors,
+                add: Callable[..., None]) -> None:
+    where = {"layer_id": str(index), "layer_name": node.name or None}
+    label = f"node {index}{f' {node.name!r}' if node.name else ''} ({spec.key})"
+
+    def report(code: str, message: str, **extra: Any) -> None:
+        add(code, f"{label}: {message}", **where, **extra)
+
+    attributes = schema.node_attributes(node)
+    values, problems = schema.check_attributes(spec, attributes)
+    for problem in problems:
+        report(_PROBLEM_CODES[problem.kind], problem.message, attribute=problem.name, expected=problem.expected,
+               found=problem.found)
+    if not {p.name for p in problems} & {"activations", "activation_alpha", "activation_beta", "direction"}:
+        _check_activations(spec, values, attributes, report)
+
+    inputs = list(node.input)
+    if len(inputs) > len(spec.inputs):
+        report("ONNX020", f"{len(inputs)} inputs; {spec.key} takes at most {len(spec.inputs)} "
+                          f"({', '.join(p.name for p in spec.inputs)})", expected=str(len(spec.inputs)),
+               found=str(len(inputs)))
+    if len(node.output) > len(spec.outputs):
+        report("ONNX020", f"{len(node.output)} outputs; {spec.key} has {len(spec.outputs)} "
+                          f"({', '.join(p.name for p in spec.outputs)})", expected=str(len(spec.outputs)),
+               found=str(len(node.output)))
+    given = {port.name: tensor for port, tensor in zip(spec.inputs, inputs) if tensor}
+    for port in spec.inputs:
+        if not port.optional and port.name not in given:
+            report("ONNX020", f"input {port.name} is missing; it is required", port_id=port.name)
+    _check_types(spec, given, tensors, report)
+    if "direction" not in values or values.get("layout", 0) not in (0, 1):
+        return
+    _check_shapes(spec, values, given, dict(zip([p.name for p in spec.outputs], node.output)), tensors, report)
+
+
+def _check_activations(spec: schema.OpSchema, values: dict[str, Any], attributes: dict[str, Any],
+                       report: Callable[..., None]) -> None:
+    from irtool.reference.onnx_interop import activations_per_gate
+
+    directions = 2 if values["direction"] == "bidirectional" else 1
+    try:
+        activations_per_gate(spec.op_type, values, directions, attributes.get("activations") is not None)
+    except ValueError as error:
+        text = str(error)
+        attribute = next((n for n in ("activation_alpha", "activation_beta") if text.startswith(n)), "activations")
+        report("ONNX014", text, attribute=attribute)
+
+
+def _check_types(spec: schema.OpSchema, given: dict[str, str], tensors: _Tensors, report: Callable[..., None]) -> None:
+    shared: tuple[str, str] | None = None
+    for port in spec.inputs:
+        element = tensors.types.get(given.get(port.name, ""))
+        if not element:
+            continue
+        name = _type_name(element)
+        if name not in port.allowed:
+            report("ONNX040", f"input {port.name} is {name}; {spec.key} allows {', '.join(port.allowed)} "
+                              f"({port.type_param})", port_id=port.name, expected=", ".join(port.allowed), found=name)
+        elif port.type_param == "T":
+            if shared and name != shared[1]:
+                report("ONNX040", f"input {port.name} is {name}; expected {shared[1]}, the type of {shared[0]} "
+                                  f"(both are T)", port_id=port.name, expected=shared[1], found=name)
+            shared = shared or (port.name, name)
+
+
+def _check_shapes(spec: schema.OpSchema, values: dict[str, Any], given: dict[str, str], outputs: dict[str, str],
+                  tensors: _Tensors, report: Callable[..., None]) -> None:
+    layout = values.get("layout", 0)
+    known = {"num_directions": 2 if values["direction"] == "bidirectional" else 1}
+    if "hidden_size" in values and values["hidden_size"] > 0:
+        known["hidden_size"] = values["hidden_size"]
+    input_dims = shapes.input_dims(spec.op_type, layout)
+    found = {name: tensors.shapes.get(tensor) for name, tensor in given.items() if name in input_dims}
+    inputs_check = shapes.check(input_dims, found, known)
+    sizes = inputs_check.sizes
+    for problem in inputs_check.problems:
+        report("ONNX030" if problem.dim is None else "ONNX031", f"input {problem.message}", port_id=problem.port,
+               expected=problem.expected, found=problem.found)
+    output_dims = shapes.output_dims(spec.op_type, layout)
+    declared = {name: tensors.shapes.get(tensor) for name, tensor in outputs.items()
+                if tensor and tensor in tensors.declared_outputs}
+    for problem in shapes.check(output_dims, declared, sizes, inputs_check.origins).problems:
+        report("ONNX030" if problem.dim is None else "ONNX032", f"output {problem.message}", port_id=problem.port,
+               expected=problem.expected, found=problem.found)
+    lengths = tensors.initializers.get(given.get("sequence_lens", ""))
+    seq = sizes.get("seq_length")
+    if lengths is not None and seq is not None and lengths.data_type == TensorProto.INT32:
+        values_ = numpy_helper.to_array(lengths).reshape(-1)
+        bad = np.flatnonzero((values_ < 0) | (values_ > seq))
+        if bad.size:
+            k = int(bad[0])
+            report("ONNX050", f"sequence_lens[{k}] is {int(values_[k])}; expected a value in [0, seq_length={seq}]",
+                   port_id="sequence_lens", expected=f"[0, {seq}]", found=str(int(values_[k])))
+
+
+def check_onnx_with_openvino(report: FileReport, path: str | Path) -> FileReport:
+    """``--with-openvino`` for .onnx: OpenVINO's ONNX frontend reads and converts the model (IR080/IR081)."""
+    import openvino as ov
+    from openvino.frontend import FrontEndManager
+
+    version = ov.__version__.split("-")[0]
+    add = _reporter(report)
+    try:
+        frontend = FrontEndManager().load_by_framework("onnx")
+        frontend.convert(frontend.load(str(path)))
+    except Exception as error:  # OpenVINO's verdict is its message
+        add("IR080", f"OpenVINO {version} cannot read the file: {_first_line(error)}")
+    else:
+        add("IR081", f"OpenVINO {version} read the file (ONNX frontend)")
+    return FileReport(report.path, sorted_diagnostics(report.diagnostics))
