@@ -8,6 +8,9 @@ Each is an ONNX graph built with onnx.helper, saved as .onnx, and converted by O
 - gru_lengths.xml: one GRU with its weights as initializers and a sequence_lens input; the CPU
   plugin of openvino 2026.4.1 ignores the lengths of such a model (samples/suites/full.xfail.toml).
 
+And broken_gru.onnx, for ``irtool validate``: a bidirectional GRU with one activation set, a
+negative clip, R of hidden size 5 and a declared Y of batch 3 (not converted: OpenVINO refuses it).
+
 Run it from the repository root (python samples/make_models.py); the files it writes are
 committed.  The graphs are the tests' own (tests/real_models.py), so tests and samples agree.
 """
@@ -28,8 +31,26 @@ MODELS = {
 }
 
 
+def broken_gru():
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node("GRU", ["X", "W", "R"], ["Y", "Y_h"], name="gru1", hidden_size=4, clip=-1.0,
+                            direction="bidirectional", activations=["Sigmoid", "Tanh"])
+    weights = [numpy_helper.from_array(np.zeros((2, 12, 3), np.float32), "W"),
+               numpy_helper.from_array(np.zeros((2, 12, 5), np.float32), "R")]
+    graph = helper.make_graph([node], "broken", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [5, 2, 3])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [5, 2, 3, 4]),
+                               helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [2, 2, 4])], weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+
+
 def main() -> None:
+    import onnx
+
     HERE.mkdir(exist_ok=True)
+    onnx.save(broken_gru(), HERE / "broken_gru.onnx")
+    print("wrote samples/models/broken_gru.onnx")
     for name, case in MODELS.items():
         xml = convert_onnx(case, HERE)
         for suffix in (".onnx", ".xml", ".bin"):

@@ -70,6 +70,8 @@ EXIT_CODES = [
     (r"^irtool reduce .*-o passes$", 1, "a case that passes has nothing to reduce"),
     (r"reproduce\.py", 1, "the reproducer of a failure reproduces the mismatch"),
     (r"^irtool harness samples/suites/triage\.toml --atol 0 --rtol 0", 1, "no tolerance: every case fails"),
+    (r"^irtool build onnx-rnn --opset 7 --layout 1 ", 2, "the page shows an attribute the opset lacks being refused"),
+    (r"^irtool validate samples/models/broken_gru\.onnx$", 1, "the page shows a broken ONNX model's findings"),
     (r"^IRTOOL_MEMORY_LIMIT=1G irtool build .*--hidden-size 12000", 2, "the page shows the memory estimate refusing it"),
     (r"^irtool run samples/models/gru_lengths\.xml", 1,
      "OpenVINO 2026.4.1's CPU ignores ragged sequence_lengths there (the bug of samples/suites/full.xfail.toml)"),

@@ -133,7 +133,7 @@ def test_text_and_sarif_formats(capsys, tmp_path) -> None:
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert f"{path}: error[ONNX013] node 0 'gru1' (GRU-14): direction is 'sideways'" in out
-    assert out.strip().splitlines()[-1] == "1 file checked: 1 error, 0 warnings in 1 invalid file"
+    assert out.strip().splitlines()[-1] == "1 file checked: 1 error, 0 warnings, 1 note in 1 invalid file"
     assert main(["validate", "--format", "sarif", str(path)]) == 1
     sarif = json.loads(capsys.readouterr().out)
     assert "ONNX013" in {r["ruleId"] for r in sarif["runs"][0]["results"]}

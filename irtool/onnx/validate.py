@@ -221,16 +221,14 @@ def _check_shapes(spec: schema.OpSchema, values: dict[str, Any], given: dict[str
 
 def check_onnx_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     """``--with-openvino`` for .onnx: OpenVINO's ONNX frontend reads and converts the model (IR080/IR081)."""
-    import openvino as ov
-    from openvino.frontend import FrontEndManager
+    from irtool.runtime.core import openvino_version
+    from irtool.runtime.model import read_ir_frontend
 
-    version = ov.__version__.split("-")[0]
+    version = openvino_version().split("-")[0]
     add = _reporter(report)
-    try:
-        frontend = FrontEndManager().load_by_framework("onnx")
-        frontend.convert(frontend.load(str(path)))
-    except Exception as error:  # OpenVINO's verdict is its message
-        add("IR080", f"OpenVINO {version} cannot read the file: {_first_line(error)}")
+    model, problem = read_ir_frontend(path, "onnx")
+    if model is None:
+        add("IR080", f"OpenVINO {version} cannot read the file: {problem}")
     else:
         add("IR081", f"OpenVINO {version} read the file (ONNX frontend)")
     return FileReport(report.path, sorted_diagnostics(report.diagnostics))

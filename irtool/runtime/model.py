@@ -153,15 +153,15 @@ def model_inputs(model: Any) -> list[InputInfo]:
     return infos
 
 
-def read_ir_frontend(path: str | Path) -> tuple[Any | None, str | None]:
-    """OpenVINO's own verdict on an IR file, through its IR frontend alone (read_model would try
-    every frontend and let them print to stderr): the ov.Model, or None and the reason on one line
-    (where OpenVINO failed comes first in its text and what failed last)."""
+def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | None, str | None]:
+    """OpenVINO's own verdict on a file, through one frontend alone ("ir" or "onnx"; read_model
+    would try every frontend and let them print to stderr): the ov.Model, or None and the reason
+    on one line (where OpenVINO failed comes first in its text and what failed last)."""
     from openvino.frontend import FrontEndManager
 
     try:
-        frontend = FrontEndManager().load_by_framework("ir")
-        if not frontend.supported(str(path)):  # read_model then finds no frontend for it
+        frontend = FrontEndManager().load_by_framework(framework)
+        if framework == "ir" and not frontend.supported(str(path)):  # read_model then finds no frontend
             return None, "its IR reader does not take it (read_model finds no frontend for it)"
         return frontend.convert(frontend.load(str(path))), None
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
