@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from irtool.devices import DeviceError
+
 from irtool.build import build_and_save, build_model
 from irtool.cases import OpCase
 from irtool.devices import same_device
@@ -27,8 +29,10 @@ def test_check_device():
         else:
             with pytest.raises(RunError, match="is not available here"):
                 check_device(device, report)
-    for device in ("", "FOO:CPU", "GPU.99"):
-        with pytest.raises(RunError, match="is not available here"):
+    with pytest.raises(RunError, match="is not available here"):
+        check_device("GPU.99", report)
+    for device, says in (("", "is not a device OpenVINO knows"), ("FOO:CPU", "'FOO:CPU' is not a device OpenVINO knows")):
+        with pytest.raises(DeviceError, match=says):
             check_device(device, report)
 
 

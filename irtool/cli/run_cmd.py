@@ -21,10 +21,16 @@ NOTHING_JUDGED = 3  # ran, but nothing was judged, or nothing could run as asked
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "run", help="run a model on a device and diff its outputs against the reference",
-        description=__doc__.splitlines()[0] + " " + " ".join(__doc__.splitlines()[2:]).strip())
-    parser.add_argument("model", type=Path, metavar="MODEL.xml", help="IR model (its .bin beside it)")
-    parser.add_argument("-d", "--device", required=True, help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:CPU, ...")
+        "run", help="run any model on a device and judge each recurrent node in it against the reference",
+        description="Run a model (IR .xml from any converter, or .onnx) on an OpenVINO device at an explicit "
+                    "precision, and judge every GRU, LSTM and RNN node in it: irtool's reference on the inputs "
+                    "the device gave the node, against the outputs the device computed for it.  Exit 0: every "
+                    "judged node within tolerance; 1: a mismatch; 2: could not run; 3: nothing was judged (no "
+                    "recurrent node, only nodes inside loop bodies, or a precision the device lacks).")
+    parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it) or .onnx")
+    parser.add_argument("-d", "--device", required=True,
+                        help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
+                             "with +)")
     parser.add_argument("--precision", choices=PRECISIONS, default="f32",
                         help="INFERENCE_PRECISION_HINT to compile with (default f32; the CPU would pick bf16)")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
@@ -50,11 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from irtool.devices import parse_device
     from irtool.errors import IrtoolBug, IrtoolError, RunSkipped
     from irtool.execute import RunOptions, run
 
     options = RunOptions(
-        model=args.model, device=args.device, precision=args.precision, inputs=args.inputs, seed=args.seed,
+        model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,
         save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
         fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
@@ -92,13 +99,15 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
 
 
 def parse_compare_with(text: str | None) -> tuple[str, str] | None:
-    """``GPU``, ``GPU:f16`` or ``HETERO:CPU:bf16`` -> (device, precision); f32 when none is given."""
+    """``GPU``, ``GPU:f16`` or ``HETERO:GPU+CPU:bf16`` -> (device, precision); f32 when none is given."""
+    from irtool.devices import parse_device
+
     if text is None:
         return None
     device, _, last = text.rpartition(":")
     if last in PRECISIONS and device:
-        return device, last
-    return text, "f32"
+        return parse_device(device, "--compare-with"), last
+    return parse_device(text, "--compare-with"), "f32"
 
 
 # ----------------------------------------------------------------------------- rendering

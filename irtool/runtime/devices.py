@@ -4,11 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from irtool import devices as syntax
+from irtool.devices import PHYSICAL_FAMILIES, VIRTUAL_DEVICES, physical_devices, same_device
 from irtool.errors import RunError
 from irtool.runtime.core import core, openvino_message
 
-VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
-PHYSICAL_FAMILIES = ("CPU", "GPU", "NPU")
 # OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
 CAPABILITY_PRECISIONS = {"FP32": "f32", "BF16": "bf16", "FP16": "f16", "INT8": "i8", "INT16": "i16",
                          "U8": "u8", "BIN": "u1", "FP64": "f64"}
@@ -70,27 +70,11 @@ def _absence_reason(family: str) -> str:
     return "its plugin loads but finds no device"
 
 
-def same_device(asked: str, available: str) -> bool:
-    """``GPU`` names ``GPU.0`` too; ``GPU.1`` names only itself."""
-    return asked == available or available.startswith(asked + ".")
-
-
-def physical_devices(device: str) -> list[str]:
-    """The physical devices a device string names (``HETERO:GPU,CPU`` -> GPU, CPU; bare AUTO -> [])."""
-    head, _, rest = device.partition(":")
-    if head not in VIRTUAL_DEVICES:
-        return [device] if device else []
-    names = []
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        if item.startswith("-"):  # AUTO:-GPU excludes a device
-            continue
-        names.append(item.split("(", 1)[0])  # BATCH:CPU(4)
-    return names
-
-
 def check_device(device: str, report: DeviceReport | None = None) -> None:
-    """RunError naming the available devices if ``device`` names one that is not here."""
+    """A DeviceError for a name OpenVINO does not know (with a suggestion) or a bare MULTI;
+    RunError naming the available devices if ``device`` names one that is not here."""
     report = report or list_devices()
+    syntax.check_device(device, "-d", known=report.names)
     head = device.partition(":")[0]
     names = physical_devices(device) if head in VIRTUAL_DEVICES else [device]
     missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
