@@ -126,7 +126,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
         symbols = node.spec.attribute_symbols(node.spec.fill_defaults(node.spec.typed_attributes(node.attributes)))
         for feed in node.feeds:
             if feed.parameter is not None:
-                roles.setdefault(feed.parameter, (feed.port, symbols))
+                roles.setdefault(feed.parameter, (feed.port, symbols, node.spec.time_symbol))
     rng = np.random.default_rng(seed)
     arrays = {}
     for info in prepared.infos:
@@ -134,8 +134,8 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
         if info.name in plan.lengths:
             arrays[info.name] = ragged_lengths(shape, plan.lengths[info.name], rng).astype(info.dtype)
         elif info.name in roles:
-            port, symbols = roles[info.name]
-            arrays[info.name] = port_tensor(port.role, shape, info.dtype, rng, symbols)
+            port, symbols, time_symbol = roles[info.name]
+            arrays[info.name] = port_tensor(port.role, shape, info.dtype, rng, symbols, time_symbol)
         else:
             arrays[info.name] = generic_tensor(shape, info.dtype, rng)
     return arrays, dict(plan.chosen)

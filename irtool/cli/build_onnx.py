@@ -125,7 +125,8 @@ def handle(args: argparse.Namespace) -> int:
                              seq_length=args.size_seq_length, input_size=args.size_input_size,
                              optional_inputs=_names(args.optional_inputs), sequence_lens=args.sequence_lens,
                              outputs=_names(args.outputs), weights_as_inputs=args.weights_as_inputs,
-                             element_type=args.element_type, seed=args.seed, dynamic=dynamic_symbols(args.dynamic, args.size_names))
+                             element_type=args.element_type, seed=args.seed,
+                             dynamic=dynamic_symbols(args.dynamic, args.size_names))
         path = save(generated.model, args.output)
         if args.save_inputs:
             save_inputs(generated.feeds, args.save_inputs)

@@ -22,7 +22,7 @@ def get_spec(op_type: str, version: int | None = None) -> OpSpec:
 
 
 __all__ = [
-    "AttributeProblem", "AttributeSpec", "DimProblem", "EXTRA_SPECS_VARIABLE", "ExpressionError", "OpSpec", "OPS_DIR", "Origin",
-    "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SizeSpec", "SpecError", "SpecRegistry", "SymbolSpec",
+    "AttributeProblem", "AttributeSpec", "DimProblem", "EXTRA_SPECS_VARIABLE", "ExpressionError", "OpSpec", "OPS_DIR",
+    "Origin", "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SizeSpec", "SpecError", "SpecRegistry", "SymbolSpec",
     "get_spec", "load_registry", "parse_expression", "registry", "snake_case", "unify",
 ]

@@ -92,9 +92,10 @@ def build_spec(data: dict, common: dict, where: str = "<spec>") -> OpSpec:
             attributes=MappingProxyType({n: _attribute(n, a) for n, a in data["attributes"].items()}),
             inputs=tuple(_port(p, i, where) for i, p in enumerate(data["inputs"])),
             outputs=tuple(_port(p, i, where) for i, p in enumerate(data["outputs"])),
-            symbols=MappingProxyType({n: SymbolSpec(n, s["attribute"], MappingProxyType(s["map"]) if "map" in s else None,
-                                                    tuple(s.get("backward", ())))
-                                      for n, s in data.get("symbols", {}).items()}),
+            symbols=MappingProxyType({
+                n: SymbolSpec(n, s["attribute"], MappingProxyType(s["map"]) if "map" in s else None,
+                              tuple(s.get("backward", ())))
+                for n, s in data.get("symbols", {}).items()}),
             types=MappingProxyType(dict(data.get("types", {}))),
             sizes=MappingProxyType({n: SizeSpec(n, s["default"], s.get("time", False))
                                     for n, s in data.get("sizes", {}).items()}),

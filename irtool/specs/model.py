@@ -431,7 +431,7 @@ class OpSpec:
             known = all(value is not None for value in values)
             expected = f"[{dims}]" if known else f"{len(texts)} dims [{dims}]"
             why = f" (input {first.index}; {first.message})" if isinstance(first, DimProblem) else ""
-            found = "[" + ", ".join(str(int(d)) for d in input_shapes[first.index]) + "]"
+            found = "[" + ", ".join(map(str, input_shapes[first.index])) + "]"
             raise SpecMismatch(f"{self.key}: {port.name} has shape {found}; expected {expected}{why}")
         return dict(report.symbols)
 
