@@ -44,24 +44,34 @@ def _present(name: str, value: Any, expected: str) -> Any:
     return value
 
 
-def hidden_size(value: Any) -> int:
-    _present("hidden_size", value, "a positive integer")
+def positive_int(name: str, value: Any) -> int:
+    _present(name, value, "a positive integer")
     try:
         number = int(value)
         exact = number == float(value)
     except (TypeError, ValueError):
         number, exact = 0, False
     if not exact or number <= 0:
-        raise InputError(f"hidden_size is {value!r}; expected a positive integer")
+        raise InputError(f"{name} is {value!r}; expected a positive integer")
     return number
+
+
+def hidden_size(value: Any) -> int:
+    return positive_int("hidden_size", value)
+
+
+def choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    """A string attribute, in any case, that must be one of ``allowed``; returned in lower case."""
+    text = str(_present(name, value, " | ".join(allowed))).strip().lower()
+    if text not in allowed:
+        raise InputError(f"{name} is {value!r}; expected one of {', '.join(allowed)}")
+    return text
 
 
 def direction(value: Any) -> tuple[bool, ...]:
     """Per direction, whether it runs in reverse: (False,), (True,) or (False, True)."""
-    name = str(_present("direction", value, " | ".join(DIRECTIONS))).strip().lower()
-    if name not in DIRECTIONS:
-        raise InputError(f"direction is {value!r}; expected one of {', '.join(DIRECTIONS)}")
-    return {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}[name]
+    return {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}[choice("direction", value,
+                                                                                            DIRECTIONS)]
 
 
 def clip(value: Any) -> float | None:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from irtool.errors import InputError, IrtoolBug
-from irtool.reference.checks import REQUIRED, direction, flag, hidden_size
+from irtool.reference.checks import REQUIRED, choice, flag, positive_int
 from irtool.specs import get_spec
 
 Op = Callable[..., tuple[np.ndarray, ...]]
@@ -134,21 +134,24 @@ def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str
     """The attributes with the spec's defaults filled (those the function takes), after checking the
     input shapes against the spec (irtool.specs): the one description of the op's ports and dims.
 
-    The attributes that size dims are read as the reference reads them (hidden_size 5.0,
-    direction "FORWARD", linear_before_reset "1"); the function checks the others' values,
-    and also accepts ONNX's extra activations.
+    The attributes that size dims (OpSpec.shape_attributes) are read as the reference reads
+    them (hidden_size 5.0, direction "FORWARD", linear_before_reset "1"); the function checks
+    the others' values, and also accepts ONNX's extra activations.
     """
     try:
         spec = get_spec(op.op_type, op.version)
     except KeyError:  # an op without a spec file is checked by its own function
         return dict(attributes)
     filled = {name: value for name, value in spec.fill_defaults(attributes).items() if name in op.attributes}
-    typed = dict(filled, hidden_size=hidden_size(filled.get("hidden_size")))  # the values that size dims
-    if "direction" in op.attributes:
-        direction(filled.get("direction"))  # missing or not one of the directions: say so before any shape
-        typed["direction"] = str(filled["direction"]).strip().lower()
-    if "linear_before_reset" in filled:
-        typed["linear_before_reset"] = flag("linear_before_reset", filled["linear_before_reset"])
+    typed = dict(filled)
+    for name in spec.shape_attributes:  # the values that size dims, checked before any shape
+        attribute, value = spec.attributes[name], filled.get(name)
+        if attribute.type == "int":
+            typed[name] = positive_int(name, value)
+        elif attribute.allowed is not None:
+            typed[name] = choice(name, value, attribute.allowed)
+        elif attribute.type == "bool" and name in filled:
+            typed[name] = flag(name, value)
     for port, value in zip(spec.inputs, inputs):
         if (value is None or value is REQUIRED) and not port.optional:
             raise InputError(f"{port.name} is missing; it is a required input")
