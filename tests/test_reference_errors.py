@@ -185,3 +185,12 @@ def test_a_missing_direction_is_named_before_any_shape() -> None:
     inputs[4] = np.zeros((1, 15, 4), np.float32)
     with pytest.raises(ValueError, match="direction is missing; it is a required attribute"):
         gru_sequence(*inputs, hidden_size=5)
+
+
+def test_a_shape_error_is_the_reference_s_input_error() -> None:
+    from irtool.errors import InputError
+
+    inputs = gru_inputs()
+    inputs[3] = inputs[3][:, :, :3]
+    with pytest.raises(InputError, match=re.escape("GRUSequence-5: W has shape [1, 15, 3]")):
+        call(inputs)

@@ -24,6 +24,7 @@ import numpy as np
 from irtool.errors import InputError, IrtoolBug
 from irtool.reference.checks import REQUIRED, choice, flag, positive_int
 from irtool.specs import get_spec
+from irtool.specs.model import SpecMismatch
 
 Op = Callable[..., tuple[np.ndarray, ...]]
 _PASS_THROUGH = ("accumulate",)
@@ -158,7 +159,10 @@ def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str
     present = list(inputs)
     while present and present[-1] is None:
         present.pop()
-    spec.check_shapes(typed, [None if a is None else np.shape(a) for a in present])
+    try:
+        spec.check_shapes(typed, [None if a is None else np.shape(a) for a in present])
+    except SpecMismatch as error:
+        raise InputError(str(error)) from None  # the reference's one error type
     return filled
 
 
