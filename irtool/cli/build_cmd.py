@@ -10,24 +10,22 @@ and one per dim symbol that no attribute fixes (--batch, --seq-length, --input-s
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any, Callable
 
 from irtool.cases import ELEMENT_TYPES, free_symbols
 from irtool.cli.common import UsageError
 from irtool.cli.options import seed
-from irtool.specs import AttributeSpec, OpSpec, registry
+from irtool.specs import AttributeSpec, OpSpec, registry, snake_case
 from irtool.specs.values import format_value
 
 # Shorter spellings of dim symbols on the command line, beside --batch-size etc.
 SYMBOL_ALIASES = {"batch_size": "batch"}
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def command_name(op_type: str) -> str:
     """GRUSequence -> gru-sequence, LSTMCell -> lstm-cell."""
-    return _CAMEL.sub("-", op_type).lower()
+    return snake_case(op_type).replace("_", "-")
 
 
 def option(name: str) -> str:
