@@ -1,8 +1,9 @@
 """OpCase -> ov.Model through the versioned openvino.opsetN factories, and saving it as IR.
 
-The factory of each op version is named in one table; the attribute names the factories
-take are the spec's names, and the inputs are passed in the spec's port order, so nothing
-about an op is listed here twice.  openvino is imported inside the functions, so that
+The factory of each op version comes from its spec (OpSpec.factory: the spec's ``factory``
+key, or openvino.opsetN.snake_case_type by OpenVINO's own naming); the attribute names the
+factories take are the spec's names, and the inputs are passed in the spec's port order, so
+nothing about an op is listed here.  openvino is imported inside the functions, so that
 importing irtool (and ``irtool validate``) does not load it.
 """
 from __future__ import annotations
@@ -14,38 +15,35 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import LENGTHS_DTYPE, LENGTHS_PORT, CaseError, OpCase
+from irtool.cases import LENGTHS_DTYPE, CaseError, OpCase
 from irtool.runtime.core import openvino_message
 from irtool.files import FileError, replace_files, writable_target
-from irtool.specs import OpSpec
+from irtool.specs import OpSpec, registry
 
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
-
-# (op type, op version) -> (openvino module, factory).  RNNCell is ov::op::v0::RNNCell, which
-# opset4 still holds; its factory takes activations, alpha and beta positionally.
-FACTORIES: Mapping[tuple[str, int], tuple[str, str]] = {
-    ("GRUSequence", 5): ("openvino.opset5", "gru_sequence"),
-    ("LSTMSequence", 5): ("openvino.opset5", "lstm_sequence"),
-    ("RNNSequence", 5): ("openvino.opset5", "rnn_sequence"),
-    ("GRUCell", 3): ("openvino.opset3", "gru_cell"),
-    ("LSTMCell", 4): ("openvino.opset4", "lstm_cell"),
-    ("RNNCell", 0): ("openvino.opset4", "rnn_cell"),
-}
 
 
 class BuildError(CaseError):
     """An op case OpenVINO cannot build (an op version it cannot load, or a factory refusal)."""
 
 
-def factory(op_type: str, version: int) -> Callable[..., Any]:
+def buildable() -> list[OpSpec]:
+    """The op versions irtool builds: those whose spec names an openvino factory."""
+    return [spec for spec in registry() if spec.factory is not None]
+
+
+def factory(spec: OpSpec) -> Callable[..., Any]:
     """The openvino factory function of an op version; BuildError if there is none."""
-    entry = FACTORIES.get((op_type, version))
-    if entry is None:
-        built = ", ".join(f"{t}-{v}" for t, v in FACTORIES)
-        raise BuildError(f"{op_type}-{version} cannot be built; irtool builds {built}")
-    module, name = entry
-    return getattr(importlib.import_module(module), name)
+    if spec.factory is None:
+        why = spec.openvino_note or f"irtool builds {', '.join(s.key for s in buildable())}"
+        raise BuildError(f"{spec.key} cannot be built: {why}")
+    module, _, name = spec.factory.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise BuildError(f"{spec.key} cannot be built: the installed openvino has no {spec.factory} "
+                         f"(named by {spec.path})") from None
 
 
 def build_model(case: OpCase) -> "ov.Model":
@@ -54,8 +52,7 @@ def build_model(case: OpCase) -> "ov.Model":
     Inputs and outputs carry the spec's port names (X, initial_hidden_state, ..., Y, Ho).
     """
     spec = case.spec
-    if not spec.openvino_loads:
-        raise BuildError(f"{spec.key} cannot be built: {spec.openvino_note}")
+    factory(spec)  # an op version without a factory is refused before anything is made
     attributes = case.filled_attributes
     case.symbols  # noqa: B018 - checks sizes and dynamic dims before anything is made
     case.check_memory()
@@ -63,7 +60,7 @@ def build_model(case: OpCase) -> "ov.Model":
     sources = []
     for port in case.ports:
         if case.is_parameter(port):
-            dtype = LENGTHS_DTYPE if port.name == LENGTHS_PORT else case.dtype
+            dtype = LENGTHS_DTYPE if port.role == "lengths" else case.dtype
             sources.append(parameter(port.name, case.partial_shape(port), dtype))
         else:
             sources.append(constant(port.name, case.tensor(port, rng)))
@@ -108,7 +105,7 @@ def assemble(spec: OpSpec, sources: Sequence[Any], attributes: Mapping[str, Any]
     import openvino.opset1 as ops
 
     try:
-        op = factory(spec.type, spec.version)(*sources, **attributes, name=spec.type)
+        op = factory(spec)(*sources, **attributes, name=spec.type)
     except (RuntimeError, TypeError, ValueError) as error:
         raise BuildError(f"openvino refused {spec.key}: {openvino_message(error)}") from None
     for port, output in zip(spec.outputs, op.outputs()):

@@ -22,15 +22,10 @@ import numpy as np
 from irtool.errors import IrtoolError
 from irtool.memory import check_memory
 from irtool.specs import OpSpec, PortSpec, get_spec
-from irtool.specs.expressions import BinOp, Cond, Expr, Sym
+from irtool.specs.expressions import Expr, Sym
+from irtool.specs.model import WEIGHT_ROLES
 
-# Sizes used for dim symbols a case does not give.  Small, so that a run is quick, and
-# with batch_size > 1 so that ragged sequence lengths exist.
-DEFAULT_SIZES: Mapping[str, int] = {"batch_size": 2, "seq_length": 4, "input_size": 8}
-FALLBACK_SIZE = 2
 ELEMENT_TYPES: Mapping[str, str] = {"f32": "float32", "f16": "float16"}
-WEIGHT_PORTS = frozenset({"W", "R", "B"})
-LENGTHS_PORT = "sequence_lengths"
 LENGTHS_DTYPE = np.int32
 
 
@@ -38,39 +33,14 @@ class CaseError(IrtoolError, ValueError):
     """An op case that cannot be made: unknown op, bad attribute, bad size."""
 
 
-def expression_symbols(expr: Expr) -> list[str]:
-    """Every symbol an expression names, on all branches, in order of appearance."""
-    if isinstance(expr, Sym):
-        return [expr.name]
-    if isinstance(expr, BinOp):
-        return expression_symbols(expr.left) + expression_symbols(expr.right)
-    if isinstance(expr, Cond):
-        return expression_symbols(expr.then) + expression_symbols(expr.otherwise)
-    return []
-
-
 def free_symbols(spec: OpSpec) -> list[str]:
     """The dim symbols of the inputs that no attribute fixes (batch_size, seq_length, input_size)."""
-    names: list[str] = []
-    for port in spec.inputs:
-        for expr in port.dims or ():
-            for name in expression_symbols(expr):
-                if name not in spec.symbols and name not in names:
-                    names.append(name)
-    return names
+    return list(spec.free_symbols)
 
 
 def case_ports(spec: OpSpec) -> tuple[PortSpec, ...]:
     """The inputs a built model feeds: the required ones and those OpenVINO requires (GRUCell's B)."""
     return tuple(port for port in spec.inputs if not port.optional or port.openvino_requires)
-
-
-def time_axis(port: PortSpec) -> int | None:
-    """The index of the seq_length dim of a port (Y of a sequence op), if it has one."""
-    for index, text in enumerate(port.dim_texts or ()):
-        if text == "seq_length":
-            return index
-    return None
 
 
 @dataclass(frozen=True)
@@ -120,7 +90,7 @@ class OpCase:
             raise CaseError(f"element type {self.element_type!r}: expected one of {', '.join(ELEMENT_TYPES)}")
         values = self.spec.attribute_symbols(self.filled_attributes)
         for name in free:
-            size = self.sizes.get(name, DEFAULT_SIZES.get(name, FALLBACK_SIZE))
+            size = self.sizes.get(name, self.spec.default_sizes[name])
             if not isinstance(size, int) or isinstance(size, bool) or size < 1:
                 raise CaseError(f"{self.spec.key}: {name} is {size!r}; expected a positive integer")
             values[name] = size
@@ -142,7 +112,7 @@ class OpCase:
         return dims
 
     def is_parameter(self, port: PortSpec) -> bool:
-        return port.name not in WEIGHT_PORTS or self.weights_as_parameters
+        return not port.is_weight or self.weights_as_parameters
 
     @property
     def dtype(self) -> np.dtype:
@@ -150,7 +120,7 @@ class OpCase:
 
     def tensor(self, port: PortSpec, rng: np.random.Generator) -> np.ndarray:
         """Seeded data for one input port of this case."""
-        return port_tensor(port.name, self.shape(port), self.dtype, rng, self.symbols)
+        return port_tensor(port.role, self.shape(port), self.dtype, rng, self.symbols, self.spec.time_symbol)
 
     def memory_needed(self) -> int:
         """About the most bytes building and running this case takes at once (an over-estimate):
@@ -177,18 +147,18 @@ class OpCase:
         return value
 
 
-def port_tensor(name: str, shape: Iterable[int], dtype: np.dtype, rng: np.random.Generator,
-                symbols: Mapping[str, int]) -> np.ndarray:
-    """Seeded data for an RNN-family input, by its role.
+def port_tensor(role: str | None, shape: Iterable[int], dtype: np.dtype, rng: np.random.Generator,
+                symbols: Mapping[str, int], time_symbol: str | None = None) -> np.ndarray:
+    """Seeded data for an RNN-family input, by its role (the spec's port role).
 
-    sequence_lengths are valid and ragged; weights are uniform in +-1/sqrt(hidden_size)
-    (the usual initialisation, which keeps the gates out of saturation so that errors
-    show); data and states are uniform in [-1, 1).
+    Sequence lengths are valid and ragged (up to the size of ``time_symbol``); weights and
+    biases are uniform in +-1/sqrt(hidden_size) (the usual initialisation, which keeps the
+    gates out of saturation so that errors show); data and states are uniform in [-1, 1).
     """
     shape = tuple(shape)
-    if name == LENGTHS_PORT:
-        return ragged_lengths(shape, symbols.get("seq_length", 1), rng).astype(dtype)
-    scale = 1.0 / math.sqrt(symbols.get("hidden_size", 1)) if name in WEIGHT_PORTS else 1.0
+    if role == "lengths":
+        return ragged_lengths(shape, symbols.get(time_symbol, 1) if time_symbol else 1, rng).astype(dtype)
+    scale = 1.0 / math.sqrt(symbols.get("hidden_size", 1)) if role in WEIGHT_ROLES else 1.0
     return rng.uniform(-scale, scale, size=shape).astype(dtype)
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import DEFAULT_SIZES, generic_tensor, port_tensor, ragged_lengths, time_axis
+from irtool.cases import generic_tensor, port_tensor, ragged_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, RunError, RunSkipped
 from irtool.files import writable_target
@@ -42,7 +42,6 @@ from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
 
 PASS, FAIL, UNJUDGED, ERROR = "pass", "fail", "unjudged", "error"
-LENGTHS_PORT = "sequence_lengths"
 
 # A node's reference outputs from its input arrays (a worker passes a cached one).
 Reference = Callable[[RecurrentNode, Sequence[np.ndarray]], tuple[np.ndarray, ...]]
@@ -99,7 +98,7 @@ def case_inputs(prepared: Prepared, inputs_file: str | Path | None = None, seed:
     if inputs_file is not None:
         arrays, notes = load_inputs(inputs_file, prepared)
         return arrays, {}, notes
-    arrays, chosen = generate_inputs(prepared, seed, shapes or {}, {**DEFAULT_SIZES, **(sizes or {})})
+    arrays, chosen = generate_inputs(prepared, seed, shapes or {}, sizes or {})
     return arrays, chosen, []
 
 
@@ -110,9 +109,10 @@ def seeded_inputs(model: Any, seed: int = 0, sizes: Mapping[str, int] | None = N
 
 def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence[int]],
                     sizes: Mapping[str, int]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Seeded inputs for any model: each dynamic dim sized so that the recurrent nodes are valid;
-    an input that a node takes directly gets data for its role (weights scaled by hidden_size),
-    one that feeds sequence_lengths valid ragged lengths, any other uniform floats or small ints."""
+    """Seeded inputs for any model: each dynamic dim sized so that the recurrent nodes are valid
+    (``sizes`` for batch_size and seq_length, else each node's spec's defaults); an input that a
+    node takes directly gets data for its port's role (weights scaled by hidden_size), one that
+    feeds sequence lengths valid ragged lengths, any other uniform floats or small ints."""
     from irtool.runtime.sizes import plan_inputs
 
     from irtool.memory import check_memory
@@ -126,7 +126,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
         symbols = node.spec.attribute_symbols(node.spec.fill_defaults(node.spec.typed_attributes(node.attributes)))
         for feed in node.feeds:
             if feed.parameter is not None:
-                roles.setdefault(feed.parameter, (feed.port, symbols))
+                roles.setdefault(feed.parameter, (feed.port, symbols, node.spec.time_symbol))
     rng = np.random.default_rng(seed)
     arrays = {}
     for info in prepared.infos:
@@ -134,8 +134,8 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
         if info.name in plan.lengths:
             arrays[info.name] = ragged_lengths(shape, plan.lengths[info.name], rng).astype(info.dtype)
         elif info.name in roles:
-            port, symbols = roles[info.name]
-            arrays[info.name] = port_tensor(port.name, shape, info.dtype, rng, symbols)
+            port, symbols, time_symbol = roles[info.name]
+            arrays[info.name] = port_tensor(port.role, shape, info.dtype, rng, symbols, time_symbol)
         else:
             arrays[info.name] = generic_tensor(shape, info.dtype, rng)
     return arrays, dict(plan.chosen)
@@ -213,19 +213,19 @@ def _length_problems(prepared: Prepared, arrays: Mapping[str, np.ndarray]) -> li
     (OpenVINO's own check only says "Incorrect input 'seq_lengths' values!")."""
     problems = []
     for node in prepared.probed.judgeable:
-        feeds = {feed.port.name: feed for feed in node.feeds}
-        lengths, data = feeds.get(LENGTHS_PORT), feeds.get("X")
+        feeds = {feed.port.role: feed for feed in reversed(node.feeds)}  # the first feed of each role
+        lengths, data = feeds.get("lengths"), feeds.get("data")
         if lengths is None or lengths.parameter is None or data is None:
             continue
         x = data.constant if data.constant is not None else arrays.get(data.parameter) if data.parameter else None
         values = arrays.get(lengths.parameter)
-        axis = time_axis(data.port)
+        axis = node.spec.time_axis(data.port)
         if x is None or values is None or axis is None or values.size == 0:
             continue
         bad = values[(values < 0) | (values > x.shape[axis])]
         if bad.size:
             problems.append(f"input {lengths.parameter} holds sequence lengths {sorted(set(bad.tolist()))[:5]} outside "
-                            f"0..{x.shape[axis]} (the seq_length of node '{node.name}')")
+                            f"0..{x.shape[axis]} (the {node.spec.time_symbol} of node '{node.name}')")
     return problems
 
 
@@ -400,7 +400,7 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     diffs = tuple(compare_output(port.name, got, want,
                                  output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
                                                   got.dtype),
-                                 time_axis(port))
+                                 node.spec.time_axis(port))
                   for port, got, want in zip(node.spec.outputs, actual, expected))
     failed = [d for d in diffs if not d.passed]
     reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"

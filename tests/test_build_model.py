@@ -9,7 +9,7 @@ import pytest
 
 from irtool.files import FileError
 
-from irtool.build import FACTORIES, BuildError, build_and_save, build_model, factory, save_model
+from irtool.build import BuildError, build_and_save, build_model, buildable, factory, save_model
 from irtool.cases import CaseError, OpCase, free_symbols, ragged_lengths
 from irtool.specs import registry
 
@@ -18,15 +18,19 @@ FAMILY_SPECS = [spec for spec in registry() if spec.family]
 
 @pytest.mark.parametrize("spec", [s for s in FAMILY_SPECS if s.openvino_loads], ids=lambda s: s.key)
 def test_every_loadable_spec_has_a_factory_taking_its_attribute_names(spec):
-    parameters = inspect.signature(factory(spec.type, spec.version)).parameters
+    parameters = inspect.signature(factory(spec)).parameters
     assert set(spec.attributes) <= set(parameters)
     positional = [name for name in parameters if name not in spec.attributes and name != "name"]
     assert positional == [port.name for port in spec.inputs], "factory inputs are not in the spec's port order"
 
 
-def test_factory_table_has_no_op_without_a_spec():
-    keys = {(spec.type, spec.version) for spec in FAMILY_SPECS}
-    assert set(FACTORIES) <= keys
+def test_the_factories_come_from_the_specs_by_openvinos_rule_or_the_spec_s_own_key():
+    factories = {spec.key: spec.factory for spec in buildable()}
+    assert factories == {
+        "GRUSequence-5": "openvino.opset5.gru_sequence", "LSTMSequence-5": "openvino.opset5.lstm_sequence",
+        "RNNSequence-5": "openvino.opset5.rnn_sequence", "GRUCell-3": "openvino.opset3.gru_cell",
+        "LSTMCell-4": "openvino.opset4.lstm_cell",
+        "RNNCell-0": "openvino.opset4.rnn_cell"}  # the spec's "factory": openvino.opset1 has no rnn_cell
 
 
 def test_lstm_sequence_1_is_refused_naming_version_5():

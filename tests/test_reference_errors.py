@@ -144,7 +144,9 @@ def test_evaluate_missing_and_unknown_attributes() -> None:
 def test_evaluate_shape_error_names_port_and_expected_dims() -> None:
     inputs = gru_inputs()
     inputs[3] = np.zeros((1, 14, 4), np.float32)
-    with pytest.raises(ValueError, match=r"\(W\) has shape \[1, 14, 4\].*expected.*3\*hidden_size"):
+    message = ("GRUSequence-5: W has shape [1, 14, 4]; expected [num_directions=1, 3*hidden_size=15, input_size=4] "
+               "(input 3; dim 1 is 14, expected 3*hidden_size = 15)")
+    with pytest.raises(ValueError, match=re.escape(message)):
         evaluate("GRUSequence", inputs, {"hidden_size": 5, "direction": "forward"})
 
 
@@ -163,3 +165,32 @@ def test_other_ops_name_their_own_ports() -> None:
     rnn = list(Case("RNN", batch=2, seq=3, input_size=4, hidden=5).inputs())
     with pytest.raises(ValueError, match=re.escape("expected [num_directions=1, hidden_size=5, input_size=4]")):
         rnn_sequence(rnn[0], rnn[1], rnn[2], rnn[3][:, :, :3], *rnn[4:], hidden_size=5, direction="forward")
+
+
+def test_direct_calls_and_evaluate_are_checked_by_the_one_spec_check() -> None:
+    """The shapes are the spec's to check: a direct call and evaluate give the same message, from
+    OpSpec.check_shapes, naming the op version, the input, the evaluated dims and why."""
+    inputs = gru_inputs()
+    inputs[4] = np.zeros((1, 15, 4), np.float32)
+    message = ("GRUSequence-5: R has shape [1, 15, 4]; expected [num_directions=1, 3*hidden_size=15, hidden_size=5] "
+               "(input 4; dim 2 is 4, expected hidden_size = 5)")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call(inputs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        evaluate("GRUSequence", inputs, {"hidden_size": 5, "direction": "forward"})
+
+
+def test_a_missing_direction_is_named_before_any_shape() -> None:
+    inputs = gru_inputs()
+    inputs[4] = np.zeros((1, 15, 4), np.float32)
+    with pytest.raises(ValueError, match="direction is missing; it is a required attribute"):
+        gru_sequence(*inputs, hidden_size=5)
+
+
+def test_a_shape_error_is_the_reference_s_input_error() -> None:
+    from irtool.errors import InputError
+
+    inputs = gru_inputs()
+    inputs[3] = inputs[3][:, :, :3]
+    with pytest.raises(InputError, match=re.escape("GRUSequence-5: W has shape [1, 15, 3]")):
+        call(inputs)

@@ -35,7 +35,7 @@ def test_a_new_version_is_picked_by_the_same_rule() -> None:
     register("GRUCell", 20)(future_gru_cell)
     try:
         assert lookup("GRUCell", 19).version == 3
-        assert lookup("GRUCell").function is future_gru_cell
+        assert lookup("GRUCell").core is future_gru_cell
     finally:
         del _REGISTRY["GRUCell"][20]
 

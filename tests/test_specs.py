@@ -125,7 +125,8 @@ def test_output_dims_are_checked_against_the_inferred_ones():
 
 
 def test_check_shapes_raises_naming_the_input_and_expected_dims():
-    with pytest.raises(ValueError, match=r"input 3 \(W\) has shape \[1, 13, 3\].*3\*hidden_size = 12"):
+    with pytest.raises(ValueError, match=r"W has shape \[1, 13, 3\]; expected \[num_directions=1, 3\*hidden_size=12, "
+                                         r"input_size=3\] \(input 3; dim 1 is 13, expected 3\*hidden_size = 12"):
         GRU.check_shapes({"hidden_size": 4, "direction": "forward"}, [*GOOD[:3], (1, 13, 3), *GOOD[4:]])
 
 
@@ -153,10 +154,44 @@ def test_check_shapes_reads_ir_text_for_bools_by_the_spec_parser(text, b_rows):
     shapes = [*GOOD[:5], (1, b_rows)]
     assert GRU.check_shapes(attrs, shapes)["hidden_size"] == 4
     wrong = 16 if b_rows == 12 else 12
-    with pytest.raises(ValueError, match=r"input 5 \(B\)"):
+    with pytest.raises(ValueError, match=rf"B has shape \[1, {wrong}\]; expected .* \(input 5; dim 1 is {wrong}"):
         GRU.check_shapes(attrs, [*GOOD[:5], (1, wrong)])
 
 
 def test_check_shapes_refuses_unreadable_ir_text():
     with pytest.raises(ValueError, match="'linear_before_reset'.*not a bool"):
         GRU.check_shapes({"hidden_size": 4, "direction": "forward", "linear_before_reset": "yes"}, list(GOOD))
+
+
+FAMILY = [s for s in registry() if s.family]
+
+
+@pytest.mark.parametrize("spec", FAMILY, ids=lambda s: s.key)
+def test_every_family_input_has_a_role_and_every_free_dim_a_size(spec):
+    assert all(port.role is not None for port in spec.inputs)
+    assert set(spec.default_sizes) == set(spec.free_symbols)
+    if spec.form == "sequence":
+        assert spec.port_with_role("lengths").name == "sequence_lengths"
+        assert spec.time_symbol == "seq_length"
+        assert spec.time_axis(spec.inputs[0]) == 1 and spec.time_axis(spec.outputs[0]) == 2  # X and Y
+        assert spec.directions({"direction": "reverse"}) == (True,)
+        assert spec.directions({"direction": "bidirectional"}) == (False, True)
+    else:
+        assert spec.time_symbol is None and spec.directions({}) is None
+    assert [p.name for p in spec.inputs if p.is_weight] == ["W", "R", "B"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["sizes"].pop("input_size"), "sizes batch_size, seq_length do not match"),
+    (lambda d: d["sizes"]["batch_size"].update(time=True), "more than one size is the time axis"),
+    (lambda d: d["inputs"][0].update(role="payload"), "unknown role 'payload'"),
+    (lambda d: d["sizes"]["batch_size"].update(default=0), "default 0 is not a positive integer"),
+])
+def test_a_spec_with_inconsistent_roles_or_sizes_is_refused(change, message):
+    from irtool.specs.loader import _resolve, build_spec
+
+    common = json.loads((OPS_DIR / "common.json").read_text())
+    data = _resolve(json.loads((OPS_DIR / "GRUSequence-5.json").read_text()), common, "GRUSequence-5")
+    change(data)
+    with pytest.raises(SpecError, match=message):
+        build_spec(data, common, "GRUSequence-5")

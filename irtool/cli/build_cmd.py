@@ -10,24 +10,22 @@ and one per dim symbol that no attribute fixes (--batch, --seq-length, --input-s
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any, Callable
 
-from irtool.cases import DEFAULT_SIZES, ELEMENT_TYPES, FALLBACK_SIZE, free_symbols
+from irtool.cases import ELEMENT_TYPES, free_symbols
 from irtool.cli.common import UsageError
 from irtool.cli.options import seed
-from irtool.specs import AttributeSpec, OpSpec, registry
+from irtool.specs import AttributeSpec, OpSpec, registry, snake_case
 from irtool.specs.values import format_value
 
 # Shorter spellings of dim symbols on the command line, beside --batch-size etc.
 SYMBOL_ALIASES = {"batch_size": "batch"}
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def command_name(op_type: str) -> str:
     """GRUSequence -> gru-sequence, LSTMCell -> lstm-cell."""
-    return _CAMEL.sub("-", op_type).lower()
+    return snake_case(op_type).replace("_", "-")
 
 
 def option(name: str) -> str:
@@ -57,11 +55,9 @@ def _missing_op(parser: argparse.ArgumentParser) -> int:
 
 
 def _add_op_parser(ops: argparse._SubParsersAction, spec: OpSpec) -> None:
-    from irtool.build import FACTORIES
-
-    # Only the versions irtool can build are offered (LSTMSequence-1 is validated, but OpenVINO 2026
-    # cannot load it: asked for anyway, the build says why).
-    versions = [s.version for s in registry().versions(spec.type) if (spec.type, s.version) in FACTORIES]
+    # Only the versions whose spec names an openvino factory are offered (LSTMSequence-1 is
+    # validated, but OpenVINO 2026 cannot load it: asked for anyway, the build says why).
+    versions = [s.version for s in registry().versions(spec.type) if s.factory is not None]
     parser = ops.add_parser(command_name(spec.type), help=f"{spec.type}: {spec.description}",
                             description=f"{spec.key}: {spec.description} Options come from {Path(spec.path).name}.")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.xml",
@@ -76,7 +72,7 @@ def _add_op_parser(ops: argparse._SubParsersAction, spec: OpSpec) -> None:
     for name in symbols:
         flags = [option(name)] + ([option(SYMBOL_ALIASES[name])] if name in SYMBOL_ALIASES else [])
         sizes.add_argument(*flags, dest=f"size_{name}", type=int, metavar="N",
-                           help=f"{name} (default {DEFAULT_SIZES.get(name, FALLBACK_SIZE)})")
+                           help=f"{name} (default {spec.default_sizes[name]})")
     data = parser.add_argument_group("data")
     data.add_argument("--element-type", choices=tuple(ELEMENT_TYPES), default="f32")
     data.add_argument("--seed", type=seed, default=0, help="seed of the Const weights (default 0)")

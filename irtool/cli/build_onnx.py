@@ -11,7 +11,6 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from irtool.cases import DEFAULT_SIZES
 from irtool.cli.build_cmd import SYMBOL_ALIASES, dynamic_symbols, option
 from irtool.cli.common import UsageError, fail
 
@@ -69,7 +68,8 @@ def _add_op_parser(ops: argparse._SubParsersAction, op_type: str, schema: Any) -
         group.add_argument(option(name), dest=f"attr_{name}", type=parse, metavar=metavar,
                            help=_attribute_help(attribute, since, versions[-1]))
     sizes = parser.add_argument_group("sizes of the dims no attribute fixes")
-    for name, default in DEFAULT_SIZES.items():
+    default_sizes = _default_sizes(op_type)
+    for name, default in default_sizes.items():
         flags = [option(name)] + ([option(SYMBOL_ALIASES[name])] if name in SYMBOL_ALIASES else [])
         sizes.add_argument(*flags, dest=f"size_{name}", type=int, default=default, metavar="N",
                            help=f"{name} (default {default})")
@@ -92,7 +92,15 @@ def _add_op_parser(ops: argparse._SubParsersAction, op_type: str, schema: Any) -
                       help="comma-separated dims to leave symbolic in the graph (batch, seq_length, input_size)")
     data.add_argument("--save-inputs", type=Path, metavar="FILE.npz",
                       help="also write the graph inputs' values, keyed by ONNX input name")
-    parser.set_defaults(handler=handle, onnx_op=op_type)
+    parser.set_defaults(handler=handle, onnx_op=op_type, size_names=list(default_sizes))
+
+
+def _default_sizes(op_type: str) -> dict[str, int]:
+    """The default sizes of the IR sequence op of the same family (GRUSequence's for GRU)."""
+    from irtool.specs import registry
+
+    spec = next(s for s in reversed(list(registry())) if s.family == op_type.lower() and s.form == "sequence")
+    return spec.default_sizes
 
 
 def _names(text: str) -> list[str]:
@@ -117,7 +125,8 @@ def handle(args: argparse.Namespace) -> int:
                              seq_length=args.size_seq_length, input_size=args.size_input_size,
                              optional_inputs=_names(args.optional_inputs), sequence_lens=args.sequence_lens,
                              outputs=_names(args.outputs), weights_as_inputs=args.weights_as_inputs,
-                             element_type=args.element_type, seed=args.seed, dynamic=dynamic_symbols(args.dynamic, list(DEFAULT_SIZES)))
+                             element_type=args.element_type, seed=args.seed,
+                             dynamic=dynamic_symbols(args.dynamic, args.size_names))
         path = save(generated.model, args.output)
         if args.save_inputs:
             save_inputs(generated.feeds, args.save_inputs)

@@ -163,7 +163,7 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
     ``hidden_size`` comes from the attributes (required here: it sizes W and R).  The
     ``optional_inputs`` the op has are present (others are left out of the node); sequence
     lengths are ``sequence_lens`` or ragged ones drawn from the seed; the other tensors are
-    drawn as for IR models (irtool.cases.port_tensor: W, R and B in +-1/sqrt(hidden_size),
+    drawn as for IR models (irtool.cases.port_tensor: W, R, B and P in +-1/sqrt(hidden_size),
     the rest in [-1, 1)).  W, R, B and P are initializers unless ``weights_as_inputs``.
     ``dynamic`` names the size symbols (batch_size, seq_length, input_size) left symbolic.
     """
@@ -201,7 +201,7 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
                 raise ModelError(f"sequence_lens is {lengths.tolist()}; expected {batch} values in [0, {seq_length}]")
             arrays[name] = lengths.astype(np.int32)
         else:
-            arrays[name] = port_tensor(name, shape_of[name], dtype, rng, symbols)
+            arrays[name] = port_tensor("weights" if name in WEIGHTS else "data", shape_of[name], dtype, rng, symbols)
     initializers = () if weights_as_inputs else [n for n in WEIGHTS if n in arrays]
     model = node_model(op_type, opset, attributes, arrays, initializers=initializers, outputs=outputs,
                        dynamic=dynamic)

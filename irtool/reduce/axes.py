@@ -9,8 +9,9 @@ sets that attribute to the new size; one bound through a map (num_directions, fr
 direction) is cut to one index, and the attribute takes the value that maps to 1 in the
 spec's order at that index (forward is direction 0 of a bidirectional op, reverse 1).
 
-Only what the spec cannot say is named here: the sequence_lengths port holds lengths on
-the seq_length axis, which a cut in time must clamp.
+The spec also says which size is the time axis (``"time": true``), which input holds
+sequence lengths on it (role ``lengths``: a cut in time clamps them), and which direction
+walks time backwards (the symbol's ``backward`` values: cuts in time keep its first steps).
 """
 from __future__ import annotations
 
@@ -19,13 +20,11 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from irtool.cases import LENGTHS_PORT, free_symbols
+from irtool.cases import free_symbols
 from irtool.errors import IrtoolBug
 from irtool.concrete import ConcreteCase
 from irtool.specs.expressions import Expr
 from irtool.specs.values import format_value
-
-TIME = "seq_length"
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,16 @@ def cut_symbol(case: ConcreteCase, symbol: str, start: int, stop: int) -> Concre
     bound = case.spec.symbols.get(symbol)
     if bound is not None and not bound.map:
         attributes[bound.attribute] = stop - start
-    if symbol == TIME and LENGTHS_PORT in arrays:
-        arrays[LENGTHS_PORT] = np.clip(arrays[LENGTHS_PORT] - start, 0, stop - start).astype(arrays[LENGTHS_PORT].dtype)
+    lengths = _lengths_port(case)
+    if symbol == case.spec.time_symbol and lengths in arrays:
+        arrays[lengths] = np.clip(arrays[lengths] - start, 0, stop - start).astype(arrays[lengths].dtype)
     return case.replace(arrays=arrays, attributes=attributes)
+
+
+def _lengths_port(case: ConcreteCase) -> str | None:
+    """The name of the case's input that holds sequence lengths (role ``lengths``), if it has one."""
+    port = case.spec.port_with_role("lengths")
+    return None if port is None else port.name
 
 
 def _block_indices(expr: Expr, symbol: str, others: dict[str, int], case: ConcreteCase, start: int,
@@ -103,7 +109,7 @@ def _size_axis(symbol: str) -> Axis:
         size = case.symbols.get(symbol)
         if size is None:
             return
-        backward = symbol == TIME and case.attributes.get("direction") == "reverse"
+        backward = symbol == case.spec.time_symbol and case.spec.directions(case.attributes) == (True,)
         for start, stop in _ranges(size, backward):
             where = "" if start == 0 else f" (from {start})"
             yield Proposal(symbol, f"{size}->{stop - start}{where}", cut_symbol(case, symbol, start, stop))
@@ -171,13 +177,14 @@ def _relayout(case: ConcreteCase, attributes: dict[str, Any]) -> dict[str, np.nd
 
 def uniform_lengths(case: ConcreteCase) -> Iterator[Proposal]:
     """Ragged sequence_lengths to every element running the whole sequence."""
-    lengths = case.arrays.get(LENGTHS_PORT)
-    steps = case.symbols.get(TIME)
-    if lengths is None or steps is None or np.all(lengths == steps):
+    name = _lengths_port(case)
+    lengths = case.arrays.get(name) if name else None
+    steps = case.symbols.get(case.spec.time_symbol or "")
+    if name is None or lengths is None or steps is None or np.all(lengths == steps):
         return
     uniform = np.full_like(lengths, steps)
-    yield Proposal(LENGTHS_PORT, f"{_values_text(lengths)}->all {steps}",
-                   case.replace(arrays={**case.arrays, LENGTHS_PORT: uniform}))
+    yield Proposal(name, f"{_values_text(lengths)}->all {steps}",
+                   case.replace(arrays={**case.arrays, name: uniform}))
 
 
 SIMPLER: tuple[tuple[str, Callable[[np.ndarray], np.ndarray]], ...] = (
@@ -189,7 +196,7 @@ def simpler_values(case: ConcreteCase) -> Iterator[Proposal]:
     forms simpler than what it holds (in that order), so that no two proposals undo each other."""
     for port in case.ports:
         array = case.arrays[port.name]
-        if port.name == LENGTHS_PORT or array.dtype.kind != "f":
+        if port.role == "lengths" or array.dtype.kind != "f":
             continue
         for label, make in SIMPLER[:_simplicity(array)]:
             yield Proposal(port.name, f"to {label}", case.replace(arrays={**case.arrays, port.name: make(array)}))

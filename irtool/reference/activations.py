@@ -134,7 +134,6 @@ KINDS: dict[str, _Kind] = {
     "softsign": _Kind(_softsign),
     "softplus": _Kind(_softplus),
 }
-OPENVINO_ACTIVATIONS = ("relu", "sigmoid", "tanh")
 
 
 @dataclass(frozen=True)

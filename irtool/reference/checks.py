@@ -1,8 +1,10 @@
-"""Input and attribute checks of the public reference functions.
+"""Input and attribute checks of the public reference functions, beside the spec's shape check.
 
-Every problem is one ``InputError`` (an ``IrtoolError`` and a ``ValueError``) that names the input or attribute, then what was found
-and what was expected (``W has shape [1, 384, 16]; expected [num_directions=1,
-3*hidden_size=6, input_size=16]``).  Nothing is broadcast or coerced silently.
+Every problem is one ``InputError`` (an ``IrtoolError`` and a ``ValueError``) that names the
+input or attribute, then what was found and what was expected (``sequence_lengths[1] is 4;
+expected a value in [0, seq_length=3]``).  Shapes are checked by the op's spec
+(OpSpec.check_shapes, through irtool.reference.registry).  Nothing is broadcast or coerced
+silently.
 """
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ from irtool.errors import InputError
 from irtool.reference.precision import common_float_dtype
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
-Dim = tuple[str, int]
 
 
 class _Required:
@@ -29,28 +30,10 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
-def _listed(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(int(v)) for v in shape) + "]"
-
-
 def as_array(name: str, value: Any) -> np.ndarray:
     if value is None or value is REQUIRED:
         raise InputError(f"{name} is missing; it is a required input")
     return value if isinstance(value, np.ndarray) else np.asarray(value)
-
-
-def expect_shape(name: str, array: np.ndarray, dims: Sequence[Dim]) -> None:
-    expected = tuple(value for _, value in dims)
-    if array.shape != expected:
-        wanted = ", ".join(f"{label}={value}" for label, value in dims)
-        raise InputError(f"{name} has shape {_listed(array.shape)}; expected [{wanted}]")
-
-
-def expect_rank(name: str, array: np.ndarray, labels: Sequence[str]) -> tuple[int, ...]:
-    if array.ndim != len(labels):
-        raise InputError(f"{name} has shape {_listed(array.shape)}; expected {len(labels)} dims "
-                         f"[{', '.join(labels)}]")
-    return tuple(int(v) for v in array.shape)
 
 
 # --- attributes -----------------------------------------------------------------------
@@ -61,24 +44,34 @@ def _present(name: str, value: Any, expected: str) -> Any:
     return value
 
 
-def hidden_size(value: Any) -> int:
-    _present("hidden_size", value, "a positive integer")
+def positive_int(name: str, value: Any) -> int:
+    _present(name, value, "a positive integer")
     try:
         number = int(value)
         exact = number == float(value)
     except (TypeError, ValueError):
         number, exact = 0, False
     if not exact or number <= 0:
-        raise InputError(f"hidden_size is {value!r}; expected a positive integer")
+        raise InputError(f"{name} is {value!r}; expected a positive integer")
     return number
+
+
+def hidden_size(value: Any) -> int:
+    return positive_int("hidden_size", value)
+
+
+def choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    """A string attribute, in any case, that must be one of ``allowed``; returned in lower case."""
+    text = str(_present(name, value, " | ".join(allowed))).strip().lower()
+    if text not in allowed:
+        raise InputError(f"{name} is {value!r}; expected one of {', '.join(allowed)}")
+    return text
 
 
 def direction(value: Any) -> tuple[bool, ...]:
     """Per direction, whether it runs in reverse: (False,), (True,) or (False, True)."""
-    name = str(_present("direction", value, " | ".join(DIRECTIONS))).strip().lower()
-    if name not in DIRECTIONS:
-        raise InputError(f"direction is {value!r}; expected one of {', '.join(DIRECTIONS)}")
-    return {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}[name]
+    return {"forward": (False,), "reverse": (True,), "bidirectional": (False, True)}[choice("direction", value,
+                                                                                            DIRECTIONS)]
 
 
 def clip(value: Any) -> float | None:
@@ -117,13 +110,11 @@ def floats(name: str, value: Any) -> tuple[float, ...]:
 
 
 # --- inputs ---------------------------------------------------------------------------
+# Shapes are the spec's to check (irtool.reference.registry wraps each op in OpSpec.check_shapes;
+# ONNX nodes are checked in ONNX layouts by irtool.onnx.shapes); here: presence, dtypes, and
+# the values of sequence lengths.
 
-def _rows(gates: int, hidden: int) -> Dim:
-    return ("hidden_size" if gates == 1 else f"{gates}*hidden_size", gates * hidden)
-
-
-def lengths(array: np.ndarray, batch: int, seq: int) -> np.ndarray:
-    expect_shape("sequence_lengths", array, [("batch_size", batch)])
+def lengths(array: np.ndarray, seq: int) -> np.ndarray:
     if array.dtype.kind not in "iu":
         raise InputError(f"sequence_lengths has dtype {array.dtype}; expected an integer type")
     values = array.astype(np.int64)
@@ -147,40 +138,26 @@ class Problem:
     dtype: np.dtype
 
 
-def sequence_problem(x: Any, states: Sequence[tuple[str, Any]], seq_lengths: Any, w: Any, r: Any, b: Any, *,
-                     hidden: int, directions: int, gates: int, bias_gates: int) -> Problem:
-    """Check the inputs of a *Sequence op (port names as the spec gives them)."""
+def sequence_problem(x: Any, states: Sequence[tuple[str, Any]], seq_lengths: Any, w: Any, r: Any, b: Any) -> Problem:
+    """The inputs of a *Sequence op (port names as the spec gives them), shapes already checked."""
     x = as_array("X", x)
-    batch, seq, inputs = expect_rank("X", x, ("batch_size", "seq_length", "input_size"))
     state_arrays = tuple(as_array(name, value) for name, value in states)
     w, r, b = as_array("W", w), as_array("R", r), as_array("B", b)
     dtype = common_float_dtype([("X", x), *zip((n for n, _ in states), state_arrays), ("W", w), ("R", r), ("B", b)])
-    nd, hs = ("num_directions", directions), ("hidden_size", hidden)
-    for (name, _), array in zip(states, state_arrays):
-        expect_shape(name, array, [("batch_size", batch), nd, hs])
-    expect_shape("W", w, [nd, _rows(gates, hidden), ("input_size", inputs)])
-    expect_shape("R", r, [nd, _rows(gates, hidden), hs])
-    expect_shape("B", b, [nd, _rows(bias_gates, hidden)])
-    checked_lengths = lengths(as_array("sequence_lengths", seq_lengths), batch, seq)
+    checked_lengths = lengths(as_array("sequence_lengths", seq_lengths), x.shape[1])
     return Problem(x, state_arrays, checked_lengths, w, r, b, dtype)
 
 
 def cell_problem(x: Any, states: Sequence[tuple[str, Any]], w: Any, r: Any, b: Any | None, *,
-                 hidden: int, gates: int, bias_gates: int) -> Problem:
-    """Check the inputs of a *Cell op and lift them to a one-step forward sequence."""
+                 hidden: int, bias_gates: int) -> Problem:
+    """The inputs of a *Cell op, shapes already checked, lifted to a one-step forward sequence
+    (an absent B is zeros)."""
     x = as_array("X", x)
-    batch, inputs = expect_rank("X", x, ("batch_size", "input_size"))
     state_arrays = tuple(as_array(name, value) for name, value in states)
     w, r = as_array("W", w), as_array("R", r)
     b = None if b is None else as_array("B", b)
     dtype = common_float_dtype([("X", x), *zip((n for n, _ in states), state_arrays), ("W", w), ("R", r), ("B", b)])
-    hs = ("hidden_size", hidden)
-    for (name, _), array in zip(states, state_arrays):
-        expect_shape(name, array, [("batch_size", batch), hs])
-    expect_shape("W", w, [_rows(gates, hidden), ("input_size", inputs)])
-    expect_shape("R", r, [_rows(gates, hidden), hs])
     if b is None:
         b = np.zeros(bias_gates * hidden, dtype=dtype)
-    expect_shape("B", b, [_rows(bias_gates, hidden)])
-    return Problem(x[:, None], tuple(s[:, None] for s in state_arrays), np.ones(batch, dtype=np.int64),
+    return Problem(x[:, None], tuple(s[:, None] for s in state_arrays), np.ones(x.shape[0], dtype=np.int64),
                    w[None], r[None], b[None], dtype)

@@ -36,15 +36,14 @@ def sequence(cell: recurrence.Cell, hidden: int, direction: Any, X: Any, states:
     """Any cell over a *Sequence op's inputs (OpenVINO layouts; ``states`` as (name, array)):
     the public sequence ops, and onnx_interop.evaluate_node with the cells only ONNX can ask for."""
     reverse = checks.direction(direction)
-    problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B, hidden=hidden, directions=len(reverse),
-                                      gates=cell.gates, bias_gates=cell.bias_gates)
+    problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B)
     return _solve(cell, problem, reverse, accumulate)
 
 
 def _cell(cell: recurrence.Cell, hidden: int, X: Any, states: Sequence[tuple[str, Any]], W: Any, R: Any, B: Any,
           accumulate: Any) -> Arrays:
     """A cell is a one-step forward sequence; its outputs are the final states [batch, H]."""
-    problem = checks.cell_problem(X, states, W, R, B, hidden=hidden, gates=cell.gates, bias_gates=cell.bias_gates)
+    problem = checks.cell_problem(X, states, W, R, B, hidden=hidden, bias_gates=cell.bias_gates)
     return tuple(state[:, 0] for state in _solve(cell, problem, (False,), accumulate)[1:])
 
 
@@ -84,8 +83,8 @@ def gru_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                      W, R, B, accumulate)
 
 
-@register("LSTMSequence", 1)
 @register("LSTMSequence", 5)
+@register("LSTMSequence", 1)
 def lstm_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initial_cell_state: Any = REQUIRED,
                   sequence_lengths: Any = REQUIRED, W: Any = REQUIRED, R: Any = REQUIRED, B: Any = REQUIRED, *,
                   hidden_size: int = REQUIRED, direction: str = REQUIRED,

@@ -6,9 +6,15 @@ asked for (None asks for the highest).  A registered function's positional param
 the op's input ports (a default other than ``REQUIRED`` makes a port optional) and its keyword-only parameters
 are the op's attributes (no default, or ``REQUIRED``: required), so ``evaluate`` checks the input count and
 the attribute names against the function itself before calling it.
+
+The decorator returns the function wrapped in the op's spec check (:func:`_spec_checked`): every
+call, direct or through ``evaluate``, has its input shapes checked once, by the spec file
+(OpSpec.check_shapes), and gets the spec's defaults; the function itself checks only what
+the spec does not say (dtypes, sequence length values, attribute values it computes with).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -16,8 +22,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from irtool.errors import InputError, IrtoolBug
-from irtool.reference.checks import REQUIRED, direction, flag, hidden_size
+from irtool.reference.checks import REQUIRED, choice, flag, positive_int
 from irtool.specs import get_spec
+from irtool.specs.model import SpecMismatch
 
 Op = Callable[..., tuple[np.ndarray, ...]]
 _PASS_THROUGH = ("accumulate",)
@@ -27,7 +34,8 @@ _PASS_THROUGH = ("accumulate",)
 class Registered:
     op_type: str
     version: int
-    function: Op
+    function: Op  # the public function: ``core`` behind the spec's check
+    core: Op  # the function as written, which only computes (and checks what the spec does not say)
     ports: tuple[str, ...]
     required_ports: int
     attributes: tuple[str, ...]
@@ -45,27 +53,49 @@ def _required(parameter: inspect.Parameter) -> bool:
     return parameter.default is parameter.empty or parameter.default is REQUIRED
 
 
-def _describe(op_type: str, version: int, function: Op) -> Registered:
-    parameters = inspect.signature(function).parameters.values()
+def _describe(op_type: str, version: int, function: Op, core: Op) -> Registered:
+    parameters = inspect.signature(core).parameters.values()
     positional = [p for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
     keywords = [p for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in _PASS_THROUGH]
-    return Registered(op_type, version, function,
+    return Registered(op_type, version, function, core,
                       ports=tuple(p.name for p in positional),
                       required_ports=sum(map(_required, positional)),
                       attributes=tuple(p.name for p in keywords),
                       required_attributes=tuple(p.name for p in keywords if _required(p)))
 
 
+def _run(op: Registered, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[np.ndarray, ...]:
+    """Call an op's core as Python would (its own TypeError for a call that does not bind), after the
+    spec's check of the input shapes, with the spec's defaults for omitted attributes."""
+    given = inspect.signature(op.core).bind(*args, **kwargs).arguments
+    inputs = [given.get(name) for name in op.ports]
+    filled = _spec_checked(op, inputs, {name: given[name] for name in op.attributes if name in given})
+    return op.core(*inputs, **filled, **{name: given[name] for name in _PASS_THROUGH if name in given})
+
+
 def register(op_type: str, version: int) -> Callable[[Op], Op]:
-    """Decorator: record ``function`` as the reference of ``op_type``-``version``."""
+    """Decorator: record ``function`` as the reference of ``op_type``-``version``.
+
+    Returns it wrapped in the check of its spec (once: a function registered for two versions
+    is one public function, checked by the spec of the highest)."""
     def decorate(function: Op) -> Op:
         versions = _REGISTRY.setdefault(op_type, {})
+        core = inspect.unwrap(function)
         if version in versions:
             raise IrtoolBug(f"{op_type}-{version} is registered twice "
-                               f"({versions[version].function.__qualname__} and {function.__qualname__})")
-        versions[version] = _describe(op_type, version, function)
-        return function
+                               f"({versions[version].core.__qualname__} and {core.__qualname__})")
+        public = function if function is not core else _public(op_type, core)
+        versions[version] = _describe(op_type, version, public, core)
+        return public
     return decorate
+
+
+def _public(op_type: str, core: Op) -> Op:
+    @functools.wraps(core)
+    def checked(*args: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+        op = max((r for r in _REGISTRY[op_type].values() if r.core is core), key=lambda r: r.version)
+        return _run(op, args, kwargs)
+    return checked
 
 
 def registered() -> list[str]:
@@ -102,24 +132,37 @@ def _check_attribute_names(op: Registered, attributes: Mapping[str, Any]) -> Non
 
 
 def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str, Any]) -> dict[str, Any]:
-    """Fill the spec's defaults and check the input shapes against the spec (irtool.specs).
+    """The attributes with the spec's defaults filled (those the function takes), after checking the
+    input shapes against the spec (irtool.specs): the one description of the op's ports and dims.
 
-    The spec is the single description of the op's ports and dims; an op without a spec
-    file is still checked by its own function.  Attribute values are left to the function,
-    which also accepts ONNX's extra activations.
+    The attributes that size dims (OpSpec.shape_attributes) are read as the reference reads
+    them (hidden_size 5.0, direction "FORWARD", linear_before_reset "1"); the function checks
+    the others' values, and also accepts ONNX's extra activations.
     """
     try:
         spec = get_spec(op.op_type, op.version)
-    except KeyError:
+    except KeyError:  # an op without a spec file is checked by its own function
         return dict(attributes)
-    filled = spec.fill_defaults(attributes)
-    typed = dict(filled, hidden_size=hidden_size(filled.get("hidden_size")))  # the values that size dims
-    if "direction" in filled:
-        direction(filled["direction"])
-        typed["direction"] = str(filled["direction"]).strip().lower()
-    if "linear_before_reset" in filled:
-        typed["linear_before_reset"] = flag("linear_before_reset", filled["linear_before_reset"])
-    spec.check_shapes(typed, [None if a is None else np.shape(a) for a in inputs])
+    filled = {name: value for name, value in spec.fill_defaults(attributes).items() if name in op.attributes}
+    typed = dict(filled)
+    for name in spec.shape_attributes:  # the values that size dims, checked before any shape
+        attribute, value = spec.attributes[name], filled.get(name)
+        if attribute.type == "int":
+            typed[name] = positive_int(name, value)
+        elif attribute.allowed is not None:
+            typed[name] = choice(name, value, attribute.allowed)
+        elif attribute.type == "bool" and name in filled:
+            typed[name] = flag(name, value)
+    for port, value in zip(spec.inputs, inputs):
+        if (value is None or value is REQUIRED) and not port.optional:
+            raise InputError(f"{port.name} is missing; it is a required input")
+    present = list(inputs)
+    while present and present[-1] is None:
+        present.pop()
+    try:
+        spec.check_shapes(typed, [None if a is None else np.shape(a) for a in present])
+    except SpecMismatch as error:
+        raise InputError(str(error)) from None  # the reference's one error type
     return filled
 
 
@@ -133,8 +176,7 @@ def evaluate(op_type: str, inputs: Sequence[Any], attributes: Mapping[str, Any],
     op = lookup(op_type, version)
     bound = _bind_inputs(op, inputs)
     _check_attribute_names(op, attributes)
-    filled = _spec_checked(op, bound, attributes)
-    outputs = op.function(*bound, **filled, accumulate=accumulate)
+    outputs = _run(op, bound, {**attributes, "accumulate": accumulate})
     if not isinstance(outputs, tuple) or not all(isinstance(o, np.ndarray) for o in outputs):
         raise IrtoolBug(f"the reference of {op.key} returned {type(outputs).__name__}, "
                            "not a tuple of arrays")

@@ -100,10 +100,10 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             for expr, dim in zip(port.dims or (), shape if shape.rank.is_static else ()):
                 if isinstance(expr, Sym) and dim.has_symbol() and expr.name in node_sizes:
                     assign(dim.get_symbol(), node_sizes[expr.name])
-            if port.name == "sequence_lengths":
+            if port.role == "lengths":
                 feeder = _through(value.get_node())
                 if feeder.get_type_name() == "Parameter":
-                    lengths[tensor_name(feeder.output(0))] = node_sizes.get("seq_length", 1)
+                    lengths[tensor_name(feeder.output(0))] = node_sizes.get(spec.time_symbol or "", 1)
     shapes: dict[str, tuple[int, ...]] = {}
     chosen: dict[str, str] = {}
     for parameter, name in zip(parameters, names):
@@ -130,10 +130,10 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
 
 def _node_sizes(op: Any, spec: Any, sizes: Mapping[str, int]) -> dict[str, int]:
     """A node's dim sizes: its attributes' (hidden_size, num_directions), its static input dims
-    (input_size in W), and ``sizes`` for the rest (batch_size, seq_length)."""
+    (input_size in W), and ``sizes`` (else the spec's defaults) for the rest (batch_size, seq_length)."""
     from irtool.runtime.nodes import node_attributes
 
-    found = dict(sizes)
+    found = {**spec.default_sizes, **sizes}
     found.update(spec.attribute_symbols(spec.fill_defaults(node_attributes(op, spec))))
     for port, value in zip(spec.inputs, (i.get_source_output() for i in op.inputs())):
         shape = value.get_partial_shape()

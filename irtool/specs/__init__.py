@@ -6,8 +6,9 @@ ports and dims; the validator, the builder, the reference and the CLI read them 
 from __future__ import annotations
 
 from irtool.specs.expressions import ExpressionError, parse_expression
-from irtool.specs.loader import OPS_DIR, SCHEMA_DIR, SpecError, SpecRegistry, load_registry, registry
-from irtool.specs.model import AttributeProblem, AttributeSpec, OpSpec, PortSpec, SymbolSpec
+from irtool.specs.loader import (EXTRA_SPECS_VARIABLE, OPS_DIR, SCHEMA_DIR, SpecError, SpecRegistry, load_registry,
+                                 registry, snake_case)
+from irtool.specs.model import AttributeProblem, AttributeSpec, OpSpec, PortSpec, SizeSpec, SymbolSpec
 from irtool.specs.unify import DimProblem, Origin, RankProblem, ShapeReport, unify
 
 
@@ -21,7 +22,7 @@ def get_spec(op_type: str, version: int | None = None) -> OpSpec:
 
 
 __all__ = [
-    "AttributeProblem", "AttributeSpec", "DimProblem", "ExpressionError", "OpSpec", "OPS_DIR", "Origin",
-    "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SpecError", "SpecRegistry", "SymbolSpec",
-    "get_spec", "load_registry", "parse_expression", "registry", "unify",
+    "AttributeProblem", "AttributeSpec", "DimProblem", "EXTRA_SPECS_VARIABLE", "ExpressionError", "OpSpec", "OPS_DIR",
+    "Origin", "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SizeSpec", "SpecError", "SpecRegistry", "SymbolSpec",
+    "get_spec", "load_registry", "parse_expression", "registry", "snake_case", "unify",
 ]

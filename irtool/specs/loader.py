@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -9,10 +10,12 @@ from types import MappingProxyType
 from typing import Any
 
 from irtool.specs.expressions import parse_expression
-from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SpecError, SymbolSpec
+from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SizeSpec, SpecError, SymbolSpec
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
 OPS_DIR = SCHEMA_DIR / "ops"
+EXTRA_SPECS_VARIABLE = "IRTOOL_EXTRA_SPECS"  # folders of further op spec files (os.pathsep-separated)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _OPSET = re.compile(r"^opset(\d{1,9})$", re.ASCII)  # ASCII digits: int() takes any Unicode digit, and refuses 4300 of them
 
 
@@ -50,7 +53,7 @@ def _port(data: dict, index: int, where: str) -> PortSpec:
     elif shape is not None:
         raise SpecError(f"{where}: port {data.get('name')}: bad shape {shape!r}")
     return PortSpec(name=data["name"], index=index, type=data["type"], optional=data.get("optional", False),
-                    openvino_requires=data.get("openvino_requires", False),
+                    openvino_requires=data.get("openvino_requires", False), role=data.get("role"),
                     description=data.get("description", ""), **fields)
 
 
@@ -65,6 +68,21 @@ def _attribute(name: str, data: dict) -> AttributeSpec:
         description=data.get("description", ""))
 
 
+def snake_case(op_type: str) -> str:
+    """GRUSequence -> gru_sequence, LSTMCell -> lstm_cell (OpenVINO's Python factory names)."""
+    return _CAMEL.sub("_", op_type).lower()
+
+
+def _factory(data: dict) -> str | None:
+    """The openvino factory of an op: the spec's ``factory`` (null: none), else for an op of a family
+    that OpenVINO loads, the rule OpenVINO's Python API follows: openvino.opsetN.snake_case_type."""
+    if "factory" in data:
+        return None if data["factory"] is None else f"openvino.{data['factory']}"
+    if data.get("family") is None or not data.get("openvino_loads", True):
+        return None
+    return f"openvino.{data['opset']}.{snake_case(data['type'])}"
+
+
 def build_spec(data: dict, common: dict, where: str = "<spec>") -> OpSpec:
     """Make an OpSpec from the JSON of one op file (with its $refs into ``common``)."""
     data = _resolve(data, common, where)
@@ -74,12 +92,16 @@ def build_spec(data: dict, common: dict, where: str = "<spec>") -> OpSpec:
             attributes=MappingProxyType({n: _attribute(n, a) for n, a in data["attributes"].items()}),
             inputs=tuple(_port(p, i, where) for i, p in enumerate(data["inputs"])),
             outputs=tuple(_port(p, i, where) for i, p in enumerate(data["outputs"])),
-            symbols=MappingProxyType({n: SymbolSpec(n, s["attribute"], MappingProxyType(s["map"]) if "map" in s else None)
-                                      for n, s in data.get("symbols", {}).items()}),
+            symbols=MappingProxyType({
+                n: SymbolSpec(n, s["attribute"], MappingProxyType(s["map"]) if "map" in s else None,
+                              tuple(s.get("backward", ())))
+                for n, s in data.get("symbols", {}).items()}),
             types=MappingProxyType(dict(data.get("types", {}))),
+            sizes=MappingProxyType({n: SizeSpec(n, s["default"], s.get("time", False))
+                                    for n, s in data.get("sizes", {}).items()}),
             family=data.get("family"), form=data.get("form"), description=data.get("description", ""),
             source=data.get("source", ""), openvino_loads=data.get("openvino_loads", True),
-            openvino_note=data.get("openvino_note", ""), path=where)
+            openvino_note=data.get("openvino_note", ""), factory=_factory(data), path=where)
     except (KeyError, ValueError, TypeError) as error:
         raise SpecError(f"{where}: {error}") from error
 
@@ -143,20 +165,29 @@ class SpecRegistry:
         return candidates[-1] if candidates else None
 
 
-def load_registry(directory: Path = OPS_DIR) -> SpecRegistry:
+def load_registry(directory: Path = OPS_DIR, *extra: Path) -> SpecRegistry:
+    """The spec files (``Type-version.json``) of ``directory`` and of each ``extra`` folder; their
+    ``$ref``s point into ``directory``'s common.json.  Two files for one op version are refused."""
     common_path = directory / "common.json"
     common = json.loads(common_path.read_text()) if common_path.exists() else {}
     specs = []
-    for path in sorted(directory.glob("*-*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
-            raise SpecError(f"{path}: {error}") from error
-        specs.append(build_spec(data, common, str(path)))
+    for folder in (directory, *extra):
+        for path in sorted(Path(folder).glob("*-*.json")):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError) as error:
+                raise SpecError(f"{path}: {error}") from error
+            specs.append(build_spec(data, common, str(path)))
     return SpecRegistry(specs)
 
 
-@lru_cache(maxsize=1)
 def registry() -> SpecRegistry:
-    """The specs shipped in schemas/ops (loaded once)."""
-    return load_registry()
+    """The specs shipped in schemas/ops, and those in the folders that the environment variable
+    IRTOOL_EXTRA_SPECS names (to try a new op version's spec file before adding it); loaded once
+    per set of folders."""
+    return _registry(os.environ.get(EXTRA_SPECS_VARIABLE, ""))
+
+
+@lru_cache(maxsize=4)
+def _registry(extra: str) -> SpecRegistry:
+    return load_registry(OPS_DIR, *(Path(part) for part in extra.split(os.pathsep) if part))

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from irtool.jsonable import shown
 from irtool.errors import IrtoolBug, IrtoolError
-from irtool.specs.expressions import BinOp, Cond, Expr
+from irtool.specs.expressions import BinOp, Cond, Expr, Sym
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
 
 
@@ -22,6 +22,19 @@ class SpecMismatch(IrtoolError, ValueError):
 
 
 SCALAR_TYPES = frozenset({"int", "float", "bool"})
+PORT_ROLES = ("data", "state", "lengths", "weights", "bias")
+WEIGHT_ROLES = frozenset({"weights", "bias"})
+
+
+def expression_symbols(expr: Expr) -> list[str]:
+    """Every symbol an expression names, on all branches, in order of appearance."""
+    if isinstance(expr, Sym):
+        return [expr.name]
+    if isinstance(expr, BinOp):
+        return expression_symbols(expr.left) + expression_symbols(expr.right)
+    if isinstance(expr, Cond):
+        return expression_symbols(expr.then) + expression_symbols(expr.otherwise)
+    return []
 
 
 @dataclass(frozen=True)
@@ -127,12 +140,38 @@ class SymbolSpec:
     name: str
     attribute: str
     map: Mapping[str, int] | None = None
+    backward: tuple[str, ...] = ()  # the attribute values whose direction walks time backwards
 
     def value(self, attributes: Mapping[str, Any]) -> int | None:
         raw = attributes.get(self.attribute)
         if self.map is not None:
             return self.map.get(raw) if isinstance(raw, str) else None
         return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else None
+
+    def directions(self, value: Any) -> tuple[bool, ...] | None:
+        """Per direction that the attribute value ``value`` gives, whether it walks time backwards:
+        a value that maps to 1 is one direction; one that maps to more runs the map's single
+        directions in the map's order (bidirectional: forward, then reverse).  None if this symbol
+        says nothing about time or the value is not in its map."""
+        if not self.backward or self.map is None or not isinstance(value, str) or value not in self.map:
+            return None
+        if self.map[value] == 1:
+            return (value in self.backward,)
+        singles = [name for name, count in self.map.items() if count == 1]
+        return tuple(name in self.backward for name in singles) if len(singles) == self.map[value] else None
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    """A dim symbol that no attribute fixes (batch_size, seq_length, input_size): a case's size."""
+
+    name: str
+    default: int
+    time: bool = False  # the time axis: the steps a sequence op walks, what sequence lengths count
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.default, int) or isinstance(self.default, bool) or self.default < 1:
+            raise SpecError(f"size {self.name}: default {self.default!r} is not a positive integer")
 
 
 @dataclass(frozen=True)
@@ -153,7 +192,17 @@ class PortSpec:
     same_as: str | None = None
     optional: bool = False
     openvino_requires: bool = False
+    role: str | None = None  # data, state, lengths, weights or bias (PORT_ROLES); None for ports that have none
     description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role is not None and self.role not in PORT_ROLES:
+            raise SpecError(f"port {self.name}: unknown role {self.role!r}; roles are {', '.join(PORT_ROLES)}")
+
+    @property
+    def is_weight(self) -> bool:
+        """Weights or biases: what a built model holds as Consts, seeded in +-1/sqrt(hidden_size)."""
+        return self.role in WEIGHT_ROLES
 
     @cached_property
     def type_attribute(self) -> str | None:
@@ -180,12 +229,14 @@ class OpSpec:
     outputs: tuple[PortSpec, ...]
     symbols: Mapping[str, SymbolSpec] = field(default_factory=lambda: MappingProxyType({}))
     types: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    sizes: Mapping[str, SizeSpec] = field(default_factory=lambda: MappingProxyType({}))
     family: str | None = None
     form: str | None = None
     description: str = ""
     source: str = ""
     openvino_loads: bool = True
     openvino_note: str = ""
+    factory: str | None = None  # the openvino Python factory that builds it ("openvino.opset5.gru_sequence")
     path: str = ""
 
     def __post_init__(self) -> None:
@@ -200,6 +251,56 @@ class OpSpec:
         for symbol in self.symbols.values():
             if symbol.attribute not in self.attributes:
                 raise SpecError(f"{self.key}: symbol {symbol.name} reads unknown attribute {symbol.attribute}")
+        if self.sizes:
+            free = self.free_symbols
+            if set(free) != set(self.sizes):
+                raise SpecError(f"{self.key}: sizes {', '.join(self.sizes)} do not match the dim symbols no "
+                                f"attribute fixes ({', '.join(free)})")
+            if sum(size.time for size in self.sizes.values()) > 1:
+                raise SpecError(f"{self.key}: more than one size is the time axis")
+        if sum(port.role == "lengths" for port in self.inputs) > 1:
+            raise SpecError(f"{self.key}: more than one input has the role lengths")
+
+    @cached_property
+    def free_symbols(self) -> tuple[str, ...]:
+        """The dim symbols of the inputs that no attribute fixes (batch_size, seq_length, input_size),
+        in order of appearance."""
+        names: list[str] = []
+        for port in self.inputs:
+            for expr in port.dims or ():
+                for name in expression_symbols(expr):
+                    if name not in self.symbols and name not in names:
+                        names.append(name)
+        return tuple(names)
+
+    @cached_property
+    def default_sizes(self) -> dict[str, int]:
+        """The size of each free dim symbol that a case does not give."""
+        return {name: size.default for name, size in self.sizes.items()}
+
+    @cached_property
+    def time_symbol(self) -> str | None:
+        """The dim symbol of the time axis (seq_length of a sequence op), if the op has one."""
+        return next((name for name, size in self.sizes.items() if size.time), None)
+
+    def time_axis(self, port: PortSpec) -> int | None:
+        """The index of the time dim of a port (X and Y of a sequence op), if it has one."""
+        if self.time_symbol is None:
+            return None
+        return next((index for index, text in enumerate(port.dim_texts or ()) if text == self.time_symbol), None)
+
+    def port_with_role(self, role: str) -> PortSpec | None:
+        """The input that holds ``role`` (the one lengths input; the first of others), if any."""
+        return next((port for port in self.inputs if port.role == role), None)
+
+    def directions(self, attributes: Mapping[str, Any]) -> tuple[bool, ...] | None:
+        """Per direction the (typed, filled) attributes give, whether it walks time backwards;
+        None for an op without directions (a cell)."""
+        for symbol in self.symbols.values():
+            found = symbol.directions(attributes.get(symbol.attribute))
+            if found is not None:
+                return found
+        return None
 
     @cached_property
     def key(self) -> str:
@@ -305,9 +406,12 @@ class OpSpec:
     def check_shapes(self, attributes: Mapping[str, Any], input_shapes: list) -> dict[str, int]:
         """Unify input shapes with the spec; returns the symbol values.
 
-        Raises ValueError naming the first input whose rank or dim disagrees.
+        Raises ValueError naming the first input (in port order) whose rank or dim disagrees, with
+        its shape, the shape expected there (each dim's expression and value, where known) and
+        why (``W has shape [1, 15, 3]; expected [num_directions=1, 3*hidden_size=15,
+        input_size=4] (input 3; dim 2 is 3, expected input_size = 4 (bound by input 0 (X) dim 2))``).
         """
-        from irtool.specs.unify import unify  # the unifier reads OpSpec; import late
+        from irtool.specs.unify import DimProblem, unify  # the unifier reads OpSpec; import late
 
         if not self.required_inputs <= len(input_shapes) <= len(self.inputs):
             raise SpecMismatch(f"{self.key}: takes {self._input_count_text()} inputs "
@@ -315,10 +419,20 @@ class OpSpec:
         typed = self.fill_defaults(self.typed_attributes(attributes))
         report = unify(self, typed, [tuple(s) if s is not None else None for s in input_shapes])
         if report.problems:
-            first = report.problems[0]
-            raise SpecMismatch(f"{self.key}: input {first.index} ({first.port_name}) has shape "
-                             f"{list(input_shapes[first.index])}: {first.message}; "
-                             f"expected {self.inputs[first.index].shape_text()}")
+            first = min(report.problems, key=lambda problem: (problem.side != "input", problem.index))
+            port = self.inputs[first.index]
+            # a dim's value where it is known: for a wrong rank, only from the attributes (the other
+            # ports' dims say nothing about which of this port's dims is missing)
+            symbols = (report.symbols if isinstance(first, DimProblem) else self.attribute_symbols(typed))
+            values = [expr.evaluate(symbols, typed) for expr in port.dims or ()]
+            texts = [expr.text(typed) for expr in port.dims or ()]
+            dims = ", ".join(text if value is None or text == str(value) else f"{text}={value}"
+                             for text, value in zip(texts, values))
+            known = all(value is not None for value in values)
+            expected = f"[{dims}]" if known else f"{len(texts)} dims [{dims}]"
+            why = f" (input {first.index}; {first.message})" if isinstance(first, DimProblem) else ""
+            found = "[" + ", ".join(map(str, input_shapes[first.index])) + "]"
+            raise SpecMismatch(f"{self.key}: {port.name} has shape {found}; expected {expected}{why}")
         return dict(report.symbols)
 
     def _input_count_text(self) -> str:

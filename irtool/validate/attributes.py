@@ -8,8 +8,6 @@ from irtool.specs.values import format_value
 from irtool.validate.context import Context
 
 _PROBLEM_CODES = {"type": "IR022", "allowed": "IR023", "range": "IR024", "length": "IR025"}
-# activations that take activations_alpha / activations_beta; none of OpenVINO's three does
-_PARAMETRIC = {"affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid", "elu", "softplus"}
 
 
 def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
@@ -100,8 +98,10 @@ def _check_per_direction(ctx: Context, layer: Layer, spec: OpSpec, activations: 
 
 
 def _check_activation_parameters(ctx: Context, layer: Layer, values: dict) -> None:
+    """alpha or beta given to activations that take none.  ``values`` holds only values the spec
+    allows, and the activations it allows (relu, sigmoid, tanh) take no parameters."""
     activations = values.get("activations")
-    if activations is None or not _PARAMETRIC.isdisjoint(activations):
+    if activations is None:
         return
     for name in ("activations_alpha", "activations_beta"):
         if values.get(name):
