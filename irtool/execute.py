@@ -61,6 +61,7 @@ class Prepared:
     infos: tuple[InputInfo, ...]
     labels: tuple[tuple[str, ...], ...]  # per model output: its names, the spec's port name first
     filled_defaults: tuple[str, ...] = ()
+    onnx: Any = None  # an .onnx model's irtool.onnx.graph.OnnxGraph: its nodes are judged in ONNX semantics
 
     @property
     def nodes(self) -> tuple[RecurrentNode, ...]:
@@ -77,16 +78,39 @@ class Prepared:
         return nodes[0] if ops <= {"Parameter", "Constant", "Convert", "Result", nodes[0].spec.type} else None
 
 
-def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = ()) -> Prepared:
-    probed = probe_model(model)
+def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: Any = None) -> Prepared:
+    """``onnx``: the OnnxGraph the model was converted from; its recurrent nodes' tensors are
+    probed by their ONNX names, and those nodes are what :func:`judge` judges."""
+    probed = probe_model(model, onnx.computed_tensors() if onnx is not None else ())
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
-    return Prepared(model, name, probed, tuple(model_inputs(model)), tuple(output_labels(model, single)),
-                    filled_defaults)
+    return Prepared(model, name, probed, tuple(model_inputs(model)),
+                    tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
 
 
 def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
-    loaded = read_model(path, fill_defaults)
-    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults)
+    graph = None
+    if Path(path).suffix.lower() == ".onnx":
+        from irtool.ir.parse import DEFAULT_MAX_BYTES
+        from irtool.onnx.graph import load_graph
+        from irtool.runtime.model import check_model_path
+
+        check_model_path(Path(path))
+        graph = load_graph(path, DEFAULT_MAX_BYTES)
+    try:
+        loaded = read_model(path, fill_defaults)
+    except RunError as error:
+        raise _unsupported(graph, error) from None
+    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph)
+
+
+def _unsupported(graph: Any, error: RunError) -> RunError:
+    """An ONNX model OpenVINO could not read or compile: the activations it does not implement,
+    named, when the nodes use any (an unsupported feature, not a wrong result)."""
+    said = graph.unsupported() if graph is not None else None
+    if not said:
+        return error
+    tail = error.message.rpartition("CALLBACK HAS THROWN: ")[2]
+    return RunError(f"{graph.path}: {said} (OpenVINO: {tail})")
 
 
 # ----------------------------------------------------------------------------- 2. inputs
@@ -250,9 +274,11 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
     try:
         plain, device_run = compile_on(prepared.model, device, precision, config, path)
         probed = None
-        if prepared.probed.needs_probe and prepared.probed.judgeable:
+        if prepared.probed.needs_probe and (prepared.probed.judgeable or prepared.onnx is not None):
             probed, _ = compile_on(prepared.probed.probed, device, precision, config, path)
-    except RunError:
+    except RunError as error:
+        if prepared.onnx is not None and prepared.onnx.unsupported():
+            raise _unsupported(prepared.onnx, error) from None
         check_support(prepared.model, device, path)
         raise
     seconds = time.perf_counter() - started
@@ -289,6 +315,7 @@ class NodeResult:
     outputs: tuple[OutputDiff, ...] = ()
     tensors: tuple[str, ...] = ()  # its output tensors' names, or what feeds and reads it
     implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
+    semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
 
     def __post_init__(self) -> None:
         if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
@@ -333,6 +360,12 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
         count = len(executed.outputs)
         probe_check = ProbeCheck(diff_outputs(prepared.labels, executed.captured[:count], executed.outputs, policy,
                                               precision))
+    if prepared.onnx is not None:
+        from irtool.judge_onnx import judge_onnx_nodes
+
+        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed.tensors, inputs, executed.captured, policy, precision)
+        return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
+                        _why_unjudged(prepared, nodes))
     nodes = tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
                   for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
@@ -368,6 +401,8 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
     if any(node.verdict in (PASS, FAIL) for node in nodes):
         return None
     if not nodes:
+        if prepared.onnx is not None:
+            return "the ONNX graph has no GRU, LSTM or RNN node"
         return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
     return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
 
@@ -523,6 +558,9 @@ def run(options: RunOptions) -> RunResult:
     if options.save_outputs is not None:
         writable_target(options.save_outputs, "outputs file")
     prepared = read_and_prepare(options.model, options.fill_defaults)
+    if prepared.onnx is not None and options.reproducers is not None:
+        raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
+                       f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
     inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
     compiled = compile_prepared(prepared, options.device, options.precision, options.config)
@@ -553,7 +591,8 @@ def run(options: RunOptions) -> RunResult:
                 folder = Path(options.reproducers) / node_folder_name(node.name)
                 write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
                 reproducers[node.name] = str(folder)
-    return RunResult(**common, against="reference" if judgment.why_unjudged is None else None, against_run=None,
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers)
 
@@ -593,6 +632,11 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
     names = {name for names in prepared.labels for name in names}
     names |= {f"{prefix}{port.name}" for node in prepared.nodes for port in node.spec.outputs
               for prefix in ("", f"{node.name}:")}
+    if prepared.onnx is not None:
+        from irtool.judge_onnx import ROLES
+
+        names |= {f"{prefix}{name}" for node in prepared.onnx.nodes for name in list(node.proto.output) + list(ROLES)
+                  for prefix in ("", f"{node.name}:") if name}
     unknown = policy.unknown_outputs(names)
     if unknown:
         raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have; "

@@ -139,7 +139,7 @@ def render_text(result: Any) -> str:
         lines.append("NOT JUDGED: nothing was compared (" + result.no_reference + ")")
         return "\n".join(lines)
     lines.append(f"  against: {result.against}")
-    if result.op is None and result.against == "reference":
+    if result.op is None and result.against.startswith("reference"):
         return "\n".join(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
@@ -161,7 +161,8 @@ def _node_table(nodes: Any) -> list[str]:
         return []
     rows = [("node", "type", "ran as", "verdict", "max abs", "first bad step", "where")]
     for node in nodes:
-        where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "")
+        where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "") + \
+            (f", {node.semantics} semantics" if node.semantics != "OpenVINO" else "")
         rows.append((node.name, f"{node.type}-{node.version}", node.implementation or "-", node.verdict.upper(),
                      _num(node.max_abs), "-" if node.first_step_outside is None else str(node.first_step_outside),
                      where))
@@ -186,6 +187,8 @@ def _render_nodes(result: Any) -> list[str]:
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
+        elif node.reason and node.semantics == "ONNX":  # what was not read of an ONNX node
+            lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
     judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
