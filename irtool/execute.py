@@ -109,7 +109,9 @@ def _unsupported(graph: Any, error: RunError) -> RunError:
     said = graph.unsupported() if graph is not None else None
     if not said:
         return error
-    tail = error.message.rpartition("CALLBACK HAS THROWN: ")[2]
+    tail = error.message
+    for marker in ("CALLBACK HAS THROWN: ", "with a message: "):  # compile's, then the frontend's
+        tail = tail.rpartition(marker)[2]
     return RunError(f"{graph.path}: {said} (OpenVINO: {tail})")
 
 
@@ -502,6 +504,7 @@ class RunOptions:
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     config: Mapping[str, str] = field(default_factory=dict)
     compare_with: tuple[str, str] | None = None  # (device, precision)
+    compare_with_onnxruntime: bool = False  # an .onnx model: onnxruntime's outputs as a second opinion
     fill_defaults: bool = False
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
     sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
@@ -540,6 +543,7 @@ class RunResult:
     shapes_chosen: Mapping[str, str] = field(default_factory=dict)
     input_notes: tuple[str, ...] = ()
     reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
+    second_opinion: Any = None  # irtool.judge_onnx.SecondOpinion with --compare-with onnxruntime
 
     @property
     def passed(self) -> bool | None:
@@ -557,6 +561,8 @@ def run(options: RunOptions) -> RunResult:
             raise RunSkipped(f"{reason}: nothing was run")
     if options.save_outputs is not None:
         writable_target(options.save_outputs, "outputs file")
+    if options.compare_with_onnxruntime:
+        _check_onnxruntime(options.model)
     prepared = read_and_prepare(options.model, options.fill_defaults)
     if prepared.onnx is not None and options.reproducers is not None:
         raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
@@ -592,9 +598,27 @@ def run(options: RunOptions) -> RunResult:
                 write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
                 reproducers[node.name] = str(folder)
     against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    second = None
+    if options.compare_with_onnxruntime:
+        from irtool.judge_onnx import second_opinion
+
+        second = second_opinion(prepared.onnx, prepared.labels, inputs, executed.outputs, options.tolerance,
+                                compiled.run.precision)
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
-                     nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers)
+                     nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
+                     second_opinion=second)
+
+
+def _check_onnxruntime(model: Path) -> None:
+    """``--compare-with onnxruntime`` needs an .onnx model and onnxruntime installed."""
+    from irtool.onnx.onnxruntime_run import available
+
+    if Path(model).suffix.lower() != ".onnx":
+        raise RunError(f"{model}: --compare-with onnxruntime runs the .onnx file itself; give the .onnx model "
+                       f"(an IR model is compared with a second device: --compare-with DEVICE)")
+    if available() is None:
+        raise RunError("--compare-with onnxruntime: onnxruntime is not installed (pip install onnxruntime)")
 
 
 def node_folder_name(name: str) -> str:

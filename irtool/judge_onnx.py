@@ -18,6 +18,7 @@ is off.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -100,3 +101,73 @@ def _directions(node: OnnxNode, roles: Mapping[str, str], failed: Sequence[Outpu
     halves = {0: "the forward half (direction 0)", 1: "the backward half (direction 1)"}
     said = " and ".join(f"{halves[d]} is off (max abs {off[d]:.3g})" for d in sorted(off))
     return said + ("" if len(off) == 2 else f"; {halves[1 - next(iter(off))].split(' (')[0]} is within tolerance")
+
+
+# ----------------------------------------------------------------------------- a second opinion
+
+@dataclass(frozen=True)
+class NodeOpinion:
+    """onnxruntime's outputs of one node against irtool's reference on onnxruntime's own inputs of it."""
+
+    name: str
+    agrees: bool
+    outputs: tuple[OutputDiff, ...]
+    departures: tuple[str, ...] = ()  # the known departures of onnxruntime from the page for this node
+
+    def describe(self) -> str:
+        worst = max((d.max_abs for d in self.outputs if d.max_abs is not None), default=0.0)
+        if self.agrees:
+            return f"onnxruntime agrees with the ONNX spec (max abs {worst:.3g})"
+        why = "; ".join(self.departures) or "no departure irtool knows of explains it"
+        return f"onnxruntime departs from the ONNX spec (max abs {worst:.3g}): {why}"
+
+
+@dataclass(frozen=True)
+class SecondOpinion:
+    """``--compare-with onnxruntime``: the model's outputs from OpenVINO against onnxruntime's, and
+    each node's onnxruntime outputs against the spec.  irtool's verdict stays the spec's."""
+
+    tool: str  # "onnxruntime 1.32.0 (CPU)"
+    refused: str | None = None  # onnxruntime would not run the model: why
+    outputs: tuple[OutputDiff, ...] = ()  # each model output: OpenVINO (actual) against onnxruntime (expected)
+    nodes: tuple[NodeOpinion, ...] = ()
+
+    @property
+    def agrees_with_openvino(self) -> bool | None:
+        return None if self.refused else all(d.passed for d in self.outputs)
+
+
+def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: Mapping[str, np.ndarray],
+                   outputs: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> SecondOpinion:
+    """onnxruntime (CPU) on the same inputs: see :class:`SecondOpinion`."""
+    from irtool.onnx.evaluate import evaluate_model_node
+    from irtool.onnx.onnxruntime_run import (OnnxruntimeRefused, available, departures, refusal_reason,
+                                             run_onnxruntime)
+
+    feeds = {name: inputs[name] for name in graph.graph_inputs if name in inputs}
+    tensors = graph.computed_tensors()
+    version = available()
+    tool = f"onnxruntime {version} (CPU)" if version else "onnxruntime"
+    try:
+        theirs = run_onnxruntime(graph.model, feeds, tensors)
+    except OnnxruntimeRefused as error:
+        return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})")
+    diffs = []
+    for names, got in zip(labels, outputs):
+        name = next((n for n in names if n in theirs), None)
+        if name is not None:
+            diffs.append(compare_output(name, got, theirs[name],
+                                        output_tolerance(policy, names, precision, got.dtype)))
+    values = {**graph.initializer_values({n for node in graph.nodes for n in node.proto.input}), **feeds, **theirs}
+    opinions = []
+    for node in graph.nodes:
+        try:
+            expected = evaluate_model_node(node.proto, graph.opset, values)
+        except ValueError:
+            continue  # the node's own verdict already says the reference refuses it
+        node_diffs = tuple(compare_output(name, theirs[name], want,
+                                          output_tolerance(policy, (name,), "f32", want.dtype))
+                           for name, want in expected.items() if name in theirs)
+        agrees = all(d.passed for d in node_diffs)
+        opinions.append(NodeOpinion(node.name, agrees, node_diffs, () if agrees else tuple(departures(node))))
+    return SecondOpinion(tool, None, tuple(diffs), tuple(opinions))

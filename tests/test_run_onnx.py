@@ -70,7 +70,8 @@ def test_backend_cases_cover_the_known_faults():
 
 @pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
 def test_activations_per_direction_fail_on_the_backward_half(op, tmp_path, capsys):
-    per_direction = {"GRU": ["Sigmoid", "Tanh", "Sigmoid", "Relu"], "LSTM": ["Sigmoid", "Tanh", "Tanh", "Sigmoid", "Relu", "Relu"], "RNN": ["Tanh", "Relu"]}[op]
+    per_direction = {"GRU": ["Sigmoid", "Tanh", "Sigmoid", "Relu"], "RNN": ["Tanh", "Relu"],
+                     "LSTM": ["Sigmoid", "Tanh", "Tanh", "Sigmoid", "Relu", "Relu"]}[op]
     made = generate(op, 14, {"hidden_size": 5, "direction": "bidirectional", "activations": per_direction}, seed=3,
                     optional_inputs=("B", "initial_h"))
     save(made.model, tmp_path / "m.onnx")
@@ -138,3 +139,76 @@ def test_reproducers_are_refused_for_onnx(written, tmp_path, capsys):
     model, _ = written["test_gru_defaults"]
     code = main(["run", str(model), "-d", "CPU", "--reproducers", str(tmp_path / "r")])
     assert code == 2 and "--reproducers" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- --compare-with onnxruntime
+
+def test_onnxruntime_agrees_on_a_model_openvino_gets_right(tmp_path, capsys):
+    pytest.importorskip("onnxruntime")
+    case = OnnxCase("GRU", layers=2, bidirectional=True)
+    onnx.save(onnx_model(case), tmp_path / "m.onnx")
+    code, result, _ = run_json(capsys, str(tmp_path / "m.onnx"), "-d", "CPU", "--compare-with", "onnxruntime")
+    assert code == 0 and result["verdict"] == "pass"
+    second = result["second_opinion"]
+    assert second["tool"].startswith("onnxruntime ") and second["refused"] is None
+    assert {d["name"] for d in second["outputs"]} == {"Y_h1", "z"} and all(d["passed"] for d in second["outputs"])
+    assert [n["agrees"] for n in second["nodes"]] == [True, True]
+
+
+def test_onnxruntime_refusing_layout_1_is_its_departure_and_the_verdict_stays_the_spec(written, capsys):
+    pytest.importorskip("onnxruntime")
+    model, inputs = written["test_gru_batchwise"]
+    code, result, err = run_json(capsys, str(model), "-d", "CPU", "--inputs", str(inputs), "--compare-with",
+                                 "onnxruntime")
+    assert code == 1 and result["nodes"][0]["verdict"] == "fail"  # the spec's verdict on OpenVINO
+    refused = result["second_opinion"]["refused"]
+    assert "layout == 1" in refused and "onnxruntime refuses layout=1" in refused
+    assert "onnxruntime" not in err  # its own log lines are kept off the terminal
+
+
+def test_onnxruntime_departures_are_named_from_the_attributes():
+    from irtool.onnx.graph import load_graph
+    from irtool.onnx.onnxruntime_run import departures
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        made = generate("GRU", 14, {"hidden_size": 4, "activations": ["Affine", "ThresholdedRelu"],
+                                    "activation_beta": [0.5]}, optional_inputs=("B",))
+        node, = load_graph(save(made.model, Path(folder) / "m.onnx"), 1 << 20).nodes
+    found = departures(node)
+    assert found == ["Affine without alpha: onnxruntime uses 0, the page 1 (Affine's default)",
+                     "ThresholdedRelu without alpha: onnxruntime uses 0, the page 1 (ThresholdedRelu's default)"]
+
+
+def test_compare_with_onnxruntime_where_it_is_not_installed(written, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime raises ImportError
+    model, _ = written["test_gru_defaults"]
+    code = main(["run", str(model), "-d", "CPU", "--compare-with", "onnxruntime"])
+    err = capsys.readouterr().err
+    assert code == 2 and "onnxruntime is not installed (pip install onnxruntime)" in err
+
+
+def test_compare_with_onnxruntime_needs_an_onnx_model(tmp_path, capsys):
+    from irtool.build import build_and_save
+    from irtool.cases import OpCase
+
+    case = OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"},
+                  {"batch_size": 1, "seq_length": 2, "input_size": 3})
+    xml = build_and_save(case, tmp_path / "g.xml")[0]
+    code = main(["run", str(xml), "-d", "CPU", "--compare-with", "onnxruntime"])
+    assert code == 2 and "give the .onnx model" in capsys.readouterr().err
+
+
+def test_missing_hidden_size_is_unsupported_by_openvino(written, tmp_path, capsys):
+    model = onnx.load(written["test_gru_defaults"][0])
+    node = model.graph.node[0]
+    kept = [a for a in node.attribute if a.name != "hidden_size"]
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    onnx.save(model, tmp_path / "m.onnx")
+    code = main(["run", str(tmp_path / "m.onnx"), "-d", "CPU"])
+    err = capsys.readouterr().err
+    assert code == 2 and "has no hidden_size" in err and "unsupported by OpenVINO" in err

@@ -129,12 +129,12 @@ class OnnxGraph:
 
     def unsupported(self) -> str | None:
         """One line naming the activations OpenVINO cannot run, node by node, or None."""
-        found = [f"{node.key} node '{node.name}' uses {', '.join(node.unsupported_activations())}"
+        found = [f"{node.key} node '{node.name}' uses {', '.join(node.unsupported_activations())} (its ONNX "
+                 f"frontend and CPU plugin implement only the activations Relu, Sigmoid and Tanh)"
                  for node in self.nodes if node.unsupported_activations()]
-        if not found:
-            return None
-        return (f"unsupported by OpenVINO: {'; '.join(found)} (its ONNX frontend and CPU plugin implement only "
-                f"the activations Relu, Sigmoid and Tanh); not judged")
+        found += [f"{node.key} node '{node.name}' has no hidden_size (optional by the ONNX page; OpenVINO's ONNX "
+                  f"frontend requires it)" for node in self.nodes if "hidden_size" not in node.attributes]
+        return f"unsupported by OpenVINO: {'; '.join(found)}; not judged" if found else None
 
 
 def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
@@ -150,7 +150,8 @@ def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
     try:
         model = onnx.load_model_from_string(data)
     except Exception as error:  # protobuf's DecodeError and friends
-        raise RunError(f"{path}: not an ONNX model ({type(error).__name__}); irtool validate {path} says more") from None
+        raise RunError(f"{path}: not an ONNX model ({type(error).__name__}); "
+                       f"irtool validate {path} says more") from None
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         raise RunError(f"{path}: the model imports no opset of the default ONNX domain")
