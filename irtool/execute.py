@@ -31,7 +31,7 @@ import numpy as np
 
 from irtool.cases import DEFAULT_SIZES, generic_tensor, port_tensor, ragged_lengths, time_axis
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
-from irtool.errors import IrtoolBug, RunError, RunSkipped
+from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
 from irtool.files import writable_target
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
@@ -103,6 +103,20 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
     return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph)
 
 
+def prepare_onnx(model: Any, name: str) -> Prepared:
+    """An onnx.ModelProto held in memory (a harness case of the onnx frontend), read by OpenVINO's
+    ONNX frontend; ``name`` is what messages call it."""
+    from irtool.onnx.graph import graph_of
+    from irtool.runtime.model import read_onnx_bytes
+
+    graph = graph_of(model, Path(name))
+    try:
+        converted = read_onnx_bytes(model.SerializeToString(), name)
+    except RunError as error:
+        raise _unsupported(graph, error) from None
+    return prepare(converted, name, (), graph)
+
+
 def _unsupported(graph: Any, error: RunError) -> RunError:
     """An ONNX model OpenVINO could not read or compile: the activations it does not implement,
     named, when the nodes use any (an unsupported feature, not a wrong result)."""
@@ -112,7 +126,7 @@ def _unsupported(graph: Any, error: RunError) -> RunError:
     tail = error.message
     for marker in ("CALLBACK HAS THROWN: ", "with a message: "):  # compile's, then the frontend's
         tail = tail.rpartition(marker)[2]
-    return RunError(f"{graph.path}: {said} (OpenVINO: {tail})")
+    return Unsupported(f"{graph.path}: {said} (OpenVINO: {tail})")
 
 
 # ----------------------------------------------------------------------------- 2. inputs
@@ -318,6 +332,7 @@ class NodeResult:
     tensors: tuple[str, ...] = ()  # its output tensors' names, or what feeds and reads it
     implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
     semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
+    notes: tuple[str, ...] = ()  # what explains a failure (a known frontend fault, which direction is off)
 
     def __post_init__(self) -> None:
         if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):

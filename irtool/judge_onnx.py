@@ -73,14 +73,14 @@ def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray]
     reason = "outside tolerance: " + ", ".join(
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed)
-    halves = _directions(node, roles, failed, values, expected, policy, precision)
-    limits = node.frontend_limits(values)
-    reason += "".join(f"; {text}" for text in [halves] + limits + [note] if text)
-    return NodeResult(**head, verdict=FAIL, reason=reason, outputs=diffs)
+    notes = tuple(text for text in [_directions(node, roles, failed, values, expected)]
+                  + node.frontend_limits(values) if text)
+    reason += "".join(f"; {text}" for text in notes + (note,) if text)
+    return NodeResult(**head, verdict=FAIL, reason=reason, outputs=diffs, notes=notes)
 
 
 def _directions(node: OnnxNode, roles: Mapping[str, str], failed: Sequence[OutputDiff], values: Mapping[str, Any],
-                expected: Mapping[str, np.ndarray], policy: TolerancePolicy, precision: str) -> str | None:
+                expected: Mapping[str, np.ndarray]) -> str | None:
     """For a bidirectional node: which half is off ("the backward half (direction 1) is off: max
     abs 0.91; the forward half is within tolerance")."""
     if not node.bidirectional:

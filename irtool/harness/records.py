@@ -88,6 +88,9 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
     "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
     "rtol": (_is_tolerance, "a number >= 0 or null"),
+    "frontend": (lambda v: v in ("ir", "onnx"), "ir or onnx"),
+    "optional_inputs": (_optional(lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v)),
+                        "a list of strings or null"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
@@ -115,6 +118,8 @@ class SuiteCase:
     model_seed: int = 0
     atol: float | None = None
     rtol: float | None = None
+    frontend: str = "ir"  # "onnx": a single-node ONNX model read by OpenVINO's ONNX frontend (harness/frontends.py)
+    optional_inputs: tuple[str, ...] | None = None  # an ONNX node's optional inputs; None: the builder's default
 
     def __post_init__(self) -> None:
         for name, (check, words) in CASE_FIELDS.items():
@@ -200,6 +205,8 @@ def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
         raise RecordError("a case needs 'id' and 'suite'")
     dynamic = data.get("dynamic", ())
     data["dynamic"] = tuple(dynamic) if isinstance(dynamic, list) else dynamic
+    if isinstance(data.get("optional_inputs"), list):
+        data["optional_inputs"] = tuple(data["optional_inputs"])
     return SuiteCase(**data)
 
 

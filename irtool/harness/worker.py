@@ -28,9 +28,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.compare import TolerancePolicy
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, Unsupported
 from irtool.harness import faults
-from irtool.harness.records import (ERROR, FAIL, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
+from irtool.harness.records import (ERROR, FAIL, SKIP, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
                                     case_to_json, plain, result_to_json)
 from irtool.harness.suite import op_case
 
@@ -116,6 +116,8 @@ class Runner:
             judgment = judge(prepared, inputs, executed, self._policy(case), compiled.run.precision,
                              self._reference(case))
             self._record(result, job, prepared, data, executed, judgment)
+        except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
+            result.verdict, result.message = SKIP, f"skipped: {error.message}"
         except IrtoolError as error:
             result.verdict, result.message = ERROR, error.message
             if prepared is not None and data is not None:
@@ -138,6 +140,7 @@ class Runner:
         problems = [f"{name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{name} ({d.problem})"
                     for name, d in diffs if not d.passed]
         problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]
+        problems += [note for node in judgment.nodes if node.verdict == FAIL for note in node.notes]
         if judgment.probe_check is not None and not judgment.probe_check.passed:
             problems.append("probing changed the model's outputs (" + ", ".join(
                 f"{d.name} max abs {d.max_abs:.3g}" for d in judgment.probe_check.outputs if not d.passed) + ")")
@@ -179,6 +182,10 @@ class Runner:
 
         key = (case.model_key, case.seed, case.inputs)
         found = self._data.get(key)
+        if found is None and case.frontend == "onnx" and case.inputs is None:
+            from irtool.harness.frontends import onnx_inputs
+
+            found = self._data.put(key, CaseData(onnx_inputs(case)))
         if found is None:
             inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, sizes=case.sizes)
             found = self._data.put(key, CaseData(inputs))
@@ -193,6 +200,11 @@ class Runner:
             return prepared
         if case.file is not None:
             prepared = read_and_prepare(case.file, case.fill_defaults)
+        elif case.frontend == "onnx":
+            from irtool.execute import prepare_onnx
+            from irtool.harness.frontends import onnx_model
+
+            prepared = prepare_onnx(onnx_model(case, case.model_seed).model, f"{case.op} ONNX model")
         else:
             from irtool.build import build_model
 

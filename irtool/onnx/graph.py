@@ -7,6 +7,7 @@ computed on the way), and what OpenVINO's ONNX frontend is known to do wrong wit
 
 - ``layout = 1`` is ignored (openvinotoolkit/openvino#37820);
 - LSTM peepholes ``P`` are dropped;
+- LSTM ``input_forget = 1`` is ignored (the outputs are those of ``input_forget = 0``);
 - a bidirectional node whose activations differ per direction runs the forward set in
   both directions (the backward half is wrong);
 - activations beyond Relu, Sigmoid and Tanh do not convert or compile.
@@ -82,6 +83,8 @@ class OnnxNode:
             if peepholes is None or np.any(peepholes != 0):
                 limits.append("OpenVINO's ONNX frontend drops the peepholes P (it converts to LSTMSequence, "
                               "which has none)")
+        if self.op_type == "LSTM" and int(self.attributes.get("input_forget", 0)):
+            limits.append("OpenVINO's ONNX frontend ignores input_forget=1 (it computes what input_forget=0 gives)")
         half = len(self.activations) // 2
         if self.bidirectional and [a.lower() for a in self.activations[:half]] != \
                 [a.lower() for a in self.activations[half:]]:
@@ -152,6 +155,11 @@ def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
     except Exception as error:  # protobuf's DecodeError and friends
         raise RunError(f"{path}: not an ONNX model ({type(error).__name__}); "
                        f"irtool validate {path} says more") from None
+    return graph_of(model, path)
+
+
+def graph_of(model: onnx.ModelProto, path: Path) -> OnnxGraph:
+    """The recurrent nodes of ``model``; ``path`` is what messages call it."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         raise RunError(f"{path}: the model imports no opset of the default ONNX domain")

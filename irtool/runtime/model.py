@@ -153,6 +153,20 @@ def model_inputs(model: Any) -> list[InputInfo]:
     return infos
 
 
+def read_onnx_bytes(data: bytes, name: str) -> Any:
+    """An ONNX model held in memory (a harness case), read by OpenVINO's ONNX frontend as read_model
+    reads an .onnx file; RunError naming ``name`` if the frontend cannot convert it."""
+    import io
+
+    from openvino.frontend import FrontEndManager
+
+    try:
+        frontend = FrontEndManager().load_by_framework("onnx")
+        return frontend.convert(frontend.load(io.BytesIO(data)))
+    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+        raise RunError(f"{name}: OpenVINO cannot read it: {openvino_message(error)}") from None
+
+
 def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | None, str | None]:
     """OpenVINO's own verdict on a file, through one frontend alone ("ir" or "onnx"; read_model
     would try every frontend and let them print to stderr): the ov.Model, or None and the reason
