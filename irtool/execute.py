@@ -119,10 +119,14 @@ def prepare_onnx(model: Any, name: str) -> Prepared:
 
 def _unsupported(graph: Any, error: RunError) -> RunError:
     """An ONNX model OpenVINO could not read or compile: the activations it does not implement,
-    named, when the nodes use any (an unsupported feature, not a wrong result)."""
+    named, when the nodes use any (an unsupported feature, not a wrong result); else the error
+    with the frontend's known faults for its nodes (layout=1 read as layout 0 makes dims clash)."""
     said = graph.unsupported() if graph is not None else None
     if not said:
-        return error
+        limits = [f"node '{node.name}' ({node.key}): {limit}" for node in graph.nodes
+                  for limit in node.frontend_limits({})] if graph is not None else []
+        return RunError(f"{error.message}; known faults of OpenVINO's ONNX frontend that may explain it: "
+                        f"{'; '.join(limits)}") if limits else error
     tail = error.message
     for marker in ("CALLBACK HAS THROWN: ", "with a message: "):  # compile's, then the frontend's
         tail = tail.rpartition(marker)[2]
@@ -340,7 +344,8 @@ class NodeResult:
 
     @property
     def max_abs(self) -> float | None:
-        return max((d.max_abs for d in self.outputs), default=None)
+        """The largest difference measured (an output of the wrong shape has none)."""
+        return max((d.max_abs for d in self.outputs if not d.problem), default=None)
 
     @property
     def first_step_outside(self) -> int | None:

@@ -91,6 +91,8 @@ def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
     if weights_problem:
         return (f"{bin_path}: {bin_path.stat().st_size} bytes, too short for the Const layers of {xml_path.name} "
                 f"(an offset + size points past its end)")
+    if xml_path.suffix != ".xml":  # the notes below are about IR layers
+        return f"{xml_path}: OpenVINO cannot read it: {message}"
     notes = [spec.openvino_note for spec in registry() if not spec.openvino_loads and spec.type in message]
     notes += _missing_required_inputs(xml_path)
     return f"{xml_path}: OpenVINO cannot read it: {message}" + "".join(f"; {note}" for note in notes)
