@@ -99,7 +99,7 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
     try:
         loaded = read_model(path, fill_defaults)
     except RunError as error:
-        raise _unsupported(graph, error) from None
+        raise _onnx_failure(graph, error) from None
     return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph)
 
 
@@ -113,11 +113,11 @@ def prepare_onnx(model: Any, name: str) -> Prepared:
     try:
         converted = read_onnx_bytes(model.SerializeToString(), name)
     except RunError as error:
-        raise _unsupported(graph, error) from None
+        raise _onnx_failure(graph, error) from None
     return prepare(converted, name, (), graph)
 
 
-def _unsupported(graph: Any, error: RunError) -> RunError:
+def _onnx_failure(graph: Any, error: RunError) -> RunError:
     """An ONNX model OpenVINO could not read or compile: the activations it does not implement,
     named, when the nodes use any (an unsupported feature, not a wrong result); else the error
     with the frontend's known faults for its nodes (layout=1 read as layout 0 makes dims clash)."""
@@ -298,7 +298,7 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
             probed, _ = compile_on(prepared.probed.probed, device, precision, config, path)
     except RunError as error:
         if prepared.onnx is not None and prepared.onnx.unsupported():
-            raise _unsupported(prepared.onnx, error) from None
+            raise _onnx_failure(prepared.onnx, error) from None
         check_support(prepared.model, device, path)
         raise
     seconds = time.perf_counter() - started

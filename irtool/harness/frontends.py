@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 FRONTENDS = ("ir", "onnx")
-ONNX_OPS = ("GRU", "LSTM", "RNN")
+ONNX_OPS = ("GRU", "LSTM", "RNN")  # irtool.onnx.schema.OPS, without importing onnx to read a suite
 IR_TO_ONNX = {"GRUSequence": "GRU", "LSTMSequence": "LSTM", "RNNSequence": "RNN"}
 ONNX_NAMES = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
 

@@ -27,7 +27,6 @@ from irtool.onnx import schema
 
 # The activations OpenVINO's ONNX frontend converts and its CPU plugin compiles.
 OPENVINO_ACTIVATIONS = frozenset({"relu", "sigmoid", "tanh"})
-PER_SET = {"GRU": 2, "LSTM": 3, "RNN": 1}
 DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 LAYOUT_ISSUE = "openvinotoolkit/openvino#37820"
 
@@ -165,7 +164,7 @@ def graph_of(model: onnx.ModelProto, path: Path) -> OnnxGraph:
         raise RunError(f"{path}: the model imports no opset of the default ONNX domain")
     nodes = []
     for index, node in enumerate(model.graph.node):
-        if node.op_type not in PER_SET or node.domain not in ("", "ai.onnx"):
+        if node.op_type not in schema.OPS or node.domain not in ("", "ai.onnx"):
             continue
         try:
             version = schema.get(node.op_type, opset).version
