@@ -337,6 +337,12 @@ class NodeResult:
     implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
     semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
     notes: tuple[str, ...] = ()  # what explains a failure (a known frontend fault, which direction is off)
+    converted_to: str | None = None  # an ONNX node: the OpenVINO node its frontend converted it to
+
+    @property
+    def runs_as(self) -> str:
+        """The name of the node the device runs: its own, or the one an ONNX node was converted to."""
+        return self.converted_to or self.name
 
     def __post_init__(self) -> None:
         if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
@@ -385,7 +391,7 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     if prepared.onnx is not None:
         from irtool.judge_onnx import judge_onnx_nodes
 
-        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed.tensors, inputs, executed.captured, policy, precision)
+        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy, precision)
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
     nodes = tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
@@ -403,8 +409,8 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
     """The judgment with what the device ran for each node (from the unprobed compile)."""
     import dataclasses
 
-    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.name].describe())
-                  if node.name in compiled.implementations else node for node in judgment.nodes)
+    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.runs_as].describe())
+                  if node.runs_as in compiled.implementations else node for node in judgment.nodes)
     return dataclasses.replace(judgment, nodes=nodes)
 
 

@@ -18,6 +18,7 @@ is off.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -32,14 +33,20 @@ SEMANTICS = "ONNX"
 LOST = "carries its name nowhere in the converted model (OpenVINO's frontend did not keep it), so it cannot be read"
 
 
-def judge_onnx_nodes(graph: OnnxGraph, tensors: Mapping[str, int], inputs: Mapping[str, np.ndarray],
+def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndarray],
                      captured: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> tuple[NodeResult, ...]:
-    """Every recurrent node of ``graph`` judged; ``tensors`` maps a tensor name to its index among
-    ``captured`` (the probed copy's outputs)."""
+    """Every recurrent node of ``graph`` judged; ``probed`` (irtool.runtime.nodes.ProbedModel) says
+    where each ONNX tensor is among ``captured`` (the probed copy's outputs) and which OpenVINO
+    node computes it."""
     names = {name for node in graph.nodes for name in node.proto.input if name}
     values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
-    values.update({name: captured[index] for name, index in tensors.items()})
-    return tuple(judge_onnx_node(node, graph.opset, values, policy, precision) for node in graph.nodes)
+    values.update({name: captured[index] for name, index in probed.tensors.items()})
+    results = []
+    for node in graph.nodes:
+        result = judge_onnx_node(node, graph.opset, values, policy, precision)
+        converted = next((probed.sources[n] for n in node.proto.output if n in probed.sources), None)
+        results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
+    return tuple(results)
 
 
 def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], policy: TolerancePolicy,

@@ -233,8 +233,9 @@ class Pool:
         if task is None:
             return
         self._give(worker)  # the worker goes on while this process records the answer
-        if "result" in message:
-            on_result(result_from_json(message["result"]))
+        if "results" in message:
+            for result in message["results"]:
+                on_result(result_from_json(result))
         elif task.reproduce_for is not None:
             task.reproduce_for.reproducer = message.get("reproducer")
             on_result(task.reproduce_for)

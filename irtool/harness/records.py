@@ -13,7 +13,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from irtool.jsonable import plain, shown, unplain
 
@@ -26,7 +26,10 @@ PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS = (
     "pass", "fail", "unjudged", "error", "crash", "timeout", "skip", "xfail", "xpass")
 VERDICTS = (PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS)
 FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
+NODE_SEPARATOR = "::"  # a job's result per recurrent node: case id "<case>::<node name>"
 RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
+# Which verdict speaks for a job whose model gave one result per node: the first present.
+JOB_VERDICT_ORDER = (CRASH, TIMEOUT, ERROR, FAIL, XPASS, XFAIL, PASS, UNJUDGED, SKIP)
 JUDGED = frozenset({PASS, FAIL, XFAIL, XPASS})  # outputs were compared with what was expected
 
 # Exit codes of a run (``irtool harness``, the pytest plugin; ``irtool run`` means the same);
@@ -88,13 +91,20 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
     "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
     "rtol": (_is_tolerance, "a number >= 0 or null"),
+    "shapes": (lambda v: isinstance(v, Mapping) and all(
+        isinstance(k, str) and isinstance(d, (list, tuple)) and all(_is_count(x) for x in d) for k, d in v.items()),
+        "an object of input name -> list of sizes"),
+    "tolerances": (lambda v: isinstance(v, Mapping) and all(
+        isinstance(k, str) and isinstance(t, (list, tuple)) and len(t) == 2 and all(_is_tolerance(x) for x in t)
+        for k, t in v.items()), "an object of output name -> [atol, rtol]"),
     "frontend": (lambda v: v in ("ir", "onnx"), "ir or onnx"),
     "optional_inputs": (_optional(lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v)),
                         "a list of strings or null"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
-    """One case: an op case (``op`` set) or an IR file (``file`` set).
+    """One case: an op case (``op`` set) or a model file (``file`` set: an IR file, or a
+    ``[[models]]`` entry's IR or ONNX model with its input ``shapes`` and per-output ``tolerances``).
 
     ``attributes`` are typed values with the spec's names; ``sizes`` the free dim symbols
     (batch_size, seq_length, input_size); ``seed`` seeds the inputs (unless ``inputs`` names
@@ -118,6 +128,8 @@ class SuiteCase:
     model_seed: int = 0
     atol: float | None = None
     rtol: float | None = None
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a model's dynamic input dims
+    tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # [NODE:]OUTPUT -> (atol, rtol)
     frontend: str = "ir"  # "onnx": a single-node ONNX model read by OpenVINO's ONNX frontend (harness/frontends.py)
     optional_inputs: tuple[str, ...] | None = None  # an ONNX node's optional inputs; None: the builder's default
 
@@ -131,7 +143,7 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "atol", "rtol"):
+        for name in ("id", "seed", "inputs", "atol", "rtol", "shapes", "tolerances"):
             data.pop(name)
         return repr(sorted(data.items()))
 
@@ -179,6 +191,7 @@ class CaseResult:
     compile_time: float = 0.0
     infer_time: float = 0.0
     implementations: Mapping[str, str] = field(default_factory=dict)  # node -> what the device ran for it
+    node: str | None = None  # the recurrent node judged, where the job's model has several (case is CASE::NODE)
     reproducer: str | None = None  # folder, relative to the report dir
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
 
@@ -187,8 +200,20 @@ class CaseResult:
         return (self.case, self.device, self.precision)
 
     @property
+    def job_key(self) -> tuple[str, str, str]:
+        """The key of the job that made this result (a model's job makes one result per node)."""
+        case = self.case[:-len(NODE_SEPARATOR + self.node)] if self.node else self.case
+        return (case, self.device, self.precision)
+
+    @property
     def name(self) -> str:
         return job_name(*self.key)
+
+
+def speaking_result(results: Sequence["CaseResult"]) -> "CaseResult":
+    """The result that speaks for a job: the first by JOB_VERDICT_ORDER (a failing node's)."""
+    return min(results, key=lambda r: JOB_VERDICT_ORDER.index(r.verdict) if r.verdict in JOB_VERDICT_ORDER
+               else len(JOB_VERDICT_ORDER))
 
 
 def case_to_json(case: SuiteCase) -> dict[str, Any]:

@@ -77,6 +77,7 @@ class ProbedModel:
     nodes: tuple[RecurrentNode, ...]
     model_output_count: int
     tensors: Mapping[str, int] = field(default_factory=dict)  # a named tensor -> index among the probed outputs
+    sources: Mapping[str, str] = field(default_factory=dict)  # a named tensor -> the recurrent node computing it
 
     @property
     def needs_probe(self) -> bool:
@@ -163,12 +164,27 @@ def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
                                    tuple(feeds), outputs, model_outputs, tensors))
     nodes += [RecurrentNode(len(nodes) + k, name, spec, attributes, where)
               for k, (name, spec, attributes, where) in enumerate(bodies)]
-    tensors = {name: probe(output) for name, output in _named_outputs(copy, tensor_names).items()}
+    named = _named_outputs(copy, tensor_names)
+    tensors = {name: probe(output) for name, output in named.items()}
+    sources = {name: source for name, output in named.items() if (source := _recurrent_source(output))}
     count = len(copy.outputs)
     if not wanted:
-        return ProbedModel(model, model, tuple(nodes), count, tensors)
+        return ProbedModel(model, model, tuple(nodes), count, tensors, sources)
     copy.add_outputs(wanted)
-    return ProbedModel(model, copy, tuple(nodes), count, tensors)
+    return ProbedModel(model, copy, tuple(nodes), count, tensors, sources)
+
+
+def _recurrent_source(output: Any, hops: int = 8) -> str | None:
+    """The friendly name of the recurrent node an output comes from through the layout ops a
+    frontend puts after it (Transpose, Squeeze, Reshape: each op's first input), if within ``hops``."""
+    node = output.get_node()
+    for _ in range(hops):
+        if node_spec(node) is not None:
+            return node.get_friendly_name()
+        if node.get_input_size() == 0:
+            return None
+        node = node.input_value(0).get_node()
+    return None
 
 
 def _named_outputs(model: Any, names: Sequence[str]) -> dict[str, Any]:
