@@ -36,6 +36,11 @@ class RunError(IrtoolError):
     """The model, its inputs or the device stop the run."""
 
 
+class Unsupported(RunError):
+    """OpenVINO does not implement a feature the model uses (an ONNX activation beyond Relu, Sigmoid and
+    Tanh): reported as unsupported, never as a wrong result (``irtool run`` exits 2; the harness skips)."""
+
+
 class RunSkipped(IrtoolError):
     """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""
 

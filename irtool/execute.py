@@ -31,7 +31,7 @@ import numpy as np
 
 from irtool.cases import generic_tensor, port_tensor, ragged_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
-from irtool.errors import IrtoolBug, RunError, RunSkipped
+from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
 from irtool.files import writable_target
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
@@ -60,6 +60,7 @@ class Prepared:
     infos: tuple[InputInfo, ...]
     labels: tuple[tuple[str, ...], ...]  # per model output: its names, the spec's port name first
     filled_defaults: tuple[str, ...] = ()
+    onnx: Any = None  # an .onnx model's irtool.onnx.graph.OnnxGraph: its nodes are judged in ONNX semantics
 
     @property
     def nodes(self) -> tuple[RecurrentNode, ...]:
@@ -76,16 +77,59 @@ class Prepared:
         return nodes[0] if ops <= {"Parameter", "Constant", "Convert", "Result", nodes[0].spec.type} else None
 
 
-def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = ()) -> Prepared:
-    probed = probe_model(model)
+def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: Any = None) -> Prepared:
+    """``onnx``: the OnnxGraph the model was converted from; its recurrent nodes' tensors are
+    probed by their ONNX names, and those nodes are what :func:`judge` judges."""
+    probed = probe_model(model, onnx.computed_tensors() if onnx is not None else ())
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
-    return Prepared(model, name, probed, tuple(model_inputs(model)), tuple(output_labels(model, single)),
-                    filled_defaults)
+    return Prepared(model, name, probed, tuple(model_inputs(model)),
+                    tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
 
 
 def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
-    loaded = read_model(path, fill_defaults)
-    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults)
+    graph = None
+    if Path(path).suffix.lower() == ".onnx":
+        from irtool.ir.parse import DEFAULT_MAX_BYTES
+        from irtool.onnx.graph import load_graph
+        from irtool.runtime.model import check_model_path
+
+        check_model_path(Path(path))
+        graph = load_graph(path, DEFAULT_MAX_BYTES)
+    try:
+        loaded = read_model(path, fill_defaults)
+    except RunError as error:
+        raise _onnx_failure(graph, error) from None
+    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph)
+
+
+def prepare_onnx(model: Any, name: str) -> Prepared:
+    """An onnx.ModelProto held in memory (a harness case of the onnx frontend), read by OpenVINO's
+    ONNX frontend; ``name`` is what messages call it."""
+    from irtool.onnx.graph import graph_of
+    from irtool.runtime.model import read_onnx_bytes
+
+    graph = graph_of(model, Path(name))
+    try:
+        converted = read_onnx_bytes(model.SerializeToString(), name)
+    except RunError as error:
+        raise _onnx_failure(graph, error) from None
+    return prepare(converted, name, (), graph)
+
+
+def _onnx_failure(graph: Any, error: RunError) -> RunError:
+    """An ONNX model OpenVINO could not read or compile: the activations it does not implement,
+    named, when the nodes use any (an unsupported feature, not a wrong result); else the error
+    with the frontend's known faults for its nodes (layout=1 read as layout 0 makes dims clash)."""
+    said = graph.unsupported() if graph is not None else None
+    if not said:
+        limits = [f"node '{node.name}' ({node.key}): {limit}" for node in graph.nodes
+                  for limit in node.frontend_limits({})] if graph is not None else []
+        return RunError(f"{error.message}; known faults of OpenVINO's ONNX frontend that may explain it: "
+                        f"{'; '.join(limits)}") if limits else error
+    tail = error.message
+    for marker in ("CALLBACK HAS THROWN: ", "with a message: "):  # compile's, then the frontend's
+        tail = tail.rpartition(marker)[2]
+    return Unsupported(f"{graph.path}: {said} (OpenVINO: {tail})")
 
 
 # ----------------------------------------------------------------------------- 2. inputs
@@ -250,9 +294,11 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
     try:
         plain, device_run = compile_on(prepared.model, device, precision, config, path)
         probed = None
-        if prepared.probed.needs_probe and prepared.probed.judgeable:
+        if prepared.probed.needs_probe and (prepared.probed.judgeable or prepared.onnx is not None):
             probed, _ = compile_on(prepared.probed.probed, device, precision, config, path)
-    except RunError:
+    except RunError as error:
+        if prepared.onnx is not None and prepared.onnx.unsupported():
+            raise _onnx_failure(prepared.onnx, error) from None
         check_support(prepared.model, device, path)
         raise
     seconds = time.perf_counter() - started
@@ -289,6 +335,14 @@ class NodeResult:
     outputs: tuple[OutputDiff, ...] = ()
     tensors: tuple[str, ...] = ()  # its output tensors' names, or what feeds and reads it
     implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
+    semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
+    notes: tuple[str, ...] = ()  # what explains a failure (a known frontend fault, which direction is off)
+    converted_to: str | None = None  # an ONNX node: the OpenVINO node its frontend converted it to
+
+    @property
+    def runs_as(self) -> str:
+        """The name of the node the device runs: its own, or the one an ONNX node was converted to."""
+        return self.converted_to or self.name
 
     def __post_init__(self) -> None:
         if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
@@ -296,7 +350,8 @@ class NodeResult:
 
     @property
     def max_abs(self) -> float | None:
-        return max((d.max_abs for d in self.outputs), default=None)
+        """The largest difference measured (an output of the wrong shape has none)."""
+        return max((d.max_abs for d in self.outputs if not d.problem), default=None)
 
     @property
     def first_step_outside(self) -> int | None:
@@ -333,6 +388,12 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
         count = len(executed.outputs)
         probe_check = ProbeCheck(diff_outputs(prepared.labels, executed.captured[:count], executed.outputs, policy,
                                               precision))
+    if prepared.onnx is not None:
+        from irtool.judge_onnx import judge_onnx_nodes
+
+        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy, precision)
+        return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
+                        _why_unjudged(prepared, nodes))
     nodes = tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
                   for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
@@ -348,8 +409,8 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
     """The judgment with what the device ran for each node (from the unprobed compile)."""
     import dataclasses
 
-    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.name].describe())
-                  if node.name in compiled.implementations else node for node in judgment.nodes)
+    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.runs_as].describe())
+                  if node.runs_as in compiled.implementations else node for node in judgment.nodes)
     return dataclasses.replace(judgment, nodes=nodes)
 
 
@@ -368,6 +429,8 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
     if any(node.verdict in (PASS, FAIL) for node in nodes):
         return None
     if not nodes:
+        if prepared.onnx is not None:
+            return "the ONNX graph has no GRU, LSTM or RNN node"
         return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
     return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
 
@@ -467,6 +530,7 @@ class RunOptions:
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     config: Mapping[str, str] = field(default_factory=dict)
     compare_with: tuple[str, str] | None = None  # (device, precision)
+    compare_with_onnxruntime: bool = False  # an .onnx model: onnxruntime's outputs as a second opinion
     fill_defaults: bool = False
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
     sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
@@ -505,6 +569,7 @@ class RunResult:
     shapes_chosen: Mapping[str, str] = field(default_factory=dict)
     input_notes: tuple[str, ...] = ()
     reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
+    second_opinion: Any = None  # irtool.judge_onnx.SecondOpinion with --compare-with onnxruntime
 
     @property
     def passed(self) -> bool | None:
@@ -522,7 +587,12 @@ def run(options: RunOptions) -> RunResult:
             raise RunSkipped(f"{reason}: nothing was run")
     if options.save_outputs is not None:
         writable_target(options.save_outputs, "outputs file")
+    if options.compare_with_onnxruntime:
+        _check_onnxruntime(options.model)
     prepared = read_and_prepare(options.model, options.fill_defaults)
+    if prepared.onnx is not None and options.reproducers is not None:
+        raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
+                       f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
     inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
     compiled = compile_prepared(prepared, options.device, options.precision, options.config)
@@ -553,9 +623,28 @@ def run(options: RunOptions) -> RunResult:
                 folder = Path(options.reproducers) / node_folder_name(node.name)
                 write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
                 reproducers[node.name] = str(folder)
-    return RunResult(**common, against="reference" if judgment.why_unjudged is None else None, against_run=None,
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    second = None
+    if options.compare_with_onnxruntime:
+        from irtool.judge_onnx import second_opinion
+
+        second = second_opinion(prepared.onnx, prepared.labels, inputs, executed.outputs, options.tolerance,
+                                compiled.run.precision)
+    return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
-                     nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers)
+                     nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
+                     second_opinion=second)
+
+
+def _check_onnxruntime(model: Path) -> None:
+    """``--compare-with onnxruntime`` needs an .onnx model and onnxruntime installed."""
+    from irtool.onnx.onnxruntime_run import available
+
+    if Path(model).suffix.lower() != ".onnx":
+        raise RunError(f"{model}: --compare-with onnxruntime runs the .onnx file itself; give the .onnx model "
+                       f"(an IR model is compared with a second device: --compare-with DEVICE)")
+    if available() is None:
+        raise RunError("--compare-with onnxruntime: onnxruntime is not installed (pip install onnxruntime)")
 
 
 def node_folder_name(name: str) -> str:
@@ -593,6 +682,11 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
     names = {name for names in prepared.labels for name in names}
     names |= {f"{prefix}{port.name}" for node in prepared.nodes for port in node.spec.outputs
               for prefix in ("", f"{node.name}:")}
+    if prepared.onnx is not None:
+        from irtool.judge_onnx import ROLES
+
+        names |= {f"{prefix}{name}" for node in prepared.onnx.nodes for name in list(node.proto.output) + list(ROLES)
+                  for prefix in ("", f"{node.name}:") if name}
     unknown = policy.unknown_outputs(names)
     if unknown:
         raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have; "

@@ -45,3 +45,15 @@ def test_the_check_sees_imports_inside_functions_and_skips_type_checking(tmp_pat
     sample.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import openvino\n"
                       "def f():\n    import openvino.opset1 as ops\n")
     assert imports(sample) == [(1, "typing"), (5, "openvino.opset1")]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_onnxruntime_is_imported_only_by_its_own_module(path):
+    relative = str(path.relative_to(PACKAGE))
+    found = [(line, module) for line, module in imports(path) if module.split(".")[0] == "onnxruntime"]
+    if relative == "onnx/onnxruntime_run.py":
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        assert not any("onnxruntime" in ast.unparse(n).split("irtool")[0] for n in top), "imported lazily only"
+        return
+    assert not found, f"irtool/{relative} imports {found}: onnxruntime goes through irtool.onnx.onnxruntime_run"

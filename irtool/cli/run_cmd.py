@@ -16,7 +16,8 @@ from irtool.compare import PRECISIONS, OutputDiff
 from irtool.jsonable import plain
 
 FORMATS = ("text", "json")
-NOTHING_JUDGED = 3  # ran, but nothing was judged, or nothing could run as asked
+NOTHING_JUDGED = 3
+ONNXRUNTIME = "onnxruntime"  # ran, but nothing was judged, or nothing could run as asked
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,8 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
     add_judging_options(parser)
-    parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]",
-                        help="diff against a second device instead of the reference")
+    parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]|onnxruntime",
+                        help="diff against a second device instead of the reference; or, for an .onnx model, "
+                             "onnxruntime as a second opinion beside the reference (the verdict stays the ONNX "
+                             "spec's; the report says where onnxruntime departs from it)")
     parser.add_argument("--fill-defaults", action="store_true",
                         help="write the spec's defaults for omitted attributes before OpenVINO reads the model")
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=[D,...]",
@@ -64,6 +67,7 @@ def handle(args: argparse.Namespace) -> int:
         model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,
         save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
+        compare_with_onnxruntime=args.compare_with is not None and args.compare_with.lower() == ONNXRUNTIME,
         fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
                if value is not None})
@@ -102,7 +106,7 @@ def parse_compare_with(text: str | None) -> tuple[str, str] | None:
     """``GPU``, ``GPU:f16`` or ``HETERO:GPU+CPU:bf16`` -> (device, precision); f32 when none is given."""
     from irtool.devices import parse_device
 
-    if text is None:
+    if text is None or text.lower() == ONNXRUNTIME:
         return None
     device, _, last = text.rpartition(":")
     if last in PRECISIONS and device:
@@ -139,7 +143,7 @@ def render_text(result: Any) -> str:
         lines.append("NOT JUDGED: nothing was compared (" + result.no_reference + ")")
         return "\n".join(lines)
     lines.append(f"  against: {result.against}")
-    if result.op is None and result.against == "reference":
+    if result.op is None and result.against.startswith("reference"):
         return "\n".join(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
@@ -161,12 +165,24 @@ def _node_table(nodes: Any) -> list[str]:
         return []
     rows = [("node", "type", "ran as", "verdict", "max abs", "first bad step", "where")]
     for node in nodes:
-        where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "")
+        where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "") + \
+            (f", {node.semantics} semantics" if node.semantics != "OpenVINO" else "")
         rows.append((node.name, f"{node.type}-{node.version}", node.implementation or "-", node.verdict.upper(),
                      _num(node.max_abs), "-" if node.first_step_outside is None else str(node.first_step_outside),
                      where))
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def _render_second_opinion(second: Any) -> list[str]:
+    if second.refused:
+        return [f"  second opinion: {second.tool} refuses the model: {second.refused}"]
+    lines = [f"  second opinion: {second.tool}; the model's outputs, OpenVINO against onnxruntime:"]
+    width = max((len(d.name) for d in second.outputs), default=0)
+    for diff in second.outputs:
+        lines.extend("  " + line for line in _render_diff(diff, width))
+    lines.extend(f"    node '{opinion.name}': {opinion.describe()}" for opinion in second.nodes)
+    return lines
 
 
 def _render_nodes(result: Any) -> list[str]:
@@ -186,6 +202,10 @@ def _render_nodes(result: Any) -> list[str]:
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
+        elif node.reason and node.semantics == "ONNX":  # what was not read of an ONNX node
+            lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
+    if result.second_opinion is not None:
+        lines.extend(_render_second_opinion(result.second_opinion))
     judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]

@@ -97,6 +97,9 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "tolerances": (lambda v: isinstance(v, Mapping) and all(
         isinstance(k, str) and isinstance(t, (list, tuple)) and len(t) == 2 and all(_is_tolerance(x) for x in t)
         for k, t in v.items()), "an object of output name -> [atol, rtol]"),
+    "frontend": (lambda v: v in ("ir", "onnx"), "ir or onnx"),
+    "optional_inputs": (_optional(lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v)),
+                        "a list of strings or null"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
@@ -127,6 +130,8 @@ class SuiteCase:
     rtol: float | None = None
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a model's dynamic input dims
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # [NODE:]OUTPUT -> (atol, rtol)
+    frontend: str = "ir"  # "onnx": a single-node ONNX model read by OpenVINO's ONNX frontend (harness/frontends.py)
+    optional_inputs: tuple[str, ...] | None = None  # an ONNX node's optional inputs; None: the builder's default
 
     def __post_init__(self) -> None:
         for name, (check, words) in CASE_FIELDS.items():
@@ -225,6 +230,8 @@ def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
         raise RecordError("a case needs 'id' and 'suite'")
     dynamic = data.get("dynamic", ())
     data["dynamic"] = tuple(dynamic) if isinstance(dynamic, list) else dynamic
+    if isinstance(data.get("optional_inputs"), list):
+        data["optional_inputs"] = tuple(data["optional_inputs"])
     return SuiteCase(**data)
 
 

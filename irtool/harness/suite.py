@@ -64,6 +64,7 @@ from typing import Any, Iterator, Mapping
 from irtool.cases import CaseError, OpCase
 from irtool.errors import IrtoolError
 from irtool.files import read_text
+from irtool.harness.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
 from irtool.harness.records import SuiteCase
 from irtool.jsonable import shown
 from irtool.specs import get_spec
@@ -74,7 +75,7 @@ MAX_SECONDS = 7 * 24 * 3600.0  # a timeout beyond a week is a mistake (and 1e300
 DEFAULT_MAX_CASES = 50_000  # about 100 MB of cases; raise it with max_cases or --max-cases
 SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
-                       "model_seed", "atol", "rtol"})
+                       "model_seed", "atol", "rtol", "frontend", "opset", "inputs"})
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol"})
 MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
 MODEL_SUFFIXES = (".xml", ".onnx")
@@ -215,6 +216,11 @@ def _grid_axes(path: Path, where: str, grid: Mapping[str, Any]) -> tuple[Any, li
     if not isinstance(op_text, str):
         raise SuiteError(f"{path}: {where}: 'op' is required, e.g. op = \"GRUSequence\"")
     op, version = _op_name(op_text)
+    if op in ONNX_OPS:
+        return _onnx_grid_axes(path, where, op, grid)
+    for key in ("opset", "inputs"):
+        if key in grid:
+            raise SuiteError(f"{path}: {where}: {key!r} is for grids of an ONNX op (op = \"GRU\", \"LSTM\" or \"RNN\")")
     try:
         spec = get_spec(op, version)
     except KeyError as error:
@@ -227,9 +233,36 @@ def _grid_axes(path: Path, where: str, grid: Mapping[str, Any]) -> tuple[Any, li
     axes = [_axis(f"attributes.{name}", value, spec.attributes[name].type in LIST_TYPES)
             for name, value in attributes.items()]
     axes += [_axis(f"sizes.{name}", value, False) for name, value in _mapping(path, where, grid, "sizes").items()]
-    axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type")
+    axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type", "frontend")
              if name in grid]
     return spec, axes, _seeds(path, where, grid)
+
+
+@dataclass(frozen=True)
+class _OnnxOp:
+    type: str
+    version: None = None  # each case's opset is its version
+
+
+def _onnx_grid_axes(path: Path, where: str, op: str, grid: Mapping[str, Any]) -> tuple[Any, list[_Axis], list[int]]:
+    """A grid of an ONNX op: ONNX attributes (checked per opset when the cases are made), an
+    ``opset`` axis (default: the op's newest), ``inputs`` (the optional inputs the node takes)."""
+    from irtool.onnx import schema
+
+    if grid.get("frontend", "onnx") not in ("onnx", ["onnx"]):
+        raise SuiteError(f"{path}: {where}: {op} is an ONNX op; its frontend is onnx")
+    known = {name for version in schema.versions(op) for name in schema.get(op, version).attributes}
+    attributes = _mapping(path, where, grid, "attributes")
+    unknown = sorted(set(attributes) - known)
+    if unknown:
+        raise SuiteError(f"{path}: {where}: {op} has no attribute {unknown[0]!r}; it has {', '.join(sorted(known))}")
+    lists = {"activations", "activation_alpha", "activation_beta"}
+    axes = [_axis("opset", grid.get("opset", latest_opset(op)), False)]
+    axes += [_axis(f"attributes.{name}", value, name in lists) for name, value in attributes.items()]
+    axes += [_axis(f"sizes.{name}", value, False) for name, value in _mapping(path, where, grid, "sizes").items()]
+    axes += [_axis(name, grid[name], name in ("dynamic", "inputs")) for name in ("weights", "dynamic", "element_type",
+                                                                                   "inputs") if name in grid]
+    return _OnnxOp(op), axes, _seeds(path, where, grid)
 
 
 def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> Iterator[SuiteCase]:
@@ -296,14 +329,26 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     dynamic = point.get("dynamic", [])
     if not isinstance(dynamic, list) or not all(isinstance(d, str) for d in dynamic):
         raise SuiteError(f"{path}: case {case_id}: dynamic is {dynamic!r}; expected a list of dim names")
-    case = SuiteCase(id=case_id, suite=suite, op=op, version=version, attributes=attributes, sizes=sizes,
-                     element_type=element_type, weights_as_parameters=WEIGHTS[weights],
+    frontend = point.get("frontend", "onnx" if op in ONNX_OPS else "ir")
+    if frontend not in FRONTENDS:
+        raise SuiteError(f"{path}: case {case_id}: frontend is {shown(frontend)}; expected one of {', '.join(FRONTENDS)}")
+    inputs = point.get("inputs")
+    if inputs is not None and not (isinstance(inputs, list) and all(isinstance(i, str) for i in inputs)):
+        raise SuiteError(f"{path}: case {case_id}: inputs is {inputs!r}; expected a list of ONNX input names")
+    case = SuiteCase(id=case_id, suite=suite, op=op, version=point.get("opset", version), attributes=attributes,
+                     sizes=sizes, element_type=element_type, weights_as_parameters=WEIGHTS[weights],
                      dynamic=tuple(dynamic), seed=seed, model_seed=_int(path, case_id, grid, "model_seed"),
-                     atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"))
+                     atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"),
+                     frontend=frontend, optional_inputs=tuple(inputs) if inputs is not None else None)
     try:
-        op_case(case).symbols  # noqa: B018 - checks attributes, sizes and dynamic dims now
+        if frontend == "onnx":
+            onnx_model(case, case.model_seed)  # checks the node, its inputs and sizes as its cases will build it
+        else:
+            op_case(case).symbols  # noqa: B018 - checks attributes, sizes and dynamic dims now
     except CaseError as error:
         raise SuiteError(f"{path}: case {case_id}: {error.message}") from None
+    except ValueError as error:  # the ONNX node's attributes (irtool.onnx.model.ModelError) or op
+        raise SuiteError(f"{path}: case {case_id}: {error}") from None
     return case
 
 

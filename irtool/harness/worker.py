@@ -29,10 +29,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.compare import TolerancePolicy
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, Unsupported
 from irtool.harness import faults
-from irtool.harness.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, UNJUDGED, CaseResult, Job, SuiteCase,
-                                    case_from_json, case_to_json, plain, result_to_json)
+from irtool.harness.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
+                                    SuiteCase, case_from_json, case_to_json, plain, result_to_json)
 from irtool.harness.suite import op_case
 
 MODEL_CACHE = 8
@@ -120,13 +120,16 @@ class Runner:
             result.infer_time = executed.seconds
             judgment = judge(prepared, inputs, executed, self._policy(case), compiled.run.precision,
                              self._reference(case))
-            if prepared.single is None and judgment.nodes:  # a whole model: a result per node
+            one_onnx_node = prepared.onnx is not None and len(judgment.nodes) == 1  # one case, as an IR op is
+            if prepared.single is None and judgment.nodes and not one_onnx_node:  # a whole model: a result per node
                 results = self._per_node(result, job, prepared, data, executed, judgment, compiled)
                 elapsed = time.perf_counter() - start
                 for each in results:
                     each.time = elapsed
                 return results
             self._record(result, job, prepared, data, executed, judgment)
+        except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
+            result.verdict, result.message = SKIP, f"skipped: {error.message}"
         except IrtoolError as error:
             result.verdict, result.message = ERROR, error.message
             if prepared is not None and data is not None:
@@ -147,6 +150,7 @@ class Runner:
             return
         problems = [_problem(d) for d in diffs if not d.passed]
         problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]
+        problems += [note for node in judgment.nodes if node.verdict == FAIL for note in node.notes]
         problems += _probe_problem(judgment)
         if judgment.verdict in (FAIL, ERROR):
             result.message = ("outside tolerance: " if judgment.verdict == FAIL else "") + ", ".join(problems)
@@ -168,19 +172,22 @@ class Runner:
 
         probe = _probe_problem(judgment)
         results = []
-        for node, verdict in zip(prepared.nodes, judgment.nodes):
-            result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{node.name}", node=node.name,
-                                         op=f"{node.spec.type}-{node.spec.version}",
-                                         implementations={k: v for k, v in base.implementations.items()
-                                                          if k == node.name})
+        # an ONNX model's nodes are the ONNX graph's (judged in ONNX semantics), not OpenVINO's
+        pairs = zip(prepared.nodes, judgment.nodes) if prepared.onnx is None else ((None, v) for v in judgment.nodes)
+        for node, verdict in pairs:
+            result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{verdict.name}", node=verdict.name,
+                                         op=f"{verdict.type}-{verdict.version}",
+                                         implementations={verdict.name: v for k, v in base.implementations.items()
+                                                          if k == verdict.runs_as})
             result.outputs = [output_record(d) for d in verdict.outputs]
             result.max_abs = verdict.max_abs
             result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict
             reasons = ([f"no reference applies: {verdict.reason}"] if verdict.verdict == UNJUDGED else
                        ["outside tolerance: " + ", ".join(_problem(d) for d in verdict.outputs if not d.passed)]
-                       if verdict.verdict == FAIL else [verdict.reason or ""] if verdict.verdict == ERROR else [])
+                       + list(verdict.notes) if verdict.verdict == FAIL
+                       else [verdict.reason or ""] if verdict.verdict == ERROR else [])
             result.message = "; ".join(filter(None, reasons + probe))
-            if verdict.verdict == FAIL and self.options.report_dir is not None:
+            if verdict.verdict == FAIL and node is not None and self.options.report_dir is not None:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(node.name)}"
                 folder = Path(self.options.report_dir) / relative
                 write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
@@ -217,6 +224,10 @@ class Runner:
 
         key = (case.model_key, case.seed, case.inputs, repr(sorted(case.shapes.items())))
         found = self._data.get(key)
+        if found is None and case.frontend == "onnx" and case.inputs is None:
+            from irtool.harness.frontends import onnx_inputs
+
+            found = self._data.put(key, CaseData(onnx_inputs(case)))
         if found is None:
             inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=case.sizes)
             found = self._data.put(key, CaseData(inputs))
@@ -231,6 +242,11 @@ class Runner:
             return prepared
         if case.file is not None:
             prepared = read_and_prepare(case.file, case.fill_defaults)
+        elif case.frontend == "onnx":
+            from irtool.execute import prepare_onnx
+            from irtool.harness.frontends import onnx_model
+
+            prepared = prepare_onnx(onnx_model(case, case.model_seed).model, f"{case.op} ONNX model")
         else:
             from irtool.build import build_model
 

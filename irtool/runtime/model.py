@@ -91,6 +91,8 @@ def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
     if weights_problem:
         return (f"{bin_path}: {bin_path.stat().st_size} bytes, too short for the Const layers of {xml_path.name} "
                 f"(an offset + size points past its end)")
+    if xml_path.suffix != ".xml":  # the notes below are about IR layers
+        return f"{xml_path}: OpenVINO cannot read it: {message}"
     notes = [spec.openvino_note for spec in registry() if not spec.openvino_loads and spec.type in message]
     notes += _missing_required_inputs(xml_path)
     return f"{xml_path}: OpenVINO cannot read it: {message}" + "".join(f"; {note}" for note in notes)
@@ -151,6 +153,20 @@ def model_inputs(model: Any) -> list[InputInfo]:
         names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
         infos.append(InputInfo(tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
     return infos
+
+
+def read_onnx_bytes(data: bytes, name: str) -> Any:
+    """An ONNX model held in memory (a harness case), read by OpenVINO's ONNX frontend as read_model
+    reads an .onnx file; RunError naming ``name`` if the frontend cannot convert it."""
+    import io
+
+    from openvino.frontend import FrontEndManager
+
+    try:
+        frontend = FrontEndManager().load_by_framework("onnx")
+        return frontend.convert(frontend.load(io.BytesIO(data)))
+    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+        raise RunError(f"{name}: OpenVINO cannot read it: {openvino_message(error)}") from None
 
 
 def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | None, str | None]:

@@ -13,7 +13,7 @@ cannot be probed (a body's tensors are not outputs of the model).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -76,6 +76,8 @@ class ProbedModel:
     probed: Any  # the copy with extra outputs (the model itself when it needs none)
     nodes: tuple[RecurrentNode, ...]
     model_output_count: int
+    tensors: Mapping[str, int] = field(default_factory=dict)  # a named tensor -> index among the probed outputs
+    sources: Mapping[str, str] = field(default_factory=dict)  # a named tensor -> the recurrent node computing it
 
     @property
     def needs_probe(self) -> bool:
@@ -111,11 +113,13 @@ def node_attributes(node: Any, spec: OpSpec) -> dict[str, Any]:
     return {name: plain(value) for name, value in node.get_attributes().items() if name in spec.attributes}
 
 
-def probe_model(model: Any) -> ProbedModel:
-    """Find the model's recurrent nodes and make the copy that exposes their tensors."""
+def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
+    """Find the model's recurrent nodes and make the copy that exposes their tensors, and also
+    the tensors that carry one of ``tensor_names`` (a converted ONNX model keeps ONNX's tensor
+    names on the outputs that compute them; a name no output carries is left out of ``tensors``)."""
     found = [op for op in model.get_ordered_ops() if node_spec(op) is not None]
     bodies = list(_body_nodes(model))
-    if not found:
+    if not found and not tensor_names:
         nodes = tuple(RecurrentNode(k, name, spec, attributes, where) for k, (name, spec, attributes, where)
                       in enumerate(bodies))
         return ProbedModel(model, model, nodes, len(model.outputs))
@@ -160,11 +164,40 @@ def probe_model(model: Any) -> ProbedModel:
                                    tuple(feeds), outputs, model_outputs, tensors))
     nodes += [RecurrentNode(len(nodes) + k, name, spec, attributes, where)
               for k, (name, spec, attributes, where) in enumerate(bodies)]
+    named = _named_outputs(copy, tensor_names)
+    tensors = {name: probe(output) for name, output in named.items()}
+    sources = {name: source for name, output in named.items() if (source := _recurrent_source(output))}
     count = len(copy.outputs)
     if not wanted:
-        return ProbedModel(model, model, tuple(nodes), count)
+        return ProbedModel(model, model, tuple(nodes), count, tensors, sources)
     copy.add_outputs(wanted)
-    return ProbedModel(model, copy, tuple(nodes), count)
+    return ProbedModel(model, copy, tuple(nodes), count, tensors, sources)
+
+
+def _recurrent_source(output: Any, hops: int = 8) -> str | None:
+    """The friendly name of the recurrent node an output comes from through the layout ops a
+    frontend puts after it (Transpose, Squeeze, Reshape: each op's first input), if within ``hops``."""
+    node = output.get_node()
+    for _ in range(hops):
+        if node_spec(node) is not None:
+            return node.get_friendly_name()
+        if node.get_input_size() == 0:
+            return None
+        node = node.input_value(0).get_node()
+    return None
+
+
+def _named_outputs(model: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The output of an op of ``model`` (not a Result: it shares its source's names) that carries
+    each of ``names``, where one does."""
+    wanted, found = set(names), {}
+    for op in model.get_ordered_ops():
+        if op.get_type_name() == "Result":
+            continue
+        for output in op.outputs():
+            for name in output.get_names() & wanted:
+                found.setdefault(name, output)
+    return found
 
 
 def _neighbours(op: Any) -> tuple[str, ...]:

@@ -1,0 +1,180 @@
+"""Judging the GRU, LSTM and RNN nodes of an ONNX model in ONNX semantics (``irtool run model.onnx``).
+
+OpenVINO's ONNX frontend converts each node to OpenVINO ops (a GRUSequence among
+Transposes, Reshapes and Concats); judging those in OpenVINO semantics would judge the
+device, not what the frontend did.  Here each ONNX node is judged as its ONNX page defines it:
+
+- its inputs: initializers and Constant nodes from the ONNX file, graph inputs from the
+  run's inputs, and tensors computed on the way from the converted model, whose ops keep the
+  ONNX tensor names on their outputs (irtool.runtime.nodes exposes them in the probed copy);
+- its expected outputs: irtool's reference in ONNX semantics
+  (irtool.onnx.evaluate.evaluate_model_node) on those inputs;
+- its actual outputs: the converted model's tensors that carry the node's output names.
+
+A tensor whose name did not survive the conversion cannot be read; the node is then not
+judged, and the reason names the tensor.  A failing node's reason adds what the frontend is
+known to get wrong for it (irtool.onnx.graph) and, for a bidirectional node, which direction
+is off.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from irtool.compare import OutputDiff, TolerancePolicy, compare_output
+from irtool.execute import ERROR, FAIL, PASS, UNJUDGED, NodeResult, output_tolerance
+from irtool.onnx.graph import OnnxGraph, OnnxNode
+
+ROLES = ("Y", "Y_h", "Y_c")
+SEMANTICS = "ONNX"
+LOST = "carries its name nowhere in the converted model (OpenVINO's frontend did not keep it), so it cannot be read"
+
+
+def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndarray],
+                     captured: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> tuple[NodeResult, ...]:
+    """Every recurrent node of ``graph`` judged; ``probed`` (irtool.runtime.nodes.ProbedModel) says
+    where each ONNX tensor is among ``captured`` (the probed copy's outputs) and which OpenVINO
+    node computes it."""
+    names = {name for node in graph.nodes for name in node.proto.input if name}
+    values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
+    values.update({name: captured[index] for name, index in probed.tensors.items()})
+    results = []
+    for node in graph.nodes:
+        result = judge_onnx_node(node, graph.opset, values, policy, precision)
+        converted = next((probed.sources[n] for n in node.proto.output if n in probed.sources), None)
+        results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
+    return tuple(results)
+
+
+def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], policy: TolerancePolicy,
+                    precision: str) -> NodeResult:
+    from irtool.onnx.evaluate import evaluate_model_node
+
+    outputs = [name for name in node.proto.output if name]
+    head = dict(name=node.name, type=node.op_type, version=node.version, where=f"ONNX graph node {node.index}",
+                tensors=tuple(outputs), semantics=SEMANTICS)
+    lost = [name for name in node.proto.input if name and name not in values]
+    if lost:
+        return NodeResult(**head, verdict=UNJUDGED, reason=f"its input '{lost[0]}' {LOST}")
+    dropped = [name for name in outputs if name not in values]
+    outputs = [name for name in outputs if name in values]
+    if not outputs:
+        return NodeResult(**head, verdict=UNJUDGED, reason=f"its outputs {', '.join(dropped)}: {LOST}")
+    note = f"{', '.join(dropped)} not judged: {LOST} (no op reads it)" if dropped else None
+    try:
+        expected = evaluate_model_node(node.proto, opset, values)
+    except ValueError as error:
+        return NodeResult(**head, verdict=ERROR, reason=f"the reference refuses it: {error}")
+    roles = {name: ROLES[k] for k, name in enumerate(node.proto.output) if name}
+    diffs = tuple(compare_output(name, values[name], expected[name],
+                                 output_tolerance(policy, (f"{node.name}:{name}", name, f"{node.name}:{roles[name]}",
+                                                           roles[name]), precision, values[name].dtype),
+                                 node.layout if roles[name] == "Y" else None)
+                  for name in outputs)
+    failed = [d for d in diffs if not d.passed]
+    if not failed:
+        return NodeResult(**head, verdict=PASS, reason=note, outputs=diffs)
+    reason = "outside tolerance: " + ", ".join(
+        f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
+        for d in failed)
+    notes = tuple(text for text in [_directions(node, roles, failed, values, expected)]
+                  + node.frontend_limits(values) if text)
+    reason += "".join(f"; {text}" for text in notes + (note,) if text)
+    return NodeResult(**head, verdict=FAIL, reason=reason, outputs=diffs, notes=notes)
+
+
+def _directions(node: OnnxNode, roles: Mapping[str, str], failed: Sequence[OutputDiff], values: Mapping[str, Any],
+                expected: Mapping[str, np.ndarray]) -> str | None:
+    """For a bidirectional node: which half is off ("the backward half (direction 1) is off: max
+    abs 0.91; the forward half is within tolerance")."""
+    if not node.bidirectional:
+        return None
+    off: dict[int, float] = {}
+    for diff in failed:
+        if diff.problem:
+            continue
+        axis = (1 if roles[diff.name] == "Y" else 0) + node.layout
+        got, want = values[diff.name], expected[diff.name]
+        for direction in (0, 1):
+            half = compare_output(diff.name, np.take(got, direction, axis), np.take(want, direction, axis),
+                                  diff.tolerance)
+            if not half.passed:
+                off[direction] = max(off.get(direction, 0.0), half.max_abs or 0.0)
+    if not off:
+        return None
+    halves = {0: "the forward half (direction 0)", 1: "the backward half (direction 1)"}
+    said = " and ".join(f"{halves[d]} is off (max abs {off[d]:.3g})" for d in sorted(off))
+    return said + ("" if len(off) == 2 else f"; {halves[1 - next(iter(off))].split(' (')[0]} is within tolerance")
+
+
+# ----------------------------------------------------------------------------- a second opinion
+
+@dataclass(frozen=True)
+class NodeOpinion:
+    """onnxruntime's outputs of one node against irtool's reference on onnxruntime's own inputs of it."""
+
+    name: str
+    agrees: bool
+    outputs: tuple[OutputDiff, ...]
+    departures: tuple[str, ...] = ()  # the known departures of onnxruntime from the page for this node
+
+    def describe(self) -> str:
+        worst = max((d.max_abs for d in self.outputs if d.max_abs is not None), default=0.0)
+        if self.agrees:
+            return f"onnxruntime agrees with the ONNX spec (max abs {worst:.3g})"
+        why = "; ".join(self.departures) or "no departure irtool knows of explains it"
+        return f"onnxruntime departs from the ONNX spec (max abs {worst:.3g}): {why}"
+
+
+@dataclass(frozen=True)
+class SecondOpinion:
+    """``--compare-with onnxruntime``: the model's outputs from OpenVINO against onnxruntime's, and
+    each node's onnxruntime outputs against the spec.  irtool's verdict stays the spec's."""
+
+    tool: str  # "onnxruntime 1.32.0 (CPU)"
+    refused: str | None = None  # onnxruntime would not run the model: why
+    outputs: tuple[OutputDiff, ...] = ()  # each model output: OpenVINO (actual) against onnxruntime (expected)
+    nodes: tuple[NodeOpinion, ...] = ()
+
+    @property
+    def agrees_with_openvino(self) -> bool | None:
+        return None if self.refused else all(d.passed for d in self.outputs)
+
+
+def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: Mapping[str, np.ndarray],
+                   outputs: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> SecondOpinion:
+    """onnxruntime (CPU) on the same inputs: see :class:`SecondOpinion`."""
+    from irtool.onnx.evaluate import evaluate_model_node
+    from irtool.onnx.onnxruntime_run import (OnnxruntimeRefused, available, departures, refusal_reason,
+                                             run_onnxruntime)
+
+    feeds = {name: inputs[name] for name in graph.graph_inputs if name in inputs}
+    tensors = graph.computed_tensors()
+    version = available()
+    tool = f"onnxruntime {version} (CPU)" if version else "onnxruntime"
+    try:
+        theirs = run_onnxruntime(graph.model, feeds, tensors)
+    except OnnxruntimeRefused as error:
+        return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})")
+    diffs = []
+    for names, got in zip(labels, outputs):
+        name = next((n for n in names if n in theirs), None)
+        if name is not None:
+            diffs.append(compare_output(name, got, theirs[name],
+                                        output_tolerance(policy, names, precision, got.dtype)))
+    values = {**graph.initializer_values({n for node in graph.nodes for n in node.proto.input}), **feeds, **theirs}
+    opinions = []
+    for node in graph.nodes:
+        try:
+            expected = evaluate_model_node(node.proto, graph.opset, values)
+        except ValueError:
+            continue  # the node's own verdict already says the reference refuses it
+        node_diffs = tuple(compare_output(name, theirs[name], want,
+                                          output_tolerance(policy, (name,), "f32", want.dtype))
+                           for name, want in expected.items() if name in theirs)
+        agrees = all(d.passed for d in node_diffs)
+        opinions.append(NodeOpinion(node.name, agrees, node_diffs, () if agrees else tuple(departures(node))))
+    return SecondOpinion(tool, None, tuple(diffs), tuple(opinions))

@@ -1,0 +1,174 @@
+"""The GRU, LSTM and RNN nodes of an ONNX model, as ``irtool run`` judges them.
+
+For each such node of the main graph: its op version at the model's opset, its attributes,
+where each of its input tensors comes from (an initializer, a graph input, or a tensor
+computed on the way), and what OpenVINO's ONNX frontend is known to do wrong with it
+(measured with openvino 2026.4.1; docs/onnx.md):
+
+- ``layout = 1`` is ignored (openvinotoolkit/openvino#37820);
+- LSTM peepholes ``P`` are dropped;
+- LSTM ``input_forget = 1`` is ignored (the outputs are those of ``input_forget = 0``);
+- a bidirectional node whose activations differ per direction runs the forward set in
+  both directions (the backward half is wrong);
+- activations beyond Relu, Sigmoid and Tanh do not convert or compile.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from irtool.errors import RunError
+from irtool.onnx import schema
+
+# The activations OpenVINO's ONNX frontend converts and its CPU plugin compiles.
+OPENVINO_ACTIVATIONS = frozenset({"relu", "sigmoid", "tanh"})
+DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
+LAYOUT_ISSUE = "openvinotoolkit/openvino#37820"
+
+
+@dataclass(frozen=True)
+class OnnxNode:
+    """One GRU, LSTM or RNN node of the main graph."""
+
+    index: int  # in the graph's node list
+    proto: onnx.NodeProto
+    version: int  # the op's since-version at the model's opset
+    attributes: Mapping[str, Any]
+
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    @property
+    def name(self) -> str:
+        """The node's name, or (ONNX allows none) its first output's."""
+        return self.proto.name or f"{self.op_type} -> {next(n for n in self.proto.output if n)}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.op_type}-{self.version}"
+
+    @property
+    def bidirectional(self) -> bool:
+        return self.attributes.get("direction") == "bidirectional"
+
+    @property
+    def layout(self) -> int:
+        return int(self.attributes.get("layout", 0))
+
+    @property
+    def activations(self) -> tuple[str, ...]:
+        given = self.attributes.get("activations")
+        return tuple(given) if given else DEFAULT_ACTIVATIONS[self.op_type] * (2 if self.bidirectional else 1)
+
+    def unsupported_activations(self) -> list[str]:
+        """The activations OpenVINO cannot convert or compile, as the node spells them."""
+        return list(dict.fromkeys(a for a in self.activations if a.lower() not in OPENVINO_ACTIVATIONS))
+
+    def frontend_limits(self, tensors: Mapping[str, np.ndarray]) -> list[str]:
+        """What OpenVINO's ONNX frontend is known to get wrong for this node (a failure's explanation)."""
+        limits = []
+        if self.layout == 1:
+            limits.append(f"OpenVINO's ONNX frontend ignores layout=1 (batch-major tensors are read as "
+                          f"sequence-major; {LAYOUT_ISSUE})")
+        inputs = list(self.proto.input)
+        if self.op_type == "LSTM" and len(inputs) > 7 and inputs[7]:
+            peepholes = tensors.get(inputs[7])
+            if peepholes is None or np.any(peepholes != 0):
+                limits.append("OpenVINO's ONNX frontend drops the peepholes P (it converts to LSTMSequence, "
+                              "which has none)")
+        if self.op_type == "LSTM" and int(self.attributes.get("input_forget", 0)):
+            limits.append("OpenVINO's ONNX frontend ignores input_forget=1 (it computes what input_forget=0 gives)")
+        half = len(self.activations) // 2
+        if self.bidirectional and [a.lower() for a in self.activations[:half]] != \
+                [a.lower() for a in self.activations[half:]]:
+            limits.append(f"the activations differ per direction ({', '.join(self.activations[:half])} forward, "
+                          f"{', '.join(self.activations[half:])} backward); OpenVINO applies the forward set to "
+                          f"both directions")
+        return limits
+
+
+@dataclass(frozen=True)
+class OnnxGraph:
+    """An ONNX model's recurrent nodes and the tensors they read."""
+
+    path: Path
+    model: onnx.ModelProto
+    opset: int
+    nodes: tuple[OnnxNode, ...]
+
+    @property
+    def initializers(self) -> dict[str, onnx.TensorProto]:
+        return {t.name: t for t in self.model.graph.initializer}
+
+    @property
+    def graph_inputs(self) -> tuple[str, ...]:
+        init = self.initializers
+        return tuple(i.name for i in self.model.graph.input if i.name not in init)
+
+    def initializer_values(self, names: Any) -> dict[str, np.ndarray]:
+        """The values of those of ``names`` that are initializers or Constant nodes' outputs."""
+        wanted = set(names)
+        values = {name: numpy_helper.to_array(t) for name, t in self.initializers.items() if name in wanted}
+        for node in self.model.graph.node:
+            if node.op_type == "Constant" and node.output[0] in wanted and node.attribute \
+                    and node.attribute[0].name == "value":
+                values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        return values
+
+    def computed_tensors(self) -> list[str]:
+        """The tensors the recurrent nodes read or write that are neither initializers, Constants
+        nor graph inputs: the converted model must expose them under these names."""
+        known = set(self.initializer_values(n for node in self.nodes for n in node.proto.input)) | \
+            set(self.graph_inputs)
+        names = [n for node in self.nodes for n in list(node.proto.input) + list(node.proto.output) if n]
+        return [n for n in dict.fromkeys(names) if n not in known]
+
+    def unsupported(self) -> str | None:
+        """One line naming the activations OpenVINO cannot run, node by node, or None."""
+        found = [f"{node.key} node '{node.name}' uses {', '.join(node.unsupported_activations())} (its ONNX "
+                 f"frontend and CPU plugin implement only the activations Relu, Sigmoid and Tanh)"
+                 for node in self.nodes if node.unsupported_activations()]
+        found += [f"{node.key} node '{node.name}' has no hidden_size (optional by the ONNX page; OpenVINO's ONNX "
+                  f"frontend requires it)" for node in self.nodes if "hidden_size" not in node.attributes]
+        return f"unsupported by OpenVINO: {'; '.join(found)}; not judged" if found else None
+
+
+def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
+    """The ONNX model at ``path`` (at most ``max_bytes``) and its GRU, LSTM and RNN nodes; RunError
+    naming the file if it is not an ONNX model."""
+    from irtool.files import FileError, read_bytes
+
+    path = Path(path)
+    try:
+        data = read_bytes(path, "model file", max_bytes)
+    except FileError as error:
+        raise RunError(error.message) from None
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as error:  # protobuf's DecodeError and friends
+        raise RunError(f"{path}: not an ONNX model ({type(error).__name__}); "
+                       f"irtool validate {path} says more") from None
+    return graph_of(model, path)
+
+
+def graph_of(model: onnx.ModelProto, path: Path) -> OnnxGraph:
+    """The recurrent nodes of ``model``; ``path`` is what messages call it."""
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        raise RunError(f"{path}: the model imports no opset of the default ONNX domain")
+    nodes = []
+    for index, node in enumerate(model.graph.node):
+        if node.op_type not in schema.OPS or node.domain not in ("", "ai.onnx"):
+            continue
+        try:
+            version = schema.get(node.op_type, opset).version
+        except schema.SchemaError as error:
+            raise RunError(f"{path}: node {index} ({node.op_type}): {error}") from None
+        nodes.append(OnnxNode(index, node, version, schema.node_attributes(node)))
+    return OnnxGraph(path, model, opset, tuple(nodes))
