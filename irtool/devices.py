@@ -45,6 +45,9 @@ def parse_device(text: str, option: str = "-d", known: Iterable[str] = ()) -> st
     """One device, in the syntax of :func:`parse_device_list`: ``HETERO:GPU+CPU`` -> ``HETERO:GPU,CPU``."""
     if "," in text:
         head, sep, rest = text.partition(":")
+        if "," in head or head not in VIRTUAL_DEVICES:  # a list of devices, not one virtual device's list
+            raise DeviceError(f"{option} {text}: one device expected, and a comma separates devices; give one "
+                              f"(irtool harness takes a list: -d {text})")
         plus = f"{head}:{rest.replace(',', '+')}" if sep else text.replace(",", "+")
         hint = (f"; inside a virtual device's list write +, e.g. {plus}" if sep
                 else "; a virtual device takes a list, e.g. HETERO:" + plus)

@@ -157,11 +157,16 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     (``sizes`` for batch_size and seq_length, else each node's spec's defaults); an input that a
     node takes directly gets data for its port's role (weights scaled by hidden_size), one that
     feeds sequence lengths valid ragged lengths, any other uniform floats or small ints."""
+    from irtool.memory import check_memory
     from irtool.runtime.sizes import plan_inputs
 
-    from irtool.memory import check_memory
-
-    plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
+    try:
+        plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
+    except RunError as error:
+        if prepared.probed.judgeable:
+            raise
+        raise RunSkipped(f"{prepared.name} has no recurrent node to judge, so irtool does not size its dynamic "
+                         f"inputs ({error.message})") from None
     # float64 draws before the cast, then the array itself
     check_memory(sum(int(np.prod(plan.shapes[info.name], dtype=np.float64)) * (8 + info.dtype.itemsize)
                      for info in prepared.infos), f"the inputs of {prepared.name}")
@@ -435,12 +440,35 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
     return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
 
 
+def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
+    """A node's attributes with a per-direction activations list (OpenVINO's ONNX frontend writes
+    one set per direction for a bidirectional node) made the spec's one set.  Equal halves mean
+    the same thing; different halves are refused with what OpenVINO does with them (measured: the
+    first half for both directions), since the op's spec has no way to say them."""
+    attributes = dict(node.attributes)
+    spec = node.spec.attributes.get("activations")
+    given = attributes.get("activations")
+    if spec is None or spec.length is None or not isinstance(given, list) or len(given) != 2 * spec.length:
+        return attributes
+    first, second = given[:spec.length], given[spec.length:]
+    if [a.lower() for a in first] != [a.lower() for a in second]:
+        raise ValueError(f"activations {given} has one set per direction and the halves differ; OpenVINO applies "
+                         f"the first half to both directions (irtool validate: IR029), so this node cannot be "
+                         f"judged as the IR says; judge the ONNX model itself with irtool run MODEL.onnx")
+    for key in ("activations_alpha", "activations_beta"):
+        values = attributes.get(key)
+        if isinstance(values, list) and len(values) == 2 * len(first) and values[:len(first)] == values[len(first):]:
+            attributes[key] = values[:len(first)]
+    attributes["activations"] = first
+    return attributes
+
+
 def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
     """The reference's outputs (every output port) on a node's input arrays; ValueError if the
     reference refuses them."""
     from irtool.reference import evaluate
 
-    outputs = evaluate(node.spec.type, list(arrays), dict(node.attributes), version=node.spec.version)
+    outputs = evaluate(node.spec.type, list(arrays), one_set_of_activations(node), version=node.spec.version)
     if not isinstance(outputs, tuple) or len(outputs) != len(node.spec.outputs):
         raise IrtoolBug(f"the reference of {node.spec.key} returned {type(outputs).__name__} "
                         f"instead of {len(node.spec.outputs)} arrays")

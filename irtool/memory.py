@@ -57,5 +57,5 @@ def check_memory(needed: int, what: str) -> None:
     limit = memory_limit()
     if limit is not None and needed > limit:
         source = f"{ENV}={os.environ[ENV]}" if os.environ.get(ENV, "").strip() else "the memory available here"
-        raise MemoryLimitError(f"{what} needs about {size_text(needed)}, more than {size_text(limit)} ({source}); "
+        raise MemoryLimitError(f"{what}: about {size_text(needed)} needed, more than {size_text(limit)} ({source}); "
                                f"make it smaller, or set {ENV} (e.g. {ENV}=64G, or none) to allow it")

@@ -95,9 +95,9 @@ def test_build_without_an_op_is_a_usage_error(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--hidden-size", "12000"], r"GRUSequence-5 with hidden_size 12000, .* needs about [\d.]+ GiB, more than 1.0 GiB "
+    (["--hidden-size", "12000"], r"GRUSequence-5 with hidden_size 12000, .*: about [\d.]+ GiB needed, more than 1.0 GiB "
                                  r"\(IRTOOL_MEMORY_LIMIT=1G\); make it smaller, or set IRTOOL_MEMORY_LIMIT"),
-    (["--hidden-size", "4", "--batch", "10000000000000000000000"], r"needs about .* TiB, more than 1.0 GiB"),
+    (["--hidden-size", "4", "--batch", "10000000000000000000000"], r"about .* TiB needed, more than 1.0 GiB"),
     (["--hidden-size", "4", "--input-size", "1e20"], r"argument --input-size: invalid int value: '1e20'"),
     (["--hidden-size", "4", "--seed", "-1"], r"argument --seed: -1: a seed is an integer from 0 to 2\*\*63-1"),
 ], ids=["hidden-12000", "huge-batch", "input-size-float", "seed-negative"])

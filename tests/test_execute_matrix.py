@@ -99,7 +99,7 @@ def assert_skipped_without_bf16(capsys, model, device: str) -> None:
     code = main(["run", str(model), "-d", device, "--precision", "bf16"])  # text: nothing on stdout
     captured = capsys.readouterr()
     assert code == 3 and captured.out == ""
-    assert captured.err.startswith("irtool: error: skipped: CPU does not support bf16 (its precisions: f32")
+    assert captured.err.startswith("irtool: skipped: CPU does not support bf16 (its precisions: f32")
     assert captured.err.rstrip().endswith("nothing was run") and len(captured.err.splitlines()) == 1
 
 

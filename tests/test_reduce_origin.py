@@ -133,4 +133,4 @@ def test_a_model_that_is_not_one_rnn_op_cannot_be_reduced(tmp_path):
     with pytest.raises(ReduceError) as caught:
         concrete_case(load_origin(str(tmp_path / "relu.xml")).case)
     assert caught.value.message.startswith(f"{tmp_path / 'relu.xml'}: cannot reduce it: the model is not a single "
-                                           "recurrent op fed by Parameters and Consts (it has 0 recurrent nodes")
+                                           "recurrent op fed by Parameters and Consts (its recurrent nodes: none); reduce one node with irtool reduce MODEL --node NAME")

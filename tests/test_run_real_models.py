@@ -259,3 +259,39 @@ def test_reduce_names_a_node_that_is_not_there_or_passes(converted, tmp_path):
     done = subprocess.run([sys.executable, "-m", "irtool", "reduce", model, "--node", name, "-d", "CPU", "-o",
                            str(tmp_path / "r")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and f"node '{name}'" in done.stdout and "does not fail" in done.stdout
+
+
+def test_per_direction_activations_from_the_onnx_frontend(folder, capsys):
+    """OpenVINO's ONNX frontend writes a bidirectional node's activations once per direction: equal
+    halves are judged; different halves are an error that says what OpenVINO does with them."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    verdicts = {}
+    for name, activations in (("same", ["Relu", "Relu"]), ("differ", ["Relu", "Tanh"])):
+        weights = [numpy_helper.from_array(rng.uniform(-.5, .5, shape).astype(np.float32), key)
+                   for key, shape in (("W", (2, 4, 3)), ("R", (2, 4, 4)))]
+        node = helper.make_node("RNN", ["x", "W", "R"], ["y", "yh"], hidden_size=4, direction="bidirectional",
+                                activations=activations)
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["s", "b", 3])],
+                                  [helper.make_tensor_value_info("yh", TensorProto.FLOAT, None)], weights)
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), folder / f"rnn-{name}.onnx")
+        ov.save_model(ov.convert_model(str(folder / f"rnn-{name}.onnx")), str(folder / f"rnn-{name}.xml"))
+        code, result, _ = run_json(capsys, str(folder / f"rnn-{name}.xml"), "-d", "CPU")
+        verdicts[name] = (code, result["verdict"], result["nodes"][0]["reason"])
+    assert verdicts["same"][:2] == (0, "pass")
+    code, verdict, reason = verdicts["differ"]
+    assert (code, verdict) == (2, "error") and "OpenVINO applies the first half to both directions" in reason
+
+
+def test_a_model_without_recurrent_nodes_and_unsized_dims_is_not_judged(folder, capsys):
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    x = ops.parameter([-1, 3], np.float32, name="x")
+    ov.save_model(ov.Model([ops.relu(x)], [x], "relu"), str(folder / "relu-dyn.xml"))
+    code = main(["run", str(folder / "relu-dyn.xml"), "-d", "CPU"])
+    err = capsys.readouterr().err
+    assert code == 3 and err.startswith("irtool: skipped: relu-dyn.xml has no recurrent node to judge")

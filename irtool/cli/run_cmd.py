@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,10 @@ def handle(args: argparse.Namespace) -> int:
 def _stopped(args: argparse.Namespace, verdict: str, message: str, code: int) -> int:
     """A run that stopped before judging: one line on stderr, and with --format json a JSON object
     on stdout too, so a consumer always gets one."""
-    fail(message)
+    if code == NOTHING_JUDGED:
+        print(f"irtool: {message}", file=sys.stderr)  # a skip, not an error
+    else:
+        fail(message)
     if args.format == "json":
         print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "nodes": []}, indent=2))
     return code
@@ -140,7 +144,8 @@ def render_text(result: Any) -> str:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
         lines.extend(_node_table(result.nodes))
-        lines.append("NOT JUDGED: nothing was compared (" + result.no_reference + ")")
+        word = "ERROR: a node could not be judged" if result.verdict == "error" else "NOT JUDGED: nothing was compared"
+        lines.append(f"{word} ({result.no_reference})")
         return "\n".join(lines)
     lines.append(f"  against: {result.against}")
     if result.op is None and result.against.startswith("reference"):

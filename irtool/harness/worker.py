@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.compare import TolerancePolicy
-from irtool.errors import IrtoolError, Unsupported
+from irtool.errors import IrtoolError, RunSkipped, Unsupported
 from irtool.harness import faults
 from irtool.harness.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
@@ -130,6 +130,8 @@ class Runner:
             self._record(result, job, prepared, data, executed, judgment)
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, f"skipped: {error.message}"
+        except RunSkipped as error:  # nothing to judge in the model, and nothing to run it on
+            result.verdict, result.message = UNJUDGED, error.message
         except IrtoolError as error:
             result.verdict, result.message = ERROR, error.message
             if prepared is not None and data is not None:

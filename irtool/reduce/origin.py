@@ -98,10 +98,11 @@ def concrete_case(case: SuiteCase) -> ConcreteCase:
     prepared = runner.prepare(case)
     node = prepared.single
     if node is None:
-        count = len(prepared.nodes)
+        names = ", ".join(n.name for n in prepared.nodes) or "none"
         raise ReduceError(f"{case.file or case.id}: cannot reduce it: the model is not a single recurrent op fed by "
-                          f"Parameters and Consts (it has {count} recurrent node{'s' if count != 1 else ''} and "
-                          f"other ops); run it with irtool run --reproducers DIR and reduce a node's reproducer")
+                          f"Parameters and Consts (its recurrent nodes: {names}); reduce one node with "
+                          f"irtool reduce MODEL --node NAME -d DEVICE, or reduce a node's reproducer folder (the "
+                          f"harness and irtool run --reproducers write them)")
     inputs = runner.data(case, prepared).inputs
     return from_node(node, [feed.constant if feed.constant is not None else inputs[feed.parameter]
                             for feed in node.feeds])
@@ -116,6 +117,10 @@ def _suite_case(path: Path, case_id: str) -> Origin:
             return Origin(case, timeout=suite.timeout)
     ids = [case.id for case in suite.cases]
     shown = ", ".join(ids[:5]) + (f" (and {len(ids) - 5} more)" if len(ids) > 5 else "")
+    model, sep, node = case_id.partition("::")
+    if sep and model in ids:
+        raise ReduceError(f"{path}: {case_id!r} is node {node!r} of case {model!r}: reduce its reproducer folder "
+                          f"(REPORT_DIR/reproducers/...), or irtool reduce MODEL --node {node} -d DEVICE")
     raise ReduceError(f"{path}: no case {case_id!r}; its cases are {shown}")
 
 
