@@ -109,3 +109,11 @@ def test_bad_model_tables_name_the_table_and_the_key(tmp_path, table, says):
     with pytest.raises(SuiteError, match=None) as caught:
         load_suite(tmp_path / "s.toml")
     assert says in caught.value.message and "[[models]]" in caught.value.message
+
+
+def test_a_tolerance_that_names_no_output_of_the_model_stops_the_run(tmp_path):
+    model = ROOT / "samples" / "models" / "lstm2_bidirectional.xml"
+    (tmp_path / "s.toml").write_text(f'[[models]]\npath = "{model}"\ntolerances = {{ "NOPE_1:Y" = [1e-4, 1e-3] }}\n')
+    done = irtool("harness", str(tmp_path / "s.toml"), "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 2 and not (tmp_path / "out" / "results.jsonl").exists()
+    assert "tolerances name 'NOPE_1:Y', which lstm2_bidirectional.xml does not have" in done.stderr

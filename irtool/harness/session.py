@@ -192,19 +192,27 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
-    """--atol/--rtol OUTPUT:... must name an output some case of the run has (as run refuses a typo)."""
-    if not (tolerance.output_atol or tolerance.output_rtol):
-        return
+    """--atol/--rtol OUTPUT:... must name an output some case of the run has (as run refuses a typo),
+    and a [[models]] entry's tolerances an output of its own model (an IR file's: checked here)."""
     from irtool.specs import registry
 
-    names = {port.name for spec in registry() if spec.family for port in spec.outputs}
+    ports = {port.name for spec in registry() if spec.family for port in spec.outputs}
+    if tolerance.output_atol or tolerance.output_rtol:
+        names = set(ports)
+        for case in cases:
+            if case.file is not None:
+                names |= _file_output_names(case.file)
+        unknown = tolerance.unknown_outputs(names)
+        if unknown:
+            raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has; outputs are "
+                               f"{', '.join(sorted(names))}")
     for case in cases:
-        if case.file is not None:
-            names |= _file_output_names(case.file)
-    unknown = tolerance.unknown_outputs(names)
-    if unknown:
-        raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has; outputs are "
-                           f"{', '.join(sorted(names))}")
+        if case.tolerances and case.file is not None and case.file.endswith(".xml"):
+            names = ports | _file_output_names(case.file)
+            unknown = sorted(set(case.tolerances) - names)
+            if unknown:
+                raise SessionError(f"case {case.id}: tolerances name {unknown[0]!r}, which {Path(case.file).name} "
+                                   f"does not have; name a port (Y, Ho, Co), NODE:PORT or an output tensor")
 
 
 def _file_output_names(path: str) -> set[str]:
@@ -215,12 +223,17 @@ def _file_output_names(path: str) -> set[str]:
         model = parse_ir(path)
     except (IRParseError, OSError):
         return set()  # the job says what is wrong with the file
+    from irtool.specs import registry
+
     names = set()
     for layer in model.layers:
         if layer.type == "Result" and layer.name:
             names.add(layer.name)
         for port in layer.outputs:
             names.update(name.strip() for name in (port.names or "").split(",") if name.strip())
+        spec = registry().for_ir(layer.type or "", layer.version)
+        if spec is not None and spec.family and layer.name:
+            names.update(f"{layer.name}:{port.name}" for port in spec.outputs)
     return names
 
 
