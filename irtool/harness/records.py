@@ -88,6 +88,8 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
     "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
     "rtol": (_is_tolerance, "a number >= 0 or null"),
+    "expect_impl": (_optional(_is_str), "a string or null"),
+    "max_compile_s": (_optional(lambda v: _is_number(v) and v > 0), "a number > 0 or null"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
@@ -115,6 +117,8 @@ class SuiteCase:
     model_seed: int = 0
     atol: float | None = None
     rtol: float | None = None
+    expect_impl: str | None = None  # text each recurrent node's implementation must contain ("RNNSeq")
+    max_compile_s: float | None = None  # seconds its compile may take
 
     def __post_init__(self) -> None:
         for name, (check, words) in CASE_FIELDS.items():
@@ -126,7 +130,7 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "atol", "rtol"):
+        for name in ("id", "seed", "inputs", "atol", "rtol", "expect_impl", "max_compile_s"):
             data.pop(name)
         return repr(sorted(data.items()))
 
@@ -136,19 +140,21 @@ class Job:
     case: SuiteCase
     device: str
     precision: str
+    openvino: str | None = None  # the release it runs under (--openvino); None: the one irtool runs under
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.case.id, self.device, self.precision)
+    def key(self) -> tuple[str, str, str, str | None]:
+        return (self.case.id, self.device, self.precision, self.openvino)
 
     @property
     def name(self) -> str:
         return job_name(*self.key)
 
 
-def job_name(case_id: str, device: str, precision: str) -> str:
-    """The one-line name of a job: ``gru-forward[seed=0] on AUTO:CPU at bf16``."""
-    return f"{case_id} on {device} at {precision}"
+def job_name(case_id: str, device: str, precision: str, openvino: str | None = None) -> str:
+    """The one-line name of a job: ``gru-forward[seed=0] on AUTO:CPU at bf16`` (``... on openvino
+    2025.4.1`` in a run of several releases)."""
+    return f"{case_id} on {device} at {precision}" + (f" on openvino {openvino}" if openvino else "")
 
 
 @dataclass
@@ -176,10 +182,12 @@ class CaseResult:
     implementations: Mapping[str, str] = field(default_factory=dict)  # node -> what the device ran for it
     reproducer: str | None = None  # folder, relative to the report dir
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
+    openvino: str | None = None  # the release axis of a run with --openvino (part of the key); else None
+    openvino_version: str | None = None  # what the worker's openvino said it is (get_version())
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.case, self.device, self.precision)
+    def key(self) -> tuple[str, str, str, str | None]:
+        return (self.case, self.device, self.precision, self.openvino)
 
     @property
     def name(self) -> str:
@@ -224,6 +232,9 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "max_abs": (_optional(_is_number), "a number or null"), "time": (_is_number, "a number"),
     "compile_time": (_is_number, "a number"), "infer_time": (_is_number, "a number"),
     "reproducer": (_optional(_is_str), "a string or null"), "issue": (_optional(_is_str), "a string or null"),
+    "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+                        "an object of strings"),
+    "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
 }
 REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
 _NUMBER_OR_NULL = (_optional(_is_number), "a number or null")

@@ -30,6 +30,8 @@ from irtool.harness.records import VERDICTS, CaseResult, RecordError, result_fro
 from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"
+# Keys of results.json that are not the run's META: computed from the results when written.
+DERIVED = ("format", "partial", "summary", "results", "openvino_diffs")
 JSONL_NAME = "results.jsonl"
 JSON_NAME = "results.json"
 
@@ -191,8 +193,10 @@ def check_meta(meta: Any, where: str) -> dict[str, Any]:
     return dict(meta)
 
 
-def write_json(path: Path, run: RunResults) -> None:
-    write_atomic(path, json.dumps(run.to_json(), indent=1, allow_nan=False) + "\n", "results file")
+def write_json(path: Path, run: RunResults, extra: Mapping[str, Any] | None = None) -> None:
+    """results.json; ``extra`` adds keys that are derived from the results (read back, they are dropped)."""
+    write_atomic(path, json.dumps({**run.to_json(), **(extra or {})}, indent=1, allow_nan=False) + "\n",
+                 "results file")
 
 
 def load_results(path: str | Path) -> RunResults:
@@ -213,7 +217,7 @@ def load_results(path: str | Path) -> RunResults:
     stored = data.get("results", [])
     if not isinstance(stored, list):
         raise StoreError(f"{path}: 'results' is {shown_json(stored)}; expected a list of results")
-    meta = check_meta({k: v for k, v in data.items() if k not in ("format", "partial", "summary", "results")}, str(path))
+    meta = check_meta({k: v for k, v in data.items() if k not in DERIVED}, str(path))
     results = []
     for index, record in enumerate(stored):
         try:

@@ -13,6 +13,7 @@ the seeds, devices and precisions of one model cost one build and one compile ea
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -30,7 +31,7 @@ import numpy as np
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
 from irtool.harness import faults
-from irtool.harness.records import (ERROR, FAIL, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
+from irtool.harness.records import (ERROR, FAIL, PASS, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
                                     case_to_json, plain, result_to_json)
 from irtool.harness.suite import op_case
 
@@ -63,11 +64,12 @@ class CaseData:
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
-    return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision}
+    return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision,
+            "openvino": job.openvino}
 
 
 def job_from_json(data: Mapping[str, Any]) -> Job:
-    return Job(case_from_json(data["case"]), data["device"], data["precision"])
+    return Job(case_from_json(data["case"]), data["device"], data["precision"], data.get("openvino"))
 
 
 def reproducer_name(job: Job) -> str:
@@ -103,10 +105,9 @@ class Runner:
                 result.op = prepared.single.spec.key  # an IR file's op, too
             data = self.data(case, prepared)
             inputs = data.inputs
-            if self.faults:
-                faults.inject(self.faults, job, op_fields(prepared, inputs))
+            slow = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else 0.0
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
-            compiled, reused = self._compile(case, prepared, job.device, job.precision)
+            compiled, reused = self._compile(case, prepared, job.device, job.precision, slow)
             result.compile_time = 0.0 if reused else compiled.seconds
             result.implementations = {name: impl.describe() for name, impl in compiled.implementations.items()}
             result.effective_precision = dict(compiled.run.effective_precision)
@@ -116,6 +117,10 @@ class Runner:
             judgment = judge(prepared, inputs, executed, self._policy(case), compiled.run.precision,
                              self._reference(case))
             self._record(result, job, prepared, data, executed, judgment)
+            broken = expectations_broken(case, result.implementations, compiled.seconds)
+            if broken and result.verdict in (PASS, FAIL):
+                result.verdict = FAIL
+                result.message = "; ".join(filter(None, [result.message, *broken]))
         except IrtoolError as error:
             result.verdict, result.message = ERROR, error.message
             if prepared is not None and data is not None:
@@ -199,15 +204,21 @@ class Runner:
             prepared = prepare(build_model(op_case(case)), f"{case.op} model")
         return self._models.put(case.model_key, prepared)
 
-    def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str) -> tuple[Any, bool]:
-        """The compiled model on ``device`` at ``precision``, and whether it was reused."""
+    def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str,
+                 slow: float = 0.0) -> tuple[Any, bool]:
+        """The compiled model on ``device`` at ``precision``, and whether it was reused.  ``slow``:
+        seconds an IRTOOL_FAULT makes the compile step sleep (counted in its time)."""
         from irtool.execute import compile_prepared
 
         key = (case.model_key, device, precision)
         found = self._compiled.get(key)
         if found is not None:
             return found, True
-        return self._compiled.put(key, compile_prepared(prepared, device, precision, self.options.config)), False
+        compiled = compile_prepared(prepared, device, precision, self.options.config)
+        if slow:
+            time.sleep(slow)
+            compiled = dataclasses.replace(compiled, seconds=compiled.seconds + slow)
+        return self._compiled.put(key, compiled), False
 
     # ------------------------------------------------------------------ reproducers
     def reproduce_only(self, job: Job) -> str | None:
@@ -281,6 +292,19 @@ class Lru:
         return value
 
 
+def expectations_broken(case: SuiteCase, implementations: Mapping[str, str], compile_seconds: float) -> list[str]:
+    """What a job broke of its case's ``expect_impl`` and ``max_compile_s``, one sentence each."""
+    broken = []
+    if case.expect_impl is not None:
+        if not implementations:
+            broken.append(f"expected the implementation {case.expect_impl!r}, but the runtime graph names none")
+        broken += [f"expected the implementation {case.expect_impl!r}, node {node} ran as {impl}"
+                   for node, impl in implementations.items() if case.expect_impl not in impl]
+    if case.max_compile_s is not None and compile_seconds > case.max_compile_s:
+        broken.append(f"compiling took {compile_seconds:.3g} s, more than max_compile_s = {case.max_compile_s:g}")
+    return broken
+
+
 def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """A single-op model's attributes and dim sizes on these inputs (empty for other models)."""
     node = prepared.single
@@ -299,7 +323,7 @@ def base_result(job: Job) -> CaseResult:
     return CaseResult(case=case.id, suite=case.suite, device=job.device, precision=job.precision, verdict=ERROR,
                       op=f"{case.op}-{case.version}" if case.op else None, file=case.file,
                       attributes=dict(case.attributes), element_type=case.element_type if case.op else None,
-                      seed=case.seed)
+                      seed=case.seed, openvino=job.openvino)
 
 
 def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:
