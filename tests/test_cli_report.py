@@ -73,7 +73,7 @@ def test_diff_with_device_map(tmp_path, capsys):
     (["report", "diff", "{missing}", "{new}"], "no such results file"),
     (["report", "diff", "{junk}", "{new}"], "not a results.json"),
     (["report", "diff", "{old}", "{new}", "--drift-factor", "0.5"], "drift factor 0.5: expected a number >= 1"),
-    (["report", "diff", "{old}", "{new}", "--device-map", "CPU"], "--device-map CPU: expected OLD_DEVICE=NEW_DEVICE"),
+    (["report", "diff", "{old}", "{new}", "--device-map", "CPU"], "--device-map CPU: expected OLD=NEW, e.g. CPU=GPU"),
     (["report", "merge", "{old}", "{missing}", "-o", "{out}"], "no such results file"),
     (["report", "render", "{old}", "-o", "{junk}/out"], "cannot create the report folder"),
 ])

@@ -197,6 +197,14 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
         raise BaselineError(f"drift floor {drift_floor}: expected a finite number >= 0 (the max abs error at or "
                             f"under which growth is noise)")
     old_results, new_results = old.results, new.results
+    for which, results, wanted in (("old", old_results, (openvino_map or {}).keys()),
+                                   ("new", new_results, (openvino_map or {}).values())):
+        held = {r.openvino for r in results}
+        missing = sorted(set(wanted) - held)
+        if missing:
+            have = ", ".join(sorted(v for v in held if v)) or "none: it is a run of one release"
+            raise BaselineError(f"openvino map: the {which} run holds no results of openvino {missing[0]} "
+                                f"(its releases: {have})")
     if openvino_map:
         old_results = [r for r in old_results if r.openvino in openvino_map]
         new_results = [r for r in new_results if r.openvino in openvino_map.values()]
