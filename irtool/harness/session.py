@@ -332,7 +332,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     if options.reduce_failures and not outcome.interrupted and not outcome.stopped:
         failed = {result.key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
-                                                       options, timeout)
+                                                       options, timeout, {k: v.python for k, v in releases.items()})
     from irtool.harness.baseline import diff_runs, diff_versions
 
     timing = {"time_factor": options.time_factor, "time_floor": options.time_floor}
@@ -371,11 +371,12 @@ def file_op(path: str) -> str | None:
     return family[0].key if len(family) == 1 else None
 
 
-def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float) -> tuple[list, bool]:
+def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float,
+            pythons: dict) -> tuple[list, bool]:
     from irtool.reduce.failures import reduce_failures
 
     return reduce_failures(jobs, report_dir / REDUCED, config=options.config, tolerance=options.tolerance,
-                           timeout=timeout, budget=options.reduce_budget, env=options.env)
+                           timeout=timeout, budget=options.reduce_budget, env=options.env, pythons=pythons)
 
 
 def _write_reports(report_dir: Path, outcome: HarnessOutcome) -> None:
