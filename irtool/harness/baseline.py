@@ -303,9 +303,11 @@ def releases_of(run: RunResults) -> list[str]:
     return sorted(found, key=release_order) if len(found) > 1 else []
 
 
-def diff_versions(run: RunResults, **options: Any) -> list[tuple[str, str, RunDiff]]:
-    """Each release of a run against the next newer one: (older, newer, diff), oldest first.
-    ``options`` are :func:`diff_runs`'s."""
+def diff_versions(run: RunResults) -> list[tuple[str, str, RunDiff]]:
+    """Each release of a run against the next newer one: (older, newer, diff), oldest first, by
+    the rules the run recorded (``diff_rules``: the harness's --drift-factor, --time-factor and
+    --time-floor), else the defaults."""
     releases = releases_of(run)
-    return [(older, newer, diff_runs(run, run, openvino_map={older: newer}, **options))
+    rules = dict(run.meta.get("diff_rules") or {})
+    return [(older, newer, diff_runs(run, run, openvino_map={older: newer}, **rules))
             for older, newer in zip(releases, releases[1:])]

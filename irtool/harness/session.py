@@ -277,7 +277,9 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
                     str(options.shard) if options.shard else None, openvino_version())
     meta["suite_digests"] = sorted(suite.digest for suite in suites)
     meta["matrix"] = matrix_digest(jobs)
-    if releases:
+    if releases:  # the reports compare the releases by the rules of this run
+        meta["diff_rules"] = {"drift_factor": options.drift_factor, "time_factor": options.time_factor,
+                              "time_floor": options.time_floor}
         meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
                                              "problem": env.problem} for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
@@ -335,10 +337,10 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
                                                        options, timeout, {k: v.python for k, v in releases.items()})
     from irtool.harness.baseline import diff_runs, diff_versions
 
-    timing = {"time_factor": options.time_factor, "time_floor": options.time_floor}
     if baseline is not None:
-        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, **timing)
-    outcome.version_diffs = diff_versions(outcome.run, drift_factor=options.drift_factor, **timing)
+        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, time_factor=options.time_factor,
+                                 time_floor=options.time_floor)
+    outcome.version_diffs = diff_versions(outcome.run)
     return outcome
 
 

@@ -170,6 +170,7 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
 
 
 # The run header's fields that reports read, with their types.
+DIFF_RULES = ("drift_factor", "drift_floor", "time_factor", "time_floor")  # of a run's diff between releases
 META_FIELDS: dict[str, tuple[Any, str]] = {
     "suites": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
     "devices": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
@@ -178,6 +179,11 @@ META_FIELDS: dict[str, tuple[Any, str]] = {
     "host": (lambda v: v is None or isinstance(v, dict), "an object"),
     "shards": (lambda v: v is None or (isinstance(v, list) and all(isinstance(x, dict) for x in v)),
                "a list of objects"),
+    "openvino_releases": (lambda v: isinstance(v, dict) and all(isinstance(x, dict) for x in v.values()),
+                          "an object of objects (release -> its environment)"),
+    "diff_rules": (lambda v: isinstance(v, dict) and set(v) <= set(DIFF_RULES) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in v.values()),
+                   f"an object of numbers ({', '.join(DIFF_RULES)})"),
     **{name: (lambda v: v is None or isinstance(v, str), "a string or null")
        for name in ("irtool_version", "openvino_version", "shard", "started", "finished", "matrix")},
 }
