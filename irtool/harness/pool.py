@@ -239,10 +239,11 @@ class Pool:
         if task is None:
             return
         self._give(worker)  # the worker goes on while this process records the answer
-        if "result" in message:
-            result = result_from_json(message["result"])
-            result.openvino_version = worker.openvino_version
-            on_result(result)
+        if "results" in message:
+            for data in message["results"]:
+                result = result_from_json(data)
+                result.openvino_version = worker.openvino_version
+                on_result(result)
         elif task.reproduce_for is not None:
             task.reproduce_for.reproducer = message.get("reproducer")
             on_result(task.reproduce_for)

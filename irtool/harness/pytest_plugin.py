@@ -24,7 +24,8 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict
+from irtool.harness.records import (EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict,
+                                    speaking_result)
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
@@ -86,9 +87,11 @@ class JobItem(pytest.Item):
         reason = skip_reason(self.job.device, self.job.precision, _devices())
         if reason is not None:
             pytest.skip(reason)
-        result = _runner().run(self.job)
+        results = _runner().run(self.job)
         if self.expected is not None:
-            result = expectations.apply(expectations.load_expectations(self.expected), result)
+            entries = expectations.load_expectations(self.expected)
+            results = [expectations.apply(entries, result) for result in results]
+        result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
         if result.verdict == XFAIL:
             pytest.xfail(result.message)

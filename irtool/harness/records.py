@@ -13,7 +13,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from irtool.jsonable import plain, shown, unplain
 
@@ -26,7 +26,10 @@ PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS = (
     "pass", "fail", "unjudged", "error", "crash", "timeout", "skip", "xfail", "xpass")
 VERDICTS = (PASS, FAIL, UNJUDGED, ERROR, CRASH, TIMEOUT, SKIP, XFAIL, XPASS)
 FAILED = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run exit 1
+NODE_SEPARATOR = "::"  # a job's result per recurrent node: case id "<case>::<node name>"
 RAN_OK = frozenset({PASS, UNJUDGED, XFAIL, XPASS, SKIP})
+# Which verdict speaks for a job whose model gave one result per node: the first present.
+JOB_VERDICT_ORDER = (CRASH, TIMEOUT, ERROR, FAIL, XPASS, XFAIL, PASS, UNJUDGED, SKIP)
 JUDGED = frozenset({PASS, FAIL, XFAIL, XPASS})  # outputs were compared with what was expected
 
 # Exit codes of a run (``irtool harness``, the pytest plugin; ``irtool run`` means the same);
@@ -88,12 +91,19 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
     "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
     "rtol": (_is_tolerance, "a number >= 0 or null"),
+    "shapes": (lambda v: isinstance(v, Mapping) and all(
+        isinstance(k, str) and isinstance(d, (list, tuple)) and all(_is_count(x) for x in d) for k, d in v.items()),
+        "an object of input name -> list of sizes"),
+    "tolerances": (lambda v: isinstance(v, Mapping) and all(
+        isinstance(k, str) and isinstance(t, (list, tuple)) and len(t) == 2 and all(_is_tolerance(x) for x in t)
+        for k, t in v.items()), "an object of output name -> [atol, rtol]"),
     "expect_impl": (_optional(_is_str), "a string or null"),
     "max_compile_s": (_optional(lambda v: _is_number(v) and v > 0), "a number > 0 or null"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
-    """One case: an op case (``op`` set) or an IR file (``file`` set).
+    """One case: an op case (``op`` set) or a model file (``file`` set: an IR file, or a
+    ``[[models]]`` entry's IR or ONNX model with its input ``shapes`` and per-output ``tolerances``).
 
     ``attributes`` are typed values with the spec's names; ``sizes`` the free dim symbols
     (batch_size, seq_length, input_size); ``seed`` seeds the inputs (unless ``inputs`` names
@@ -117,6 +127,8 @@ class SuiteCase:
     model_seed: int = 0
     atol: float | None = None
     rtol: float | None = None
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a model's dynamic input dims
+    tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # [NODE:]OUTPUT -> (atol, rtol)
     expect_impl: str | None = None  # text each recurrent node's implementation must contain ("RNNSeq")
     max_compile_s: float | None = None  # seconds its compile may take
 
@@ -130,7 +142,7 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "atol", "rtol", "expect_impl", "max_compile_s"):
+        for name in ("id", "seed", "inputs", "atol", "rtol", "shapes", "tolerances", "expect_impl", "max_compile_s"):
             data.pop(name)
         return repr(sorted(data.items()))
 
@@ -180,6 +192,7 @@ class CaseResult:
     compile_time: float = 0.0
     infer_time: float = 0.0
     implementations: Mapping[str, str] = field(default_factory=dict)  # node -> what the device ran for it
+    node: str | None = None  # the recurrent node judged, where the job's model has several (case is CASE::NODE)
     reproducer: str | None = None  # folder, relative to the report dir
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
     openvino: str | None = None  # the release axis of a run with --openvino (part of the key); else None
@@ -190,8 +203,20 @@ class CaseResult:
         return (self.case, self.device, self.precision, self.openvino)
 
     @property
+    def job_key(self) -> tuple[str, str, str, str | None]:
+        """The key of the job that made this result (a model's job makes one result per node)."""
+        case = self.case[:-len(NODE_SEPARATOR + self.node)] if self.node else self.case
+        return (case, self.device, self.precision, self.openvino)
+
+    @property
     def name(self) -> str:
         return job_name(*self.key)
+
+
+def speaking_result(results: Sequence["CaseResult"]) -> "CaseResult":
+    """The result that speaks for a job: the first by JOB_VERDICT_ORDER (a failing node's)."""
+    return min(results, key=lambda r: JOB_VERDICT_ORDER.index(r.verdict) if r.verdict in JOB_VERDICT_ORDER
+               else len(JOB_VERDICT_ORDER))
 
 
 def case_to_json(case: SuiteCase) -> dict[str, Any]:

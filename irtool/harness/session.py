@@ -283,15 +283,18 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
                                              "problem": env.problem} for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
-    done = {r.key for r in results}
+    done = {r.job_key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
+
+    finished = set(done)
 
     def record(result: CaseResult) -> None:
         result = known.apply(expected, result)
         writer.append(result)
         results.append(result)
+        finished.add(result.job_key)
         if progress:
-            progress(result, len(results), len(jobs))
+            progress(result, len(finished), len(jobs))
 
     devices = list_devices()
     reasons: dict[tuple[str, str], str | None] = {}
@@ -328,11 +331,11 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         outcome.stopped = error.message
     finally:
         _finish_store(writer, outcome)
-        results.sort(key=lambda r: order.get(r.key, len(order)))
+        results.sort(key=lambda r: order.get(r.job_key, len(order)))
         meta["finished"] = now()
         _write_reports(report_dir, outcome)
     if options.reduce_failures and not outcome.interrupted and not outcome.stopped:
-        failed = {result.key for result in outcome.failed}  # known failures (xfail) are not among them
+        failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
                                                        options, timeout, {k: v.python for k, v in releases.items()})
     from irtool.harness.baseline import diff_runs, diff_versions

@@ -27,6 +27,20 @@
     fill_defaults = false
     seeds = [0]
 
+    [[models]]                          # a real model: every recurrent node in it is judged
+    id = "lstm2"                        # default: the file's stem
+    path = "../models/lstm2_bidirectional.xml"   # IR .xml (any converter) or .onnx, relative
+    inputs = "lstm2-inputs.npz"         # optional: inputs by model input name (else seeded)
+    shapes = { x = [4, 2, 5] }          # optional: sizes of dynamic input dims (else from the nodes)
+    seeds = [0]
+    tolerances = { "LSTMSequence_54:Y" = [1e-4, 1e-3] }  # optional [atol, rtol] per [NODE:]OUTPUT
+
+Each recurrent node of a ``[[models]]`` model (or of any file that is not one op fed by its
+inputs) is
+one result of its own, with the case id ``<case>::<node name>``, and one testcase in
+junit.xml; a failing node gets a reproducer of its own (a single-op IR of the node with
+the inputs the device gave it), which ``irtool reduce`` takes.
+
 A list is one axis of the grid, except for a value that is a list itself (an
 ``activations`` list, ``dynamic``): there, a list of lists is the axis.  A case's id is
 ``<id>[<axis>=<value>,...,seed=<n>]`` with every axis written as a list in the file, so
@@ -62,6 +76,8 @@ SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
                        "model_seed", "atol", "rtol", "expect_impl", "max_compile_s"})
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
+MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
+MODEL_SUFFIXES = (".xml", ".onnx")
 WEIGHTS = {"const": False, "parameter": True}
 LIST_TYPES = frozenset({"string_list", "float_list", "int_list", "shape"})
 
@@ -93,9 +109,10 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(f"{path}: not valid TOML: {error}") from None
-    unknown = sorted(set(data) - {"suite", "grid", "files"})
+    unknown = sorted(set(data) - {"suite", "grid", "files", "models"})
     if unknown:
-        raise SuiteError(f"{path}: unknown table [{unknown[0]}]; a suite has [suite], [[grid]] and [[files]]")
+        raise SuiteError(f"{path}: unknown table [{unknown[0]}]; a suite has [suite], [[grid]], [[files]] and "
+                         f"[[models]]")
     head = _table(path, "[suite]", data.get("suite", {}), SUITE_KEYS)
     name = _text(path, head, "name", path.stem)
     description = _text(path, head, "description", "")
@@ -112,13 +129,17 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
     cases: list[SuiteCase] = []
     for where, grid in grids:
         cases.extend(_grid_cases(path, where, name, grid))
-    for where, table in files:
-        cases.extend(_file_cases(path, where, name, _table(path, where, table, FILES_KEYS)))
+    models = [(f"[[models]] {table.get('id', index + 1)!r}", table)
+              for index, table in enumerate(_tables(path, data, "models"))]
+    for where, table in files + models:
+        keys = FILES_KEYS if where.startswith("[[files]]") else MODELS_KEYS
+        make = _file_cases if keys is FILES_KEYS else _model_cases
+        cases.extend(make(path, where, name, _table(path, where, table, keys)))
         if len(cases) > limit:
             raise SuiteError(f"{path}: more than the limit of {limit:,} cases; raise it with max_cases in [suite] "
                              f"or --max-cases")
     if not cases:
-        raise SuiteError(f"{path}: the suite has no cases; add a [[grid]] or [[files]] table")
+        raise SuiteError(f"{path}: the suite has no cases; add a [[grid]], [[files]] or [[models]] table")
     _check_unique(path, cases)
     return Suite(name, path, description, timeout, (path.parent / xfail) if xfail else None, tuple(cases), digest)
 
@@ -243,8 +264,9 @@ def _seeds(path: Path, where: str, table: Mapping[str, Any]) -> list[int]:
 
 def _case_id_base(path: Path, where: str, table: Mapping[str, Any], fallback: str) -> str:
     base = table.get("id", fallback)
-    if not isinstance(base, str) or not base or any(c in base for c in "[]/ "):
-        raise SuiteError(f"{path}: {where}: id {base!r} must be a non-empty name without '[', ']', '/' or spaces")
+    if not isinstance(base, str) or not base or any(c in base for c in "[]/ ") or "::" in base:
+        raise SuiteError(f"{path}: {where}: id {base!r} must be a non-empty name without '[', ']', '/', '::' or "
+                         f"spaces")
     return base
 
 
@@ -354,6 +376,45 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
                                    atol=_tolerance(path, case_id, table, "atol"),
                                    rtol=_tolerance(path, case_id, table, "rtol"),
                                    **_expectations(path, case_id, table)))
+    return cases
+
+
+def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -> list[SuiteCase]:
+    """A [[models]] entry's cases, one per seed (or one with its inputs file)."""
+    given = table.get("path")
+    if not isinstance(given, str) or not given:
+        raise SuiteError(f"{path}: {where}: 'path' is required: the model file, e.g. path = \"models/lstm.xml\"")
+    model = (path.parent / given).resolve()
+    if model.suffix not in MODEL_SUFFIXES:
+        raise SuiteError(f"{path}: {where}: {given!r} is not an IR .xml or an .onnx model")
+    if not model.is_file():
+        raise SuiteError(f"{path}: {where}: {given!r} is no model file (relative to {path.parent})")
+    inputs = table.get("inputs")
+    if inputs is not None:
+        if not isinstance(inputs, str) or not (path.parent / inputs).is_file():
+            raise SuiteError(f"{path}: {where}: inputs {inputs!r} is no .npz file (relative to {path.parent})")
+        inputs = str((path.parent / inputs).resolve())
+    shapes = _mapping(path, where, table, "shapes")
+    for name, dims in shapes.items():
+        if not (isinstance(dims, list) and dims and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                         for d in dims)):
+            raise SuiteError(f"{path}: {where}: shapes.{name} is {dims!r}; expected a list of sizes, e.g. [2, 5, 8]")
+    tolerances = _mapping(path, where, table, "tolerances")
+    for name, pair in tolerances.items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf") for v in pair)):
+            raise SuiteError(f"{path}: {where}: tolerances.{name} is {pair!r}; expected [atol, rtol], two finite "
+                             f"numbers >= 0")
+    base = _case_id_base(path, where, table, model.stem)
+    seeds = [0] if inputs is not None else _seeds(path, where, table)
+    cases = []
+    for seed in seeds:
+        case_id = f"{base}[inputs]" if inputs is not None else f"{base}[seed={seed}]"
+        cases.append(SuiteCase(id=case_id, suite=suite, file=str(model), inputs=inputs, seed=seed,
+                               shapes={name: tuple(dims) for name, dims in shapes.items()},
+                               tolerances={name: (float(a), float(r)) for name, (a, r) in tolerances.items()},
+                               atol=_tolerance(path, case_id, table, "atol"),
+                               rtol=_tolerance(path, case_id, table, "rtol")))
     return cases
 
 

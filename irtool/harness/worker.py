@@ -31,8 +31,8 @@ import numpy as np
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
 from irtool.harness import faults
-from irtool.harness.records import (ERROR, FAIL, PASS, UNJUDGED, CaseResult, Job, SuiteCase, case_from_json,
-                                    case_to_json, plain, result_to_json)
+from irtool.harness.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, UNJUDGED, CaseResult, Job, SuiteCase,
+                                    case_from_json, case_to_json, plain, result_to_json)
 from irtool.harness.suite import op_case
 
 MODEL_CACHE = 8
@@ -91,8 +91,12 @@ class Runner:
         self._references = Lru(REFERENCE_CACHE)  # (model key, node, digest of its inputs) -> outputs
 
     # ------------------------------------------------------------------ one job
-    def run(self, job: Job) -> CaseResult:
-        """Run one job and judge it; every failure of the case becomes a verdict, never an exception."""
+    def run(self, job: Job) -> list[CaseResult]:
+        """Run one job and judge it; every failure of the case becomes a verdict, never an exception.
+
+        One result for a model of one recurrent op fed by its inputs (what ``irtool build`` writes)
+        or with no recurrent node; one per recurrent node for any other model (case ids
+        ``CASE::NODE``): each judged node is a result of its own in results and reports."""
         from irtool.execute import execute, judge
 
         case = job.case
@@ -116,6 +120,12 @@ class Runner:
             result.infer_time = executed.seconds
             judgment = judge(prepared, inputs, executed, self._policy(case), compiled.run.precision,
                              self._reference(case))
+            if prepared.single is None and judgment.nodes:  # a whole model: a result per node
+                results = self._per_node(result, job, prepared, data, executed, judgment, compiled)
+                elapsed = time.perf_counter() - start
+                for each in results:
+                    each.time = elapsed
+                return results
             self._record(result, job, prepared, data, executed, judgment)
             broken = expectations_broken(case, result.implementations, compiled.seconds)
             if broken and result.verdict in (PASS, FAIL):
@@ -126,26 +136,22 @@ class Runner:
             if prepared is not None and data is not None:
                 self._reproduce(job, result, prepared, data.inputs)
         result.time = time.perf_counter() - start
-        return result
+        return [result]
 
     def _record(self, result: CaseResult, job: Job, prepared: Any, data: CaseData, executed: Any,
                 judgment: Any) -> None:
-        """The judgment as a CaseResult: the nodes' output diffs (named NODE:PORT when the model has
-        several nodes), the verdict, and a reproducer for a failure."""
-        several = len(judgment.nodes) > 1
-        diffs = [(f"{node.name}:{d.name}" if several else d.name, d) for node in judgment.nodes for d in node.outputs]
-        result.outputs = [output_record(d, name) for name, d in diffs]
-        result.max_abs = max((d.max_abs for _, d in diffs), default=None)
+        """The judgment of a single-op model (or one with no recurrent node) as its CaseResult: the
+        node's output diffs, the verdict, and a reproducer for a failure."""
+        diffs = [d for node in judgment.nodes for d in node.outputs]
+        result.outputs = [output_record(d) for d in diffs]
+        result.max_abs = max((d.max_abs for d in diffs), default=None)
         result.verdict = judgment.verdict
         if judgment.verdict == UNJUDGED:
             result.message = f"no reference applies: {judgment.why_unjudged}"
             return
-        problems = [f"{name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{name} ({d.problem})"
-                    for name, d in diffs if not d.passed]
+        problems = [_problem(d) for d in diffs if not d.passed]
         problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]
-        if judgment.probe_check is not None and not judgment.probe_check.passed:
-            problems.append("probing changed the model's outputs (" + ", ".join(
-                f"{d.name} max abs {d.max_abs:.3g}" for d in judgment.probe_check.outputs if not d.passed) + ")")
+        problems += _probe_problem(judgment)
         if judgment.verdict in (FAIL, ERROR):
             result.message = ("outside tolerance: " if judgment.verdict == FAIL else "") + ", ".join(problems)
             single = prepared.single
@@ -157,12 +163,43 @@ class Runner:
                 expected = [reference[by_port[d.name]] for d in judgment.outputs] if judgment.outputs else None
             self._reproduce(job, result, prepared, data.inputs, executed.outputs, expected, judgment.outputs)
 
+    def _per_node(self, base: CaseResult, job: Job, prepared: Any, data: CaseData, executed: Any, judgment: Any,
+                  compiled: Any) -> list[CaseResult]:
+        """One result per node of a whole model: its verdict, diffs and implementation, and a
+        reproducer of the node (a single-op IR with its captured inputs) where it fails.  Probing
+        that changed the model's outputs fails every node: none of them may be what the model runs."""
+        from irtool.execute import node_folder_name, write_node_reproducer
+
+        probe = _probe_problem(judgment)
+        results = []
+        for node, verdict in zip(prepared.nodes, judgment.nodes):
+            result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{node.name}", node=node.name,
+                                         op=f"{node.spec.type}-{node.spec.version}",
+                                         implementations={k: v for k, v in base.implementations.items()
+                                                          if k == node.name})
+            result.outputs = [output_record(d) for d in verdict.outputs]
+            result.max_abs = verdict.max_abs
+            result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict
+            reasons = ([f"no reference applies: {verdict.reason}"] if verdict.verdict == UNJUDGED else
+                       ["outside tolerance: " + ", ".join(_problem(d) for d in verdict.outputs if not d.passed)]
+                       if verdict.verdict == FAIL else [verdict.reason or ""] if verdict.verdict == ERROR else [])
+            result.message = "; ".join(filter(None, reasons + probe))
+            if verdict.verdict == FAIL and self.options.report_dir is not None:
+                relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(node.name)}"
+                folder = Path(self.options.report_dir) / relative
+                write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
+                                      self.options.config)
+                result.reproducer = relative
+            results.append(result)
+        return results
+
     def _policy(self, case: SuiteCase) -> TolerancePolicy:
-        """The case's own atol/rtol, unless the run overrides them."""
+        """The case's own atol/rtol (and per-output ones), unless the run overrides them."""
         policy = self.options.tolerance
         return TolerancePolicy(policy.atol if policy.atol is not None else case.atol,
                                policy.rtol if policy.rtol is not None else case.rtol,
-                               policy.output_atol, policy.output_rtol)
+                               {**{k: t[0] for k, t in case.tolerances.items()}, **(policy.output_atol or {})},
+                               {**{k: t[1] for k, t in case.tolerances.items()}, **(policy.output_rtol or {})})
 
     def _reference(self, case: SuiteCase) -> Any:
         """The reference of a node on its input arrays, cached by the arrays' digest: the same for
@@ -179,13 +216,13 @@ class Runner:
     # ------------------------------------------------------------------ caches
     def data(self, case: SuiteCase, prepared: Any) -> CaseData:
         """The case's inputs, made once for all its devices and precisions: from its .npz, or
-        seeded (dynamic dims take the case's sizes)."""
+        seeded (dynamic dims take the case's shapes and sizes)."""
         from irtool.execute import case_inputs
 
-        key = (case.model_key, case.seed, case.inputs)
+        key = (case.model_key, case.seed, case.inputs, repr(sorted(case.shapes.items())))
         found = self._data.get(key)
         if found is None:
-            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, sizes=case.sizes)
+            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=case.sizes)
             found = self._data.put(key, CaseData(inputs))
         return found
 
@@ -305,6 +342,19 @@ def expectations_broken(case: SuiteCase, implementations: Mapping[str, str], com
     return broken
 
 
+def _problem(diff: Any) -> str:
+    return f"{diff.name} (max abs {diff.max_abs:.3g}, {diff.outside}/{diff.total})" if not diff.problem \
+        else f"{diff.name} ({diff.problem})"
+
+
+def _probe_problem(judgment: Any) -> list[str]:
+    check = judgment.probe_check
+    if check is None or check.passed:
+        return []
+    return ["probing changed the model's outputs (" + ", ".join(
+        f"{d.name} max abs {d.max_abs:.3g}" for d in check.outputs if not d.passed) + ")"]
+
+
 def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """A single-op model's attributes and dim sizes on these inputs (empty for other models)."""
     node = prepared.single
@@ -353,12 +403,13 @@ def serve(requests: Any, answers: Any) -> None:
             job = job_from_json(request["job"])
             print(f"irtool worker {os.getpid()}: running {job.name}", file=sys.stderr, flush=True)
             try:
-                result = runner.run(job)
+                results = runner.run(job)
             except Exception as error:  # irtool's own bug: say so for this job, keep serving
                 result = base_result(job)
                 result.message = f"internal error (an irtool bug): {type(error).__name__}: {error}"
                 result.stderr = traceback.format_exc().splitlines()[-20:]
-            _send(answers, {"result": result_to_json(result)})
+                results = [result]
+            _send(answers, {"results": [result_to_json(result) for result in results]})
         elif "reproduce" in request:
             try:
                 folder = runner.reproduce_only(job_from_json(request["reproduce"]))

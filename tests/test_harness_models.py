@@ -1,0 +1,109 @@
+"""``[[models]]`` in suites: real converted models, every recurrent node one result and one testcase."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lxml.etree as ET
+import pytest
+
+from irtool.harness.records import NODE_SEPARATOR
+from irtool.harness.suite import SuiteError, load_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "samples" / "suites" / "models.toml"
+
+
+def irtool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irtool", *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("models") / "out"
+    done = irtool("harness", str(MODELS), "-d", "CPU", "--report-dir", str(out), "--no-progress")
+    return done, out, json.loads((out / "results.json").read_text())["results"]
+
+
+def test_every_node_of_every_model_is_a_result_of_its_own(run):
+    done, _, results = run
+    assert done.returncode == 0, done.stdout + done.stderr
+    by_model: dict[str, list[dict]] = {}
+    for result in results:
+        model, sep, node = result["case"].partition(NODE_SEPARATOR)
+        assert sep and node == result["node"], result["case"]
+        by_model.setdefault(model, []).append(result)
+    assert {m: len(r) for m, r in by_model.items()} == {
+        "lstm2_bidirectional[seed=0]": 2, "lstm2_bidirectional[seed=1]": 2, "lstm2-onnx[seed=0]": 2,
+        "gru_lengths[seed=0]": 1}
+    for result in results:
+        assert result["outputs"] and result["implementations"].keys() == {result["node"]}
+        assert result["op"] in ("LSTMSequence-5", "GRUSequence-5")
+    onnx = by_model["lstm2-onnx[seed=0]"][0]
+    assert onnx["shapes"] == {"x": [6, 3, 5]}  # the suite's shapes, not the defaults
+    assert all(r["verdict"] == "pass" for m, rs in by_model.items() if m.startswith("lstm2") for r in rs)
+
+
+def test_the_known_cpu_bug_is_a_known_failure_with_a_node_reproducer(run):
+    _, out, results = run
+    (gru,) = [r for r in results if r["case"].startswith("gru_lengths")]
+    assert gru["verdict"] == "xfail" and "ignores sequence_lengths" in gru["message"]
+    folder = out / gru["reproducer"]
+    case = json.loads((folder / "case.json").read_text())
+    assert case["result"]["node"] == gru["node"] and (folder / "reproduce.py").is_file()
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 1 and "MISMATCH" in alone.stdout
+
+
+def test_each_node_is_a_testcase_in_junit(run):
+    _, out, results = run
+    cases = [case.get("name") for case in ET.parse(str(out / "junit.xml")).getroot().iter("testcase")]
+    assert sorted(cases) == sorted(r["case"] for r in results)
+
+
+def test_per_node_tolerances_from_the_suite_apply(tmp_path):
+    suite = tmp_path / "s.toml"
+    model = ROOT / "samples" / "models" / "lstm2_bidirectional.xml"
+    suite.write_text(f'[[models]]\npath = "{model}"\ntolerances = {{ "LSTMSequence_117:Y" = [0.0, 0.0] }}\n')
+    done = irtool("harness", str(suite), "--report-dir", str(tmp_path / "out"), "--no-progress")
+    results = {r["node"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert done.returncode == 1
+    tight = next(o for o in results["LSTMSequence_117"]["outputs"] if o["name"] == "Y")
+    assert (tight["atol"], tight["rtol"]) == (0.0, 0.0) and results["LSTMSequence_117"]["verdict"] == "fail"
+    assert results["LSTMSequence_54"]["verdict"] == "pass"
+    assert {o["atol"] for o in results["LSTMSequence_54"]["outputs"]} == {1e-5}
+
+
+def test_a_model_with_no_recurrent_node_is_unjudged_and_the_run_says_so(tmp_path):
+    import numpy as np
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    x = ops.parameter([2, 3], np.float32, name="x")
+    ov.save_model(ov.Model([ops.relu(x)], [x], "relu"), str(tmp_path / "relu.xml"))
+    (tmp_path / "s.toml").write_text('[[models]]\npath = "relu.xml"\n')
+    done = irtool("harness", str(tmp_path / "s.toml"), "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 3 and "PASSED" not in done.stdout, done.stdout + done.stderr
+    (result,) = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert result["verdict"] == "unjudged" and "no node of the recurrent family" in result["message"]
+
+
+@pytest.mark.parametrize("table, says", [
+    ('[[models]]\nid = "x"\n', "'path' is required"),
+    ('[[models]]\npath = "m.pb"\n', "is not an IR .xml or an .onnx model"),
+    ('[[models]]\npath = "gone.xml"\n', "is no model file"),
+    ('[[models]]\npath = "m.xml"\nshapes = { x = [2, -1] }\n', "shapes.x is [2, -1]; expected a list of sizes"),
+    ('[[models]]\npath = "m.xml"\ntolerances = { Y = 1e-3 }\n', "tolerances.Y is 0.001; expected [atol, rtol]"),
+    ('[[models]]\npath = "m.xml"\ninputs = "none.npz"\n', "inputs 'none.npz' is no .npz file"),
+    ('[[models]]\nid = "a::b"\npath = "m.xml"\n', "without '[', ']', '/', '::' or spaces"),
+    ('[[models]]\npath = "m.xml"\nnodes = 1\n', "nodes"),
+])
+def test_bad_model_tables_name_the_table_and_the_key(tmp_path, table, says):
+    (tmp_path / "m.xml").write_text("<net/>")
+    (tmp_path / "m.pb").write_text("")
+    (tmp_path / "s.toml").write_text(table)
+    with pytest.raises(SuiteError, match=None) as caught:
+        load_suite(tmp_path / "s.toml")
+    assert says in caught.value.message and "[[models]]" in caught.value.message
