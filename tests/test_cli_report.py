@@ -51,7 +51,8 @@ def test_diff_reports_regressions_and_exits_1(runs, capsys):
 
 def test_diff_of_report_dirs_without_regression_exits_0(runs, capsys):
     assert main(["report", "diff", str(runs[1].parent), str(runs[1].parent)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "OK: no new failure, crash, drift, change of implementation or slowdown (0 fixed)"
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "OK: no new failure, crash, drift, change of implementation or slowdown (0 fixed)")
 
 
 def test_diff_options_and_json(runs, capsys):

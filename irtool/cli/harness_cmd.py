@@ -57,8 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-factor", type=float, default=2.0, metavar="F",  # baseline.TIME_FACTOR
                         help="with --baseline or several --openvino releases: a compile or first inference more "
                              "than F times slower is a regression (default 2)")
-    parser.add_argument("--time-floor", type=float, default=0.5, metavar="S",  # baseline.TIME_FLOOR
-                        help="... when it is also slower by more than S seconds (default 0.5: the noise of a "
+    parser.add_argument("--time-floor", type=float, default=1.0, metavar="S",  # baseline.TIME_FLOOR
+                        help="... when it is also slower by more than S seconds (default 1: the noise of a "
                              "busy machine does not count)")
     parser.add_argument("--openvino", metavar="RELEASES",
                         help="run under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     diff.add_argument("--time-factor", type=float, metavar="F",
                       help="a compile or first inference more than F times slower is a regression (default 2)")
     diff.add_argument("--time-floor", type=float, metavar="S",
-                      help="... when it is also slower by more than S seconds (default 0.5)")
+                      help="... when it is also slower by more than S seconds (default 1)")
     diff.add_argument("--format", choices=FORMATS, default="text")
     diff.set_defaults(handler=handle_diff)
 

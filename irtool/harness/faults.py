@@ -71,7 +71,8 @@ def parse_faults(text: str) -> list[Fault]:
             except ValueError:
                 seconds = math.nan
             if not 0 < seconds < 3600:
-                raise FaultError(f"{ENV}={text!r}: slow takes seconds first (0 < S < 3600), e.g. slow:2,op=GRUSequence-5")
+                raise FaultError(f"{ENV}={text!r}: slow takes seconds first (0 < S < 3600), "
+                                 "e.g. slow:2,op=GRUSequence-5")
         for condition in parts:
             key, sep, value = condition.partition("=")
             if not sep:

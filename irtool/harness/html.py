@@ -169,7 +169,8 @@ def _version_diffs(run: RunResults) -> str:
                    "no new failure, crash, drift, change of implementation or slowdown")
         parts.append(f"<h3>OpenVINO {_e(older)} &rarr; {_e(newer)}: {verdict}</h3>\n"
                      + (_table(("change", "jobs", "which"), rows, "versions") if rows else
-                        "<p>The releases agree on every job: same verdicts, no drift, the same implementations, no slowdown.</p>"))
+                        "<p>The releases agree on every job: same verdicts, no drift, the same implementations, "
+                        "no slowdown.</p>"))
     return "<h2>Between OpenVINO releases</h2>\n" + "\n".join(parts) if parts else ""
 
 

@@ -188,8 +188,8 @@ class Pool:
         stderr = tempfile.TemporaryFile()
         read_end, write_end = lifeline()
         try:
-            process = subprocess.Popen((self.python, *WORKER_MODULE), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                       env={**worker_environment(self.env), **lifeline_env(read_end)},
+            process = subprocess.Popen((self.python, *WORKER_MODULE), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=stderr, env={**worker_environment(self.env), **lifeline_env(read_end)},
                                        pass_fds=(read_end,))
         except OSError as error:
             os.close(write_end)

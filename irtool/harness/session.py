@@ -137,7 +137,8 @@ class HarnessOutcome:
     @property
     def verdict(self) -> tuple[str, int]:
         """The run's word and exit code: see :func:`irtool.harness.records.run_verdict`."""
-        regressed = (self.diff is not None and self.diff.regressed) or any(d.regressed for _, _, d in self.version_diffs)
+        regressed = ((self.diff is not None and self.diff.regressed)
+                     or any(diff.regressed for _, _, diff in self.version_diffs))
         return run_verdict(self.run.summary, regressed)
 
     @property
