@@ -15,6 +15,7 @@ its jobs are skipped like an absent device's.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -78,6 +79,17 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
     made first if it is absent or half-made."""
     if release == CURRENT:
         return Environment(CURRENT, sys.executable, _version(sys.executable)[0])
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        lock = open(cache / f"openvino-{release}.lock", "a")
+    except OSError as error:
+        raise EnvironmentError_(f"--openvino-cache {cache}: cannot use it ({error.strerror})") from None
+    with lock:  # one process makes a release's environment; the others wait, then use it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure(release, cache, log)
+
+
+def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Environment:
     folder = cache / f"openvino-{release}"
     python = str(folder / "bin" / "python")
     marker = folder / MARKER
@@ -92,7 +104,6 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
         if log:
             log(f"openvino {release}: {folder} is not a whole environment; making it again")
         shutil.rmtree(folder, ignore_errors=True)
-    cache.mkdir(parents=True, exist_ok=True)
     if log:
         log(f"openvino {release}: making an environment in {folder} (python -m venv, pip install)")
     problem = _make(folder, release)

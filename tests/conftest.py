@@ -18,6 +18,28 @@ def samples_dir() -> Path:
     return SAMPLES
 
 
+OLDER_OPENVINO = "2025.4.1"  # the older release tests install (once per run: the cache is shared by xdist workers)
+
+
+@pytest.fixture(scope="session")
+def openvino_cache(tmp_path_factory) -> Path:
+    """The environments' cache of this test run: one folder for every xdist worker (ensure() locks a
+    release while it makes it), so that the older release is installed once."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "openvino-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def older_openvino(openvino_cache):
+    """(Environment of OLDER_OPENVINO, what ensure() logged making it; empty if another worker made it)."""
+    from irtool.environments import ensure
+
+    log: list[str] = []
+    return ensure(OLDER_OPENVINO, openvino_cache, log.append), log
+
+
 @pytest.fixture(scope="session")
 def cpu_precisions() -> tuple[str, ...]:
     """The precisions this machine's CPU lists in OPTIMIZATION_CAPABILITIES (bf16 only on CPUs

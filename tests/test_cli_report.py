@@ -51,7 +51,8 @@ def test_diff_reports_regressions_and_exits_1(runs, capsys):
 
 def test_diff_of_report_dirs_without_regression_exits_0(runs, capsys):
     assert main(["report", "diff", str(runs[1].parent), str(runs[1].parent)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "OK: no new failure, crash or drift (0 fixed)"
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "OK: no new failure, crash, drift, change of implementation or slowdown (0 fixed)")
 
 
 def test_diff_options_and_json(runs, capsys):
@@ -73,7 +74,7 @@ def test_diff_with_device_map(tmp_path, capsys):
     (["report", "diff", "{missing}", "{new}"], "no such results file"),
     (["report", "diff", "{junk}", "{new}"], "not a results.json"),
     (["report", "diff", "{old}", "{new}", "--drift-factor", "0.5"], "drift factor 0.5: expected a number >= 1"),
-    (["report", "diff", "{old}", "{new}", "--device-map", "CPU"], "--device-map CPU: expected OLD_DEVICE=NEW_DEVICE"),
+    (["report", "diff", "{old}", "{new}", "--device-map", "CPU"], "--device-map CPU: expected OLD=NEW, e.g. CPU=GPU"),
     (["report", "merge", "{old}", "{missing}", "-o", "{out}"], "no such results file"),
     (["report", "render", "{old}", "-o", "{junk}/out"], "cannot create the report folder"),
 ])

@@ -168,10 +168,11 @@ def test_every_substitution_and_exit_code_is_used():
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if commands(p)], ids=lambda p: p.name)
-def test_the_commands_of_a_page_run_as_written(page, tmp_path):
+def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
     copy = fresh_copy(tmp_path / "repo")
+    # --openvino examples use the test run's cache of releases (made once, conftest.openvino_cache)
     env = {**os.environ, "PATH": f"{shims(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(copy)}
+           "PYTHONPATH": str(copy), "IRTOOL_OPENVINO_CACHE": str(openvino_cache)}
     env.pop("IRTOOL_FAULT", None)
     for shown in commands(page):
         command, _ = prepared(shown)

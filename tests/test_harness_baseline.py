@@ -86,7 +86,8 @@ def test_device_map_pairs_devices_of_two_runs():
     diff = diff_runs(old, new, device_map={"CPU": "GPU"})
     assert _kinds(diff) == {"new_failures": ["b on GPU at f32"]}  # AUTO:CPU of old and CPU of new left out
     assert diff.to_json()["new_failures"][0] | {"message": ""} == {
-        "case": "b", "device": "GPU", "precision": "f32", "old_device": "CPU", "old": "pass", "new": "fail",
+        "case": "b", "device": "GPU", "precision": "f32", "openvino": None, "old_openvino": None,
+        "old_device": "CPU", "old": "pass", "new": "fail",
         "old_max_abs": 1e-7, "new_max_abs": 0.1, "factor": pytest.approx(1e6), "message": ""}
 
 

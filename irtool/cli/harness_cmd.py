@@ -54,6 +54,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="results.json (or report dir) of an earlier run: report and fail on regressions")
     parser.add_argument("--drift-factor", type=float, default=2.0, metavar="F",
                         help="with --baseline: max error grown more than F times is drift (default 2)")
+    parser.add_argument("--time-factor", type=float, default=2.0, metavar="F",  # baseline.TIME_FACTOR
+                        help="with --baseline or several --openvino releases: a compile or first inference more "
+                             "than F times slower is a regression (default 2)")
+    parser.add_argument("--time-floor", type=float, default=1.0, metavar="S",  # baseline.TIME_FLOOR
+                        help="... when it is also slower by more than S seconds (default 1: the noise of a "
+                             "busy machine does not count)")
+    parser.add_argument("--openvino", metavar="RELEASES",
+                        help="run under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "
+                             "(current: the one installed here); each other release gets its own environment, "
+                             "made with venv and pip on first use; the releases are compared with each other")
+    parser.add_argument("--openvino-cache", type=Path, metavar="DIR",
+                        help="where the releases' environments are kept (default $IRTOOL_OPENVINO_CACHE, else "
+                             "~/.cache/irtool/openvino)")
     add_judging_options(parser)
     parser.add_argument("--reduce-failures", action="store_true",
                         help="after the run, shrink each new failure to its smallest reproducer (irtool reduce) "
@@ -67,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.devices import parse_device_list
+    from irtool.environments import parse_releases
     from irtool.harness.matrix import check_precisions, parse_list, parse_shard
     from irtool.harness.session import HarnessOptions, run_harness
 
@@ -77,12 +91,15 @@ def handle(args: argparse.Namespace) -> int:
         shard=parse_shard(args.shard) if args.shard else None, expected_failures=args.xfail,
         baseline=args.baseline, drift_factor=args.drift_factor, config=parse_config(args.config),
         tolerance=parse_tolerances(args.atol, args.rtol), reduce_failures=args.reduce_failures,
-        reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases)
+        reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases,
+        openvino=parse_releases(args.openvino) if args.openvino is not None else (),
+        openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor)
     bar = None if args.no_progress else Progress(sys.stderr)
     text = args.format == "text"
     try:
         with sigterm_as_interrupt():
-            outcome = run_harness(options, bar, (lambda plan: print(header(plan), flush=True)) if text else None)
+            outcome = run_harness(options, bar, (lambda plan: print(header(plan), flush=True)) if text else None,
+                                  lambda line: print(line, file=sys.stderr, flush=True))
     finally:
         if bar:
             bar.finish()
@@ -191,6 +208,11 @@ def render(outcome: Any, report_dir: Path) -> str:
         from irtool.harness.baseline import render_diff
 
         lines.append(render_diff(outcome.diff, where=lambda r: _where(r, report_dir)))
+    for older, newer, diff in outcome.version_diffs:
+        from irtool.harness.baseline import render_diff
+
+        lines.append(f"openvino {older} -> {newer}:")
+        lines.append(render_diff(diff, where=lambda r: _where(r, report_dir)))
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
@@ -208,11 +230,13 @@ def _where(result: Any, report_dir: Path) -> str:
 
 def _table(results: list) -> list[str]:
     """Verdict counts per device and precision."""
-    rows: dict[tuple[str, str], Counter] = {}
+    from irtool.harness.reports import column_label
+
+    rows: dict[tuple[str, str, str | None], Counter] = {}
     for result in results:
-        rows.setdefault((result.device, result.precision), Counter())[result.verdict] += 1
+        rows.setdefault((result.device, result.precision, result.openvino), Counter())[result.verdict] += 1
     columns = [v for v in SHOWN_VERDICTS if any(c[v] for c in rows.values())]
-    names = [f"{device} {precision}" for device, precision in rows]
+    names = [column_label(*row) for row in rows]
     width = max([len("device precision")] + [len(n) for n in names])
     lines = [f"  {'device precision':<{width}}  " + "  ".join(f"{c:>7}" for c in columns)]
     for name, counts in zip(names, rows.values()):
@@ -230,4 +254,7 @@ def summary_json(outcome: Any) -> dict[str, Any]:
                         for r in outcome.reduced]}
     if outcome.diff is not None:
         data["baseline"] = outcome.diff.to_json()
+    if outcome.version_diffs:
+        data["openvino_diffs"] = [{"older": older, "newer": newer, **diff.to_json()}
+                                  for older, newer, diff in outcome.version_diffs]
     return data

@@ -34,6 +34,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="max abs error at or under which growth is noise (default 1e-6)")
     diff.add_argument("--device-map", action="append", default=[], metavar="OLD=NEW",
                       help="compare OLD's device with NEW's device (repeatable), e.g. CPU=GPU")
+    diff.add_argument("--openvino-map", action="append", default=[], metavar="OLD=NEW",
+                      help="compare OLD's results of one OpenVINO release with NEW's of another (runs with "
+                           "--openvino; repeatable; OLD and NEW may be the same run), e.g. 2025.4.1=2026.4.1")
+    diff.add_argument("--time-factor", type=float, metavar="F",
+                      help="a compile or first inference more than F times slower is a regression (default 2)")
+    diff.add_argument("--time-floor", type=float, metavar="S",
+                      help="... when it is also slower by more than S seconds (default 1)")
     diff.add_argument("--format", choices=FORMATS, default="text")
     diff.set_defaults(handler=handle_diff)
 
@@ -56,10 +63,11 @@ def handle_diff(args: argparse.Namespace) -> int:
     from irtool.harness.baseline import diff_runs, render_diff
     from irtool.harness.store import load_results
 
-    options = {name: value for name, value in (("drift_factor", args.drift_factor), ("drift_floor", args.drift_floor))
-               if value is not None}
+    options = {name: getattr(args, name) for name in ("drift_factor", "drift_floor", "time_factor", "time_floor")
+               if getattr(args, name) is not None}
     old, new = load_results(args.old), load_results(args.new)
-    diff = diff_runs(old, new, device_map=parse_device_map(args.device_map), **options)
+    diff = diff_runs(old, new, device_map=parse_pairs(args.device_map, "--device-map", "CPU=GPU"),
+                     openvino_map=parse_pairs(args.openvino_map, "--openvino-map", "2025.4.1=2026.4.1"), **options)
     if args.format == "json":
         print(json.dumps(diff.to_json(), indent=1, allow_nan=False))
     else:
@@ -97,12 +105,13 @@ def _write(folder: Path, run: Any) -> int:
     return 0
 
 
-def parse_device_map(items: list[str]) -> dict[str, str]:
+def parse_pairs(items: list[str], option: str, example: str) -> dict[str, str]:
+    """``--device-map CPU=GPU`` or ``--openvino-map 2025.4.1=2026.4.1`` (repeated) -> {old: new}."""
     pairs = {}
     for item in items:
         old, sep, new = item.partition("=")
         if not sep or not old.strip() or not new.strip():
-            raise UsageError(f"--device-map {item}: expected OLD_DEVICE=NEW_DEVICE, e.g. CPU=GPU")
+            raise UsageError(f"{option} {item}: expected OLD=NEW, e.g. {example}")
         pairs[old.strip()] = new.strip()
     return pairs
 
@@ -110,4 +119,5 @@ def parse_device_map(items: list[str]) -> dict[str, str]:
 # ----------------------------------------------------------------------------- rendering
 
 def _describe(meta: dict[str, Any]) -> str:
-    return f"OpenVINO {meta.get('openvino_version', '?')}, {', '.join(meta.get('devices') or ()) or 'no devices'}"
+    releases = ", ".join(meta.get("openvino_releases") or ()) or meta.get("openvino_version", "?")
+    return f"OpenVINO {releases}, {', '.join(meta.get('devices') or ()) or 'no devices'}"

@@ -8,9 +8,20 @@ crash or timeout, now pass or xpass), drift (same verdict, max abs error grown m
 the new run is "added" and, if it failed, also a new failure or crash (the baseline does
 not vouch for it); a key only in the old run is "removed" (a partial run removes many).
 
+Besides the verdicts, a pair is checked for what ran and how long it took, whatever its
+verdict list: "implementation" when a node's implementation (irtool.runtime.what_ran:
+``RNNSeq (f32)`` became ``TensorIterator (f32; decomposed)``) or the effective precision
+changed, "slower" when the compile or first-inference time grew more than ``time_factor``
+times and by more than ``time_floor`` seconds (milliseconds of scheduling noise are not a
+regression).  Both count as regressions: a fallback that still gives the right numbers is the
+kind of regression the numbers alone miss.
+
 Two runs may be two OpenVINO versions or two devices: ``device_map={"CPU": "GPU"}`` pairs
 the old run's CPU results with the new run's GPU results (and leaves out every other
-device of either run).
+device of either run).  Results of a run with several releases (``--openvino``) carry their
+release (``CaseResult.openvino``): two runs that each hold one release pair up as they are;
+runs with several pair release with release, or as ``openvino_map={"2025.4.1": "2026.4.1"}``
+says (both may be one run: :func:`diff_versions` compares each release of a run with the next).
 """
 from __future__ import annotations
 
@@ -30,7 +41,13 @@ DRIFT_FACTOR = 2.0
 DRIFT_FLOOR = 1e-6
 CRASHED = frozenset({CRASH, TIMEOUT})
 LISTED = 10  # added and removed jobs shown in the text (a partial run removes hundreds); JSON has all
-KINDS = ("new_failures", "new_crashes", "drift", "fixed", "changed", "added", "removed")  # the lists of a RunDiff
+TIME_FACTOR = 2.0
+# Compile and first-inference times of these small models are tens of milliseconds and wobble by
+# many times that on a shared machine (measured at loads of 6 to 8 on 2 cores: a compile of 0.04 s
+# took 0.16 s in the next run, one of 0.17 s took 0.69 s); a growth under a second is not reported.
+TIME_FLOOR = 1.0
+KINDS = ("new_failures", "new_crashes", "drift", "implementation", "slower", "fixed", "changed", "added",
+         "removed")  # the lists of a RunDiff
 
 
 class BaselineError(IrtoolError):
@@ -57,12 +74,39 @@ class Change:
             return math.inf if self.new.max_abs > 0 else 1.0
         return self.new.max_abs / self.old.max_abs
 
-    def describe(self) -> str:
+    def ran_differently(self) -> list[str]:
+        """What ran for a node, or at what precision, that differs between the two runs."""
+        old, new = self.old, self.new
+        if old is None or new is None:
+            return []
+        found = [f"{node}: {old.implementations[node]} -> {new.implementations.get(node, 'absent')}"
+                 for node in old.implementations if old.implementations[node] != new.implementations.get(node)
+                 and new.implementations]
+        if old.effective_precision and new.effective_precision and old.effective_precision != new.effective_precision:
+            found.append("effective precision " + _precisions(old) + " -> " + _precisions(new))
+        return found
+
+    def slower(self, factor: float, floor: float) -> list[str]:
+        """The times (compile, first inference) that grew more than ``factor`` times and ``floor`` seconds."""
+        if self.old is None or self.new is None:
+            return []
+        found = []
+        for what in ("compile_time", "infer_time"):
+            before, after = getattr(self.old, what), getattr(self.new, what)
+            if before > 0 and after > before * factor and after - before > floor:
+                found.append(f"{what.split('_')[0]} {before:.3g} s -> {after:.3g} s (x{after / before:.3g})")
+        return found
+
+    def describe(self, notes: list[str] | None = None) -> str:
         """One line: ``gru-b on CPU at f32: pass -> fail, max abs 2e-07 -> 0.2 (x1e+06): message``."""
         old, new = self.old, self.new
+        if notes:
+            return f"{self.name}: " + "; ".join(notes)
         was = "absent" if old is None else old.verdict
         if old and new and old.device != new.device:
             was += f" on {old.device}"
+        if old and new and old.openvino != new.openvino and old.openvino:
+            was += f" on openvino {old.openvino}"
         text = f"{self.name}: {was} -> {new.verdict if new else 'absent'}"
         if old and new and self.factor is not None:
             text += f", max abs {old.max_abs:.3g} -> {new.max_abs:.3g} (x{self.factor:.3g})"
@@ -75,6 +119,7 @@ class Change:
     def to_json(self) -> dict[str, Any]:
         ref = self.new or self.old
         return {"case": ref.case, "device": ref.device, "precision": ref.precision,  # type: ignore[union-attr]
+                "openvino": ref.openvino, "old_openvino": self.old.openvino if self.old else None,  # type: ignore
                 "old_device": self.old.device if self.old else None,
                 "old": self.old.verdict if self.old else None, "new": self.new.verdict if self.new else None,
                 "old_max_abs": self.old.max_abs if self.old else None,
@@ -82,13 +127,21 @@ class Change:
                 "factor": self.factor, "message": self.new.message if self.new else ""}
 
 
+def _precisions(result: CaseResult) -> str:
+    return ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())
+
+
 @dataclass
 class RunDiff:
     drift_factor: float = DRIFT_FACTOR
     drift_floor: float = DRIFT_FLOOR
+    time_factor: float = TIME_FACTOR
+    time_floor: float = TIME_FLOOR
     new_failures: list[Change] = field(default_factory=list)
     new_crashes: list[Change] = field(default_factory=list)
     drift: list[Change] = field(default_factory=list)
+    implementation: list[Change] = field(default_factory=list)
+    slower: list[Change] = field(default_factory=list)
     fixed: list[Change] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
     added: list[Change] = field(default_factory=list)
@@ -96,38 +149,79 @@ class RunDiff:
 
     @property
     def regressed(self) -> bool:
-        return bool(self.new_failures or self.new_crashes or self.drift)
+        return bool(self.new_failures or self.new_crashes or self.drift or self.implementation or self.slower)
 
     @property
     def sections(self) -> list[tuple[str, list[Change]]]:
         """(title, changes) of each list, regressions first."""
         drift = f"accuracy drift (max abs error grew more than {self.drift_factor:g}x, past {self.drift_floor:g})"
+        slower = (f"slower (compile or first inference more than {self.time_factor:g}x, by more than "
+                  f"{self.time_floor:g} s)")
         return [("new failures", self.new_failures), ("new crashes and timeouts", self.new_crashes),
-                (drift, self.drift), ("fixed", self.fixed), ("other verdict changes", self.changed),
+                (drift, self.drift), ("implementation or precision changed", self.implementation),
+                (slower, self.slower), ("fixed", self.fixed), ("other verdict changes", self.changed),
                 ("added", self.added), ("removed", self.removed)]
+
+    def notes(self, title: str, change: Change) -> list[str] | None:
+        """What a line of the "implementation" or "slower" list says (None: the verdict line)."""
+        if title.startswith("implementation"):
+            return change.ran_differently()
+        if title.startswith("slower"):
+            return change.slower(self.time_factor, self.time_floor)
+        return None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (an infinite factor, from an old max abs of 0, as "inf")."""
+        lists = {kind: [change.to_json() for change in getattr(self, kind)] for kind in KINDS}
+        for change, data in zip(self.implementation, lists["implementation"]):
+            data["what"] = change.ran_differently()
+        for change, data in zip(self.slower, lists["slower"]):
+            data["what"] = change.slower(self.time_factor, self.time_floor)
         return plain({"regressed": self.regressed, "drift_factor": self.drift_factor, "drift_floor": self.drift_floor,
-                      **{kind: [change.to_json() for change in getattr(self, kind)] for kind in KINDS}})
+                      "time_factor": self.time_factor, "time_floor": self.time_floor, **lists})
 
 
 def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACTOR, drift_floor: float = DRIFT_FLOOR,
-              device_map: Mapping[str, str] | None = None) -> RunDiff:
+              device_map: Mapping[str, str] | None = None, time_factor: float = TIME_FACTOR,
+              time_floor: float = TIME_FLOOR, openvino_map: Mapping[str, str] | None = None) -> RunDiff:
     """Compare two runs job by job; see the module docstring for the rules."""
+    if not (time_factor >= 1 and math.isfinite(time_factor)):
+        raise BaselineError(f"time factor {time_factor}: expected a finite number >= 1 (how many times a compile "
+                            f"or inference may slow down)")
+    if not 0 <= time_floor < float("inf"):
+        raise BaselineError(f"time floor {time_floor}: expected a finite number of seconds >= 0")
     if not drift_factor >= 1:
         raise BaselineError(f"drift factor {drift_factor}: expected a number >= 1 (how many times the max abs "
                             f"error may grow)")
     if not 0 <= drift_floor < float("inf"):
         raise BaselineError(f"drift floor {drift_floor}: expected a finite number >= 0 (the max abs error at or "
                             f"under which growth is noise)")
+    old_results, new_results = old.results, new.results
+    for which, results, wanted in (("old", old_results, (openvino_map or {}).keys()),
+                                   ("new", new_results, (openvino_map or {}).values())):
+        held = {r.openvino for r in results}
+        missing = sorted(set(wanted) - held)
+        if missing:
+            have = ", ".join(sorted(v for v in held if v)) or "none: it is a run of one release"
+            raise BaselineError(f"openvino map: the {which} run holds no results of openvino {missing[0]} "
+                                f"(its releases: {have})")
+    if openvino_map:
+        old_results = [r for r in old_results if r.openvino in openvino_map]
+        new_results = [r for r in new_results if r.openvino in openvino_map.values()]
+    # Releases pair up as they are when each run holds one; else release with release (or as mapped).
+    by_release = bool(openvino_map) or len({r.openvino for r in old_results}) > 1 or \
+        len({r.openvino for r in new_results}) > 1
+    old_release = (lambda r: (openvino_map or {}).get(r.openvino, r.openvino)) if by_release else (lambda r: None)
+    new_release = (lambda r: r.openvino) if by_release else (lambda r: None)
     if device_map:
-        olds = {(r.case, device_map[r.device], r.precision): r for r in old.results if r.device in device_map}
-        news = {r.key: r for r in new.results if r.device in device_map.values()}
+        olds = {(r.case, device_map[r.device], r.precision, old_release(r)): r for r in old_results
+                if r.device in device_map}
+        news = {(r.case, r.device, r.precision, new_release(r)): r for r in new_results
+                if r.device in device_map.values()}
     else:
-        olds = {r.key: r for r in old.results}
-        news = {r.key: r for r in new.results}
-    diff = RunDiff(drift_factor, drift_floor)
+        olds = {(r.case, r.device, r.precision, old_release(r)): r for r in old_results}
+        news = {(r.case, r.device, r.precision, new_release(r)): r for r in new_results}
+    diff = RunDiff(drift_factor, drift_floor, time_factor, time_floor)
     for key, after in news.items():
         before = olds.get(key)
         if before is None:
@@ -135,6 +229,11 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
         kind = _kind(before, after, drift_factor, drift_floor)
         if kind:
             getattr(diff, kind).append(Change(before, after))
+        change = Change(before, after)
+        if change.ran_differently():
+            diff.implementation.append(change)
+        if change.slower(time_factor, time_floor):
+            diff.slower.append(change)
     diff.removed.extend(Change(before, None) for key, before in olds.items() if key not in news)
     return diff
 
@@ -181,11 +280,34 @@ def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
         if changes:
             shown = changes if title not in ("added", "removed") else changes[:LISTED]
             lines.append(f"{title} ({len(changes)}):")
-            lines.extend(f"  {change.describe()}" + (where(change.new) if where and change.new and
-                                                     title.startswith("new") else "") for change in shown)
+            lines.extend(f"  {change.describe(diff.notes(title, change))}" +
+                         (where(change.new) if where and change.new and title.startswith("new") else "")
+                         for change in shown)
             if len(shown) < len(changes):
                 lines.append(f"  ... and {len(changes) - len(shown)} more")
-    counts = [f"{len(changes)} {title.split(' (')[0]}" for title, changes in diff.sections[:3] if changes]
+    counts = [f"{len(changes)} {title.split(' (')[0]}" for title, changes in diff.sections[:5] if changes]
     lines.append(f"REGRESSED: {', '.join(counts)}" if diff.regressed else
-                 f"OK: no new failure, crash or drift ({len(diff.fixed)} fixed)")
+                 f"OK: no new failure, crash, drift, change of implementation or slowdown ({len(diff.fixed)} fixed)")
     return "\n".join(lines)
+
+
+def release_order(release: str) -> tuple:
+    """A release's place among others: by its numbers (2025.4.1 before 2026.0), unknown ones last."""
+    numbers = release.split("-")[0].split(".")
+    return (0, tuple(int(n) for n in numbers)) if all(n.isdigit() for n in numbers) else (1, (release,))
+
+
+def releases_of(run: RunResults) -> list[str]:
+    """The releases a run of several (--openvino) holds, oldest first; [] for a run of one."""
+    found = {r.openvino for r in run.results if r.openvino}
+    return sorted(found, key=release_order) if len(found) > 1 else []
+
+
+def diff_versions(run: RunResults) -> list[tuple[str, str, RunDiff]]:
+    """Each release of a run against the next newer one: (older, newer, diff), oldest first, by
+    the rules the run recorded (``diff_rules``: the harness's --drift-factor, --time-factor and
+    --time-floor), else the defaults."""
+    releases = releases_of(run)
+    rules = dict(run.meta.get("diff_rules") or {})
+    return [(older, newer, diff_runs(run, run, openvino_map={older: newer}, **rules))
+            for older, newer in zip(releases, releases[1:])]

@@ -23,12 +23,14 @@ from urllib.parse import quote
 
 from irtool.files import write_atomic
 from irtool.harness.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, columns, number,
-                                    op_group, output_fields, xml_text)
+from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
+                                    number, op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults
 
 PASSED = frozenset({PASS, UNJUDGED, XPASS})
 STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
+LISTED_CHANGES = 20  # jobs named per change of the release diff
+PLOT_POINTS = 500  # a longer per-step curve is drawn from the maximum of each bucket of steps
 LOG_SPAN = 100.0  # a plot's y axis is logarithmic when its values span this factor or more
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -53,7 +55,7 @@ def write_html(path: str | Path, run: RunResults) -> None:
 
 
 def render_html(run: RunResults) -> str:
-    parts = [_header(run), _summary(run), _pass_rates(run), _problems(run),
+    parts = [_header(run), _summary(run), _pass_rates(run), _version_diffs(run), _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -89,11 +91,14 @@ def _badge(verdict: str) -> str:
 def _header(run: RunResults) -> str:
     meta = run.meta
     host = meta.get("host") or {}
-    rows = [("irtool", meta.get("irtool_version")), ("OpenVINO", meta.get("openvino_version")),
-            ("host", ", ".join(str(host[k]) for k in ("name", "platform", "cpu") if host.get(k))),
-            ("python", host.get("python")), ("suites", ", ".join(meta.get("suites") or ())),
-            ("devices", ", ".join(meta.get("devices") or ())), ("precisions", ", ".join(meta.get("precisions") or ())),
-            ("shard", meta.get("shard")), ("started", meta.get("started")), ("finished", meta.get("finished"))]
+    releases = meta.get("openvino_releases") or {}
+    rows = [("irtool", meta.get("irtool_version")), ("OpenVINO", meta.get("openvino_version"))]
+    rows += [(f"OpenVINO {label}", f"{info.get('openvino_version') or 'not run'} ({info.get('release')})"
+              + (f": {info['problem']}" if info.get("problem") else "")) for label, info in releases.items()]
+    rows += [("host", ", ".join(str(host[k]) for k in ("name", "platform", "cpu") if host.get(k))),
+             ("python", host.get("python")), ("suites", ", ".join(meta.get("suites") or ())),
+             ("devices", ", ".join(meta.get("devices") or ())), ("precisions", ", ".join(meta.get("precisions") or ())),
+             ("shard", meta.get("shard")), ("started", meta.get("started")), ("finished", meta.get("finished"))]
     rows += [(f"shard {s.get('shard') or k + 1}", f"{s.get('host') or '?'}, {s.get('started')} to {s.get('finished')}")
              for k, s in enumerate(meta.get("shards") or ())]
     text = "<h1>irtool harness report</h1>\n" + _table(None, ((_e(k), _e(v)) for k, v in rows if v), "meta")
@@ -115,10 +120,10 @@ def _pass_rates(run: RunResults) -> str:
     cols = columns(run)
     ops = case_ops(run.results)
     groups = sorted({op_group(r, ops) for r in run.results}, key=lambda g: (g == NOT_ONE_OP, g))
-    cells: dict[tuple[str, tuple[str, str]], Counter] = {}
+    cells: dict[tuple[str, tuple], Counter] = {}
     for r in run.results:
         for group in (op_group(r, ops), None):  # None: the "all ops" row
-            cells.setdefault((group, (r.device, r.precision)), Counter())[r.verdict] += 1
+            cells.setdefault((group, column_of(r)), Counter())[r.verdict] += 1
     rows = [[_e(group)] + [_rate_cell(cells.get((group, col), Counter())) for col in cols] for group in groups]
     if len(groups) > 1:
         rows.append(["<strong>all ops</strong>"] + [_rate_cell(cells.get((None, col), Counter())) for col in cols])
@@ -148,6 +153,27 @@ def _rate_cell(counts: Counter) -> Cell:
             f"{passed}/{ran}<br>{math.floor(rate * 1000) / 10:g}%{small}")
 
 
+# ----------------------------------------------------------------------------- releases
+
+def _version_diffs(run: RunResults) -> str:
+    """Each OpenVINO release of the run against the next newer one, by irtool report diff's rules."""
+    from irtool.harness.baseline import diff_versions
+
+    parts = []
+    for older, newer, diff in diff_versions(run):
+        rows = [[_e(title.split(" (")[0]), str(len(changes)),
+                 "<br>".join(_e(change.describe(diff.notes(title, change))) for change in changes[:LISTED_CHANGES])
+                 + ("<br>..." if len(changes) > LISTED_CHANGES else "")]
+                for title, changes in diff.sections if changes]
+        verdict = ("<strong>regressed</strong>" if diff.regressed else
+                   "no new failure, crash, drift, change of implementation or slowdown")
+        parts.append(f"<h3>OpenVINO {_e(older)} &rarr; {_e(newer)}: {verdict}</h3>\n"
+                     + (_table(("change", "jobs", "which"), rows, "versions") if rows else
+                        "<p>The releases agree on every job: same verdicts, no drift, the same implementations, "
+                        "no slowdown.</p>"))
+    return "<h2>Between OpenVINO releases</h2>\n" + "\n".join(parts) if parts else ""
+
+
 # ----------------------------------------------------------------------------- problems
 
 def _problems(run: RunResults) -> str:
@@ -163,7 +189,10 @@ def _problem(result: CaseResult) -> str:
              ("attributes", ", ".join(f"{k}={v}" for k, v in result.attributes.items())),
              ("shapes", ", ".join(f"{k} {v}" for k, v in result.shapes.items())), ("seed", result.seed),
              ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
-             ("time", f"{result.time:.3f} s")]
+             ("openvino", result.openvino_version),
+             ("ran as", ", ".join(f"{node}: {impl}" for node, impl in result.implementations.items())),
+             ("time", f"{result.time:.3f} s (compile {result.compile_time:.3f} s, first inference "
+                      f"{result.infer_time:.3f} s)")]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',
              _table(None, ((_e(k), _e(v)) for k, v in facts if v not in (None, "")), "facts"),
              f'<p class="message">{_e(result.message)}</p>']
@@ -236,7 +265,8 @@ def step_plot(name: str, values: Sequence[float], atol: float | None, width: int
         return top + plot_h * (1 - axis.fraction(value))
 
     count = len(values)
-    xs = [left + (plot_w * k / (count - 1) if count > 1 else plot_w / 2) for k in range(count)]
+    steps, values = _buckets(values)
+    xs = [left + (plot_w * k / (count - 1) if count > 1 else plot_w / 2) for k in steps]
     points = " ".join(f"{x:.1f},{y(v):.1f}" for x, v in zip(xs, values))
     scale = "log" if axis.log else "linear"
     middle = top + plot_h / 2
@@ -260,9 +290,28 @@ def step_plot(name: str, values: Sequence[float], atol: float | None, width: int
                      f'<text class="atol" x="{left + plot_w - 3}" y="{label_y:.1f}" text-anchor="end" fill="#c62828">'
                      f"atol {number(float(atol))}</text>")
     parts.append(f'<polyline points="{points}" fill="none" stroke="#1565c0" stroke-width="1.5"/>')
-    parts.extend(f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="2" fill="#1565c0"><title>step {k}: {number(v)}</title>'
-                 "</circle>" for k, (x, v) in enumerate(zip(xs, values)))
+    if count <= PLOT_POINTS:  # a dot per step, with its value; a long curve is the line alone
+        parts.extend(f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="2" fill="#1565c0"><title>step {k}: {number(v)}'
+                     "</title></circle>" for k, x, v in zip(steps, xs, values))
+    else:
+        parts.append(f"<desc>{count} steps drawn as {len(values)} points, each the largest error of its "
+                     f"{-(-count // PLOT_POINTS)} steps</desc>")
     return "\n".join(parts) + "</svg>"
+
+
+def _buckets(values: list[float]) -> tuple[list[int], list[float]]:
+    """At most PLOT_POINTS (step, value) points: every step of a short curve; for a long one the
+    worst step of each run of steps (a max keeps every spike; NaN and inf count as the worst)."""
+    if len(values) <= PLOT_POINTS:
+        return list(range(len(values))), values
+    size = -(-len(values) // PLOT_POINTS)
+    steps, kept = [], []
+    for start in range(0, len(values), size):
+        chunk = values[start:start + size]
+        worst = max(range(len(chunk)), key=lambda k: chunk[k] if math.isfinite(chunk[k]) else math.inf)
+        steps.append(start + worst)
+        kept.append(chunk[worst])
+    return steps, kept
 
 
 # ----------------------------------------------------------------------------- known failures and skips

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from irtool.files import write_atomic
 from irtool.harness.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import column_label, columns, one_line, output_fields, xml_text
+from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
 from irtool.harness.store import RunResults
 
 PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finished")
@@ -27,17 +27,16 @@ def write_junit(path: str | Path, run: RunResults) -> None:
 
 def junit_xml(run: RunResults) -> bytes:
     root = ET.Element("testsuites", name="irtool harness")
-    suites = [_testsuite(run, device, precision) for device, precision in columns(run)
-              if any((r.device, r.precision) == (device, precision) for r in run.results)]
+    suites = [_testsuite(run, column) for column in columns(run) if any(column_of(r) == column for r in run.results)]
     root.extend(suites)
     _set_counts(root, suites)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
-def _testsuite(run: RunResults, device: str, precision: str) -> ET.Element:
-    results = [r for r in run.results if (r.device, r.precision) == (device, precision)]
-    suite = ET.Element("testsuite", name=column_label(device, precision))
+def _testsuite(run: RunResults, column: tuple) -> ET.Element:
+    results = [r for r in run.results if column_of(r) == column]
+    suite = ET.Element("testsuite", name=column_label(*column))
     host = run.meta.get("host") or {}
     if host.get("name"):
         suite.set("hostname", xml_text(str(host["name"])))
@@ -47,6 +46,9 @@ def _testsuite(run: RunResults, device: str, precision: str) -> ET.Element:
     for name in PROPERTIES:
         if run.meta.get(name) is not None:
             ET.SubElement(properties, "property", name=name, value=xml_text(str(run.meta[name])))
+    if column[2]:  # the release this testsuite ran under, as its openvino said
+        version = next((r.openvino_version for r in results if r.openvino_version), column[2])
+        ET.SubElement(properties, "property", name="openvino_release", value=xml_text(version))
     ET.SubElement(properties, "property", name="partial", value=str(run.partial).lower())
     cases = [_testcase(r) for r in results]
     suite.extend(cases)

@@ -52,12 +52,13 @@ def check_precisions(precisions: Iterable[str]) -> list[str]:
 
 
 def make_jobs(cases: Sequence[SuiteCase], devices: Sequence[str], precisions: Sequence[str],
-              shard: Shard | None = None) -> list[Job]:
-    """Every case on every device at every precision, one model's jobs together."""
+              shard: Shard | None = None, releases: Sequence[str | None] = (None,)) -> list[Job]:
+    """Every case on every device at every precision (under every OpenVINO release of
+    ``--openvino``, one release's jobs after another's), one model's jobs together."""
     by_model: dict[str, list[SuiteCase]] = {}
     for case in cases:
         by_model.setdefault(case.model_key, []).append(case)
-    jobs = [Job(case, device, precision) for group in by_model.values()
+    jobs = [Job(case, device, precision, release) for release in releases for group in by_model.values()
             for device in devices for precision in precisions for case in group]
     if shard is not None:
         jobs = jobs[shard.index - 1::shard.count]

@@ -32,7 +32,7 @@ from irtool.harness.worker import RunnerOptions, base_result, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
 STDERR_LINES = 20
-WORKER_COMMAND = (sys.executable, "-m", "irtool.harness.lifeline")  # the worker loop, bound to this process
+WORKER_MODULE = ("-m", "irtool.harness.lifeline")  # the worker loop, bound to this process
 
 
 class PoolError(IrtoolError):
@@ -55,6 +55,7 @@ class _Worker:
     deadline: float = 0.0
     queue: deque = field(default_factory=deque)  # the rest of its group
     lifeline: int | None = None  # this process's end of the worker's lifeline pipe
+    openvino_version: str | None = None  # as its ready message says
 
     def send(self, message: dict) -> None:
         assert self.process.stdin is not None
@@ -114,11 +115,15 @@ class Pool:
     worker costs about a second to start); otherwise each :meth:`run` closes them at its end.
     """
 
-    def __init__(self, size: int, timeout: float, options: RunnerOptions, env: dict[str, str] | None = None):
+    def __init__(self, size: int, timeout: float, options: RunnerOptions, env: dict[str, str] | None = None,
+                 python: str | None = None):
         self.size = max(1, size)
         self.timeout = timeout
         self.options = options
         self.env = env
+        # The workers' interpreter: this one, or an OpenVINO release's environment
+        # (irtool.environments), which runs this irtool from PYTHONPATH (worker_environment).
+        self.python = python or sys.executable
         self._selector = selectors.DefaultSelector()
         self._workers: list[_Worker] = []
         self._keep = False
@@ -183,8 +188,8 @@ class Pool:
         stderr = tempfile.TemporaryFile()
         read_end, write_end = lifeline()
         try:
-            process = subprocess.Popen(WORKER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                       env={**worker_environment(self.env), **lifeline_env(read_end)},
+            process = subprocess.Popen((self.python, *WORKER_MODULE), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=stderr, env={**worker_environment(self.env), **lifeline_env(read_end)},
                                        pass_fds=(read_end,))
         except OSError as error:
             os.close(write_end)
@@ -227,6 +232,7 @@ class Pool:
     def _answer(self, worker: _Worker, message: dict, on_result: Callable[[CaseResult], None]) -> None:
         if "ready" in message:
             worker.ready = True
+            worker.openvino_version = message["ready"].get("openvino")
             worker.send({"options": self.options.to_json()})
             return
         task, worker.task = worker.task, None
@@ -234,8 +240,10 @@ class Pool:
             return
         self._give(worker)  # the worker goes on while this process records the answer
         if "results" in message:
-            for result in message["results"]:
-                on_result(result_from_json(result))
+            for data in message["results"]:
+                result = result_from_json(data)
+                result.openvino_version = worker.openvino_version
+                on_result(result)
         elif task.reproduce_for is not None:
             task.reproduce_for.reproducer = message.get("reproducer")
             on_result(task.reproduce_for)
@@ -256,7 +264,7 @@ class Pool:
             on_result(task.reproduce_for)  # the reproducer itself failed: record the job without it
         elif task is not None:
             result = base_result(task.job)
-            result.verdict, result.stderr = verdict, tail
+            result.verdict, result.stderr, result.openvino_version = verdict, tail, worker.openvino_version
             result.message = (f"ran past the timeout of {self.timeout:g} s; the worker was killed" if verdict == TIMEOUT
                               else f"the worker died: {_exit_text(code)}")
             if self.options.report_dir is not None:

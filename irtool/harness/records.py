@@ -100,6 +100,8 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "frontend": (lambda v: v in ("ir", "onnx"), "ir or onnx"),
     "optional_inputs": (_optional(lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v)),
                         "a list of strings or null"),
+    "expect_impl": (_optional(_is_str), "a string or null"),
+    "max_compile_s": (_optional(lambda v: _is_number(v) and v > 0), "a number > 0 or null"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
@@ -132,6 +134,8 @@ class SuiteCase:
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # [NODE:]OUTPUT -> (atol, rtol)
     frontend: str = "ir"  # "onnx": a single-node ONNX model read by OpenVINO's ONNX frontend (harness/frontends.py)
     optional_inputs: tuple[str, ...] | None = None  # an ONNX node's optional inputs; None: the builder's default
+    expect_impl: str | None = None  # text each recurrent node's implementation must contain ("RNNSeq")
+    max_compile_s: float | None = None  # seconds its compile may take
 
     def __post_init__(self) -> None:
         for name, (check, words) in CASE_FIELDS.items():
@@ -143,7 +147,7 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "atol", "rtol", "shapes", "tolerances"):
+        for name in ("id", "seed", "inputs", "atol", "rtol", "shapes", "tolerances", "expect_impl", "max_compile_s"):
             data.pop(name)
         return repr(sorted(data.items()))
 
@@ -153,19 +157,21 @@ class Job:
     case: SuiteCase
     device: str
     precision: str
+    openvino: str | None = None  # the release it runs under (--openvino); None: the one irtool runs under
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.case.id, self.device, self.precision)
+    def key(self) -> tuple[str, str, str, str | None]:
+        return (self.case.id, self.device, self.precision, self.openvino)
 
     @property
     def name(self) -> str:
         return job_name(*self.key)
 
 
-def job_name(case_id: str, device: str, precision: str) -> str:
-    """The one-line name of a job: ``gru-forward[seed=0] on AUTO:CPU at bf16``."""
-    return f"{case_id} on {device} at {precision}"
+def job_name(case_id: str, device: str, precision: str, openvino: str | None = None) -> str:
+    """The one-line name of a job: ``gru-forward[seed=0] on AUTO:CPU at bf16`` (``... on openvino
+    2025.4.1`` in a run of several releases)."""
+    return f"{case_id} on {device} at {precision}" + (f" on openvino {openvino}" if openvino else "")
 
 
 @dataclass
@@ -194,16 +200,18 @@ class CaseResult:
     node: str | None = None  # the recurrent node judged, where the job's model has several (case is CASE::NODE)
     reproducer: str | None = None  # folder, relative to the report dir
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
+    openvino: str | None = None  # the release axis of a run with --openvino (part of the key); else None
+    openvino_version: str | None = None  # what the worker's openvino said it is (get_version())
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.case, self.device, self.precision)
+    def key(self) -> tuple[str, str, str, str | None]:
+        return (self.case, self.device, self.precision, self.openvino)
 
     @property
-    def job_key(self) -> tuple[str, str, str]:
+    def job_key(self) -> tuple[str, str, str, str | None]:
         """The key of the job that made this result (a model's job makes one result per node)."""
         case = self.case[:-len(NODE_SEPARATOR + self.node)] if self.node else self.case
-        return (case, self.device, self.precision)
+        return (case, self.device, self.precision, self.openvino)
 
     @property
     def name(self) -> str:
@@ -256,6 +264,9 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "max_abs": (_optional(_is_number), "a number or null"), "time": (_is_number, "a number"),
     "compile_time": (_is_number, "a number"), "infer_time": (_is_number, "a number"),
     "reproducer": (_optional(_is_str), "a string or null"), "issue": (_optional(_is_str), "a string or null"),
+    "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+                        "an object of strings"),
+    "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
 }
 REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
 _NUMBER_OR_NULL = (_optional(_is_number), "a number or null")

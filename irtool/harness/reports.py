@@ -39,12 +39,20 @@ def write_reports(report_dir: str | Path, run: RunResults) -> dict[str, Path]:
         raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
     paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
     try:
-        write_json(paths["json"], run)
+        write_json(paths["json"], run, _version_diffs(run))
         write_junit(paths["junit"], run)
         write_html(paths["html"], run)
     except OSError as error:
         raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
     return paths
+
+
+def _version_diffs(run: RunResults) -> dict[str, Any]:
+    """results.json's ``openvino_diffs`` of a run of several releases: each against the next newer."""
+    from irtool.harness.baseline import diff_versions
+
+    diffs = [{"older": older, "newer": newer, **diff.to_json()} for older, newer, diff in diff_versions(run)]
+    return {"openvino_diffs": diffs} if diffs else {}
 
 
 def results_dir(path: str | Path) -> Path:
@@ -74,15 +82,26 @@ def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -
             raise StoreError(f"{there}: cannot copy the reproducer from {here} ({error.strerror or error})") from None
 
 
-def columns(run: RunResults) -> list[tuple[str, str]]:
-    """The (device, precision) pairs of a run: the asked ones in their order, then any other found."""
-    asked = [(d, p) for d in run.meta.get("devices") or () for p in run.meta.get("precisions") or ()]
-    found = [(r.device, r.precision) for r in run.results]
+Column = tuple[str, str, "str | None"]  # device, precision, OpenVINO release (None: a run of one)
+
+
+def columns(run: RunResults) -> list[Column]:
+    """The (device, precision, release) of a run: the asked ones in their order (the releases
+    side by side under each device and precision), then any other found."""
+    releases = list(run.meta.get("openvino_releases") or ()) or [None]
+    asked = [(d, p, v) for d in run.meta.get("devices") or () for p in run.meta.get("precisions") or ()
+             for v in releases]
+    found = [column_of(r) for r in run.results]
     return list(dict.fromkeys(asked + found))
 
 
-def column_label(device: str, precision: str) -> str:
-    return f"{device} {precision}"
+def column_of(result: CaseResult) -> Column:
+    return (result.device, result.precision, result.openvino)
+
+
+def column_label(device: str, precision: str, openvino: str | None = None) -> str:
+    """``CPU f32``, or ``CPU f32 openvino 2025.4.1`` in a run of several releases."""
+    return f"{device} {precision}" + (f" openvino {openvino}" if openvino else "")
 
 
 def op_group(result: CaseResult, ops: Mapping[str, str] | None = None) -> str:

@@ -29,6 +29,7 @@ from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
+from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.harness.pool import Pool
@@ -70,6 +71,10 @@ class HarnessOptions:
     reduce_budget: float = 300.0  # seconds per failure
     force: bool = False  # replace an earlier run's results in the report dir
     max_cases: int | None = None  # per suite; default: the suite's own limit
+    openvino: Sequence[str] = ()  # releases to run under, side by side (irtool.environments); () = this one
+    openvino_cache: Path | None = None  # where their environments live (default: environments.cache_folder)
+    time_factor: float = TIME_FACTOR  # with a baseline or several releases: slower than this many times ...
+    time_floor: float = TIME_FLOOR  # ... and by more than this many seconds is a regression
 
     def __post_init__(self) -> None:
         """Refuse options that cannot make a run, with the option's name, before anything starts."""
@@ -91,6 +96,10 @@ class HarnessOptions:
         if self.max_cases is not None and (isinstance(self.max_cases, bool) or not isinstance(self.max_cases, int)
                                            or self.max_cases < 1):
             raise SessionError(f"--max-cases {self.max_cases}: expected at least 1")
+        if not (self.time_factor > 1 and math.isfinite(self.time_factor)):
+            raise SessionError(f"--time-factor {self.time_factor:g}: expected a factor > 1 (a finite number)")
+        if not (self.time_floor >= 0 and math.isfinite(self.time_floor)):
+            raise SessionError(f"--time-floor {self.time_floor:g}: expected seconds >= 0 (a finite number)")
         if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
             raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
 
@@ -114,6 +123,7 @@ class HarnessOutcome:
     run: RunResults
     interrupted: bool = False
     diff: "RunDiff | None" = None  # when a baseline was given
+    version_diffs: list = field(default_factory=list)  # (older, newer, RunDiff) per pair of --openvino releases
     reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
     notes: list[str] = field(default_factory=list)  # what the run changed of what was asked (-j capped)
@@ -127,7 +137,9 @@ class HarnessOutcome:
     @property
     def verdict(self) -> tuple[str, int]:
         """The run's word and exit code: see :func:`irtool.harness.records.run_verdict`."""
-        return run_verdict(self.run.summary, self.diff is not None and self.diff.regressed)
+        regressed = ((self.diff is not None and self.diff.regressed)
+                     or any(diff.regressed for _, _, diff in self.version_diffs))
+        return run_verdict(self.run.summary, regressed)
 
     @property
     def exit_code(self) -> int:
@@ -160,8 +172,9 @@ def _plural(count: int, word: str) -> str:
 
 
 def run_harness(options: HarnessOptions, progress: Progress | None = None,
-                start: Start | None = None) -> HarnessOutcome:
-    """The whole run; ``start`` is told the plan before the first job, ``progress`` each result."""
+                start: Start | None = None, log: Callable[[str], None] | None = None) -> HarnessOutcome:
+    """The whole run; ``start`` is told the plan before the first job, ``progress`` each result,
+    ``log`` what takes long before it (making an OpenVINO release's environment)."""
     began = time.monotonic()
     baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path, options.max_cases) for path in options.suites]
@@ -171,24 +184,55 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
     _check_output_names(options.tolerance, cases)
     timeout = options.timeout or max(suite.timeout for suite in suites)
-    jobs = make_jobs(cases, options.devices, options.precisions, options.shard)
-    order = {job.key: index for index, job in enumerate(jobs)}
     report_dir = _report_dir(options.report_dir)
     lock = ReportDirLock.acquire(report_dir)
     try:
+        releases = _environments(options, log)
+        jobs = make_jobs(cases, options.devices, options.precisions, options.shard, list(releases) or [None])
+        order = {job.key: index for index, job in enumerate(jobs)}
         workers, note = worker_count(options.jobs, len(jobs))
-        pool = Pool(workers, timeout, RunnerOptions(options.config, options.tolerance, str(report_dir)), options.env)
-        pool.start(workers)  # the workers import openvino while this process does
+        runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir))
+        pools = {label: Pool(workers, timeout, runner_options, options.env, env.python)
+                 for label, env in releases.items() if env.usable} if releases else {None: Pool(
+                     workers, timeout, runner_options, options.env)}
+        if pools:
+            next(iter(pools.values())).start(workers)  # the workers import openvino while this process does
         try:
-            outcome = _run(options, suites, jobs, order, expected, report_dir, pool, timeout, progress, start,
-                           baseline)
+            outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
+                           start, baseline)
         finally:
-            pool.close()
+            for pool in pools.values():
+                pool.close()
     finally:
         lock.release()
     outcome.notes += [note] if note else []
     outcome.seconds = time.monotonic() - began
     return outcome
+
+
+def _environments(options: HarnessOptions, log: Callable[[str], None] | None) -> dict:
+    """Release label -> its Environment, for ``--openvino`` (empty without it).  A label is the
+    version the release's openvino reports (``2025.4.1``; ``current`` becomes its version), so
+    that results, job names and reports say which release ran, whatever the run was asked."""
+    if not options.openvino:
+        return {}
+    from irtool.environments import cache_folder, ensure
+
+    cache = cache_folder(options.openvino_cache)
+    found = {}
+    for release in options.openvino:
+        env = ensure(release, cache, log)
+        label = release_label(env.openvino_version) if env.openvino_version else release
+        if label in found:
+            raise SessionError(f"--openvino {','.join(options.openvino)}: {release} is openvino {label}, named "
+                               "twice; name each release once")
+        found[label] = env
+    return found
+
+
+def release_label(version: str) -> str:
+    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``."""
+    return version.split("-")[0]
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
@@ -238,7 +282,7 @@ def _file_output_names(path: str) -> set[str]:
 
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
-         pool: Pool, timeout: float, progress: Progress | None, start: Start | None,
+         pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
          baseline: RunResults | None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
     from irtool.runtime.devices import list_devices, skip_reason
@@ -247,6 +291,11 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
                     str(options.shard) if options.shard else None, openvino_version())
     meta["suite_digests"] = sorted(suite.digest for suite in suites)
     meta["matrix"] = matrix_digest(jobs)
+    if releases:  # the reports compare the releases by the rules of this run
+        meta["diff_rules"] = {"drift_factor": options.drift_factor, "time_factor": options.time_factor,
+                              "time_floor": options.time_floor}
+        meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
+                                             "problem": env.problem} for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
     done = {r.job_key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
@@ -268,9 +317,11 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     for job in jobs:
         if job.key in done:
             continue
-        pair = (job.device, job.precision)
+        pair = (job.device, job.precision, job.openvino)
         if pair not in reasons:
-            reasons[pair] = skip_reason(job.device, job.precision, devices)
+            env = releases.get(job.openvino)
+            reasons[pair] = (f"openvino {env.release} cannot run here: {env.problem}" if env and not env.usable
+                             else skip_reason(job.device, job.precision, devices))
         if reasons[pair] is None:
             runnable.append(job)
         else:
@@ -281,11 +332,12 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     outcome.reran = len(runnable)
     if start:
         start(HarnessPlan(tuple(meta["suites"]), tuple(options.devices), tuple(options.precisions),
-                          meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped)))
+                          ", ".join(releases) or meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped)))
     for result in skipped:
         record(result)
     try:
-        pool.run(runnable, record)
+        for label, pool in pools.items():
+            pool.run([job for job in runnable if job.openvino == label], record)
         outcome.run.partial = False
     except KeyboardInterrupt:
         outcome.interrupted = True
@@ -299,11 +351,13 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     if options.reduce_failures and not outcome.interrupted and not outcome.stopped:
         failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
-                                                       options, timeout)
-    if baseline is not None:
-        from irtool.harness.baseline import diff_runs
+                                                       options, timeout, {k: v.python for k, v in releases.items()})
+    from irtool.harness.baseline import diff_runs, diff_versions
 
-        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor)
+    if baseline is not None:
+        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, time_factor=options.time_factor,
+                                 time_floor=options.time_floor)
+    outcome.version_diffs = diff_versions(outcome.run)
     return outcome
 
 
@@ -317,7 +371,8 @@ def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome) -> None:
 def matrix_digest(jobs: Sequence[Job]) -> str:
     """What a run means, as a digest: the set of its jobs (each case's full definition, device and
     precision), independent of their order and of the paths the suites were named by."""
-    lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision], sort_keys=True) for job in jobs)
+    lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision]
+                              + ([job.openvino] if job.openvino else []), sort_keys=True) for job in jobs)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 @lru_cache(maxsize=1024)
 def file_op(path: str) -> str | None:
@@ -335,11 +390,12 @@ def file_op(path: str) -> str | None:
     return family[0].key if len(family) == 1 else None
 
 
-def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float) -> tuple[list, bool]:
+def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float,
+            pythons: dict) -> tuple[list, bool]:
     from irtool.reduce.failures import reduce_failures
 
     return reduce_failures(jobs, report_dir / REDUCED, config=options.config, tolerance=options.tolerance,
-                           timeout=timeout, budget=options.reduce_budget, env=options.env)
+                           timeout=timeout, budget=options.reduce_budget, env=options.env, pythons=pythons)
 
 
 def _write_reports(report_dir: Path, outcome: HarnessOutcome) -> None:

@@ -30,6 +30,8 @@ from irtool.harness.records import VERDICTS, CaseResult, RecordError, result_fro
 from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"
+# Keys of results.json that are not the run's META: computed from the results when written.
+DERIVED = ("format", "partial", "summary", "results", "openvino_diffs")
 JSONL_NAME = "results.jsonl"
 JSON_NAME = "results.json"
 
@@ -168,6 +170,7 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
 
 
 # The run header's fields that reports read, with their types.
+DIFF_RULES = ("drift_factor", "drift_floor", "time_factor", "time_floor")  # of a run's diff between releases
 META_FIELDS: dict[str, tuple[Any, str]] = {
     "suites": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
     "devices": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
@@ -176,6 +179,11 @@ META_FIELDS: dict[str, tuple[Any, str]] = {
     "host": (lambda v: v is None or isinstance(v, dict), "an object"),
     "shards": (lambda v: v is None or (isinstance(v, list) and all(isinstance(x, dict) for x in v)),
                "a list of objects"),
+    "openvino_releases": (lambda v: isinstance(v, dict) and all(isinstance(x, dict) for x in v.values()),
+                          "an object of objects (release -> its environment)"),
+    "diff_rules": (lambda v: isinstance(v, dict) and set(v) <= set(DIFF_RULES) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in v.values()),
+                   f"an object of numbers ({', '.join(DIFF_RULES)})"),
     **{name: (lambda v: v is None or isinstance(v, str), "a string or null")
        for name in ("irtool_version", "openvino_version", "shard", "started", "finished", "matrix")},
 }
@@ -191,8 +199,10 @@ def check_meta(meta: Any, where: str) -> dict[str, Any]:
     return dict(meta)
 
 
-def write_json(path: Path, run: RunResults) -> None:
-    write_atomic(path, json.dumps(run.to_json(), indent=1, allow_nan=False) + "\n", "results file")
+def write_json(path: Path, run: RunResults, extra: Mapping[str, Any] | None = None) -> None:
+    """results.json; ``extra`` adds keys that are derived from the results (read back, they are dropped)."""
+    write_atomic(path, json.dumps({**run.to_json(), **(extra or {})}, indent=1, allow_nan=False) + "\n",
+                 "results file")
 
 
 def load_results(path: str | Path) -> RunResults:
@@ -213,7 +223,7 @@ def load_results(path: str | Path) -> RunResults:
     stored = data.get("results", [])
     if not isinstance(stored, list):
         raise StoreError(f"{path}: 'results' is {shown_json(stored)}; expected a list of results")
-    meta = check_meta({k: v for k, v in data.items() if k not in ("format", "partial", "summary", "results")}, str(path))
+    meta = check_meta({k: v for k, v in data.items() if k not in DERIVED}, str(path))
     results = []
     for index, record in enumerate(stored):
         try:

@@ -75,8 +75,8 @@ MAX_SECONDS = 7 * 24 * 3600.0  # a timeout beyond a week is a mistake (and 1e300
 DEFAULT_MAX_CASES = 50_000  # about 100 MB of cases; raise it with max_cases or --max-cases
 SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
-                       "model_seed", "atol", "rtol", "frontend", "opset", "inputs"})
-FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol"})
+                       "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s"})
+FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
 MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
 MODEL_SUFFIXES = (".xml", ".onnx")
 WEIGHTS = {"const": False, "parameter": True}
@@ -339,7 +339,8 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
                      sizes=sizes, element_type=element_type, weights_as_parameters=WEIGHTS[weights],
                      dynamic=tuple(dynamic), seed=seed, model_seed=_int(path, case_id, grid, "model_seed"),
                      atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"),
-                     frontend=frontend, optional_inputs=tuple(inputs) if inputs is not None else None)
+                     frontend=frontend, optional_inputs=tuple(inputs) if inputs is not None else None,
+                     **_expectations(path, case_id, grid))
     try:
         if frontend == "onnx":
             onnx_model(case, case.model_seed)  # checks the node, its inputs and sizes as its cases will build it
@@ -363,6 +364,25 @@ def _int(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise SuiteError(f"{path}: case {case_id}: {key} is {value!r}; expected an integer >= 0")
     return value
+
+
+def _expectations(path: Path, case_id: str, table: Mapping[str, Any]) -> dict[str, Any]:
+    """``expect_impl`` (text every recurrent node's implementation must contain, e.g. "RNNSeq") and
+    ``max_compile_s`` (seconds a compile may take): a job that breaks one fails."""
+    found: dict[str, Any] = {}
+    impl = table.get("expect_impl")
+    if impl is not None:
+        if not isinstance(impl, str) or not impl.strip():
+            raise SuiteError(f"{path}: case {case_id}: expect_impl is {shown(impl)}; expected a non-empty string "
+                             "such as \"RNNSeq\"")
+        found["expect_impl"] = impl
+    limit = table.get("max_compile_s")
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_SECONDS:
+            raise SuiteError(f"{path}: case {case_id}: max_compile_s is {shown(limit)}; expected seconds > 0 and at "
+                             f"most {MAX_SECONDS:g}")
+        found["max_compile_s"] = float(limit)
+    return found
 
 
 def _tolerance(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> float | None:
@@ -399,7 +419,8 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
             case_id = f"{prefix}:{file.stem}[seed={seed}]"
             cases.append(SuiteCase(id=case_id, suite=suite, file=str(file.resolve()), fill_defaults=fill, seed=seed,
                                    atol=_tolerance(path, case_id, table, "atol"),
-                                   rtol=_tolerance(path, case_id, table, "rtol")))
+                                   rtol=_tolerance(path, case_id, table, "rtol"),
+                                   **_expectations(path, case_id, table)))
     return cases
 
 

@@ -64,11 +64,12 @@ class CaseData:
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
-    return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision}
+    return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision,
+            "openvino": job.openvino}
 
 
 def job_from_json(data: Mapping[str, Any]) -> Job:
-    return Job(case_from_json(data["case"]), data["device"], data["precision"])
+    return Job(case_from_json(data["case"]), data["device"], data["precision"], data.get("openvino"))
 
 
 def reproducer_name(job: Job) -> str:
@@ -108,10 +109,9 @@ class Runner:
                 result.op = prepared.single.spec.key  # an IR file's op, too
             data = self.data(case, prepared)
             inputs = data.inputs
-            if self.faults:
-                faults.inject(self.faults, job, op_fields(prepared, inputs))
+            slow = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else 0.0
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
-            compiled, reused = self._compile(case, prepared, job.device, job.precision)
+            compiled, reused = self._compile(case, prepared, job.device, job.precision, slow)
             result.compile_time = 0.0 if reused else compiled.seconds
             result.implementations = {name: impl.describe() for name, impl in compiled.implementations.items()}
             result.effective_precision = dict(compiled.run.effective_precision)
@@ -123,11 +123,17 @@ class Runner:
             one_onnx_node = prepared.onnx is not None and len(judgment.nodes) == 1  # one case, as an IR op is
             if prepared.single is None and judgment.nodes and not one_onnx_node:  # a whole model: a result per node
                 results = self._per_node(result, job, prepared, data, executed, judgment, compiled)
-                elapsed = time.perf_counter() - start
-                for each in results:
-                    each.time = elapsed
-                return results
-            self._record(result, job, prepared, data, executed, judgment)
+            else:
+                self._record(result, job, prepared, data, executed, judgment)
+                results = [result]
+            elapsed = time.perf_counter() - start
+            for each in results:  # a suite's expect_impl and max_compile_s, for every node
+                broken = expectations_broken(case, each.implementations, compiled.seconds)
+                if broken and each.verdict in (PASS, FAIL):
+                    each.verdict = FAIL
+                    each.message = "; ".join(filter(None, [each.message, *broken]))
+                each.time = elapsed
+            return results
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, f"skipped: {error.message}"
         except RunSkipped as error:  # nothing to judge in the model, and nothing to run it on
@@ -255,15 +261,21 @@ class Runner:
             prepared = prepare(build_model(op_case(case)), f"{case.op} model")
         return self._models.put(case.model_key, prepared)
 
-    def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str) -> tuple[Any, bool]:
-        """The compiled model on ``device`` at ``precision``, and whether it was reused."""
+    def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str,
+                 slow: float = 0.0) -> tuple[Any, bool]:
+        """The compiled model on ``device`` at ``precision``, and whether it was reused.  ``slow``:
+        seconds an IRTOOL_FAULT makes the compile step sleep (counted in its time)."""
         from irtool.execute import compile_prepared
 
         key = (case.model_key, device, precision)
         found = self._compiled.get(key)
         if found is not None:
             return found, True
-        return self._compiled.put(key, compile_prepared(prepared, device, precision, self.options.config)), False
+        compiled = compile_prepared(prepared, device, precision, self.options.config)
+        if slow:
+            time.sleep(slow)
+            compiled = dataclasses.replace(compiled, seconds=compiled.seconds + slow)
+        return self._compiled.put(key, compiled), False
 
     # ------------------------------------------------------------------ reproducers
     def reproduce_only(self, job: Job) -> str | None:
@@ -337,6 +349,19 @@ class Lru:
         return value
 
 
+def expectations_broken(case: SuiteCase, implementations: Mapping[str, str], compile_seconds: float) -> list[str]:
+    """What a job broke of its case's ``expect_impl`` and ``max_compile_s``, one sentence each."""
+    broken = []
+    if case.expect_impl is not None:
+        if not implementations:
+            broken.append(f"expected the implementation {case.expect_impl!r}, but the runtime graph names none")
+        broken += [f"expected the implementation {case.expect_impl!r}, node {node} ran as {impl}"
+                   for node, impl in implementations.items() if case.expect_impl not in impl]
+    if case.max_compile_s is not None and compile_seconds > case.max_compile_s:
+        broken.append(f"compiling took {compile_seconds:.3g} s, more than max_compile_s = {case.max_compile_s:g}")
+    return broken
+
+
 def _problem(diff: Any) -> str:
     return f"{diff.name} (max abs {diff.max_abs:.3g}, {diff.outside}/{diff.total})" if not diff.problem \
         else f"{diff.name} ({diff.problem})"
@@ -368,7 +393,7 @@ def base_result(job: Job) -> CaseResult:
     return CaseResult(case=case.id, suite=case.suite, device=job.device, precision=job.precision, verdict=ERROR,
                       op=f"{case.op}-{case.version}" if case.op else None, file=case.file,
                       attributes=dict(case.attributes), element_type=case.element_type if case.op else None,
-                      seed=case.seed)
+                      seed=case.seed, openvino=job.openvino)
 
 
 def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:

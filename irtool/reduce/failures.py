@@ -21,14 +21,17 @@ class Reduced:
 
 
 def reduce_failures(jobs: Sequence[Job], folder: Path, *, config: Mapping[str, str], tolerance: TolerancePolicy,
-                    timeout: float, budget: float, env: dict[str, str] | None = None) -> tuple[list[Reduced], bool]:
+                    timeout: float, budget: float, env: dict[str, str] | None = None,
+                    pythons: Mapping[str | None, str] | None = None) -> tuple[list[Reduced], bool]:
     """Reduce each job into FOLDER/<its reproducer name>/; returns what each gave and whether the
-    user interrupted (the reductions not started then are left out)."""
+    user interrupted (the reductions not started then are left out).  ``pythons``: the
+    interpreter of each OpenVINO release (``Job.openvino``) of a run of several."""
     reduced = []
     for job in jobs:
         out_dir = folder / reproducer_name(job)
         options = ReduceOptions(device=job.device, out_dir=out_dir, precision=job.precision, config=config,
-                                tolerance=tolerance, timeout=timeout, budget=budget, env=env)
+                                tolerance=tolerance, timeout=timeout, budget=budget, env=env,
+                                python=(pythons or {}).get(job.openvino))
         try:
             outcome = reduce_case(Origin(job.case), options)
         except IrtoolError as error:

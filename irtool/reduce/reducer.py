@@ -63,6 +63,7 @@ class ReduceOptions:
     timeout: float = 60.0  # seconds per candidate
     budget: float | None = None  # seconds for the whole reduction
     env: dict[str, str] | None = None  # the worker's environment (default: this one)
+    python: str | None = None  # the worker's interpreter (an OpenVINO release's environment; default: this one)
 
     def __post_init__(self) -> None:
         """Refuse options that cannot make a reduction, naming the option, before a worker starts."""
@@ -134,7 +135,7 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
     runner = RunnerOptions(options.config, options.tolerance, report_dir=str(scratch))
     try:
         with (options.out_dir / LOG).open("w", encoding="utf-8") as log, \
-                Pool(1, options.timeout, runner, options.env) as pool:
+                Pool(1, options.timeout, runner, options.env, options.python) as pool:
             return _Reduction(origin.case, options, runner, pool, log, progress).reduce(original)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
