@@ -53,8 +53,8 @@ def prepare(suite: Path, devices: list[str], precisions: list[str], folder: Path
     from irtool.build import save_model
     from irtool.execute import case_inputs
     from irtool.harness.matrix import make_jobs
-    from irtool.harness.suite import load_suite
-    from irtool.harness.worker import Runner
+    from irtool.jobs.suite import load_suite
+    from irtool.jobs.worker import Runner
 
     cases = load_suite(suite).cases
     runner = Runner()

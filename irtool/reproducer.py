@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from irtool.errors import IrtoolBug
-from irtool.harness.records import plain
+from irtool.jsonable import plain
 from irtool.npz import write_npz
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from irtool.harness.records import CaseResult
+from irtool.jobs.records import CaseResult
 from irtool.harness.store import RunResults
 
 GRU, LSTM = "GRUSequence-5", "LSTMSequence-5"

@@ -215,7 +215,7 @@ def test_a_missing_baseline_stops_the_run_before_it_starts(small):
 
 def test_the_bar_shows_elapsed_time_and_the_time_left():
     from irtool.cli.harness_cmd import Progress
-    from irtool.harness.records import CaseResult
+    from irtool.jobs.records import CaseResult
 
     times = iter([0.0, 0.5, 2.0, 6.0, 10.0])
     stream = Terminal()
@@ -238,7 +238,7 @@ class Terminal(__import__("io").StringIO):
 @pytest.mark.parametrize("stream_type", [Terminal, __import__("io").StringIO], ids=["terminal", "log"])
 def test_progress_draws_a_bar_on_a_terminal_and_lists_problems_everywhere(stream_type):
     from irtool.cli.harness_cmd import Progress
-    from irtool.harness.records import CaseResult
+    from irtool.jobs.records import CaseResult
 
     stream = stream_type()
     bar = Progress(stream)

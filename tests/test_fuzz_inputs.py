@@ -26,10 +26,10 @@ from conftest_harness import output, sample_run
 from irtool.cli import main
 from irtool.errors import IrtoolError
 from irtool.harness.baseline import diff_runs
-from irtool.harness.records import result_to_json
+from irtool.jobs.records import result_to_json
 from irtool.harness.reports import write_reports
 from irtool.harness.store import read_jsonl
-from irtool.harness.suite import load_suite
+from irtool.jobs.suite import load_suite
 from irtool.npz import read_npz
 from irtool.reduce import load_origin
 

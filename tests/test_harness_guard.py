@@ -234,12 +234,12 @@ def test_a_fifo_where_results_go_is_refused_not_waited_on(tmp_path):
 
 PARENT = """
 import os, subprocess, sys, time
-from irtool.harness.lifeline import PIPE_ENV, lifeline
+from irtool.jobs.lifeline import PIPE_ENV, lifeline
 read_end, write_end = lifeline()
 env = {k: v for k, v in os.environ.items() if k != "IRTOOL_PARENT_PID"}
 env[PIPE_ENV] = str(read_end)   # the pipe alone: no parent-death signal
 stdin = int(os.environ["TEST_STDIN_FD"])  # held open by the test: the worker never sees end-of-input
-worker = subprocess.Popen([sys.executable, "-m", "irtool.harness.lifeline"], stdin=stdin,
+worker = subprocess.Popen([sys.executable, "-m", "irtool.jobs.lifeline"], stdin=stdin,
                           stdout=subprocess.DEVNULL, pass_fds=(read_end,), env=env)
 os.close(read_end)
 print(worker.pid, flush=True)

@@ -1,6 +1,6 @@
 """Isolation: a case that aborts, segfaults or hangs its worker is recorded as such, with the
 worker's last stderr lines and a reproducer; the rest of the run completes.  Real workers,
-real OpenVINO; the faults come from IRTOOL_FAULT (irtool.harness.faults)."""
+real OpenVINO; the faults come from IRTOOL_FAULT (irtool.jobs.faults)."""
 from __future__ import annotations
 
 import json

@@ -9,8 +9,8 @@ from pathlib import Path
 import lxml.etree as ET
 import pytest
 
-from irtool.harness.records import NODE_SEPARATOR
-from irtool.harness.suite import SuiteError, load_suite
+from irtool.jobs.records import NODE_SEPARATOR
+from irtool.jobs.suite import SuiteError, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "samples" / "suites" / "models.toml"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool.harness.records import case_from_json, case_to_json
-from irtool.harness.suite import SuiteError, load_suite
+from irtool.jobs.records import case_from_json, case_to_json
+from irtool.jobs.suite import SuiteError, load_suite
 from irtool.onnx import schema
 
 ROOT = Path(__file__).resolve().parent.parent

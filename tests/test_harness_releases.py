@@ -8,12 +8,12 @@ import pytest
 from conftest_harness import result
 
 from irtool.harness.baseline import BaselineError, diff_runs, diff_versions, release_order, render_diff
-from irtool.harness.faults import FaultError, parse_faults
+from irtool.jobs.faults import FaultError, parse_faults
 from irtool.harness.html import PLOT_POINTS, step_plot
-from irtool.harness.records import Job, SuiteCase
+from irtool.jobs.records import Job, SuiteCase
 from irtool.harness.store import RunResults
-from irtool.harness.suite import SuiteError, load_suite
-from irtool.harness.worker import expectations_broken
+from irtool.jobs.suite import SuiteError, load_suite
+from irtool.jobs.worker import expectations_broken
 
 TI, SEQ = "TensorIterator (f32; decomposed)", "RNNSeq (f32)"
 

@@ -14,7 +14,7 @@ from irtool.build import build_model
 from irtool.cases import OpCase
 from irtool.runtime.compile import compile_on, infer
 from irtool.execute import evaluate_node, prepare, seeded_inputs
-from irtool.harness.records import SuiteCase, case_from_json, case_to_json
+from irtool.jobs.records import SuiteCase, case_from_json, case_to_json
 from irtool.reproducer import reproduce_script, write_reproducer
 
 ATTRIBUTES = {"hidden_size": 4, "direction": "forward"}

@@ -10,7 +10,7 @@ import pytest
 
 from conftest_harness import sample_run
 from irtool.cli import main
-from irtool.harness.records import result_to_json
+from irtool.jobs.records import result_to_json
 from irtool.harness.store import JsonlWriter, StoreError, load_results, read_jsonl, write_json
 
 HEADER_META = {"suites": ["s.toml"], "devices": ["CPU"], "precisions": ["f32"]}

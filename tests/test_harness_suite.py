@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.harness.suite import SuiteError, load_suite
+from irtool.jobs.suite import SuiteError, load_suite
 from irtool.specs import registry
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool.harness import suite as suite_module
-from irtool.harness.suite import SuiteError, load_suite
+from irtool.jobs import suite as suite_module
+from irtool.jobs.suite import SuiteError, load_suite
 
 
 def _grid(tmp_path: Path, hidden: int, seeds: int, head: str = "") -> Path:

@@ -57,3 +57,21 @@ def test_onnxruntime_is_imported_only_by_its_own_module(path):
         assert not any("onnxruntime" in ast.unparse(n).split("irtool")[0] for n in top), "imported lazily only"
         return
     assert not found, f"irtool/{relative} imports {found}: onnxruntime goes through irtool.onnx.onnxruntime_run"
+
+
+@pytest.mark.parametrize("package, forbidden", [("harness", "reduce"), ("reduce", "harness"),
+                                                ("jobs", "harness"), ("jobs", "reduce"), ("jobs", "cli"),
+                                                ("runtime", "harness"), ("runtime", "jobs"), ("runtime", "cli")])
+def test_layers_point_one_way(package, forbidden):
+    """cli -> harness, reduce -> jobs -> the pipeline (execute, build, runtime) -> reference, specs, ir:
+    harness and reduce do not import each other, nothing below them imports them or the CLI."""
+    found = [(str(path.relative_to(PACKAGE)), line, module) for path in (PACKAGE / package).rglob("*.py")
+             for line, module in imports(path) if module.startswith(f"irtool.{forbidden}")]
+    assert not found, f"irtool.{package} imports irtool.{forbidden}: {found}"
+
+
+@pytest.mark.parametrize("module", ["execute", "build", "concrete", "reproducer"])
+def test_the_pipeline_imports_no_layer_above_it(module):
+    found = [(line, name) for line, name in imports(PACKAGE / f"{module}.py")
+             if name.startswith(("irtool.harness", "irtool.reduce", "irtool.jobs", "irtool.cli"))]
+    assert not found, f"irtool/{module}.py imports {found}"

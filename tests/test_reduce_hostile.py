@@ -14,7 +14,7 @@ from irtool.build import build_model
 from irtool.cases import OpCase
 from irtool.errors import IrtoolError
 from irtool.execute import seeded_inputs
-from irtool.harness.records import SuiteCase, case_to_json
+from irtool.jobs.records import SuiteCase, case_to_json
 from irtool.reproducer import write_reproducer
 from irtool.reduce import load_origin
 
@@ -84,7 +84,7 @@ def test_options_the_device_refuses_on_any_model_are_not_reduced(reproducer, tmp
 PLANTED_BUG = """
 import os
 if os.environ.get("IRTOOL_LIFELINE_FD"):  # in harness workers only, not in the reduce process
-    import irtool.harness.worker as worker
+    import irtool.jobs.worker as worker
 
     def broken(self, job):
         raise RuntimeError("a planted bug")

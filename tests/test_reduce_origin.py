@@ -13,7 +13,7 @@ from irtool.cases import OpCase
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
 from irtool.execute import seeded_inputs
-from irtool.harness.records import SuiteCase, case_to_json
+from irtool.jobs.records import SuiteCase, case_to_json
 from irtool.reproducer import write_reproducer
 from irtool.reduce import ReduceError, load_origin
 from irtool.reduce.origin import concrete_case

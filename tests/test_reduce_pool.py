@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 
-from irtool.harness.pool import Pool, worker_environment
-from irtool.harness.records import Job, SuiteCase
-from irtool.harness.worker import RunnerOptions
+from irtool.jobs.pool import Pool, worker_environment
+from irtool.jobs.records import Job, SuiteCase
+from irtool.jobs.worker import RunnerOptions
 
 
 def job(hidden: int) -> Job:

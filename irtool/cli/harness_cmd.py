@@ -98,8 +98,10 @@ def handle(args: argparse.Namespace) -> int:
     text = args.format == "text"
     try:
         with sigterm_as_interrupt():
+            from irtool.reduce.failures import reduce_failures
+
             outcome = run_harness(options, bar, (lambda plan: print(header(plan), flush=True)) if text else None,
-                                  lambda line: print(line, file=sys.stderr, flush=True))
+                                  lambda line: print(line, file=sys.stderr, flush=True), reduce_failures)
     finally:
         if bar:
             bar.finish()

@@ -43,7 +43,7 @@ def _split_tolerances(values: list[str], option: str) -> tuple[float | None, dic
 
 def seconds(text: str) -> float:
     """argparse type of an option in seconds: finite, > 0, at most a week (as a suite's timeout)."""
-    from irtool.harness.suite import check_seconds
+    from irtool.jobs.suite import check_seconds
 
     try:
         value = float(text)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import CRASH, ERROR, FAIL, FAILED, PASS, TIMEOUT, XPASS, CaseResult, plain
+from irtool.jobs.records import CRASH, ERROR, FAIL, FAILED, PASS, TIMEOUT, XPASS, CaseResult, plain
 from irtool.harness.reports import number
 from irtool.harness.store import RunResults
 

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from irtool.errors import IrtoolError
 from irtool.files import read_text
-from irtool.harness.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
+from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
 
 KEYS = frozenset({"case", "device", "precision", "reason", "issue"})
 

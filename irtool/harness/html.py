@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
-from irtool.harness.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
+from irtool.jobs.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
                                     number, op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from irtool.files import write_atomic
-from irtool.harness.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
+from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
 from irtool.harness.store import RunResults
 

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 
 from irtool.compare import PRECISIONS
 from irtool.errors import IrtoolError
-from irtool.harness.records import Job, SuiteCase
+from irtool.jobs.records import Job, SuiteCase
 
 
 class MatrixError(IrtoolError):

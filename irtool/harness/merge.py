@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Iterable, Sequence
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import CaseResult
+from irtool.jobs.records import CaseResult
 from irtool.harness.store import RunResults
 
 MUST_AGREE = ("openvino_version", "suites")

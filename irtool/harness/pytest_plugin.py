@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import (EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict,
+from irtool.jobs.records import (EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict,
                                     speaking_result)
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
@@ -54,7 +54,7 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from irtool.devices import parse_device_list
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
-        from irtool.harness.suite import load_suite
+        from irtool.jobs.suite import load_suite
 
         config = self.config
         try:
@@ -150,6 +150,6 @@ def _devices() -> Any:
 @lru_cache(maxsize=1)
 def _runner() -> Any:
     """One Runner per pytest process: it keeps built and compiled models between tests."""
-    from irtool.harness.worker import Runner
+    from irtool.jobs.worker import Runner
 
     return Runner()

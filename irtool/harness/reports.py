@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from irtool.harness.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
+from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
 from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
 
 JUNIT_NAME = "junit.xml"

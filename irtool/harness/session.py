@@ -32,12 +32,12 @@ from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
-from irtool.harness.pool import Pool
-from irtool.harness.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
+from irtool.jobs.pool import Pool
+from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
 from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
                                   read_jsonl, run_meta)
-from irtool.harness.suite import load_suite
-from irtool.harness.worker import REPRODUCERS, RunnerOptions, base_result
+from irtool.jobs.suite import load_suite
+from irtool.jobs.worker import REPRODUCERS, RunnerOptions, base_result
 
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
 Progress = Callable[[CaseResult, int, int], None]
 Start = Callable[["HarnessPlan"], None]
 REDUCED = "reduced"  # --reduce-failures: REPORT_DIR/reduced/<reproducer name>/
+# Shrinks failed jobs into a folder: irtool.reduce.failures.reduce_failures (-> reduced, interrupted).
+Reducer = Callable[..., "tuple[list, bool]"]
 
 
 class SessionError(IrtoolError):
@@ -136,7 +138,7 @@ class HarnessOutcome:
 
     @property
     def verdict(self) -> tuple[str, int]:
-        """The run's word and exit code: see :func:`irtool.harness.records.run_verdict`."""
+        """The run's word and exit code: see :func:`irtool.jobs.records.run_verdict`."""
         regressed = ((self.diff is not None and self.diff.regressed)
                      or any(diff.regressed for _, _, diff in self.version_diffs))
         return run_verdict(self.run.summary, regressed)
@@ -172,9 +174,12 @@ def _plural(count: int, word: str) -> str:
 
 
 def run_harness(options: HarnessOptions, progress: Progress | None = None,
-                start: Start | None = None, log: Callable[[str], None] | None = None) -> HarnessOutcome:
+                start: Start | None = None, log: Callable[[str], None] | None = None,
+                reducer: Reducer | None = None) -> HarnessOutcome:
     """The whole run; ``start`` is told the plan before the first job, ``progress`` each result,
-    ``log`` what takes long before it (making an OpenVINO release's environment)."""
+    ``log`` what takes long before it (making an OpenVINO release's environment).  With
+    ``options.reduce_failures``, ``reducer`` (irtool.reduce.failures.reduce_failures, which the
+    caller passes: the harness does not import reduce) shrinks each new failure."""
     began = time.monotonic()
     baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path, options.max_cases) for path in options.suites]
@@ -199,7 +204,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
             next(iter(pools.values())).start(workers)  # the workers import openvino while this process does
         try:
             outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
-                           start, baseline)
+                           start, baseline, reducer)
         finally:
             for pool in pools.values():
                 pool.close()
@@ -283,7 +288,7 @@ def _file_output_names(path: str) -> set[str]:
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
-         baseline: RunResults | None) -> HarnessOutcome:
+         baseline: RunResults | None, reducer: Reducer | None = None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
     from irtool.runtime.devices import list_devices, skip_reason
 
@@ -348,10 +353,12 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         results.sort(key=lambda r: order.get(r.job_key, len(order)))
         meta["finished"] = now()
         _write_reports(report_dir, outcome)
-    if options.reduce_failures and not outcome.interrupted and not outcome.stopped:
+    if options.reduce_failures and reducer is not None and not outcome.interrupted and not outcome.stopped:
         failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
-        outcome.reduced, outcome.interrupted = _reduce([job for job in runnable if job.key in failed], report_dir,
-                                                       options, timeout, {k: v.python for k, v in releases.items()})
+        outcome.reduced, outcome.interrupted = reducer(
+            [job for job in runnable if job.key in failed], report_dir / REDUCED, config=options.config,
+            tolerance=options.tolerance, timeout=timeout, budget=options.reduce_budget, env=options.env,
+            pythons={k: v.python for k, v in releases.items()})
     from irtool.harness.baseline import diff_runs, diff_versions
 
     if baseline is not None:
@@ -388,14 +395,6 @@ def file_op(path: str) -> str | None:
     specs = [registry().for_ir(layer.type, layer.version) for layer in model.layers if layer.type]
     family = [spec for spec in specs if spec is not None and spec.family]
     return family[0].key if len(family) == 1 else None
-
-
-def _reduce(jobs: list[Job], report_dir: Path, options: HarnessOptions, timeout: float,
-            pythons: dict) -> tuple[list, bool]:
-    from irtool.reduce.failures import reduce_failures
-
-    return reduce_failures(jobs, report_dir / REDUCED, config=options.config, tolerance=options.tolerance,
-                           timeout=timeout, budget=options.reduce_budget, env=options.env, pythons=pythons)
 
 
 def _write_reports(report_dir: Path, outcome: HarnessOutcome) -> None:

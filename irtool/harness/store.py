@@ -1,7 +1,7 @@
 """Where results live: results.jsonl while a run goes on, results.json when it ends.
 
 results.jsonl holds one JSON object per line: first ``{"run": META}``, then one
-:class:`~irtool.harness.records.CaseResult` per finished job, appended and flushed as the
+:class:`~irtool.jobs.records.CaseResult` per finished job, appended and flushed as the
 job finishes, so a killed run loses at most the line being written.  A torn last line is
 dropped when the file is read back, and ``--resume`` skips every job already in the file.
 
@@ -26,7 +26,7 @@ from typing import IO, Any, Iterable, Mapping
 from irtool import __version__
 from irtool.errors import IrtoolError
 from irtool.files import RESULTS_LIMIT, read_bytes, writable_target, write_atomic
-from irtool.harness.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
+from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
 from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"

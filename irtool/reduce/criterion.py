@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from irtool.files import FileError, check_readable
-from irtool.harness.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult, result_to_json
+from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult, result_to_json
 from irtool.reduce.errors import ReduceError
 
 METRICS = ("max_abs", "max_rel", "mean_abs", "outside", "total", "needed_atol", "needed_rtol", "actual_nan",

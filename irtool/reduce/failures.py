@@ -7,8 +7,8 @@ from typing import Mapping, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError
-from irtool.harness.records import Job
-from irtool.harness.worker import reproducer_name
+from irtool.jobs.records import Job
+from irtool.jobs.worker import reproducer_name
 from irtool.reduce.origin import Origin
 from irtool.reduce.reducer import ReduceOptions, reduce_case
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from irtool.compare import TolerancePolicy
 from irtool.concrete import ConcreteCase, from_node
 from irtool.files import read_text
-from irtool.harness.records import SuiteCase, case_from_json, is_tolerance
+from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
 from irtool.reduce.errors import ReduceError
 
@@ -92,7 +92,7 @@ class NodePasses(ReduceError):
 def concrete_case(case: SuiteCase) -> ConcreteCase:
     """The case's op with its arrays: the model read or built, and its inputs loaded or seeded,
     in this process exactly as a worker does it."""
-    from irtool.harness.worker import Runner
+    from irtool.jobs.worker import Runner
 
     runner = Runner()
     prepared = runner.prepare(case)
@@ -109,7 +109,7 @@ def concrete_case(case: SuiteCase) -> ConcreteCase:
 
 
 def _suite_case(path: Path, case_id: str) -> Origin:
-    from irtool.harness.suite import load_suite
+    from irtool.jobs.suite import load_suite
 
     suite = load_suite(path)
     for case in suite.cases:

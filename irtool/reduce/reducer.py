@@ -33,9 +33,9 @@ from irtool.devices import check_device
 from irtool.errors import IrtoolBug
 from irtool.files import FileError, writable_target
 from irtool.npz import read_npz
-from irtool.harness.pool import Pool
-from irtool.harness.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
-from irtool.harness.worker import Runner, RunnerOptions
+from irtool.jobs.pool import Pool
+from irtool.jobs.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
+from irtool.jobs.worker import Runner, RunnerOptions
 from irtool.reduce.axes import Proposal, axes_of
 from irtool.concrete import ConcreteCase, RebuildError, count_text
 from irtool.reduce.errors import ReduceError

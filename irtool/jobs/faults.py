@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from irtool.errors import IrtoolError
-from irtool.harness.records import Job, pattern_matches
+from irtool.jobs.records import Job, pattern_matches
 from irtool.specs.values import format_value
 
 ENV = "IRTOOL_FAULT"

@@ -37,7 +37,7 @@ def onnx_node(case: Any) -> tuple[str, int, dict[str, Any], tuple[str, ...]]:
     if op is None:
         raise ValueError(f"frontend onnx: {case.op} has no ONNX counterpart (ONNX has the sequence ops GRU, LSTM "
                          f"and RNN: GRUSequence, LSTMSequence and RNNSequence)")
-    from irtool.harness.suite import op_case
+    from irtool.jobs.suite import op_case
 
     ir = op_case(case).filled_attributes
     attributes: dict[str, Any] = {"hidden_size": ir["hidden_size"], "direction": ir["direction"]}

@@ -132,7 +132,7 @@ class SuiteCase:
     rtol: float | None = None
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a model's dynamic input dims
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # [NODE:]OUTPUT -> (atol, rtol)
-    frontend: str = "ir"  # "onnx": a single-node ONNX model read by OpenVINO's ONNX frontend (harness/frontends.py)
+    frontend: str = "ir"  # "onnx": a single-node ONNX model read by OpenVINO's ONNX frontend (jobs/frontends.py)
     optional_inputs: tuple[str, ...] | None = None  # an ONNX node's optional inputs; None: the builder's default
     expect_impl: str | None = None  # text each recurrent node's implementation must contain ("RNNSeq")
     max_compile_s: float | None = None  # seconds its compile may take

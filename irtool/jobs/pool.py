@@ -6,7 +6,7 @@ time.  A worker that dies (signal, exit) is recorded as CRASH for the job it was
 with the last lines of its stderr; one that runs past the timeout is killed and recorded as
 TIMEOUT.  Either way a fresh worker takes over the rest of the group and, when a report
 dir is set, first writes the lost job's reproducer (model and inputs, nothing compiled).
-Workers end with this process, however it ends (:mod:`irtool.harness.lifeline`).
+Workers end with this process, however it ends (:mod:`irtool.jobs.lifeline`).
 """
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ from typing import IO, Callable, Sequence
 import irtool
 
 from irtool.errors import IrtoolError
-from irtool.harness.lifeline import lifeline, worker_env as lifeline_env
-from irtool.harness.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
-from irtool.harness.worker import RunnerOptions, base_result, job_to_json
+from irtool.jobs.lifeline import lifeline, worker_env as lifeline_env
+from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
+from irtool.jobs.worker import RunnerOptions, base_result, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
 STDERR_LINES = 20
-WORKER_MODULE = ("-m", "irtool.harness.lifeline")  # the worker loop, bound to this process
+WORKER_MODULE = ("-m", "irtool.jobs.lifeline")  # the worker loop, bound to this process
 
 
 class PoolError(IrtoolError):

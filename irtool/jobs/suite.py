@@ -64,8 +64,8 @@ from typing import Any, Iterator, Mapping
 from irtool.cases import CaseError, OpCase
 from irtool.errors import IrtoolError
 from irtool.files import read_text
-from irtool.harness.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
-from irtool.harness.records import SuiteCase
+from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
+from irtool.jobs.records import SuiteCase
 from irtool.jsonable import shown
 from irtool.specs import get_spec
 from irtool.specs.values import format_value

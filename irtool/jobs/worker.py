@@ -1,6 +1,6 @@
 """Running jobs: :class:`Runner` in any process, and the worker process loop around it.
 
-A worker is ``python -m irtool.harness.worker``.  It answers on a private copy of its
+A worker is ``python -m irtool.jobs.worker``.  It answers on a private copy of its
 stdout (fd 1 itself is pointed at stderr, so nothing a plugin prints can corrupt the
 protocol): first ``{"ready": {...}}``, then for each request line one answer line.
 Requests: ``{"options": {...}}`` once, then ``{"job": {...}}`` (answer ``{"result": {...}}``)
@@ -30,10 +30,10 @@ import numpy as np
 
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError, RunSkipped, Unsupported
-from irtool.harness import faults
-from irtool.harness.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
+from irtool.jobs import faults
+from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
-from irtool.harness.suite import op_case
+from irtool.jobs.suite import op_case
 
 MODEL_CACHE = 8
 COMPILED_CACHE = 16
@@ -233,7 +233,7 @@ class Runner:
         key = (case.model_key, case.seed, case.inputs, repr(sorted(case.shapes.items())))
         found = self._data.get(key)
         if found is None and case.frontend == "onnx" and case.inputs is None:
-            from irtool.harness.frontends import onnx_inputs
+            from irtool.jobs.frontends import onnx_inputs
 
             found = self._data.put(key, CaseData(onnx_inputs(case)))
         if found is None:
@@ -252,7 +252,7 @@ class Runner:
             prepared = read_and_prepare(case.file, case.fill_defaults)
         elif case.frontend == "onnx":
             from irtool.execute import prepare_onnx
-            from irtool.harness.frontends import onnx_model
+            from irtool.jobs.frontends import onnx_model
 
             prepared = prepare_onnx(onnx_model(case, case.model_seed).model, f"{case.op} ONNX model")
         else:
