@@ -127,18 +127,26 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
                           problem=f"shape {list(actual.shape)} differs from expected {list(expected.shape)}")
     a = np.asarray(actual, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
-    finite = np.isfinite(a) & np.isfinite(e)
-    same_nonfinite = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
-    mismatch = ~finite & ~same_nonfinite
     with np.errstate(invalid="ignore"):  # inf - inf where both are inf: masked out by finite
-        diff = np.where(finite, np.abs(a - e), 0.0)
-    scale = np.abs(np.where(finite, e, 0.0))
+        diff = np.abs(a - e)
+    scale = np.abs(e)
+    finite = np.isfinite(diff) & np.isfinite(scale)  # a - e is finite where both are
+    all_finite = bool(finite.all())
+    if all_finite:  # the usual case: no element needs masking, and there are no NaN or Inf to count
+        mismatch = np.zeros(a.shape, dtype=bool)
+        ranked = diff
+    else:
+        same_nonfinite = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+        mismatch = ~finite & ~same_nonfinite
+        diff[~finite] = 0.0
+        scale[~finite] = 0.0
+        ranked = np.where(mismatch, np.inf, diff)
     outside = (diff > tolerance.atol + tolerance.rtol * scale) | mismatch
-    ranked = np.where(mismatch, np.inf, diff)
     worst = np.unravel_index(int(np.argmax(ranked)), a.shape) if a.size else None
     return OutputDiff(
         name=name, shape=tuple(a.shape), tolerance=tolerance, passed=not bool(outside.any()),
-        max_abs=_max(diff), max_rel=_max(_relative(diff, scale)), mean_abs=float(diff[finite].mean()) if finite.any() else 0.0,
+        max_abs=_max(diff), max_rel=_max(_relative(diff, scale)),
+        mean_abs=float(diff.mean()) if all_finite and a.size else float(diff[finite].mean()) if finite.any() else 0.0,
         outside=int(outside.sum()), total=int(a.size),
         worst_index=tuple(int(i) for i in worst) if worst is not None else None,
         worst_actual=float(a[worst]) if worst is not None else None,
@@ -146,15 +154,21 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         needed_atol=_max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
         needed_rtol=_max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
         step_max_abs=_per_step(ranked, time_axis), first_step_outside=_first_step(outside, time_axis),
-        actual_nan=int(np.isnan(a).sum()), actual_inf=int(np.isinf(a).sum()),
-        expected_nan=int(np.isnan(e).sum()), expected_inf=int(np.isinf(e).sum()),
-        nonfinite_mismatch=int(mismatch.sum()))
+        **({} if all_finite else _nonfinite_counts(a, e, mismatch)))
+
+
+def _nonfinite_counts(a: np.ndarray, e: np.ndarray, mismatch: np.ndarray) -> dict[str, int]:
+    return dict(actual_nan=int(np.isnan(a).sum()), actual_inf=int(np.isinf(a).sum()),
+                expected_nan=int(np.isnan(e).sum()), expected_inf=int(np.isinf(e).sum()),
+                nonfinite_mismatch=int(mismatch.sum()))
 
 
 def _relative(diff: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """diff / scale, with 0/0 = 0 and x/0 = inf."""
+    """diff / scale (both >= 0), with 0/0 = 0 and x/0 = inf: one division, then the zeros."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(diff == 0, 0.0, np.where(scale > 0, diff / np.where(scale > 0, scale, 1.0), np.inf))
+        relative = diff / scale
+    relative[diff == 0] = 0.0
+    return relative
 
 
 def _max(values: np.ndarray) -> float:
