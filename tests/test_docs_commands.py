@@ -31,7 +31,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SUBSTITUTIONS = [
     (r"^python -m venv \.venv && \. \.venv/bin/activate && pip install -e \. && ", "",
      "the copy runs from PYTHONPATH; a new virtual environment would download every dependency"),
-    (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q$", None,
+    (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q -n 2$", None,
      "the test suite itself, of which this test is a part"),
     (r" -o crash$", " --budget 5 -o crash",
      "each crash costs a fresh worker (28 runs, 15 s and more): 5 s shows the same exit code"),
