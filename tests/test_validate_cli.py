@@ -174,3 +174,14 @@ def test_with_openvino_says_what_read_model_says_of_a_net_version(capsys, name):
     assert main(["validate", "--with-openvino", "--format", "json", str(SAMPLES / "broken" / f"{name}.xml")]) == 1
     codes = [d["code"] for d in json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]]
     assert sorted(codes) == ["IR005", "IR080"]
+
+
+@pytest.mark.parametrize("value, says", [("-5", "-5: a size limit is a number of bytes >= 1"),
+                                         ("0", "0: a size limit is a number of bytes >= 1"),
+                                         ("1e3", "'1e3' is not a whole number of bytes")])
+def test_max_size_must_be_a_positive_number_of_bytes(samples_dir, capsys, value, says):
+    from irtool.cli import main
+
+    code = main(["validate", str(samples_dir / "valid" / "gru_sequence_forward.xml"), "--max-size", value])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "Traceback" not in err

@@ -52,6 +52,17 @@ def seconds(text: str) -> float:
     return check_seconds(value, "", argparse.ArgumentTypeError)
 
 
+def byte_count(text: str) -> int:
+    """argparse type of a size limit in bytes: a whole number >= 1 (0 or less would mean nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: a size limit is a number of bytes >= 1")
+    return value
+
+
 def seed(text: str) -> int:
     """argparse type of a seed: an integer from 0 to 2**63-1 (what numpy's generators take)."""
     try:

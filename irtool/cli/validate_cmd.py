@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from irtool.cli.common import UsageError
+from irtool.cli.options import byte_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,8 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     parser.add_argument("--with-openvino", action="store_true",
                         help="also read each file with OpenVINO and report its verdict beside irtool's")
-    parser.add_argument("--max-size", type=int, default=None, metavar="BYTES",
-                        help="refuse files larger than this (default 256 MiB)")
+    parser.add_argument("--max-size", type=byte_count, default=None, metavar="BYTES",
+                        help="refuse files larger than this many bytes (default 256 MiB)")
     parser.add_argument("--quiet-notes", action="store_true",
                         help="leave notes out (what irtool does not check, what OpenVINO reads differently); "
                              "they never make a file invalid")
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             from irtool.validate.openvino_check import check_with_openvino
             validate = validate_file
         try:
-            report = _without_gc(validate, path, max_bytes=args.max_size or DEFAULT_MAX_BYTES)
+            report = _without_gc(validate, path, max_bytes=DEFAULT_MAX_BYTES if args.max_size is None else args.max_size)
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
         if args.with_openvino:
