@@ -32,6 +32,17 @@ def unplain(value: Any) -> Any:
     return value
 
 
+def strict_loads(text: str | bytes) -> Any:
+    """json.loads without JavaScript's NaN and Infinity literals, which irtool never writes (it
+    writes non-finite floats as strings) and which strict JSON writers refuse to write back;
+    json.JSONDecodeError for them, as for any other text that is not JSON."""
+    def refuse(literal: str) -> Any:
+        raise json.JSONDecodeError(f"{literal} is not JSON (irtool writes non-finite numbers as strings)",
+                                   literal, 0)
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def shown(value: Any, limit: int = 40) -> str:
     """A value as a message quotes it (Python's spelling: what a suite or a library caller
     wrote), cut to ``limit`` characters, so that a huge value never floods a message."""

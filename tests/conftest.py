@@ -8,6 +8,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# In CI (CI=true) the property and fuzz tests draw the same examples every run, so a landing
+# never depends on luck; on a developer's machine they draw new ones each run and keep what
+# failed in .hypothesis/ (a failure found there becomes an example test, as in test_fuzz_inputs).
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples" / "ir"

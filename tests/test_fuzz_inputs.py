@@ -244,3 +244,17 @@ def test_any_npz_is_read_or_refused_in_one_line(data):
     with tempfile.TemporaryDirectory() as folder:
         arrays = read_or_refuse(folder, "inputs.npz", data, lambda path: read_npz(path, limit=1 << 20))
         assert arrays is None or all(isinstance(a, np.ndarray) and a.nbytes <= 1 << 20 for a in arrays.values())
+
+
+def test_bare_infinity_or_nan_in_a_results_file_is_refused(tmp_path):
+    """Found by the fuzz suite above: Python reads JavaScript's Infinity, strict JSON cannot write it back."""
+    import subprocess
+    import sys
+
+    for text in ('{"run": {"": Infinity}}\n', '{"run": {"x": NaN}}\n'):
+        path = tmp_path / "results.jsonl"
+        path.write_text(text)
+        done = subprocess.run([sys.executable, "-m", "irtool", "report", "render", str(path), "-o", str(tmp_path / "r")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "results.jsonl:1" in done.stderr

@@ -29,7 +29,7 @@ from irtool.diagnostics import CODES, ERROR, FileReport, render_json, render_sar
 from irtool.ir import IRParseError, parse_ir_bytes
 from irtool.validate import validate_file, validate_model
 
-PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, derandomize=False,
+PROPERTY_SETTINGS = settings(max_examples=150, deadline=None,
                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 RNN_TYPES = ("GRUSequence", "LSTMSequence", "GRUCell", "LSTMCell")
 SHAPE_CODES = {"IR040", "IR041", "IR042", "IR044"}

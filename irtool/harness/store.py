@@ -27,7 +27,7 @@ from irtool import __version__
 from irtool.errors import IrtoolError
 from irtool.files import RESULTS_LIMIT, read_bytes, writable_target, write_atomic
 from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
-from irtool.jsonable import shown_json
+from irtool.jsonable import shown_json, strict_loads
 
 FORMAT = "irtool-results/1"
 # Keys of results.json that are not the run's META: computed from the results when written.
@@ -149,7 +149,7 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line)
+            record = strict_loads(line)
         except json.JSONDecodeError:
             raise StoreError(f"{where}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
         if not isinstance(record, dict):
@@ -214,7 +214,7 @@ def load_results(path: str | Path) -> RunResults:
         return read_jsonl(path)
     text = read_bytes(path, "results file", RESULTS_LIMIT)
     try:
-        data = json.loads(text)
+        data = strict_loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StoreError(f"{path}: not a results.json ({error})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
