@@ -156,3 +156,10 @@ def test_merge_refuses(runs, message):
     with pytest.raises(MergeError, match=message):
         merge_runs(runs, names=["one.json", "two.json"][:len(runs)])
 
+
+
+def test_a_merge_of_some_shards_only_is_partial_and_names_the_missing_ones():
+    first, second = _shards()
+    merged = merge_runs([first])
+    assert merged.partial and merged.meta["missing_shards"] == ["2/2"]
+    assert "missing_shards" not in merge_runs([first, second]).meta

@@ -100,8 +100,10 @@ def _write(folder: Path, run: Any) -> int:
 
     paths = write_reports(folder, run)
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
+    missing = run.meta.get("missing_shards")
     print(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"
-          + ("; partial run" if run.partial else ""))
+          + (f"; partial run: shards {', '.join(missing)} missing" if missing else "; partial run" if run.partial
+             else ""))
     return 0
 
 

@@ -10,7 +10,7 @@ any shard is.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from irtool.errors import IrtoolError
 from irtool.jobs.records import CaseResult
@@ -48,7 +48,18 @@ def merge_runs(runs: Sequence[RunResults], names: Sequence[str] | None = None) -
                 shard=None, matrix=None, shards=[shard for run in runs for shard in _shards(run)],
                 started=_edge([run.meta.get("started") for run in runs], min),
                 finished=_edge([run.meta.get("finished") for run in runs], max))
-    return RunResults(meta, [result for _, result in results.values()], partial=any(run.partial for run in runs))
+    missing = missing_shards(meta["shards"])
+    if missing:
+        meta["missing_shards"] = missing
+    return RunResults(meta, [result for _, result in results.values()],
+                      partial=any(run.partial for run in runs) or bool(missing))
+
+
+def missing_shards(shards: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The K/N slices of a --shard run that no merged shard brought (a merge of only some is partial)."""
+    given = {str(s.get("shard")) for s in shards if s.get("shard")}
+    counts = {text.partition("/")[2] for text in given}
+    return sorted(f"{k}/{n}" for n in counts if n.isdigit() for k in range(1, int(n) + 1) if f"{k}/{n}" not in given)
 
 
 def _text(value: Any) -> str:
