@@ -22,6 +22,7 @@ from irtool.build import build_model
 from irtool.cases import OpCase
 from irtool.runtime.compile import compile_on, infer
 from irtool.execute import evaluate_node, prepare, seeded_inputs
+from irtool.runtime.nodes import input_arrays
 
 RTOLS = (0.0, 1e-4, 1e-3, 1e-2, 5e-2)
 
@@ -61,7 +62,7 @@ def measure(case: OpCase, precision: str) -> Sample:
     compiled, device_run = compile_on(model, "CPU", precision, {}, Path(case.op_type))
     assert device_run.precision == precision, device_run
     actual = infer(compiled, inputs, "CPU")
-    expected = evaluate_node(node, [f.constant if f.constant is not None else inputs[f.parameter] for f in node.feeds])
+    expected = evaluate_node(node, input_arrays(node, inputs))
     diffs = []
     for k, got in enumerate(actual):
         want = expected[{index: port for port, index in node.model_outputs.items()}[k]]

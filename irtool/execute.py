@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -66,10 +67,10 @@ class Prepared:
     def nodes(self) -> tuple[RecurrentNode, ...]:
         return self.probed.nodes
 
-    @property
+    @cached_property
     def single(self) -> RecurrentNode | None:
         """The node of a model that is one recurrent node fed by its inputs and Consts (what
-        ``irtool build`` writes), else None."""
+        ``irtool build`` writes), else None; read from the graph once (a worker asks per job)."""
         nodes = self.probed.nodes
         if len(nodes) != 1 or not nodes[0].fed_by_model_inputs:
             return None
@@ -291,7 +292,8 @@ class Compiled:
     implementations: Mapping[str, Implementation] = field(default_factory=dict)  # node name -> what ran
 
 
-def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str]) -> Compiled:
+def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str],
+                     probe: bool = True) -> Compiled:
     """Compile the model (and its probed copy, at the same time: OpenVINO's Core compiles from two
     threads, and compiling is mostly serial, so the pair costs about 1.4 plain compiles, measured,
     instead of 2); a device that cannot compile is asked which ops it does not support
@@ -302,7 +304,7 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
     path = Path(prepared.name)
     try:
         probed = None
-        if prepared.probed.needs_probe and (prepared.probed.judgeable or prepared.onnx is not None):
+        if probe and prepared.probed.needs_probe and (prepared.probed.judgeable or prepared.onnx is not None):
             with ThreadPoolExecutor(2, thread_name_prefix="irtool-compile") as pool:
                 copy = pool.submit(compile_on, prepared.probed.probed, device, precision, config, path)
                 plain, device_run = compile_on(prepared.model, device, precision, config, path)
@@ -631,7 +633,9 @@ def run(options: RunOptions) -> RunResult:
                        f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
     inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
-    compiled = compile_prepared(prepared, options.device, options.precision, options.config)
+    # --compare-with judges the model's outputs only: no probed copy to compile or infer
+    compiled = compile_prepared(prepared, options.device, options.precision, options.config,
+                                probe=options.compare_with is None)
     executed = execute(compiled, inputs, options.device)
     single = prepared.single
     common = dict(model=str(options.model), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
@@ -641,7 +645,7 @@ def run(options: RunOptions) -> RunResult:
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
                   saved_outputs=_save_outputs(options.save_outputs, prepared.labels, executed.outputs))
     if options.compare_with:
-        other = compile_prepared(prepared, *options.compare_with, options.config)
+        other = compile_prepared(prepared, *options.compare_with, options.config, probe=False)
         expected = execute(other, inputs, options.compare_with[0]).outputs
         precision = loosest_precision([compiled.run.precision, other.run.precision])
         diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)

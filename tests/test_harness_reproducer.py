@@ -16,6 +16,7 @@ from irtool.runtime.compile import compile_on, infer
 from irtool.execute import evaluate_node, prepare, seeded_inputs
 from irtool.jobs.records import SuiteCase, case_from_json, case_to_json
 from irtool.reproducer import reproduce_script, write_reproducer
+from irtool.runtime.nodes import input_arrays
 
 ATTRIBUTES = {"hidden_size": 4, "direction": "forward"}
 SIZES = {"batch_size": 2, "seq_length": 3, "input_size": 5}
@@ -29,7 +30,7 @@ def job():
     model = build_model(OpCase("GRUSequence", ATTRIBUTES, SIZES))
     node = prepare(model, "gru").single
     inputs = seeded_inputs(model, seed=0)
-    arrays = [f.constant if f.constant is not None else inputs[f.parameter] for f in node.feeds]
+    arrays = input_arrays(node, inputs)
     expected = dict(zip(TOLERANCES, evaluate_node(node, arrays)))
     compiled, _ = compile_on(model, "CPU", "f32", {}, Path("gru.xml"))
     actual = dict(zip(TOLERANCES, infer(compiled, inputs, "CPU")))

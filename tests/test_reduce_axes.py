@@ -17,6 +17,7 @@ from irtool.execute import prepare, seeded_inputs
 from irtool.reduce.axes import (attributes_to_defaults, axes_of, cut_symbol, simpler_values, uniform_lengths)
 from irtool.concrete import ConcreteCase, from_node
 from irtool.reference import evaluate
+from irtool.runtime.nodes import input_arrays
 
 SEQUENCES = [("GRUSequence", {"linear_before_reset": True}), ("LSTMSequence", {}), ("RNNSequence", {})]
 SIZES = {"batch_size": 4, "seq_length": 5, "input_size": 3}
@@ -27,7 +28,7 @@ def concrete(op: str, attributes: dict, sizes: dict | None = None, **case: objec
     node = prepare(model, op).single
     assert node is not None
     inputs = seeded_inputs(model, seed=1, sizes=sizes)
-    return from_node(node, [f.constant if f.constant is not None else inputs[f.parameter] for f in node.feeds])
+    return from_node(node, input_arrays(node, inputs))
 
 
 def reference(case: ConcreteCase) -> tuple[np.ndarray, ...]:

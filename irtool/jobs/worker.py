@@ -34,6 +34,7 @@ from irtool.jobs import faults
 from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
 from irtool.jobs.suite import op_case
+from irtool.runtime.nodes import input_arrays
 
 MODEL_CACHE = 8
 COMPILED_CACHE = 16
@@ -166,8 +167,7 @@ class Runner:
             expected = None
             if single is not None:
                 by_port = {d.name: k for k, d in enumerate(judgment.nodes[0].outputs)}
-                reference = self._reference(job.case)(single, [f.constant if f.constant is not None else
-                                                                data.inputs[f.parameter] for f in single.feeds])
+                reference = self._reference(job.case)(single, input_arrays(single, data.inputs))
                 expected = [reference[by_port[d.name]] for d in judgment.outputs] if judgment.outputs else None
             self._reproduce(job, result, prepared, data.inputs, executed.outputs, expected, judgment.outputs)
 
@@ -287,8 +287,7 @@ class Runner:
             expected = None
             single = prepared.single
             if single is not None and set((single.model_outputs or {}).values()) == set(range(len(prepared.labels))):
-                reference = self._reference(job.case)(single, [f.constant if f.constant is not None else
-                                                               data.inputs[f.parameter] for f in single.feeds])
+                reference = self._reference(job.case)(single, input_arrays(single, data.inputs))
                 ports = {index: port for port, index in single.model_outputs.items()}
                 expected = [reference[ports[k]] for k in range(len(prepared.labels))]
         except (IrtoolError, ValueError):

@@ -17,6 +17,7 @@ from irtool.files import read_text
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
 from irtool.reduce.errors import ReduceError
+from irtool.runtime.nodes import input_arrays
 
 SUITE_SEPARATOR = "::"
 SUITE_NAME = "reduce"
@@ -104,8 +105,7 @@ def concrete_case(case: SuiteCase) -> ConcreteCase:
                           f"irtool reduce MODEL --node NAME -d DEVICE, or reduce a node's reproducer folder (the "
                           f"harness and irtool run --reproducers write them)")
     inputs = runner.data(case, prepared).inputs
-    return from_node(node, [feed.constant if feed.constant is not None else inputs[feed.parameter]
-                            for feed in node.feeds])
+    return from_node(node, input_arrays(node, inputs))
 
 
 def _suite_case(path: Path, case_id: str) -> Origin:

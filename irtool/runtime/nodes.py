@@ -246,10 +246,10 @@ def _body(op: Any) -> Any:
     return None
 
 
-def probed_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
-                  captured: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """A node's input arrays (port order) and output arrays, from the model's inputs and the
-    probed copy's outputs."""
+def input_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
+                 captured: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
+    """A node's input arrays in port order: constant data, the model's inputs, and the probed
+    copy's outputs (none needed for a node fed by the model's inputs alone)."""
     arrays = []
     for feed in node.feeds:
         if feed.constant is not None:
@@ -258,4 +258,11 @@ def probed_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
             arrays.append(inputs[feed.parameter])
         else:
             arrays.append(captured[feed.probe])
-    return arrays, [captured[index] for index in node.outputs]
+    return arrays
+
+
+def probed_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
+                  captured: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A node's input arrays (port order) and output arrays, from the model's inputs and the
+    probed copy's outputs."""
+    return input_arrays(node, inputs, captured), [captured[index] for index in node.outputs]

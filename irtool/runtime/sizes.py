@@ -80,14 +80,13 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
 
         raise RunError(f"{source}: the given shapes do not fit the model: {openvino_message(error)}") from None
 
-    values: dict[int, int] = {}  # id of a representative symbol -> size
+    # One size per class of equal symbols: a symbol compares equal to those OpenVINO merged with
+    # it, not by hash, so the classes are kept in a list; the first size given to a class holds.
     representatives: list[tuple[Any, int]] = []
 
     def assign(symbol: Any, size: int) -> None:
-        for known, value in representatives:
-            if known == symbol:
-                return
-        representatives.append((symbol, size))
+        if not any(known == symbol for known, _ in representatives):
+            representatives.append((symbol, size))
 
     lengths: dict[str, int] = {}
     for op in copy.get_ordered_ops():
@@ -124,7 +123,6 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
         shapes[name] = tuple(shape)
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
             chosen[name] = "from the recurrent nodes"
-    del values
     return InputPlan(shapes, lengths, chosen)
 
 
