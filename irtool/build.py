@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from irtool.cases import LENGTHS_DTYPE, CaseError, OpCase
-from irtool.runtime.core import openvino_message
+from irtool.errors import Unsupported
+from irtool.runtime.core import openvino_message, openvino_version
 from irtool.files import FileError, replace_files, writable_target
 from irtool.specs import OpSpec, registry
 
@@ -34,16 +35,30 @@ def buildable() -> list[OpSpec]:
 
 
 def factory(spec: OpSpec) -> Callable[..., Any]:
-    """The openvino factory function of an op version; BuildError if there is none."""
+    """The openvino factory function of an op version; BuildError if its spec names none,
+    Unsupported if this openvino lacks the one it names."""
     if spec.factory is None:
         why = spec.openvino_note or f"irtool builds {', '.join(s.key for s in buildable())}"
         raise BuildError(f"{spec.key} cannot be built: {why}")
     module, _, name = spec.factory.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise BuildError(f"{spec.key} cannot be built: the installed openvino has no {spec.factory} "
-                         f"(named by {spec.path})") from None
+    found = getattr(opset_module(module), name, None)
+    if found is None:  # an older release than the spec's: it cannot run the case
+        raise Unsupported(f"{spec.key} cannot be built: openvino {openvino_version().split('-')[0]} has no "
+                          f"{spec.factory} (named by {spec.path})")
+    return found
+
+
+def opset_module(module: str) -> Any:
+    """The module ``openvino.opsetN`` (or ``openvino.op``) names in openvino 2025 and later, or
+    where releases before 2025 keep it (``openvino.runtime.opsetN``); None if this release has
+    neither."""
+    head, _, rest = module.partition(".")
+    for name in (module, f"{head}.runtime.{rest}") if head == "openvino" else (module,):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
 
 
 def build_model(case: OpCase) -> "ov.Model":
@@ -71,9 +86,7 @@ def constant(name: str, array: np.ndarray) -> Any:
     """A Const node holding a copy of ``array``.  ``ov.op.Constant`` copies the data once;
     ``opset1.constant`` takes about ten times the array's size on the way (measured with
     openvino 2026.4.1: 4.2 GB for a 432 MB array)."""
-    import openvino as ov
-
-    node = ov.op.Constant(np.ascontiguousarray(array))
+    node = opset_module("openvino.op").Constant(np.ascontiguousarray(array))
     node.set_friendly_name(name)
     return node
 
@@ -82,8 +95,8 @@ def probe_model() -> "ov.Model":
     """The smallest model a device compiles: one Parameter through a Relu.  A device that refuses
     it refuses the compile options, not a case."""
     import openvino as ov
-    import openvino.opset1 as ops
 
+    ops = opset_module("openvino.opset1")
     source = parameter("x", [1, 2], np.float32)
     return ov.Model([ops.result(ops.relu(source))], [source], "probe")
 
@@ -91,8 +104,8 @@ def probe_model() -> "ov.Model":
 def parameter(name: str, shape: Sequence[int], dtype: Any) -> Any:
     """A model input named ``name`` (node and tensor), -1 in ``shape`` for a dynamic dim."""
     import openvino as ov
-    import openvino.opset1 as ops
 
+    ops = opset_module("openvino.opset1")
     node = ops.parameter(ov.PartialShape(list(shape)), dtype, name=name)
     node.output(0).get_tensor().set_names({name})
     return node
@@ -102,8 +115,8 @@ def assemble(spec: OpSpec, sources: Sequence[Any], attributes: Mapping[str, Any]
     """The op made by its factory from ``sources`` (Parameters and Consts, in port order), with
     one Result per output, all named by the spec's ports; BuildError if openvino refuses it."""
     import openvino as ov
-    import openvino.opset1 as ops
 
+    ops = opset_module("openvino.opset1")
     try:
         op = factory(spec)(*sources, **attributes, name=spec.type)
     except (RuntimeError, TypeError, ValueError) as error:

@@ -4,14 +4,17 @@
 release other than ``current`` gets a virtual environment of its own in a cache folder
 (``--openvino-cache DIR``, or ``$IRTOOL_OPENVINO_CACHE``, else ``~/.cache/irtool/openvino``):
 ``python -m venv`` and pip install ``openvino==VERSION`` with irtool's other run-time
-dependencies; irtool itself is not installed there but put on ``PYTHONPATH`` by the
-worker's launcher, so every release runs this very irtool.
+dependencies (read from pyproject.toml, or the installed package's metadata); irtool itself
+is not installed there but put on ``PYTHONPATH`` by the worker's launcher, so every release
+runs this very irtool.
 
 An environment is used only once it is whole: the marker file ``irtool-ready.json`` is
 written last, after the new interpreter has imported openvino and said its version.  A
-folder without the marker (a killed pip, a full disk) is removed and made again, never used.
-A release that cannot be installed or imported here is reported with pip's own reason, and
-its jobs are skipped like an absent device's.
+folder without the marker (a killed pip, a full disk), or one made for other dependencies
+than irtool's present ones, is removed and made again, never used.  A release that cannot
+be installed or imported here is reported with pip's own reason, and its jobs are skipped
+like an absent device's.  What a release can run on (its devices and their precisions) is
+asked of that release's openvino, not of the one installed here (:func:`device_report`).
 """
 from __future__ import annotations
 
@@ -22,17 +25,16 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from irtool.errors import IrtoolError
 
 CURRENT = "current"
 CACHE_ENV = "IRTOOL_OPENVINO_CACHE"
 MARKER = "irtool-ready.json"
-# What a worker imports besides openvino (irtool's own run-time dependencies).
-WORKER_REQUIREMENTS = ("numpy", "lxml")
 VERSION = re.compile(r"^\d{4}\.\d+(\.\d+)*$")
 PIP_TIMEOUT = 1200.0
 
@@ -66,6 +68,34 @@ def parse_releases(text: str) -> list[str]:
     return releases
 
 
+def release_label(version: str) -> str:
+    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``: what results and reports call a release."""
+    return version.split("-")[0]
+
+
+def release_order(release: str) -> tuple:
+    """A release's place among others: by its numbers (2025.4.1 before 2026.0), unknown ones last."""
+    numbers = release_label(release).split(".")
+    return (0, tuple(int(n) for n in numbers)) if all(n.isdigit() for n in numbers) else (1, (release,))
+
+
+def environments(releases: Sequence[str], cache: str | Path | None = None,
+                 log: Callable[[str], None] | None = None) -> dict[str, Environment]:
+    """Label -> Environment of each release asked for (made where absent).  A label is the version
+    the release's openvino reports (``current`` becomes its version), so that results and reports
+    say which release ran, whatever was asked; a release that cannot be used keeps its name."""
+    folder = cache_folder(cache)
+    found: dict[str, Environment] = {}
+    for release in releases:
+        env = ensure(release, folder, log)
+        label = release_label(env.openvino_version) if env.openvino_version else release
+        if label in found:
+            raise EnvironmentError_(f"--openvino {','.join(releases)}: {release} is openvino {label}, named "
+                                    "twice; name each release once")
+        found[label] = env
+    return found
+
+
 def cache_folder(given: str | Path | None = None) -> Path:
     if given is not None:
         return Path(given)
@@ -89,24 +119,47 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
         return _ensure(release, cache, log)
 
 
+def worker_requirements() -> list[str]:
+    """What a worker imports besides openvino: irtool's run-time dependencies as pyproject.toml
+    names them (a checkout, editable or not), else as the installed package's metadata does;
+    openvino itself and the extras (test) left out."""
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        requirements = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    except (OSError, KeyError, ValueError):
+        from importlib import metadata
+
+        try:
+            requirements = [r for r in metadata.requires("irtool") or [] if "extra ==" not in r]
+        except metadata.PackageNotFoundError:
+            raise EnvironmentError_("irtool's dependencies are unknown here (no pyproject.toml beside the package "
+                                    "and no installed metadata); install irtool with pip") from None
+    return [r.strip() for r in requirements if not re.match(r"openvino\b(?![-_.\w])", r.strip())]
+
+
 def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Environment:
     folder = cache / f"openvino-{release}"
     python = str(folder / "bin" / "python")
     marker = folder / MARKER
+    requirements = worker_requirements()
+    why_again = "is not a whole environment"  # half-made (no marker) or not ours
     if marker.is_file():
         try:
             recorded = json.loads(marker.read_text(encoding="utf-8"))
             if recorded.get("release") == release and Path(python).exists():
-                return Environment(release, python, recorded.get("openvino_version"))
+                if recorded.get("requirements") == requirements:
+                    return Environment(release, python, recorded.get("openvino_version"))
+                why_again = (f"was made for other dependencies ({', '.join(recorded.get('requirements') or ['?'])}; "
+                             f"irtool needs {', '.join(requirements)})")
         except (OSError, ValueError):
             pass
-    if folder.exists():  # half-made (no marker) or not ours: made again, never used as it is
+    if folder.exists():  # made again, never used as it is
         if log:
-            log(f"openvino {release}: {folder} is not a whole environment; making it again")
+            log(f"openvino {release}: {folder} {why_again}; making it again")
         shutil.rmtree(folder, ignore_errors=True)
     if log:
         log(f"openvino {release}: making an environment in {folder} (python -m venv, pip install)")
-    problem = _make(folder, release)
+    problem = _make(folder, release, requirements)
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
@@ -114,16 +167,16 @@ def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Env
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
-    marker.write_text(json.dumps({"release": release, "openvino_version": version, "python": python}) + "\n",
-                      encoding="utf-8")
+    marker.write_text(json.dumps({"release": release, "openvino_version": version, "python": python,
+                                  "requirements": requirements}) + "\n", encoding="utf-8")
     return Environment(release, python, version)
 
 
-def _make(folder: Path, release: str) -> str | None:
+def _make(folder: Path, release: str, requirements: Sequence[str]) -> str | None:
     steps: Sequence[list[str]] = (
         [sys.executable, "-m", "venv", str(folder)],
         [str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"openvino=={release}", *WORKER_REQUIREMENTS],
+         f"openvino=={release}", *requirements],
     )
     for command in steps:
         try:
@@ -153,3 +206,29 @@ def _reason(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith(("ERROR:", "error:")) or "Error" in line.split(":")[0]]
     return (errors or lines or ["no output"])[-1][:300]
+
+
+def worker_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a process of another release runs in (irtool.jobs.pool's, for workers)."""
+    from irtool.jobs.pool import worker_environment as pool_environment
+
+    return pool_environment(env)
+
+
+def device_report(env: Environment) -> tuple[Any, str | None]:
+    """(irtool.runtime.devices.DeviceReport, None) of what ``env``'s openvino sees here, or
+    (None, why it could not say): a release decides its own devices and precisions (an older
+    plugin may lack a device or a precision the installed one has, or have one it lacks)."""
+    from irtool.runtime.devices import report_from_json
+
+    try:
+        done = subprocess.run([env.python, "-m", "irtool.runtime.devices"], capture_output=True, text=True,
+                              timeout=300, stdin=subprocess.DEVNULL, env=worker_environment())
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"cannot ask it for its devices: {error}"
+    try:
+        if done.returncode == 0:
+            return report_from_json(json.loads(done.stdout)), None
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None, "asking it for its devices failed: " + _reason(done.stderr or done.stdout)

@@ -122,6 +122,8 @@ def _onnx_failure(graph: Any, error: RunError) -> RunError:
     named, when the nodes use any (an unsupported feature, not a wrong result); else the error
     with the frontend's known faults for its nodes (layout=1 read as layout 0 makes dims clash)."""
     said = graph.unsupported() if graph is not None else None
+    if not said and isinstance(error, Unsupported):  # an op this release's ONNX frontend cannot convert
+        return error
     if not said:
         limits = [f"node '{node.name}' ({node.key}): {limit}" for node in graph.nodes
                   for limit in node.frontend_limits({})] if graph is not None else []

@@ -8,6 +8,10 @@ Each is an ONNX graph built with onnx.helper, saved as .onnx, and converted by O
 - gru_lengths.xml: one GRU with its weights as initializers and a sequence_lens input; the CPU
   plugin of openvino 2026.4.1 ignores the lengths of such a model (samples/suites/full.xfail.toml).
 
+And erfinv_gru.xml, built with openvino's opset API: a GRUSequence fed through ErfInv, an op of
+opset17 (openvino 2026): ``irtool run --openvino 2025.4.1,current`` skips it on 2025.4.1, whose
+opsets end at opset16.
+
 And broken_gru.onnx, for ``irtool validate``: a bidirectional GRU with one activation set, a
 negative clip, R of hidden size 5 and a declared Y of batch 3 (not converted: OpenVINO refuses it).
 
@@ -22,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from real_models import OnnxCase, convert_onnx  # noqa: E402
+from real_models import OnnxCase, convert_onnx, newest_opset_model  # noqa: E402
 
 HERE = ROOT / "samples" / "models"
 MODELS = {
@@ -56,6 +60,10 @@ def main() -> None:
         for suffix in (".onnx", ".xml", ".bin"):
             xml.with_suffix(suffix).replace(HERE / f"{name}{suffix}")
         print(f"wrote samples/models/{name}.onnx, .xml, .bin")
+    xml = newest_opset_model(HERE)
+    for suffix in (".xml", ".bin"):
+        xml.with_suffix(suffix).replace(HERE / f"erfinv_gru{suffix}")
+    print("wrote samples/models/erfinv_gru.xml, .bin")
 
 
 if __name__ == "__main__":

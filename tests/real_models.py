@@ -172,3 +172,24 @@ def opset_model(op: str, folder: Path) -> Path:
     path = folder / f"opset-{op}.xml"
     ov.save_model(ov.Model([head], parameters, f"opset-{op}"), str(path), compress_to_fp16=False)
     return path
+
+
+
+def newest_opset_model(folder: Path) -> Path:
+    """A GRUSequence fed through ErfInv, an op of opset17 (openvino 2026.x) that no earlier opset
+    has: a model that openvino 2026 reads and 2025.4.1 cannot (its opsets end at opset16)."""
+    import openvino as ov
+    import openvino.opset1 as o1
+    import openvino.opset5 as o5
+    import openvino.opset17 as o17
+
+    rng = np.random.default_rng(5)
+    x = o1.parameter([2, 4, 3], np.float32, name="x")
+    h = o1.parameter([2, 1, 5], np.float32, name="h")
+    fed = o17.erfinv(o1.multiply(x, o1.constant(np.float32(0.5))), name="erfinv")  # inside ErfInv's (-1, 1)
+    weights = [o1.constant(rng.uniform(-0.4, 0.4, shape).astype(np.float32))
+               for shape in ((1, 15, 3), (1, 15, 5), (1, 15))]
+    node = o5.gru_sequence(fed, h, o1.constant(np.array([4, 4], np.int32)), *weights, 5, "forward", name="gru")
+    path = folder / "newest-opset-gru.xml"
+    ov.save_model(ov.Model([node.output(0), node.output(1)], [x, h], "newest-opset-gru"), str(path))
+    return path

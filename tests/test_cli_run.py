@@ -226,7 +226,7 @@ def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, targ
     code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
     assert code == 2 and says in one_error_line(err) and "Error parsing" not in err
     assert json.loads(out) == {"model": path, "verdict": "error", "error": one_error_line(err)[len("irtool: error: "):],
-                               "nodes": []}
+                               "nodes": [], "unsupported": False}
 
 
 def test_compare_with_second_device(gru, capsys, cpu_precisions):
@@ -325,7 +325,7 @@ def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_toleran
         code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", precision, "--format", "json")
         if precision not in cpu_precisions:
             assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
-                                                     "error": one_skip_line(err)[len("irtool: "):]}
+                                                     "error": one_skip_line(err)[len("irtool: "):], "unsupported": False}
             assert f"skipped: CPU does not support {precision} (its precisions: f32" in one_skip_line(err)
             continue
         result = json.loads(out)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool.environments import CURRENT, MARKER, EnvironmentError_, cache_folder, ensure, parse_releases
+from irtool.environments import (CURRENT, MARKER, EnvironmentError_, cache_folder, device_report, ensure,
+                                 parse_releases, worker_requirements)
 
 from conftest import OLDER_OPENVINO as OLDER
 
@@ -66,21 +67,50 @@ def test_an_older_release_is_installed_imported_and_reused(older, cache):
     assert done.returncode == 0 and done.stdout.startswith(OLDER)
 
 
-def test_a_half_made_environment_is_made_again(older, tmp_path):
+def _half_made(folder: Path) -> str:
+    """As a pip killed before the end leaves it."""
+    (folder / MARKER).unlink()
+    (folder / "half-made").write_text("")
+    return "is not a whole environment; making it again"
+
+
+def _made_for_other_dependencies(folder: Path) -> str:
+    """As an irtool before one that needs onnx in its workers made it (its marker lists what it installed)."""
+    marker = json.loads((folder / MARKER).read_text())
+    marker["requirements"] = ["numpy>=1.24", "lxml>=4.9"]
+    (folder / MARKER).write_text(json.dumps(marker))
+    (folder / "half-made").write_text("")
+    return "was made for other dependencies (numpy>=1.24, lxml>=4.9; irtool needs "
+
+
+@pytest.mark.parametrize("spoil", [_half_made, _made_for_other_dependencies])
+def test_an_environment_that_is_not_whole_is_made_again(older, tmp_path, spoil):
     env, _ = older
     cache = tmp_path / "cache"
     folder = cache / f"openvino-{OLDER}"
     shutil.copytree(Path(env.python).parent.parent, folder, symlinks=True)
-    (folder / MARKER).unlink()  # as a pip killed before the end leaves it
-    (folder / "half-made").write_text("")
+    says = spoil(folder)
     log: list[str] = []
     again = ensure(OLDER, cache, log.append)
     assert again.usable and again.openvino_version == env.openvino_version
-    assert "is not a whole environment; making it again" in log[0]
+    assert says in log[0]
     assert not (folder / "half-made").exists() and (folder / MARKER).is_file()
+    done = subprocess.run([again.python, "-c", "import onnx, numpy, lxml"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
-def test_a_release_pip_cannot_find_is_unusable_with_pips_reason(cache):
-    env = ensure("2099.1", cache)
-    assert not env.usable and "No matching distribution found for openvino==2099.1" in env.problem
-    assert not (cache / "openvino-2099.1").exists()
+def test_workers_get_irtools_dependencies_from_pyproject_without_openvino():
+    import tomllib
+
+    declared = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    wanted = [r for r in declared["project"]["dependencies"] if not r.startswith("openvino")]
+    assert worker_requirements() == wanted and any(r.startswith("onnx") for r in wanted)
+
+
+def test_a_release_reports_its_own_devices(older):
+    """The older release's openvino is asked in its environment, not the installed one."""
+    env, _ = older
+    report, problem = device_report(env)
+    assert problem is None and report.openvino == env.openvino_version
+    assert "CPU" in report.names and "f32" in report.available[0].precisions
+    assert {d.name for d in report.absent} | set(report.names) >= {"CPU", "GPU", "NPU"}  # each found or said absent

@@ -156,3 +156,96 @@ def test_an_injected_slowdown_is_caught_by_the_baseline_diff(static_run, tmp_pat
     assert json.loads((tmp_path / "out" / "results.json").read_text())["summary"] == {"pass": 2}
     done = irtool("report", "diff", str(static_run), str(tmp_path / "out"), "--time-floor", "10")
     assert done.returncode == 0, done.stdout  # under a 10 s floor, 4 s more is not a regression
+
+
+# ----------------------------------------------------------------------------- whole models across releases
+
+
+@pytest.fixture(scope="module")
+def models_across_releases(older_openvino, openvino_cache, tmp_path_factory):
+    """[[models]] under the older release and the installed one: a converted two-node model, and a
+    model the older release cannot read (an op of an opset it does not have); the installed
+    release's compiles of the two-node model slowed by an injected fault."""
+    from real_models import newest_opset_model
+
+    env, _ = older_openvino
+    assert env.usable, env.problem
+    folder = tmp_path_factory.mktemp("models-releases")
+    newest = newest_opset_model(folder)
+    lstm2 = Path(__file__).resolve().parent.parent / "samples" / "models" / "lstm2_bidirectional.xml"
+    text = (f'[suite]\nname = "m"\ntimeout = 120\n\n[[models]]\nid = "lstm2"\npath = "{lstm2}"\n\n'
+            f'[[models]]\nid = "newest"\npath = "{newest}"\n')
+    env_vars = {**__import__("os").environ, "IRTOOL_FAULT": f"slow:3,case=lstm2*,openvino={CURRENT}"}
+    done = irtool("harness", str(suite(folder, text)), "-d", "CPU", "--precision", "f32", "--openvino",
+                  f"{OLDER},current", "--openvino-cache", str(openvino_cache), "--report-dir", str(folder / "out"),
+                  "--no-progress", "--time-floor", "1.5", "--format", "json", env=env_vars)
+    return done, json.loads((folder / "out" / "results.json").read_text())
+
+
+def test_an_op_an_older_release_lacks_is_a_skip_with_the_reason(models_across_releases):
+    done, results = models_across_releases
+    newest = {r["openvino"]: r for r in results["results"] if r["case"].startswith("newest")}
+    old = newest[OLDER]
+    assert old["verdict"] == "skip", old
+    assert ("cannot read it: layer 'ErfInv" in old["message"] and "is ErfInv of opset17, an opset this release "
+            f"does not have; openvino {CURRENT} has it" in old["message"]), old["message"]
+    assert newest[CURRENT]["verdict"] == "pass" and "::" in newest[CURRENT]["case"]  # its node, judged
+
+
+def test_the_release_diff_pairs_node_results_and_flags_the_slower_release(models_across_releases):
+    """Each node of the two-node model is a result per release, paired by CASE::NODE: the slowed
+    compiles of the installed release are the only regression; the unreadable model's node says
+    skip -> pass."""
+    done, results = models_across_releases
+    assert done.returncode == 1, done.stdout + done.stderr
+    nodes = {}
+    for r in results["results"]:
+        if r["case"].startswith("lstm2"):
+            nodes.setdefault(r["openvino"], set()).add(r["case"])
+    assert nodes[OLDER] == nodes[CURRENT] and len(nodes[OLDER]) == 2 and all("::" in c for c in nodes[OLDER])
+    [diff] = results["openvino_diffs"]
+    assert diff["regressed"] is True and not diff["added"] and not diff["removed"]
+    assert sorted(c["case"] for c in diff["slower"]) == sorted(nodes[CURRENT])
+    assert all(c["what"][0].startswith("compile") for c in diff["slower"])
+    assert not diff["new_failures"] and not diff["implementation"] and not diff["drift"]
+    [changed] = diff["changed"]
+    assert changed["case"].startswith("newest[seed=0]::") and (changed["old"], changed["new"]) == ("skip", "pass")
+
+
+def test_each_release_decides_its_own_devices(older_openvino, openvino_cache, tmp_path):
+    """The skip reason of a device comes from each release's own openvino (the older one is asked
+    in its environment): where GPU is absent, each release says why in its own words."""
+    from irtool.environments import device_report
+    from irtool.runtime.devices import list_devices, skip_reason
+
+    env, _ = older_openvino
+    done = irtool("harness", str(suite(tmp_path, GRU.format(extra=""))), "-d", "GPU", "--precision", "f32",
+                  "--openvino", f"{OLDER},current", "--openvino-cache", str(openvino_cache), "--report-dir",
+                  str(tmp_path / "out"), "--no-progress")
+    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    reports = {OLDER: device_report(env)[0], CURRENT: list_devices()}
+    for release, report in reports.items():
+        mine = [r for r in results if r["openvino"] == release]
+        reason = skip_reason("GPU", "f32", report)
+        if reason is None:  # a GPU here: the jobs ran
+            assert all(r["verdict"] != "skip" for r in mine)
+        else:
+            assert {r["message"] for r in mine} == {f"openvino {release}: {reason}"}
+    if all(skip_reason("GPU", "f32", report) for report in reports.values()):
+        assert done.returncode == 3, done.stdout + done.stderr  # nothing judged anywhere
+
+
+def test_older_api_is_handled_and_a_release_too_old_is_skipped_with_the_reason(openvino_cache, tmp_path):
+    """Releases before 2025 keep the opset modules under openvino.runtime (irtool builds through
+    them there: 2024.6.0 runs and passes); before 2024.1 they have no symbolic shapes, which
+    irtool sizes inputs with: 2023.3.0's jobs are skipped saying so, never an irtool error."""
+    done = irtool("harness", str(suite(tmp_path, GRU.format(extra=""))), "-d", "CPU", "--precision", "f32",
+                  "--openvino", "2023.3.0,2024.6.0", "--openvino-cache", str(openvino_cache), "--report-dir",
+                  str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    verdicts = {(r["openvino"], r["verdict"]) for r in results}
+    assert verdicts == {("2023.3.0", "skip"), ("2024.6.0", "pass")}, [r["message"] for r in results]
+    assert {r["message"] for r in results if r["openvino"] == "2023.3.0"} == {
+        "skipped: openvino 2023.3.0 has no symbolic shapes (openvino.Symbol, from openvino 2024.1 on), which "
+        "irtool sizes a model's inputs with"}

@@ -7,7 +7,8 @@ import re
 import pytest
 from conftest_harness import result
 
-from irtool.harness.baseline import BaselineError, diff_runs, diff_versions, release_order, render_diff
+from irtool.environments import release_order
+from irtool.harness.baseline import BaselineError, diff_runs, diff_versions, render_diff
 from irtool.jobs.faults import FaultError, parse_faults
 from irtool.harness.html import PLOT_POINTS, step_plot
 from irtool.jobs.records import Job, SuiteCase
@@ -44,6 +45,26 @@ def test_runs_of_one_release_each_pair_up_as_they_are():
     assert not diff_runs(old, new).added and not diff_runs(old, new).removed
     with pytest.raises(BaselineError, match="holds no results of openvino 2024.0"):
         diff_runs(old, new, openvino_map={"2024.0": "2026.4.1"})
+
+
+def test_a_whole_case_that_stopped_pairs_with_the_other_runs_node_results():
+    """A model the older release cannot read is one result (skip); the newer judges its nodes
+    (m::a, m::b): each node says skip -> pass, and nothing is added or removed; the other way
+    round, a whole model that crashes is a new crash of each node that passed."""
+    older = [result("m", "skip", openvino="2025.4.1")]
+    newer = [result("m::a", "pass", openvino="2026.4.1", max_abs=1e-7),
+             result("m::b", "fail", openvino="2026.4.1", max_abs=0.1)]
+    [(_, _, diff)] = diff_versions(_run(*older, *newer))
+    assert not diff.added and not diff.removed
+    assert [c.describe() for c in diff.changed] == ["m::a on CPU at f32 on openvino 2026.4.1: skip on openvino "
+                                                    "2025.4.1 -> pass"]
+    assert [c.name for c in diff.new_failures] == ["m::b on CPU at f32 on openvino 2026.4.1"]
+    before = _run(result("m::a", "pass", max_abs=1e-7), result("m::b", "pass", max_abs=1e-7))
+    after = _run(result("m", "crash"))
+    diff = diff_runs(before, after)
+    assert not diff.added and not diff.removed
+    assert [c.name for c in diff.new_crashes] == ["m::a on CPU at f32", "m::b on CPU at f32"]
+    assert all(c.to_json()["case"].startswith("m::") for c in diff.new_crashes)
 
 
 @pytest.mark.parametrize("old, new, slower", [

@@ -100,3 +100,26 @@ def test_the_reference_takes_the_highest_implemented_version_not_above_the_new_o
     for got, want in zip(evaluate("GRUSequence", inputs, attributes, version=6),
                          evaluate("GRUSequence", inputs, attributes, version=5)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_version_this_openvino_lacks_is_skipped_by_the_harness_not_an_error(tmp_path, monkeypatch):
+    """An op version whose factory module the running openvino does not have (a spec newer than the
+    release, as an older release in --openvino meets a newer irtool's spec) cannot be run here:
+    its jobs are skipped with the reason, and nothing judged is exit 3."""
+    import openvino
+
+    data = json.loads((OPS_DIR / "GRUSequence-5.json").read_text())
+    data.update(version=99, opset="opset99", description="A GRUSequence of an opset no openvino has.")
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    (folder / "GRUSequence-99.json").write_text(json.dumps(data))
+    monkeypatch.setenv(EXTRA_SPECS_VARIABLE, str(folder))
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[grid]]\nid = "g99"\nop = "GRUSequence-99"\nattributes = { hidden_size = 4, '
+                     'direction = "forward" }\n')
+    done = irtool("harness", str(suite), "-d", "CPU", "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 3, done.stdout + done.stderr
+    [result] = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert result["verdict"] == "skip"
+    assert (f"GRUSequence-99 cannot be built: openvino {openvino.get_version().split('-')[0]} has no "
+            "openvino.opset99.gru_sequence") in result["message"]

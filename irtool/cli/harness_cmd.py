@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import fail, sigterm_as_interrupt
-from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds
+from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
@@ -60,13 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-floor", type=float, default=1.0, metavar="S",  # baseline.TIME_FLOOR
                         help="... when it is also slower by more than S seconds (default 1: the noise of a "
                              "busy machine does not count)")
-    parser.add_argument("--openvino", metavar="RELEASES",
-                        help="run under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "
-                             "(current: the one installed here); each other release gets its own environment, "
-                             "made with venv and pip on first use; the releases are compared with each other")
-    parser.add_argument("--openvino-cache", type=Path, metavar="DIR",
-                        help="where the releases' environments are kept (default $IRTOOL_OPENVINO_CACHE, else "
-                             "~/.cache/irtool/openvino)")
+    add_release_options(parser, "the suites")
     add_judging_options(parser)
     parser.add_argument("--reduce-failures", action="store_true",
                         help="after the run, shrink each new failure to its smallest reproducer (irtool reduce) "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from irtool.cli.common import UsageError
 from irtool.compare import TolerancePolicy
@@ -16,6 +17,17 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
                         help="relative tolerance, for all outputs or one (repeatable)")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="extra compile property (repeatable), e.g. NUM_STREAMS=1")
+
+
+def add_release_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """--openvino and --openvino-cache, for run and harness; ``what`` says what runs under each release."""
+    parser.add_argument("--openvino", metavar="RELEASES",
+                        help=f"run {what} under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "
+                             "(current: the one installed here); each other release gets its own environment, "
+                             "made with venv and pip on first use; the releases are compared with each other")
+    parser.add_argument("--openvino-cache", type=Path, metavar="DIR",
+                        help="where the releases' environments are kept (default $IRTOOL_OPENVINO_CACHE, else "
+                             "~/.cache/irtool/openvino)")
 
 
 def parse_tolerances(atols: list[str], rtols: list[str]) -> TolerancePolicy:

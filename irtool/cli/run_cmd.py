@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError, fail
-from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seed
+from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
 from irtool.compare import PRECISIONS, OutputDiff
+from irtool.environments import release_label
 from irtool.jsonable import plain
 
 FORMATS = ("text", "json")
@@ -55,13 +56,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reproducers", type=Path, metavar="DIR",
                         help="write a reproducer folder for each failing node into DIR: a single-op IR of the node "
                              "with the inputs the device gave it; irtool reduce takes it")
+    add_release_options(parser, "the model")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.devices import parse_device
-    from irtool.errors import IrtoolBug, IrtoolError, RunSkipped
+    from irtool.errors import IrtoolBug, IrtoolError, RunSkipped, Unsupported
     from irtool.execute import RunOptions, run
 
     options = RunOptions(
@@ -72,25 +74,33 @@ def handle(args: argparse.Namespace) -> int:
         fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
                if value is not None})
+    if args.openvino is not None:  # the options are checked above, before any release is made
+        from irtool.cli.run_releases import run_releases
+
+        return run_releases(args, lambda line: print(line, file=sys.stderr, flush=True))
     try:
         result = run(options)
     except RunSkipped as error:
         return _stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
+    except Unsupported as error:  # OpenVINO lacks what the model needs: said so (the harness skips it)
+        return _stopped(args, "error", error.message, 2, unsupported=True)
     except (IrtoolError, IrtoolBug) as error:
         return _stopped(args, "error", error.message, 2)
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
     return {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
 
 
-def _stopped(args: argparse.Namespace, verdict: str, message: str, code: int) -> int:
+def _stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
     """A run that stopped before judging: one line on stderr, and with --format json a JSON object
-    on stdout too, so a consumer always gets one."""
+    on stdout too, so a consumer always gets one (``unsupported``: OpenVINO, this release of it,
+    lacks what the model needs)."""
     if code == NOTHING_JUDGED:
         print(f"irtool: {message}", file=sys.stderr)  # a skip, not an error
     else:
         fail(message)
     if args.format == "json":
-        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "nodes": []}, indent=2))
+        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "nodes": [],
+                          "unsupported": unsupported}, indent=2))
     return code
 
 
@@ -129,7 +139,7 @@ def render_text(result: Any) -> str:
     lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
     lines.append(f"  precision: {run.requested_precision} requested, {effective or 'effective one not reported'}; "
-                 f"execution devices: {', '.join(run.execution_devices) or '?'}")
+                 f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
     for filled in result.filled_defaults:
         lines.append(f"  filled default: {filled}")
     for note in result.input_notes:

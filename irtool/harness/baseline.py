@@ -29,8 +29,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from irtool.environments import release_order
 from irtool.errors import IrtoolError
-from irtool.jobs.records import CRASH, ERROR, FAIL, FAILED, PASS, TIMEOUT, XPASS, CaseResult, plain
+from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PASS, TIMEOUT, XPASS, CaseResult,
+                                 job_name, plain)
 from irtool.harness.reports import number
 from irtool.harness.store import RunResults
 
@@ -63,8 +65,16 @@ class Change:
     new: CaseResult | None
 
     @property
+    def ref(self) -> CaseResult:
+        """The result that names the job: the new one, but the old node's where a whole case stopped."""
+        if self.old is not None and self.new is not None and NODE_SEPARATOR not in self.new.case:
+            return self.old if NODE_SEPARATOR in self.old.case else self.new
+        return self.new or self.old  # type: ignore[return-value]
+
+    @property
     def name(self) -> str:
-        return (self.new or self.old).name  # type: ignore[union-attr]
+        where = self.new or self.old
+        return job_name(self.ref.case, where.device, where.precision, where.openvino)  # type: ignore[union-attr]
 
     @property
     def factor(self) -> float | None:
@@ -117,9 +127,9 @@ class Change:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        ref = self.new or self.old
-        return {"case": ref.case, "device": ref.device, "precision": ref.precision,  # type: ignore[union-attr]
-                "openvino": ref.openvino, "old_openvino": self.old.openvino if self.old else None,  # type: ignore
+        ref = self.ref
+        return {"case": ref.case, "device": ref.device, "precision": ref.precision,
+                "openvino": (self.new or ref).openvino, "old_openvino": self.old.openvino if self.old else None,  # type: ignore
                 "old_device": self.old.device if self.old else None,
                 "old": self.old.verdict if self.old else None, "new": self.new.verdict if self.new else None,
                 "old_max_abs": self.old.max_abs if self.old else None,
@@ -222,10 +232,12 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
         olds = {(r.case, r.device, r.precision, old_release(r)): r for r in old_results}
         news = {(r.case, r.device, r.precision, new_release(r)): r for r in new_results}
     diff = RunDiff(drift_factor, drift_floor, time_factor, time_floor)
-    for key, after in news.items():
-        before = olds.get(key)
+    for before, after in _pairs(olds, news):
         if before is None:
             diff.added.append(Change(None, after))
+        if after is None:
+            diff.removed.append(Change(before, None))
+            continue
         kind = _kind(before, after, drift_factor, drift_floor)
         if kind:
             getattr(diff, kind).append(Change(before, after))
@@ -234,8 +246,38 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
             diff.implementation.append(change)
         if change.slower(time_factor, time_floor):
             diff.slower.append(change)
-    diff.removed.extend(Change(before, None) for key, before in olds.items() if key not in news)
     return diff
+
+
+def _pairs(olds: dict, news: dict) -> list[tuple[CaseResult | None, CaseResult | None]]:
+    """The jobs of two runs paired by key, (old, None) and (None, new) where one run lacks it.  A
+    whole model's case is one result where it stopped before its nodes were judged (a release
+    that cannot read it, a crash) and a result per node (CASE::NODE) where they were: each node
+    result is paired with the other run's whole-case result, so that skip -> pass or crash ->
+    fail is said per node, not as a job removed and others added."""
+    def whole(key: tuple) -> tuple:
+        return (key[0].partition(NODE_SEPARATOR)[0], *key[1:])
+
+    pairs: list[tuple[CaseResult | None, CaseResult | None]] = []
+    paired_old, paired_new = set(), set()
+    for key, after in news.items():
+        if key in olds:
+            pairs.append((olds[key], after))
+            paired_old.add(key)
+        elif whole(key) != key and whole(key) in olds and whole(key) not in news:  # old stopped, new has nodes
+            pairs.append((olds[whole(key)], after))
+            paired_old.add(whole(key))
+        else:
+            continue
+        paired_new.add(key)
+    for key, before in olds.items():
+        if key not in paired_old and whole(key) != key and whole(key) in news and whole(key) not in olds:
+            pairs.append((before, news[whole(key)]))  # old had nodes, new stopped
+            paired_old.add(key)
+            paired_new.add(whole(key))
+    pairs += [(None, after) for key, after in news.items() if key not in paired_new]
+    pairs += [(before, None) for key, before in olds.items() if key not in paired_old]
+    return pairs
 
 
 def _kind(old: CaseResult | None, new: CaseResult, drift_factor: float, drift_floor: float) -> str | None:
@@ -289,12 +331,6 @@ def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
     lines.append(f"REGRESSED: {', '.join(counts)}" if diff.regressed else
                  f"OK: no new failure, crash, drift, change of implementation or slowdown ({len(diff.fixed)} fixed)")
     return "\n".join(lines)
-
-
-def release_order(release: str) -> tuple:
-    """A release's place among others: by its numbers (2025.4.1 before 2026.0), unknown ones last."""
-    numbers = release.split("-")[0].split(".")
-    return (0, tuple(int(n) for n in numbers)) if all(n.isdigit() for n in numbers) else (1, (release,))
 
 
 def releases_of(run: RunResults) -> list[str]:

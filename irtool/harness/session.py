@@ -23,13 +23,14 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
+from irtool.environments import environments
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.jobs.pool import Pool
@@ -192,7 +193,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     report_dir = _report_dir(options.report_dir)
     lock = ReportDirLock.acquire(report_dir)
     try:
-        releases = _environments(options, log)
+        releases = environments(options.openvino, options.openvino_cache, log) if options.openvino else {}
         jobs = make_jobs(cases, options.devices, options.precisions, options.shard, list(releases) or [None])
         order = {job.key: index for index, job in enumerate(jobs)}
         workers, note = worker_count(options.jobs, len(jobs))
@@ -213,31 +214,6 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     outcome.notes += [note] if note else []
     outcome.seconds = time.monotonic() - began
     return outcome
-
-
-def _environments(options: HarnessOptions, log: Callable[[str], None] | None) -> dict:
-    """Release label -> its Environment, for ``--openvino`` (empty without it).  A label is the
-    version the release's openvino reports (``2025.4.1``; ``current`` becomes its version), so
-    that results, job names and reports say which release ran, whatever the run was asked."""
-    if not options.openvino:
-        return {}
-    from irtool.environments import cache_folder, ensure
-
-    cache = cache_folder(options.openvino_cache)
-    found = {}
-    for release in options.openvino:
-        env = ensure(release, cache, log)
-        label = release_label(env.openvino_version) if env.openvino_version else release
-        if label in found:
-            raise SessionError(f"--openvino {','.join(options.openvino)}: {release} is openvino {label}, named "
-                               "twice; name each release once")
-        found[label] = env
-    return found
-
-
-def release_label(version: str) -> str:
-    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``."""
-    return version.split("-")[0]
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
@@ -290,7 +266,6 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
          pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
          baseline: RunResults | None, reducer: Reducer | None = None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
-    from irtool.runtime.devices import list_devices, skip_reason
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
                     str(options.shard) if options.shard else None, openvino_version())
@@ -315,8 +290,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         if progress:
             progress(result, len(finished), len(jobs))
 
-    devices = list_devices()
-    reasons: dict[tuple[str, str], str | None] = {}
+    reasons: dict[tuple[str, str, str | None], str | None] = {}
+    seen: dict = {}  # release label -> (its DeviceReport, or None and why)
     runnable: list[Job] = []
     skipped: list[CaseResult] = []
     for job in jobs:
@@ -324,9 +299,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
             continue
         pair = (job.device, job.precision, job.openvino)
         if pair not in reasons:
-            env = releases.get(job.openvino)
-            reasons[pair] = (f"openvino {env.release} cannot run here: {env.problem}" if env and not env.usable
-                             else skip_reason(job.device, job.precision, devices))
+            reasons[pair] = _skip_reason(job, releases.get(job.openvino), seen)
         if reasons[pair] is None:
             runnable.append(job)
         else:
@@ -366,6 +339,24 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
                                  time_floor=options.time_floor)
     outcome.version_diffs = diff_versions(outcome.run)
     return outcome
+
+
+def _skip_reason(job: Job, env: Any, seen: dict) -> str | None:
+    """Why ``job`` cannot run here, or None: its release cannot be used, or that release's openvino
+    lacks the device or the precision.  Each release is asked what it sees, once per run (in
+    ``seen``): an older plugin may lack a precision the installed one has, or the other way round."""
+    from irtool.environments import CURRENT, device_report
+    from irtool.runtime.devices import list_devices, skip_reason
+
+    this = env is None or env.release == CURRENT
+    if job.openvino not in seen:
+        seen[job.openvino] = ((list_devices(), None) if this else device_report(env) if env.usable
+                              else (None, env.problem))
+    report, problem = seen[job.openvino]
+    if report is None:
+        return f"openvino {env.release} cannot run here: {problem}"
+    reason = skip_reason(job.device, job.precision, report)
+    return f"openvino {job.openvino}: {reason}" if reason and job.openvino else reason
 
 
 def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome) -> None:

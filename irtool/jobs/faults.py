@@ -6,7 +6,7 @@ about to run a job whose fields all match a fault does ACTION instead: ``abort``
 past any timeout) or ``exit`` (exit code 3); ``slow:SECONDS`` (also ``slow:SECONDS,KEY=VALUE``)
 runs the job but sleeps SECONDS inside its compile step, which the job's compile time then
 includes: a slowdown for the baseline diff to catch.  Keys: ``case`` (a glob on the case id),
-``device``, ``precision``, ``op``, and any attribute or dim size of the case's op, as
+``device``, ``precision``, ``op``, ``openvino`` (the release of a run under several), and any attribute or dim size of the case's op, as
 given or as found in its model (``hidden_size=7``, ``batch_size=3``; compared as IR text,
 so ``true``, not ``True``).
 Without the variable nothing happens; it exists for tests and for rehearsing a triage.
@@ -52,7 +52,8 @@ def job_fields(job: Job, found: Mapping[str, Any]) -> dict[str, str]:
     attributes and dim sizes, so that a fault can name the shape of an IR file's op)."""
     case = job.case
     fields = {name: format_value(value) for name, value in {**found, **case.attributes, **case.sizes}.items()}
-    fields.update(case=case.id, device=job.device, precision=job.precision, op=case.op or "")
+    fields.update(case=case.id, device=job.device, precision=job.precision, op=case.op or "",
+                  openvino=job.openvino or "")
     return fields
 
 

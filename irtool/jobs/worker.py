@@ -98,7 +98,7 @@ class Runner:
         One result for a model of one recurrent op fed by its inputs (what ``irtool build`` writes)
         or with no recurrent node; one per recurrent node for any other model (case ids
         ``CASE::NODE``): each judged node is a result of its own in results and reports."""
-        from irtool.execute import execute, judge
+        from irtool.execute import execute, judge, with_implementations
 
         case = job.case
         result = base_result(job)
@@ -119,8 +119,12 @@ class Runner:
             result.execution_devices = list(compiled.run.execution_devices)
             executed = execute(compiled, inputs, job.device)
             result.infer_time = executed.seconds
-            judgment = judge(prepared, inputs, executed, self._policy(case), compiled.run.precision,
-                             self._reference(case))
+            judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
+                                                  compiled.run.precision, self._reference(case)), compiled)
+            # by the judged nodes' own names: an ONNX model's OpenVINO nodes are named by a counter
+            # (GRUSequence_9661), different in every process and release, its ONNX nodes are not
+            result.implementations = {node.name: node.implementation for node in judgment.nodes
+                                      if node.implementation} or result.implementations
             one_onnx_node = prepared.onnx is not None and len(judgment.nodes) == 1  # one case, as an IR op is
             if prepared.single is None and judgment.nodes and not one_onnx_node:  # a whole model: a result per node
                 results = self._per_node(result, job, prepared, data, executed, judgment, compiled)
@@ -185,8 +189,8 @@ class Runner:
         for node, verdict in pairs:
             result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{verdict.name}", node=verdict.name,
                                          op=f"{verdict.type}-{verdict.version}",
-                                         implementations={verdict.name: v for k, v in base.implementations.items()
-                                                          if k == verdict.runs_as})
+                                         implementations={verdict.name: verdict.implementation}
+                                         if verdict.implementation else {})
             result.outputs = [output_record(d) for d in verdict.outputs]
             result.max_abs = verdict.max_abs
             result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict

@@ -9,7 +9,7 @@ import numpy as np
 
 from irtool.compare import loosest_precision
 from irtool.errors import IrtoolBug, RunError
-from irtool.runtime.core import core, openvino_message
+from irtool.runtime.core import core, openvino_message, openvino_version
 from irtool.runtime.devices import VIRTUAL_DEVICES, physical_devices
 from irtool.runtime.model import tensor_name
 from irtool.runtime.nodes import node_spec
@@ -24,6 +24,7 @@ class DeviceRun:
     effective_precision: Mapping[str, str]  # execution device -> precision read back
     execution_devices: tuple[str, ...]
     config: Mapping[str, str]
+    openvino: str = ""  # the release that compiled it (openvino.get_version())
 
     @property
     def precision(self) -> str:
@@ -70,7 +71,7 @@ def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str
         raise RunError(explain_failure(model, device, xml_path, error)) from None
     execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
     return compiled, DeviceRun(device, precision, _effective_precision(compiled, execution), execution,
-                               dict(full_config))
+                               dict(full_config), openvino_version())
 
 
 def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:

@@ -9,12 +9,13 @@ if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
 
 _NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$")
-_LIBRARY_PATH = re.compile(r'"/[^"]*/([^/"]+)"')  # a plugin's install path says nothing to the user
+# a plugin's install path says nothing to the user (openvino 2026 quotes it with ", 2025 with ')
+_LIBRARY_PATH = re.compile(r"""(["'])/[^"']*/([^/"']+)\1""")
 
 
 def openvino_message(error: BaseException) -> str:
     """What an OpenVINO exception says is wrong, on one line, without its source locations."""
-    lines = [_LIBRARY_PATH.sub(r'"\1"', line.strip()) for line in str(error).splitlines() if line.strip()]
+    lines = [_LIBRARY_PATH.sub(r'"\2"', line.strip()) for line in str(error).splitlines() if line.strip()]
     useful = [_NODE.sub(r"layer '\1':", line) for line in lines if not line.startswith(("Exception from", "Check '"))]
     if useful:
         return " ".join(useful)

@@ -7,7 +7,7 @@ from typing import Any
 from irtool import devices as syntax
 from irtool.devices import PHYSICAL_FAMILIES, VIRTUAL_DEVICES, physical_devices, same_device
 from irtool.errors import RunError
-from irtool.runtime.core import core, openvino_message
+from irtool.runtime.core import core, openvino_message, openvino_version
 
 # OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
 CAPABILITY_PRECISIONS = {"FP32": "f32", "BF16": "bf16", "FP16": "f16", "INT8": "i8", "INT16": "i16",
@@ -33,6 +33,7 @@ class DeviceReport:
     available: tuple[DeviceInfo, ...]
     virtual: tuple[str, ...]
     absent: tuple[AbsentDevice, ...]
+    openvino: str = ""  # the release that saw them (openvino.get_version())
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -52,7 +53,22 @@ def list_devices() -> DeviceReport:
     names = [d.name for d in available]
     absent = tuple(AbsentDevice(family, _absence_reason(family)) for family in PHYSICAL_FAMILIES
                    if not any(same_device(family, name) for name in names))
-    return DeviceReport(tuple(available), VIRTUAL_DEVICES, absent)
+    return DeviceReport(tuple(available), VIRTUAL_DEVICES, absent, openvino_version())
+
+
+def report_to_json(report: DeviceReport) -> dict:
+    """A DeviceReport as JSON: what another release's openvino sees, sent to the harness (below)."""
+    return {"available": [{"name": d.name, "full_name": d.full_name, "precisions": list(d.precisions),
+                           "capabilities": list(d.capabilities)} for d in report.available],
+            "virtual": list(report.virtual), "absent": [{"name": a.name, "reason": a.reason} for a in report.absent],
+            "openvino": report.openvino}
+
+
+def report_from_json(data: dict) -> DeviceReport:
+    return DeviceReport(tuple(DeviceInfo(d["name"], d["full_name"], tuple(d["precisions"]), tuple(d["capabilities"]))
+                              for d in data["available"]),
+                        tuple(data["virtual"]), tuple(AbsentDevice(a["name"], a["reason"]) for a in data["absent"]),
+                        data["openvino"])
 
 
 def _device_property(device: str, key: str, fallback: Any) -> Any:
@@ -110,3 +126,10 @@ def skip_reason(device: str, precision: str, report: DeviceReport | None = None)
             return (f"{info.name} does not support {precision} (its precisions: "
                     f"{', '.join(info.precisions) or 'none reported'})")
     return None
+
+
+if __name__ == "__main__":  # run by irtool.environments.device_report in another release's environment
+    import json
+    import sys
+
+    json.dump(report_to_json(list_devices()), sys.stdout)

@@ -1,0 +1,174 @@
+"""``irtool run MODEL --openvino 2025.4.1,current``: the same run under several OpenVINO releases.
+
+Each release runs this irtool in its own environment (irtool.environments) as ``irtool run
+... --format json``; this process puts their node verdicts side by side and says what changed
+from each release to the next newer one.  With one release the run is simply that release's
+``irtool run``: its own report, its own exit code.  With several, a release that cannot run
+the model (it cannot be installed, its opsets lack an op of the model, the device or the
+precision is not there) is skipped with the reason, as the harness does.
+
+Exit codes, over the releases: 1 when a node fails on any of them; else 2 when one could not be
+run; else 0 when some release judged something; else 3 (nothing judged anywhere).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from irtool.environments import Environment, environments, release_order, worker_environment
+
+SKIPPED = "skipped"
+
+
+@dataclass
+class ReleaseRun:
+    """One release's ``irtool run --format json``: its JSON, or why there is none."""
+
+    label: str
+    code: int
+    data: dict = field(default_factory=dict)
+    stopped: str | None = None  # the message of a run that judged nothing
+    skipped: bool = False  # the release cannot run the model here (not an error of the model)
+
+    @property
+    def verdict(self) -> str:
+        return SKIPPED if self.skipped else self.data.get("verdict", "error")
+
+    @property
+    def nodes(self) -> dict[str, dict]:
+        return {node["name"]: node for node in self.data.get("nodes", [])}
+
+
+def child_argv(args: argparse.Namespace, label: str | None) -> list[str]:
+    """The ``irtool run`` command line of one release: ``args`` as parsed here (paths as given: the
+    run has this process's working folder), without the release options; with several releases
+    (``label``) in JSON, and outputs written per release (OUT.npz -> OUT-2025.4.1.npz,
+    --reproducers DIR -> DIR/2025.4.1)."""
+    argv = ["run", str(args.model), "-d", args.device, "--precision", args.precision,
+            "--seed", str(args.seed)]
+    if args.inputs is not None:
+        argv += ["--inputs", str(args.inputs)]
+    if args.save_outputs is not None:
+        out = args.save_outputs
+        argv += ["--save-outputs", str(out.with_name(f"{out.stem}-{label}{out.suffix}") if label else out)]
+    if args.reproducers is not None:
+        argv += ["--reproducers", str(args.reproducers / label if label else args.reproducers)]
+    for option in ("atol", "rtol", "config", "shape"):
+        for value in getattr(args, option):
+            argv += [f"--{option}", value]
+    for option, value in (("--compare-with", args.compare_with), ("--batch", args.batch),
+                          ("--seq-length", args.seq_length)):
+        if value is not None:
+            argv += [option, str(value)]
+    if args.fill_defaults:
+        argv.append("--fill-defaults")
+    return argv + ["--format", "json" if label else args.format]
+
+
+def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
+    from irtool.environments import parse_releases
+
+    envs = environments(parse_releases(args.openvino), args.openvino_cache, log)
+    if len(envs) == 1:
+        [(label, env)] = envs.items()
+        if not env.usable:
+            log(f"irtool: skipped: openvino {env.release} cannot run here: {env.problem}")
+            return 3
+        return subprocess.run([env.python, "-m", "irtool", *child_argv(args, None)], env=worker_environment(),
+                              stdin=subprocess.DEVNULL).returncode
+    runs = [_run_one(label, env, args) for label, env in sorted(envs.items(), key=lambda item: release_order(item[0]))]
+    if args.format == "json":
+        print(json.dumps(to_json(args, runs), indent=2))
+    else:
+        print(render_text(args, runs))
+    return exit_code(runs)
+
+
+def _run_one(label: str, env: Environment, args: argparse.Namespace) -> ReleaseRun:
+    if not env.usable:
+        return ReleaseRun(label, 3, stopped=f"openvino {env.release} cannot run here: {env.problem}", skipped=True)
+    done = subprocess.run([env.python, "-m", "irtool", *child_argv(args, label)], capture_output=True, text=True,
+                          env=worker_environment(), stdin=subprocess.DEVNULL)
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        return ReleaseRun(label, 2, stopped=(lines or [f"irtool run exited {done.returncode} without a report"])[-1])
+    stopped = data.get("error")
+    stopped = stopped.removeprefix("skipped: ") if stopped else None
+    # a release whose openvino cannot take the model or the device as asked is skipped, not an error
+    skipped = stopped is not None and (done.returncode == 3 or bool(data.get("unsupported")))
+    return ReleaseRun(label, done.returncode, data, stopped, skipped)
+
+
+def exit_code(runs: list[ReleaseRun]) -> int:
+    verdicts = {run.verdict for run in runs}
+    if "fail" in verdicts:
+        return 1
+    if "error" in verdicts:
+        return 2
+    return 0 if "pass" in verdicts else 3
+
+
+def changes(older: ReleaseRun, newer: ReleaseRun) -> list[str]:
+    """What differs from one release's run to the next: verdicts and implementations, per node."""
+    if older.skipped or newer.skipped or older.stopped or newer.stopped:
+        return [f"the model: {older.verdict} -> {newer.verdict}"] if older.verdict != newer.verdict else []
+    lines = []
+    for name in dict.fromkeys([*older.nodes, *newer.nodes]):
+        old, new = older.nodes.get(name), newer.nodes.get(name)
+        if old is None or new is None:
+            lines.append(f"node {name}: {'only in ' + (older if new is None else newer).label}")
+            continue
+        if old["verdict"] != new["verdict"]:
+            lines.append(f"node {name}: {old['verdict']} -> {new['verdict']}")
+        if old.get("implementation") != new.get("implementation"):
+            lines.append(f"node {name}: ran as {old.get('implementation') or '?'} -> {new.get('implementation') or '?'}")
+    return lines
+
+
+def _cell(run: ReleaseRun, node: dict | None) -> str:
+    if run.skipped:
+        return "SKIP"
+    if node is None:
+        return "ERROR" if run.stopped else "-"
+    max_abs = node.get("max_abs")
+    return " ".join(filter(None, [node["verdict"].upper(), None if max_abs is None else f"{max_abs:.3g}",
+                                  node.get("implementation")]))
+
+
+def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
+    labels = [run.label for run in runs]
+    lines = [f"{args.model}: on {args.device} at {args.precision}, under openvino {', '.join(labels)}"]
+    names = list(dict.fromkeys(name for run in runs for name in run.nodes))
+    rows = [("node", "type", *labels)]
+    for name in names:
+        node = next(run.nodes[name] for run in runs if name in run.nodes)
+        rows.append((name, f"{node['type']}-{node['version']}", *(_cell(run, run.nodes.get(name)) for run in runs)))
+    if len(rows) > 1:
+        widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+        lines += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    for run in runs:
+        if run.stopped:
+            lines.append(f"  {run.label}: {'skipped' if run.skipped else 'error'}: {run.stopped}")
+        for node in run.data.get("nodes", []):
+            if node["verdict"] in ("fail", "error"):
+                lines.append(f"  {run.label}: {node['verdict'].upper()} node '{node['name']}': {node.get('reason')}")
+    for older, newer in zip(runs, runs[1:]):
+        found = changes(older, newer)
+        lines.append(f"openvino {older.label} -> {newer.label}: " + ("; ".join(found) if found else "no change"))
+    lines.append("; ".join(f"{run.verdict.upper()} on {run.label}" for run in runs))
+    return "\n".join(lines)
+
+
+def to_json(args: argparse.Namespace, runs: list[ReleaseRun]) -> dict[str, Any]:
+    return {"model": str(args.model), "verdict": {0: "pass", 1: "fail", 2: "error", 3: "unjudged"}[exit_code(runs)],
+            "releases": {run.label: {"verdict": run.verdict, "exit_code": run.code, "stopped": run.stopped,
+                                     "run": run.data or None} for run in runs},
+            "changes": [{"older": older.label, "newer": newer.label, "what": changes(older, newer)}
+                        for older, newer in zip(runs, runs[1:])]}

@@ -1,0 +1,88 @@
+"""``irtool run MODEL --openvino ...``: one model under an older release (installed once per test run
+by conftest.older_openvino) and the installed one, side by side; a release that cannot read the
+model or cannot be installed is skipped with the reason.  Real releases, real models."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import openvino
+import pytest
+
+from conftest import OLDER_OPENVINO as OLDER
+from real_models import newest_opset_model
+
+CURRENT = openvino.get_version().split("-")[0]
+MODELS = Path(__file__).resolve().parent.parent / "samples" / "models"
+
+
+@pytest.fixture(scope="module")
+def releases(older_openvino, openvino_cache):
+    env, _ = older_openvino
+    assert env.usable, env.problem
+    return ["--openvino", f"{OLDER},current", "--openvino-cache", str(openvino_cache)]
+
+
+def irtool(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irtool", *args], capture_output=True, text=True, timeout=600,
+                          cwd=cwd)
+
+
+def test_a_model_both_releases_get_wrong_fails_under_both(releases):
+    """The CPU's sequence_lengths bug (samples/models/gru_lengths.xml) is in 2025.4.1 too."""
+    done = irtool("run", str(MODELS / "gru_lengths.xml"), "-d", "CPU", *releases)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith(f"gru_lengths.xml: on CPU at f32, under openvino {OLDER}, {CURRENT}")
+    assert lines[1].split() == ["node", "type", OLDER, CURRENT]
+    assert lines[2].split()[2] == "FAIL" and lines[2].count("FAIL") == 2 and lines[2].count("RNNSeq (f32)") == 2
+    assert f"openvino {OLDER} -> {CURRENT}: no change" in lines
+    assert lines[-1] == f"FAIL on {OLDER}; FAIL on {CURRENT}"
+
+
+def test_a_model_the_older_release_cannot_read_is_skipped_there(releases, tmp_path):
+    model = newest_opset_model(tmp_path)
+    done = irtool("run", str(model), "-d", "CPU", *releases, "--format", "json", "--save-outputs",
+                  str(tmp_path / "out.npz"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    older, current = data["releases"][OLDER], data["releases"][CURRENT]
+    assert older["verdict"] == "skipped" and "is ErfInv of opset17, an opset this release does not have" in \
+        older["stopped"]
+    assert current["verdict"] == "pass" and current["run"]["run"]["openvino"].startswith(CURRENT)
+    [change] = data["changes"]
+    assert (change["older"], change["newer"], change["what"]) == (OLDER, CURRENT, ["the model: skipped -> pass"])
+    assert data["verdict"] == "pass"
+    # each release's outputs where it ran, named by the release
+    assert not (tmp_path / f"out-{OLDER}.npz").exists()
+    with np.load(tmp_path / f"out-{CURRENT}.npz") as saved:
+        assert len(saved.files) == 2
+
+
+def test_one_release_is_that_releases_own_run(releases):
+    done = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", *releases[:1], f"{OLDER}",
+                  *releases[2:])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"openvino {OLDER}" in done.stdout.splitlines()[1]
+    assert done.stdout.splitlines()[-1] == "PASS: 2 of 2 judged nodes within tolerance"
+
+
+def test_a_release_that_cannot_be_installed_is_skipped(openvino_cache):
+    alone = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
+                   "--openvino-cache", str(openvino_cache))
+    assert alone.returncode == 3, alone.stdout + alone.stderr
+    assert "skipped: openvino 2099.1 cannot run here:" in alone.stderr and "openvino==2099.1" in alone.stderr
+    both = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1,current",
+                  "--openvino-cache", str(openvino_cache))
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert both.stdout.splitlines()[-1] == f"PASS on {CURRENT}; SKIPPED on 2099.1"
+
+
+def test_the_other_options_are_checked_before_any_release_is_made(tmp_path):
+    done = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--shape", "x=[a]",
+                  "--openvino", "2025.4.1", "--openvino-cache", str(tmp_path / "cache"))
+    assert done.returncode == 2 and "--shape x=[a]" in done.stderr
+    assert not (tmp_path / "cache").exists()
