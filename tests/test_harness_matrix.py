@@ -73,19 +73,35 @@ def result(verdict: str, case: str = "gru[a=1,seed=0]", device: str = "CPU") -> 
 
 
 @pytest.mark.parametrize("verdict, device, expected", [
-    (FAIL, "CPU", XFAIL), ("crash", "CPU", XFAIL), (PASS, "CPU", XPASS), (SKIP, "CPU", SKIP), (FAIL, "GPU", FAIL)])
+    (FAIL, "CPU", XFAIL), ("crash", "CPU", "crash"), (PASS, "CPU", XPASS), (SKIP, "CPU", SKIP), (FAIL, "GPU", FAIL)])
 def test_known_failures_become_xfail_and_a_pass_among_them_xpass(tmp_path, verdict, device, expected):
+    """An entry is a known wrong result (fail) unless it says otherwise: a crash of that case is a crash."""
     path = tmp_path / "xfail.toml"
     path.write_text('[[xfail]]\ncase = "gru[*]"\ndevice = "CPU"\nreason = "bug 1"\nissue = "https://x/1"\n')
     got = expectations.apply(expectations.load_expectations(path), result(verdict, device=device))
     assert got.verdict == expected
     if expected in (XFAIL, XPASS):
         assert "bug 1" in got.message and got.issue == "https://x/1"
+    if verdict == "crash":
+        assert got.message == "outside tolerance (not the known failure of this case, which is verdict fail: bug 1)"
+
+
+@pytest.mark.parametrize("verdict, release, expected", [
+    ("crash", "2025.4.1", XFAIL), ("timeout", "2025.4.1", XFAIL), (FAIL, "2025.4.1", FAIL), ("crash", "2026.4.1", "crash")])
+def test_a_known_failure_can_name_its_verdicts_and_releases(tmp_path, verdict, release, expected):
+    path = tmp_path / "xfail.toml"
+    path.write_text('[[xfail]]\ncase = "gru[*]"\nopenvino = "2025.*"\nverdict = "crash, timeout"\nreason = "r"\n')
+    run = result(verdict)
+    run.openvino_version = f"{release}-1-abc"
+    assert expectations.apply(expectations.load_expectations(path), run).verdict == expected
 
 
 @pytest.mark.parametrize("text, message", [
     ('[[xfail]]\ncase = "x"\n', "'case' .* and 'reason' are required"),
     ('[[xfail]]\ncase = "x"\nreason = "r"\nowner = "me"\n', "unknown key 'owner'"),
+    ('[[xfail]]\ncase = "x"\nreason = "r"\nverdict = "fail,wrong"\n', "verdict 'wrong'; expected one or more of crash, "
+     "error, fail, timeout"),
+    ('[[xfail]]\ncase = "x"\nreason = "r"\nverdict = " , "\n', "verdict ' , '"),
     ('[other]\n', "expected only"),
 ])
 def test_bad_known_failures_files(tmp_path, text, message):
