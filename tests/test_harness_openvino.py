@@ -83,8 +83,13 @@ def test_the_reports_show_the_releases_side_by_side(two_releases):
     assert head == ["op", f"CPU f32 openvino {OLDER}", f"CPU f32 openvino {CURRENT}"]
     assert page.xpath("//h3[contains(., 'OpenVINO') and contains(., '→')]")
     suites = ET.parse(str(out / "junit.xml")).getroot().findall("testsuite")
-    assert [s.get("name") for s in suites] == [f"CPU f32 openvino {OLDER}", f"CPU f32 openvino {CURRENT}"]
-    assert all(int(s.get("tests")) == 2 for s in suites)
+    assert [s.get("name") for s in suites] == [f"CPU f32 openvino {OLDER}", f"CPU f32 openvino {CURRENT}",
+                                               f"openvino {OLDER} -> {CURRENT}"]
+    assert all(int(s.get("tests")) == 2 for s in suites[:2])
+    versions = [{p.get("name"): p.get("value") for p in s.iter("property")}["openvino_version"] for s in suites[:2]]
+    assert [v.split("-")[0] for v in versions] == [OLDER, CURRENT]  # each its own release's
+    [nothing] = suites[2].findall("testcase")  # no regression: one passing testcase says so
+    assert nothing.get("name") == "no regression" and suites[2].get("failures") == "0"
 
 
 def test_report_diff_compares_two_releases_of_one_run(two_releases):
@@ -179,11 +184,11 @@ def models_across_releases(older_openvino, openvino_cache, tmp_path_factory):
     done = irtool("harness", str(suite(folder, text)), "-d", "CPU", "--precision", "f32", "--openvino",
                   f"{OLDER},current", "--openvino-cache", str(openvino_cache), "--report-dir", str(folder / "out"),
                   "--no-progress", "--time-floor", "1.5", "--format", "json", env=env_vars)
-    return done, json.loads((folder / "out" / "results.json").read_text())
+    return done, json.loads((folder / "out" / "results.json").read_text()), folder / "out"
 
 
 def test_an_op_an_older_release_lacks_is_a_skip_with_the_reason(models_across_releases):
-    done, results = models_across_releases
+    done, results, _ = models_across_releases
     newest = {r["openvino"]: r for r in results["results"] if r["case"].startswith("newest")}
     old = newest[OLDER]
     assert old["verdict"] == "skip", old
@@ -196,7 +201,7 @@ def test_the_release_diff_pairs_node_results_and_flags_the_slower_release(models
     """Each node of the two-node model is a result per release, paired by CASE::NODE: the slowed
     compiles of the installed release are the only regression; the unreadable model's node says
     skip -> pass."""
-    done, results = models_across_releases
+    done, results, out = models_across_releases
     assert done.returncode == 1, done.stdout + done.stderr
     nodes = {}
     for r in results["results"]:
@@ -210,6 +215,11 @@ def test_the_release_diff_pairs_node_results_and_flags_the_slower_release(models
     assert not diff["new_failures"] and not diff["implementation"] and not diff["drift"]
     [changed] = diff["changed"]
     assert changed["case"].startswith("newest[seed=0]::") and (changed["old"], changed["new"]) == ("skip", "pass")
+    # a CI reading junit.xml fails too: a failing testcase per regressed node
+    suite = next(s for s in ET.parse(str(out / "junit.xml")).getroot().findall("testsuite")
+                 if s.get("name") == f"openvino {OLDER} -> {CURRENT}")
+    assert suite.get("failures") == "2" and {c.get("name") for c in suite.findall("testcase")} == {
+        f"{case} on CPU at f32 on openvino {CURRENT}" for case in nodes[CURRENT]}
 
 
 def test_each_release_decides_its_own_devices(older_openvino, openvino_cache, tmp_path):

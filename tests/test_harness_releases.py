@@ -47,6 +47,26 @@ def test_runs_of_one_release_each_pair_up_as_they_are():
         diff_runs(old, new, openvino_map={"2024.0": "2026.4.1"})
 
 
+def test_a_run_of_one_release_compares_with_that_release_of_a_baseline_of_several():
+    """A baseline made with --openvino 2025.4.1,current against a plain run (its results carry only
+    the version their openvino said): the 2026.4.1 results pair up, the slowdown is caught, and
+    the 2025.4.1 results are not "removed"; ``current`` in a map is the release asked as current."""
+    base = RunResults({"devices": ["CPU"], "openvino_releases": {"2025.4.1": {"release": "2025.4.1"},
+                                                                 "2026.4.1": {"release": "current"}}},
+                      [result("a", "pass", openvino="2025.4.1", compile_time=0.1),
+                       result("a", "pass", openvino="2026.4.1", compile_time=0.1)])
+    plain = RunResults({"devices": ["CPU"], "openvino_version": "2026.4.1-22982-e213a147257"},
+                       [result("a", "pass", openvino_version="2026.4.1-22982-e213a147257", compile_time=3.0),
+                        result("gpu", "skip", device="GPU")])  # skipped before a worker: the run's release
+    diff = diff_runs(base, plain)
+    assert not diff.removed and [c.name for c in diff.added] == ["gpu on GPU at f32"]
+    assert [c.name for c in diff.slower] == ["a on CPU at f32"] and diff.regressed
+    mapped = diff_runs(base, base, openvino_map={"2025.4.1": "current"})
+    assert not mapped.added and not mapped.removed and len(mapped.changed + mapped.fixed) == 0
+    with pytest.raises(BaselineError, match="no release in common .* openvino map"):
+        diff_runs(base, _run(result("a", "pass", openvino="2027.1.0"), result("b", "pass", openvino="2027.2.0")))
+
+
 def test_a_whole_case_that_stopped_pairs_with_the_other_runs_node_results():
     """A model the older release cannot read is one result (skip); the newer judges its nodes
     (m::a, m::b): each node says skip -> pass, and nothing is added or removed; the other way

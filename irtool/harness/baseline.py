@@ -18,10 +18,13 @@ kind of regression the numbers alone miss.
 
 Two runs may be two OpenVINO versions or two devices: ``device_map={"CPU": "GPU"}`` pairs
 the old run's CPU results with the new run's GPU results (and leaves out every other
-device of either run).  Results of a run with several releases (``--openvino``) carry their
-release (``CaseResult.openvino``): two runs that each hold one release pair up as they are;
-runs with several pair release with release, or as ``openvino_map={"2025.4.1": "2026.4.1"}``
-says (both may be one run: :func:`diff_versions` compares each release of a run with the next).
+device of either run).  Every result carries the release that produced it (``CaseResult.openvino`` in a run with
+several releases, else its ``openvino_version``): two runs that each hold one release pair
+up as they are; where either holds several, the releases both hold pair release with
+release (a run of one release against a baseline of several compares with that release's
+results), or as ``openvino_map={"2025.4.1": "2026.4.1"}`` says (``current``: the release a
+run was asked as current; both may be one run: :func:`diff_versions` compares each release
+of a run with the next).
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from irtool.environments import release_order
+from irtool.environments import release_label, release_order
 from irtool.errors import IrtoolError
 from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PASS, TIMEOUT, XPASS, CaseResult,
                                  job_name, plain)
@@ -207,22 +210,32 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
         raise BaselineError(f"drift floor {drift_floor}: expected a finite number >= 0 (the max abs error at or "
                             f"under which growth is noise)")
     old_results, new_results = old.results, new.results
-    for which, results, wanted in (("old", old_results, (openvino_map or {}).keys()),
-                                   ("new", new_results, (openvino_map or {}).values())):
-        held = {r.openvino for r in results}
+    openvino_map = {_named(old, k): _named(new, v) for k, v in (openvino_map or {}).items()}
+    old_of, new_of = _release_of(old), _release_of(new)
+    for which, results, wanted, release_of in (("old", old_results, openvino_map.keys(), old_of),
+                                               ("new", new_results, openvino_map.values(), new_of)):
+        held = {release_of(r) for r in results}
         missing = sorted(set(wanted) - held)
         if missing:
-            have = ", ".join(sorted(v for v in held if v)) or "none: it is a run of one release"
             raise BaselineError(f"openvino map: the {which} run holds no results of openvino {missing[0]} "
-                                f"(its releases: {have})")
+                                f"(its releases: {', '.join(sorted(v for v in held if v)) or 'unknown'})")
+    old_held, new_held = {old_of(r) for r in old_results}, {new_of(r) for r in new_results}
     if openvino_map:
-        old_results = [r for r in old_results if r.openvino in openvino_map]
-        new_results = [r for r in new_results if r.openvino in openvino_map.values()]
-    # Releases pair up as they are when each run holds one; else release with release (or as mapped).
-    by_release = bool(openvino_map) or len({r.openvino for r in old_results}) > 1 or \
-        len({r.openvino for r in new_results}) > 1
-    old_release = (lambda r: (openvino_map or {}).get(r.openvino, r.openvino)) if by_release else (lambda r: None)
-    new_release = (lambda r: r.openvino) if by_release else (lambda r: None)
+        old_results = [r for r in old_results if old_of(r) in openvino_map]
+        new_results = [r for r in new_results if new_of(r) in openvino_map.values()]
+    elif len(old_held) > 1 or len(new_held) > 1:  # a run of several releases: the releases both hold
+        common = old_held & new_held
+        if not common:
+            raise BaselineError(f"the runs hold no release in common (old: {', '.join(sorted(old_held))}; new: "
+                                f"{', '.join(sorted(new_held))}); say which to compare with an openvino map "
+                                f"(report diff --openvino-map OLD=NEW)")
+        old_results = [r for r in old_results if old_of(r) in common]
+        new_results = [r for r in new_results if new_of(r) in common]
+    # Two runs of one release each pair up as they are (two releases compared); else release with
+    # release, or as mapped.
+    by_release = bool(openvino_map) or len(old_held) > 1 or len(new_held) > 1
+    old_release = (lambda r: openvino_map.get(old_of(r), old_of(r))) if by_release else (lambda r: None)
+    new_release = new_of if by_release else (lambda r: None)
     if device_map:
         olds = {(r.case, device_map[r.device], r.precision, old_release(r)): r for r in old_results
                 if r.device in device_map}
@@ -331,6 +344,19 @@ def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
     lines.append(f"REGRESSED: {', '.join(counts)}" if diff.regressed else
                  f"OK: no new failure, crash, drift, change of implementation or slowdown ({len(diff.fixed)} fixed)")
     return "\n".join(lines)
+
+
+def _release_of(run: RunResults) -> Callable[[CaseResult], str]:
+    """A result's release: its release axis, else what its worker's openvino said it is, else
+    (a job skipped before it reached a worker) the release the run ran under."""
+    default = release_label(run.meta.get("openvino_version") or "")
+    return lambda r: r.openvino or release_label(r.openvino_version or "") or default
+
+
+def _named(run: RunResults, release: str) -> str:
+    """A release as a map names it: a label, or ``current`` for the run's release asked as current."""
+    asked = {entry.get("release"): label for label, entry in (run.meta.get("openvino_releases") or {}).items()}
+    return asked.get(release, release) if release == "current" else release
 
 
 def releases_of(run: RunResults) -> list[str]:

@@ -4,7 +4,10 @@ One ``<testsuite>`` per (device, precision), named like "CPU f32"; one ``<testca
 result, with classname ``suite.op`` (``suite.file`` for an IR file that is not one RNN
 op), so CI tools group cases by suite and op.  fail is a ``<failure>``; error, crash
 and timeout are ``<error type=verdict>``; skip and xfail are ``<skipped>``; xpass passes
-with a ``<system-out>`` saying that the known failure now passes.
+with a ``<system-out>`` saying that the known failure now passes.  A run of several releases
+has one more testsuite per pair of releases ("openvino 2025.4.1 -> 2026.4.1"): a failing
+testcase per job that regressed from the older to the newer, so that CI fails where the
+harness exits 1.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from irtool.files import write_atomic
+from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
 from irtool.harness.store import RunResults
@@ -28,6 +32,7 @@ def write_junit(path: str | Path, run: RunResults) -> None:
 def junit_xml(run: RunResults) -> bytes:
     root = ET.Element("testsuites", name="irtool harness")
     suites = [_testsuite(run, column) for column in columns(run) if any(column_of(r) == column for r in run.results)]
+    suites += [_release_suite(older, newer, diff) for older, newer, diff in diff_versions(run)]
     root.extend(suites)
     _set_counts(root, suites)
     ET.indent(root)
@@ -43,14 +48,35 @@ def _testsuite(run: RunResults, column: tuple) -> ET.Element:
     if _timestamp(run.meta.get("started")):
         suite.set("timestamp", _timestamp(run.meta.get("started")))
     properties = ET.SubElement(suite, "properties")
+    meta = dict(run.meta)
+    if column[2]:  # the release this testsuite ran under, as its openvino said (not the installed one)
+        meta["openvino_version"] = next((r.openvino_version for r in results if r.openvino_version), column[2])
     for name in PROPERTIES:
-        if run.meta.get(name) is not None:
-            ET.SubElement(properties, "property", name=name, value=xml_text(str(run.meta[name])))
-    if column[2]:  # the release this testsuite ran under, as its openvino said
-        version = next((r.openvino_version for r in results if r.openvino_version), column[2])
-        ET.SubElement(properties, "property", name="openvino_release", value=xml_text(version))
+        if meta.get(name) is not None:
+            ET.SubElement(properties, "property", name=name, value=xml_text(str(meta[name])))
     ET.SubElement(properties, "property", name="partial", value=str(run.partial).lower())
     cases = [_testcase(r) for r in results]
+    suite.extend(cases)
+    _set_counts(suite, cases)
+    return suite
+
+
+def _release_suite(older: str, newer: str, diff: RunDiff) -> ET.Element:
+    """The comparison of two releases of a run as a testsuite, so that a CI reading junit.xml
+    fails where the harness does: a testcase per regressed job (new failure or crash, drift,
+    changed implementation, slowdown), or one passing testcase saying nothing regressed."""
+    suite = ET.Element("testsuite", name=f"openvino {older} -> {newer}")
+    cases = []
+    for title, changes in diff.sections[:5]:  # the regressions
+        for change in changes:
+            case = ET.Element("testcase", classname=f"openvino {older} -> {newer}", name=xml_text(change.name),
+                              time="0.000")
+            ET.SubElement(case, "failure", type="regression",
+                          message=xml_text(f"{title}: {one_line(change.describe(diff.notes(title, change)))}"))
+            cases.append(case)
+    if not cases:
+        cases.append(ET.Element("testcase", classname=f"openvino {older} -> {newer}", name="no regression",
+                                time="0.000"))
     suite.extend(cases)
     _set_counts(suite, cases)
     return suite
