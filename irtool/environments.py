@@ -58,14 +58,25 @@ class Environment:
 
 
 def parse_releases(text: str) -> list[str]:
-    """``2025.4.1,current`` -> releases; EnvironmentError_ for anything that is not a version."""
-    releases = list(dict.fromkeys(item.strip() for item in text.split(",") if item.strip()))
-    if not releases:
+    """``2025.4.1,current`` -> releases, each written as pip matches it (``2025.4`` and
+    ``2025.4.0.0`` are ``2025.4.0``), each once; EnvironmentError_ for anything that is not a version."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
         raise EnvironmentError_(f"--openvino {text!r}: expected a comma-separated list such as 2025.4.1,current")
-    for release in releases:
+    for release in items:
         if release != CURRENT and not VERSION.match(release):
             raise EnvironmentError_(f"--openvino {release}: expected a release such as 2025.4.1, or {CURRENT}")
-    return releases
+    return list(dict.fromkeys(item if item == CURRENT else canonical_release(item) for item in items))
+
+
+def canonical_release(release: str) -> str:
+    """A release as three numbers or more, without trailing zeros past the third: pip's (PEP 440's)
+    equality, so that one release gets one environment however it is written."""
+    numbers = [int(n) for n in release.split(".")]
+    numbers += [0] * (3 - len(numbers))
+    while len(numbers) > 3 and numbers[-1] == 0:
+        numbers.pop()
+    return ".".join(map(str, numbers))
 
 
 def release_label(version: str) -> str:
@@ -86,14 +97,14 @@ def environments(releases: Sequence[str], cache: str | Path | None = None,
     say which release ran, whatever was asked; a release that cannot be used keeps its name."""
     folder = cache_folder(cache)
     found: dict[str, Environment] = {}
+    current = ensure(CURRENT, folder) if CURRENT in releases else None
+    here = release_label(current.openvino_version) if current and current.openvino_version else None
     for release in releases:
-        env = ensure(release, folder, log)
+        # a release that is the installed one is run as current: nothing to make
+        env = current if release in (CURRENT, here) else ensure(release, folder, log)
         label = release_label(env.openvino_version) if env.openvino_version else release
-        if label in found:
-            raise EnvironmentError_(f"--openvino {','.join(releases)}: {release} is openvino {label}, named "
-                                    "twice; name each release once")
-        found[label] = env
-    return found
+        found.setdefault(label, env)
+    return dict(sorted(found.items(), key=lambda item: release_order(item[0])))
 
 
 def cache_folder(given: str | Path | None = None) -> Path:
@@ -109,6 +120,8 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
     made first if it is absent or half-made."""
     if release == CURRENT:
         return Environment(CURRENT, sys.executable, _version(sys.executable)[0])
+    if cache.exists() and not cache.is_dir():
+        raise EnvironmentError_(f"--openvino-cache {cache}: not a folder")
     try:
         cache.mkdir(parents=True, exist_ok=True)
         lock = open(cache / f"openvino-{release}.lock", "a")
@@ -202,10 +215,14 @@ def _version(python: str) -> tuple[str | None, str | None]:
 
 
 def _reason(text: str) -> str:
-    """The line of pip's (or Python's) output that says what went wrong."""
+    """The line of pip's (or Python's) output that says what went wrong, and the releases pip
+    offers for this Python where it lists them (a typo, or a release without a wheel here)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith(("ERROR:", "error:")) or "Error" in line.split(":")[0]]
-    return (errors or lines or ["no output"])[-1][:300]
+    reason = (errors or lines or ["no output"])[-1][:300]
+    offered = re.search(r"\(from versions: ([^)]*)\)", text)
+    versions = [v.strip() for v in offered.group(1).split(",") if v.strip()] if offered else []
+    return reason + (f" (pip offers {versions[0]} to {versions[-1]} here)" if versions else "")
 
 
 def worker_environment(env: dict[str, str] | None = None) -> dict[str, str]:

@@ -149,3 +149,17 @@ def test_a_long_step_curve_is_drawn_from_its_worst_steps():
     assert '>2999</text>' in svg  # the x axis still ends at the last step
     short = step_plot("Y", [1e-7] * 10, 1e-5)
     assert short.count("<circle") == 10
+
+
+def test_a_shard_holds_every_release_of_its_jobs(tmp_path):
+    from irtool.harness.matrix import Shard, make_jobs
+
+    path = tmp_path / "s.toml"
+    path.write_text('[[grid]]\nid = "g"\nop = "GRUSequence-5"\nattributes = { hidden_size = 2, '
+                    'direction = ["forward", "reverse", "bidirectional"] }\n')
+    cases = load_suite(path).cases
+    shards = [make_jobs(cases, ["CPU", "AUTO:CPU"], ["f32"], Shard(k, 4), ["2025.4.1", "2026.4.1"]) for k in (1, 2, 3, 4)]
+    cells = [{(j.case.id, j.device, j.precision) for j in jobs} for jobs in shards]
+    for jobs, mine in zip(shards, cells):
+        assert sorted(j.openvino for j in jobs) == ["2025.4.1"] * len(mine) + ["2026.4.1"] * len(mine)
+    assert sum(len(c) for c in cells) == len(set().union(*cells)) == 6  # each job in exactly one shard

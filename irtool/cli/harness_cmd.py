@@ -20,6 +20,7 @@ from typing import Any
 
 from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
+from irtool.harness.reports import column_label, column_of
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
@@ -197,7 +198,7 @@ def render(outcome: Any, report_dir: Path) -> str:
     for reduced in outcome.reduced:
         lines.append(f"REDUCED: {reduced.job}: " + (f"{reduced.folder} ({reduced.summary})" if reduced.folder
                                                     else reduced.summary))
-    skips = Counter(f"{r.device} {r.precision}: {r.message}" for r in run.results if r.verdict == "skip")
+    skips = Counter(f"{column_label(*column_of(r))}: {r.message}" for r in run.results if r.verdict == "skip")
     for reason, count in skips.items():
         lines.append(f"skipped {count}: {reason}")
     if outcome.diff is not None:

@@ -81,16 +81,16 @@ def handle(args: argparse.Namespace) -> int:
     try:
         result = run(options)
     except RunSkipped as error:
-        return _stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
+        return stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
     except Unsupported as error:  # OpenVINO lacks what the model needs: said so (the harness skips it)
-        return _stopped(args, "error", error.message, 2, unsupported=True)
+        return stopped(args, "error", error.message, 2, unsupported=True)
     except (IrtoolError, IrtoolBug) as error:
-        return _stopped(args, "error", error.message, 2)
+        return stopped(args, "error", error.message, 2)
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
     return {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
 
 
-def _stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
+def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
     """A run that stopped before judging: one line on stderr, and with --format json a JSON object
     on stdout too, so a consumer always gets one (``unsupported``: OpenVINO, this release of it,
     lacks what the model needs)."""

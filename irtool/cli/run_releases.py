@@ -7,8 +7,9 @@ from each release to the next newer one.  With one release the run is simply tha
 the model (it cannot be installed, its opsets lack an op of the model, the device or the
 precision is not there) is skipped with the reason, as the harness does.
 
-Exit codes, over the releases: 1 when a node fails on any of them; else 2 when one could not be
-run; else 0 when some release judged something; else 3 (nothing judged anywhere).
+Exit codes, over the releases: 1 when a node fails on any of them; else 2 when one could not run
+the model for another reason than a skip (an error of the model, a device that is not here);
+else 0 when some release judged something; else 3 (nothing judged anywhere).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from irtool.cli.common import UsageError
 from irtool.environments import Environment, environments, release_order, worker_environment
 
 SKIPPED = "skipped"
@@ -73,12 +75,17 @@ def child_argv(args: argparse.Namespace, label: str | None) -> list[str]:
 def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
     from irtool.environments import parse_releases
 
-    envs = environments(parse_releases(args.openvino), args.openvino_cache, log)
+    releases = parse_releases(args.openvino)
+    _check_paths(args)  # before any release is made
+    if args.compare_with is not None and args.compare_with.lower() == "onnxruntime" and releases != ["current"]:
+        raise UsageError("--compare-with onnxruntime runs onnxruntime beside the installed openvino only (a release's "
+                         "environment holds irtool's run-time dependencies, not onnxruntime); drop --openvino, or "
+                         "give --openvino current")
+    envs = environments(releases, args.openvino_cache, log)
     if len(envs) == 1:
         [(label, env)] = envs.items()
         if not env.usable:
-            log(f"irtool: skipped: openvino {env.release} cannot run here: {env.problem}")
-            return 3
+            return _stopped(args, f"skipped: openvino {env.release} cannot run here: {env.problem}", 3)
         return subprocess.run([env.python, "-m", "irtool", *child_argv(args, None)], env=worker_environment(),
                               stdin=subprocess.DEVNULL).returncode
     runs = [_run_one(label, env, args) for label, env in sorted(envs.items(), key=lambda item: release_order(item[0]))]
@@ -87,6 +94,23 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
     else:
         print(render_text(args, runs))
     return exit_code(runs)
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """The model and the files to write, checked as ``irtool run`` checks them, before any release
+    is made or started."""
+    from irtool.files import writable_target
+    from irtool.runtime.model import check_model_path
+
+    check_model_path(args.model)
+    if args.save_outputs is not None:  # each release's file goes beside it
+        writable_target(args.save_outputs, "outputs file")
+
+
+def _stopped(args: argparse.Namespace, message: str, code: int) -> int:
+    from irtool.cli.run_cmd import stopped
+
+    return stopped(args, "unjudged", message, code)
 
 
 def _run_one(label: str, env: Environment, args: argparse.Namespace) -> ReleaseRun:

@@ -369,7 +369,8 @@ def diff_versions(run: RunResults) -> list[tuple[str, str, RunDiff]]:
     """Each release of a run against the next newer one: (older, newer, diff), oldest first, by
     the rules the run recorded (``diff_rules``: the harness's --drift-factor, --time-factor and
     --time-floor), else the defaults."""
-    releases = releases_of(run)
+    unusable = {label for label, entry in (run.meta.get("openvino_releases") or {}).items() if entry.get("problem")}
+    releases = [release for release in releases_of(run) if release not in unusable]  # all skipped: nothing to say
     rules = dict(run.meta.get("diff_rules") or {})
     return [(older, newer, diff_runs(run, run, openvino_map={older: newer}, **rules))
             for older, newer in zip(releases, releases[1:])]

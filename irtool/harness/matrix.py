@@ -3,7 +3,7 @@
 The order keeps the jobs of one model together (all its seeds, devices and precisions),
 so that a worker builds each model once and compiles it once per device and precision.
 ``--shard K/N`` takes every N-th job from the K-th on: deterministic, and balanced
-whatever the suite's shape.
+whatever the suite's shape; under several releases a job's releases go to one shard together.
 """
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ def make_jobs(cases: Sequence[SuiteCase], devices: Sequence[str], precisions: Se
     by_model: dict[str, list[SuiteCase]] = {}
     for case in cases:
         by_model.setdefault(case.model_key, []).append(case)
-    jobs = [Job(case, device, precision, release) for release in releases for group in by_model.values()
-            for device in devices for precision in precisions for case in group]
-    if shard is not None:
-        jobs = jobs[shard.index - 1::shard.count]
-    return jobs
+    cells = [(case, device, precision) for group in by_model.values() for device in devices
+             for precision in precisions for case in group]
+    if shard is not None:  # a job's releases stay in one shard, so that each shard compares them
+        cells = cells[shard.index - 1::shard.count]
+    return [Job(case, device, precision, release) for release in releases for case, device, precision in cells]

@@ -140,7 +140,7 @@ class Runner:
                 each.time = elapsed
             return results
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
-            result.verdict, result.message = SKIP, f"skipped: {error.message}"
+            result.verdict, result.message = SKIP, error.message
         except RunSkipped as error:  # nothing to judge in the model, and nothing to run it on
             result.verdict, result.message = UNJUDGED, error.message
         except IrtoolError as error:

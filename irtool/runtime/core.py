@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
 
+_SOURCE = re.compile(r"Exception from \S+:\d+:\s*")  # where in OpenVINO's sources, inside a line
 _NODE = re.compile(r"^While validating node '.*' with friendly_name '([^']*)':$")
 # a plugin's install path says nothing to the user (openvino 2026 quotes it with ", 2025 with ')
 _LIBRARY_PATH = re.compile(r"""(["'])/[^"']*/([^/"']+)\1""")
@@ -16,9 +17,10 @@ _LIBRARY_PATH = re.compile(r"""(["'])/[^"']*/([^/"']+)\1""")
 def openvino_message(error: BaseException) -> str:
     """What an OpenVINO exception says is wrong, on one line, without its source locations."""
     lines = [_LIBRARY_PATH.sub(r'"\2"', line.strip()) for line in str(error).splitlines() if line.strip()]
-    useful = [_NODE.sub(r"layer '\1':", line) for line in lines if not line.startswith(("Exception from", "Check '"))]
-    if useful:
-        return " ".join(useful)
+    useful = [_SOURCE.sub("", _NODE.sub(r"layer '\1':", line)).strip() for line in lines
+              if not line.startswith(("Exception from", "Check '"))]
+    if any(useful):
+        return " ".join(filter(None, useful))
     return lines[-1] if lines else type(error).__name__
 
 
