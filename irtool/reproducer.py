@@ -56,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 CASE = json.loads($case)
 DEVICE = json.loads($device)
 PRECISION = json.loads($precision)
+OPENVINO = json.loads($openvino)  # the release the job ran under
 CONFIG = json.loads($config)
 TOLERANCES = json.loads($tolerances)  # [[output name, atol, rtol], ...] in model output order
 
@@ -110,7 +111,8 @@ def main():
     args = parser.parse_args()
     config = {"INFERENCE_PRECISION_HINT": PRECISION, **CONFIG}
     recorded = "" if args.device == DEVICE else f" (recorded on {DEVICE})"
-    print(f"{CASE} on {args.device} at {PRECISION}{recorded}: OpenVINO {ov.get_version()}, config {config}")
+    release = "" if ov.get_version().split("-")[0] == OPENVINO.split("-")[0] else f" (recorded with {OPENVINO})"
+    print(f"{CASE} on {args.device} at {PRECISION}{recorded}: OpenVINO {ov.get_version()}{release}, config {config}")
     try:
         core = ov.Core()
         model = core.read_model(str(HERE / "model.xml"))
@@ -135,7 +137,13 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # its reader has gone (| head): no traceback, the exit code of a broken pipe
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
 ''')
 
 
@@ -151,6 +159,7 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
     order.  ``case`` is the SuiteCase as JSON and ``result`` the CaseResult as JSON, if any.
     """
     from irtool.build import save_model
+    from irtool.runtime.core import openvino_version
     from irtool.runtime.model import model_inputs
 
     folder = Path(folder)
@@ -172,7 +181,8 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
             if arrays is not None:
                 write_npz(scratch / name, arrays)
         record = {"case": case, "device": device, "precision": precision, "config": dict(config),
-                  "tolerances": {name: list(pair) for name, pair in tolerances.items()}, "result": result}
+                  "tolerances": {name: list(pair) for name, pair in tolerances.items()}, "result": result,
+                  "openvino": openvino_version()}
         (scratch / "case.json").write_text(json.dumps(plain(record), indent=1, allow_nan=False) + "\n",
                                            encoding="utf-8")
         (scratch / SCRIPT_NAME).write_text(reproduce_script(case, device, precision, config, tolerances),
@@ -186,7 +196,9 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
 
 def reproduce_script(case: Mapping[str, Any], device: str, precision: str, config: Mapping[str, str],
                      tolerances: Mapping[str, tuple[float, float]]) -> str:
-    values = {"case": str(case.get("id", "?")), "device": device,
+    from irtool.runtime.core import openvino_version
+
+    values = {"case": str(case.get("id", "?")), "device": device, "openvino": openvino_version(),
               "precision": precision, "config": dict(config),
               "tolerances": [[name, float(atol), float(rtol)] for name, (atol, rtol) in tolerances.items()]}
     # json.dumps keeps "inf" as Infinity, which json.loads in the script reads back.

@@ -74,15 +74,58 @@ def test_a_release_that_cannot_be_installed_is_skipped(openvino_cache):
     alone = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
                    "--openvino-cache", str(openvino_cache))
     assert alone.returncode == 3, alone.stdout + alone.stderr
-    assert "skipped: openvino 2099.1 cannot run here:" in alone.stderr and "openvino==2099.1" in alone.stderr
+    assert "skipped: openvino 2099.1.0 cannot run here:" in alone.stderr and "openvino==2099.1.0" in alone.stderr
+    as_json = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
+                     "--openvino-cache", str(openvino_cache), "--format", "json")
+    assert as_json.returncode == 3 and json.loads(as_json.stdout)["verdict"] == "unjudged"  # JSON, as any run's
     both = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1,current",
                   "--openvino-cache", str(openvino_cache))
     assert both.returncode == 0, both.stdout + both.stderr
-    assert both.stdout.splitlines()[-1] == f"PASS on {CURRENT}; SKIPPED on 2099.1"
+    assert both.stdout.splitlines()[-1] == f"PASS on {CURRENT}; SKIPPED on 2099.1.0"
 
 
-def test_the_other_options_are_checked_before_any_release_is_made(tmp_path):
-    done = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--shape", "x=[a]",
-                  "--openvino", "2025.4.1", "--openvino-cache", str(tmp_path / "cache"))
-    assert done.returncode == 2 and "--shape x=[a]" in done.stderr
+@pytest.mark.parametrize("change, says", [
+    (["--shape", "x=[a]"], "--shape x=[a]"),
+    (["--save-outputs", "nodir/out.npz"], "nodir/out.npz: folder nodir does not exist"),
+    (["--inputs", "none.npz"], "none.npz: no such inputs file"),
+    (["--compare-with", "onnxruntime"], "--compare-with onnxruntime runs onnxruntime beside the installed openvino"),
+    (["--openvino-cache", "afile"], "--openvino-cache afile: not a folder"),
+])
+def test_the_other_options_are_checked_before_any_release_is_made(tmp_path, change, says):
+    (tmp_path / "afile").write_text("")
+    done = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2025.4.1,current",
+                  "--openvino-cache", str(tmp_path / "cache"), *change, cwd=tmp_path)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_missing_model_is_said_before_any_release_is_made(tmp_path):
+    done = irtool("run", "gone.xml", "-d", "CPU", "--openvino", "2025.4.1,current", "--openvino-cache",
+                  str(tmp_path / "cache"), cwd=tmp_path)
+    assert done.returncode == 2 and "gone.xml: no such model file" in done.stderr
+    assert not (tmp_path / "cache").exists()
+
+
+def test_each_release_names_its_files_and_its_reproducer_runs_where_it_is_run(releases, tmp_path):
+    done = irtool("run", str(MODELS / "gru_lengths.xml"), "-d", "CPU", *releases, "--reproducers", "rp",
+                  "--save-outputs", "out.npz", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    for release in (OLDER, CURRENT):
+        assert f"  {release}: outputs saved to out-{release}.npz" in done.stdout.splitlines()
+        [line] = [line for line in done.stdout.splitlines() if line.startswith(f"  {release}: reproducer of node")]
+        folder = tmp_path / line.rpartition(": ")[2]
+        assert folder.parent.name == release
+        assert json.loads((folder / "case.json").read_text())["openvino"].startswith(release)
+    older = next((tmp_path / "rp" / OLDER).iterdir())
+    replay = subprocess.run([sys.executable, "reproduce.py"], cwd=older, capture_output=True, text=True, timeout=120)
+    assert replay.returncode == 1 and f"(recorded with {OLDER}" in replay.stdout.splitlines()[0]
+
+
+def test_a_comparison_with_a_second_device_is_shown_per_release(releases):
+    done = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", *releases, "--compare-with",
+                  "AUTO:CPU")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    for release in (OLDER, CURRENT):
+        [line] = [line for line in lines if line.startswith(f"  {release}: against AUTO:CPU (f32): ")]
+        assert " PASS max abs " in line and "FAIL" not in line

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from irtool.environments import (CURRENT, MARKER, EnvironmentError_, cache_folder, device_report, ensure,
+from irtool.environments import (CURRENT, MARKER, EnvironmentError_, cache_folder, device_report, ensure, environments,
                                  parse_releases, worker_requirements)
 
 from conftest import OLDER_OPENVINO as OLDER
@@ -31,6 +31,9 @@ def older(older_openvino):
 
 def test_releases_are_versions_or_current():
     assert parse_releases("2025.4.1, current,2025.4.1") == ["2025.4.1", "current"]
+    # as pip matches them (PEP 440): one environment per release however it is written
+    assert parse_releases("2025.4,2025.4.0.0,2025.4.1.0,2025.4.1.2,current,") == ["2025.4.0", "2025.4.1",
+                                                                                    "2025.4.1.2", "current"]
     for text, says in (("", "expected a comma-separated list"), ("latest", "--openvino latest: expected a release"),
                        ("2025.4.1;rm -rf /", "expected a release")):
         with pytest.raises(EnvironmentError_, match=says):
@@ -42,6 +45,21 @@ def test_the_cache_folder_is_given_or_from_the_environment(monkeypatch, tmp_path
     assert cache_folder() == tmp_path / "env" and cache_folder(tmp_path / "x") == tmp_path / "x"
     monkeypatch.delenv("IRTOOL_OPENVINO_CACHE")
     assert cache_folder() == Path.home() / ".cache" / "irtool" / "openvino"
+
+
+def test_the_installed_release_named_beside_current_is_current(tmp_path):
+    import openvino
+
+    here = openvino.get_version().split("-")[0]
+    envs = environments(["current", here], tmp_path / "cache")
+    assert list(envs) == [here] and envs[here].release == CURRENT
+    assert not (tmp_path / "cache" / f"openvino-{here}").exists()  # nothing was made
+
+
+def test_a_cache_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(EnvironmentError_, match="--openvino-cache .*/f: not a folder"):
+        ensure("2025.4.1", tmp_path / "f")
 
 
 def test_current_is_this_python():

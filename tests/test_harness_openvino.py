@@ -107,10 +107,12 @@ def test_a_release_that_cannot_be_installed_is_a_skip_with_pips_reason(openvino_
     done = irtool("harness", str(suite(tmp_path, GRU.format(extra=""))), "--openvino", "2099.1,current",
                   "--openvino-cache", str(openvino_cache), "--report-dir", str(tmp_path / "out"), "--no-progress")
     assert done.returncode == 0, done.stdout + done.stderr  # the current release judged its jobs
-    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
-    skipped = [r for r in results if r["verdict"] == "skip"]
-    assert len(skipped) == 2 and all(r["openvino"] == "2099.1" for r in skipped)
-    assert "No matching distribution found for openvino==2099.1" in skipped[0]["message"]
+    run = json.loads((tmp_path / "out" / "results.json").read_text())
+    skipped = [r for r in run["results"] if r["verdict"] == "skip"]
+    assert len(skipped) == 2 and all(r["openvino"] == "2099.1.0" for r in skipped)  # as pip matches it
+    assert "No matching distribution found for openvino==2099.1.0 (pip offers 20" in skipped[0]["message"]
+    assert f"skipped 2: CPU f32 openvino 2099.1.0: openvino 2099.1.0 cannot run here: " in done.stdout
+    assert not run.get("openvino_diffs") and "->" not in done.stdout  # a release that ran nothing is not compared
 
 
 # ----------------------------------------------------------------------------- what ran

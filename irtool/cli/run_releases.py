@@ -97,12 +97,14 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
 
 
 def _check_paths(args: argparse.Namespace) -> None:
-    """The model and the files to write, checked as ``irtool run`` checks them, before any release
-    is made or started."""
-    from irtool.files import writable_target
+    """The model, the inputs and the files to write, checked as ``irtool run`` checks them, before
+    any release is made or started."""
+    from irtool.files import check_readable, writable_target
     from irtool.runtime.model import check_model_path
 
     check_model_path(args.model)
+    if args.inputs is not None:
+        check_readable(args.inputs, "inputs file")
     if args.save_outputs is not None:  # each release's file goes beside it
         writable_target(args.save_outputs, "outputs file")
 
@@ -178,16 +180,32 @@ def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
         widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
         lines += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     for run in runs:
-        if run.stopped:
-            lines.append(f"  {run.label}: {'skipped' if run.skipped else 'error'}: {run.stopped}")
-        for node in run.data.get("nodes", []):
-            if node["verdict"] in ("fail", "error"):
-                lines.append(f"  {run.label}: {node['verdict'].upper()} node '{node['name']}': {node.get('reason')}")
+        lines += [f"  {run.label}: {line}" for line in _release_lines(run)]
     for older, newer in zip(runs, runs[1:]):
         found = changes(older, newer)
         lines.append(f"openvino {older.label} -> {newer.label}: " + ("; ".join(found) if found else "no change"))
     lines.append("; ".join(f"{run.verdict.upper()} on {run.label}" for run in runs))
     return "\n".join(lines)
+
+
+def _release_lines(run: ReleaseRun) -> list[str]:
+    """What one release's run says beyond the node table: why it stopped, its failing nodes, a
+    comparison with a second device (--compare-with), and the files it wrote."""
+    if run.stopped:
+        return [f"{'skipped' if run.skipped else 'error'}: {run.stopped}"]
+    data = run.data
+    lines = [f"{node['verdict'].upper()} node '{node['name']}': {node.get('reason')}"
+             for node in data.get("nodes", []) if node["verdict"] in ("fail", "error")]
+    against = data.get("against") or ""
+    if against and not against.startswith("reference"):
+        lines.append(f"against {against}: " + ", ".join(
+            f"{out['name']} {'PASS' if out['passed'] else 'FAIL'}" + ("" if out.get("max_abs") is None
+                                                                      else f" max abs {out['max_abs']:.3g}")
+            for out in data.get("outputs", [])))
+    if data.get("saved_outputs"):
+        lines.append(f"outputs saved to {data['saved_outputs']}")
+    lines += [f"reproducer of node '{name}': {folder}" for name, folder in (data.get("reproducers") or {}).items()]
+    return lines
 
 
 def to_json(args: argparse.Namespace, runs: list[ReleaseRun]) -> dict[str, Any]:
