@@ -35,7 +35,7 @@ from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_outpu
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
 from irtool.files import writable_target
 from irtool.npz import describe_dtype, write_npz
-from irtool.runtime.compile import DeviceRun, check_support, compile_on, infer
+from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
 from irtool.runtime.nodes import ProbedModel, RecurrentNode, probe_model, probed_arrays
@@ -316,7 +316,9 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
     except RunError as error:
         if prepared.onnx is not None and prepared.onnx.unsupported():
             raise _onnx_failure(prepared.onnx, error) from None
-        check_support(prepared.model, device, path)
+        note = support_note(prepared.model, device)
+        if note:
+            raise RunError(f"{error.message}; {note}") from None
         raise
     seconds = time.perf_counter() - started
     return Compiled(plain, probed, device_run, seconds, what_ran(plain, [n.name for n in prepared.probed.judgeable]))

@@ -261,3 +261,23 @@ def test_older_api_is_handled_and_a_release_too_old_is_skipped_with_the_reason(o
     assert {r["message"] for r in results if r["openvino"] == "2023.3.0"} == {
         "openvino 2023.3.0 has no symbolic shapes (openvino.Symbol, from openvino 2024.1 on), which "
         "irtool sizes a model's inputs with"}
+
+
+def test_a_release_whose_cpu_refuses_a_model_says_why(openvino_cache, tmp_path):
+    """openvino 2024.6.0's ONNX frontend keeps an LSTM's peepholes as an 8th input, which its CPU
+    plugin refuses; 2026.4.1's drops them and runs (with the wrong numbers onnx.xfail.toml lists).
+    The error is the compile's own reason, with query_model's list only as a note."""
+    model = tmp_path / "peep.onnx"
+    built = irtool("build", "onnx-lstm", "--opset", "14", "--hidden-size", "4", "--optional-inputs", "B,P", "-o",
+                   str(model))
+    assert built.returncode == 0, built.stderr
+    done = irtool("run", str(model), "-d", "CPU", "--openvino", "2024.6.0,current", "--openvino-cache",
+                  str(openvino_cache), "--format", "json")
+    assert done.returncode == 1, done.stdout + done.stderr  # the current release fails it: a wrong result
+    releases = json.loads(done.stdout)["releases"]
+    old = releases["2024.6.0"]
+    assert old["verdict"] == "error" and old["stopped"].startswith("CPU cannot compile peep.onnx: Unsupported "
+                                                                  "operation of type: LSTMSequence")
+    assert "Node expects 7 inputs. Actual: 8" in old["stopped"] and "; query_model: CPU does not support" in \
+        old["stopped"]
+    assert releases[CURRENT]["verdict"] == "fail"

@@ -12,8 +12,8 @@ when such a case passes again.
 
 An entry covers only the failure it names: a case known to give wrong numbers (fail) that
 crashes or stops with an error instead is that crash or error, not a known failure (measured:
-openvino 2024.6.0's CPU cannot compile the LSTM with input_forget=1 that 2026.4.1 runs with
-wrong numbers).
+openvino 2024.6.0's CPU cannot compile the ONNX LSTMs with peepholes or input_forget=1 that
+2026.4.1 runs with wrong numbers).
 """
 from __future__ import annotations
 

@@ -37,23 +37,27 @@ class DeviceRun:
         return f"{self.device} ({'/'.join(effective) or 'precision unknown'})"
 
 
-def check_support(model: Any, device: str, xml_path: Path) -> None:
-    """RunError listing the ops the device says it does not support (query_model).
+def support_note(model: Any, device: str, listed: int = 8) -> str | None:
+    """What the device says (query_model) it does not support of a model it could not compile,
+    as a note for the compile's own error (which names the op and the cause; the query alone may
+    list every op of a subgraph the plugin gave up on: openvino 2024.6.0 lists the Constants and
+    ShapeOfs around an LSTMSequence it cannot take), or None when it lists nothing.
 
-    A query that fails outright (the model cannot be transformed for the device) is left
-    to the compile step, which fails the same way and whose error is explained there.
+    A query that fails outright (the model cannot be transformed for the device) says nothing
+    beyond the compile's error.
     """
     query_device = device if physical_devices(device) or device not in VIRTUAL_DEVICES else \
         f"{device}:{','.join(core().available_devices)}"
     try:
         supported = core().query_model(model, query_device)
     except RuntimeError:
-        return
+        return None
     unsupported = [f"{op.get_friendly_name()} ({op.get_type_name()})" for op in model.get_ordered_ops()
                    if op.get_friendly_name() not in supported]
-    if unsupported:
-        raise RunError(f"{device} does not support {len(unsupported)} op(s) of {xml_path.name}: "
-                       f"{', '.join(unsupported)}")
+    if not unsupported:
+        return None
+    more = f", and {len(unsupported) - listed} more" if len(unsupported) > listed else ""
+    return f"query_model: {device} does not support {len(unsupported)} op(s): {', '.join(unsupported[:listed])}{more}"
 
 
 def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str], xml_path: Path) -> tuple[Any, DeviceRun]:
