@@ -4,8 +4,8 @@ Each release runs this irtool in its own environment (irtool.environments) as ``
 ... --format json``; this process puts their node verdicts side by side and says what changed
 from each release to the next newer one.  With one release the run is simply that release's
 ``irtool run``: its own report, its own exit code.  With several, a release that cannot run
-the model (it cannot be installed, its opsets lack an op of the model, the device or the
-precision is not there) is skipped with the reason, as the harness does.
+the model (it cannot be installed, it is too old for irtool, its opsets lack an op of the
+model, its device lacks the precision) is skipped with the reason, as the harness does.
 
 Exit codes, over the releases: 1 when a node fails on any of them; else 2 when one could not run
 the model for another reason than a skip (an error of the model, a device that is not here);
@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from irtool.cli.common import UsageError
-from irtool.environments import Environment, environments, release_order, worker_environment
+from irtool.cli.run_cmd import stopped
+from irtool.environments import Environment, environments, worker_environment
 
 SKIPPED = "skipped"
 
@@ -85,10 +84,10 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
     if len(envs) == 1:
         [(label, env)] = envs.items()
         if not env.usable:
-            return _stopped(args, f"skipped: openvino {env.release} cannot run here: {env.problem}", 3)
+            return stopped(args, "unjudged", f"skipped: openvino {env.release} cannot run here: {env.problem}", 3)
         return subprocess.run([env.python, "-m", "irtool", *child_argv(args, None)], env=worker_environment(),
                               stdin=subprocess.DEVNULL).returncode
-    runs = [_run_one(label, env, args) for label, env in sorted(envs.items(), key=lambda item: release_order(item[0]))]
+    runs = [_run_one(label, env, args) for label, env in envs.items()]  # oldest first
     if args.format == "json":
         print(json.dumps(to_json(args, runs), indent=2))
     else:
@@ -107,12 +106,6 @@ def _check_paths(args: argparse.Namespace) -> None:
         check_readable(args.inputs, "inputs file")
     if args.save_outputs is not None:  # each release's file goes beside it
         writable_target(args.save_outputs, "outputs file")
-
-
-def _stopped(args: argparse.Namespace, message: str, code: int) -> int:
-    from irtool.cli.run_cmd import stopped
-
-    return stopped(args, "unjudged", message, code)
 
 
 def _run_one(label: str, env: Environment, args: argparse.Namespace) -> ReleaseRun:

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
+from irtool.environments import CURRENT, device_report, environments
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
-from irtool.environments import environments
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.jobs.pool import Pool
@@ -345,7 +345,6 @@ def _skip_reason(job: Job, env: Any, seen: dict) -> str | None:
     """Why ``job`` cannot run here, or None: its release cannot be used, or that release's openvino
     lacks the device or the precision.  Each release is asked what it sees, once per run (in
     ``seen``): an older plugin may lack a precision the installed one has, or the other way round."""
-    from irtool.environments import CURRENT, device_report
     from irtool.runtime.devices import list_devices, skip_reason
 
     this = env is None or env.release == CURRENT
