@@ -17,7 +17,7 @@ import numpy as np
 
 from irtool.cases import LENGTHS_DTYPE, CaseError, OpCase
 from irtool.errors import Unsupported
-from irtool.runtime.core import openvino_message, openvino_version
+from irtool.runtime.core import openvino_message, openvino_release
 from irtool.files import FileError, replace_files, writable_target
 from irtool.specs import OpSpec, registry
 
@@ -43,7 +43,7 @@ def factory(spec: OpSpec) -> Callable[..., Any]:
     module, _, name = spec.factory.rpartition(".")
     found = getattr(opset_module(module), name, None)
     if found is None:  # an older release than the spec's: it cannot run the case
-        raise Unsupported(f"{spec.key} cannot be built: openvino {openvino_version().split('-')[0]} has no "
+        raise Unsupported(f"{spec.key} cannot be built: openvino {openvino_release()} has no "
                           f"{spec.factory} (named by {spec.path})")
     return found
 

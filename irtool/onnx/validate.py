@@ -221,10 +221,10 @@ def _check_shapes(spec: schema.OpSchema, values: dict[str, Any], given: dict[str
 
 def check_onnx_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     """``--with-openvino`` for .onnx: OpenVINO's ONNX frontend reads and converts the model (IR080/IR081)."""
-    from irtool.runtime.core import openvino_version
+    from irtool.runtime.core import openvino_release
     from irtool.runtime.model import read_ir_frontend
 
-    version = openvino_version().split("-")[0]
+    version = openvino_release()
     add = _reporter(report)
     model, problem = read_ir_frontend(path, "onnx")
     if model is None:

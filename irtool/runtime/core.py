@@ -37,3 +37,8 @@ def openvino_version() -> str:
     import openvino as ov
 
     return ov.get_version()
+
+
+def openvino_release() -> str:
+    """The release this process's openvino is, as results name it: ``2026.4.1``."""
+    return openvino_version().split("-")[0]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from irtool.errors import RunError, Unsupported
-from irtool.runtime.core import core, openvino_message, openvino_version
+from irtool.runtime.core import core, openvino_message, openvino_release
 from irtool.shapes import Dim, Interval, format_shape
 from irtool.specs import registry
 
@@ -70,7 +70,7 @@ def _unsupported_op(name: str, message: str) -> Unsupported | None:
     of opset5) is left to the reader's own error: the file is wrong, not the release."""
     from irtool.specs.opsets import openvino_opsets
 
-    release = openvino_version().split("-")[0]
+    release = openvino_release()
     table = openvino_opsets()
     if match := _NO_SUCH_OPSET.search(message):
         op_type, layer, opset = match.groups()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from irtool.errors import RunError, Unsupported
+from irtool.runtime.core import openvino_release
 from irtool.specs.expressions import Sym
 
 # Ops that pass a tensor's values through unchanged in what matters for sequence lengths.
@@ -45,7 +46,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     from irtool.runtime.nodes import node_spec
 
     if not hasattr(ov, "Symbol"):  # openvino before 2024.1 labelled dims with numbers instead
-        raise Unsupported(f"openvino {ov.get_version().split('-')[0]} has no symbolic shapes (openvino.Symbol, "
+        raise Unsupported(f"openvino {openvino_release()} has no symbolic shapes (openvino.Symbol, "
                           f"from openvino 2024.1 on), which irtool sizes a model's inputs with")
     copy = model.clone()
     parameters = list(copy.get_parameters())

@@ -18,10 +18,10 @@ from irtool.specs import registry
 
 def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     """Add OpenVINO's verdict (IR080/IR081) and its shape disagreements (IR082) to a report."""
-    from irtool.runtime.core import openvino_version
+    from irtool.runtime.core import openvino_release
     from irtool.runtime.model import read_ir_frontend
 
-    version = openvino_version().split("-")[0]
+    version = openvino_release()
 
     def add(code: str, message: str, **where) -> None:
         report.diagnostics.append(Diagnostic(code, CODES[code].severity, message, path=str(path), **where))
