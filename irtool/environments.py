@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from irtool.errors import IrtoolError
+from irtool.runtime.core import release_label
 
 CURRENT = "current"
 CACHE_ENV = "IRTOOL_OPENVINO_CACHE"
@@ -77,11 +78,6 @@ def canonical_release(release: str) -> str:
     while len(numbers) > 3 and numbers[-1] == 0:
         numbers.pop()
     return ".".join(map(str, numbers))
-
-
-def release_label(version: str) -> str:
-    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``: what results and reports call a release."""
-    return version.split("-")[0]
 
 
 def release_order(release: str) -> tuple:

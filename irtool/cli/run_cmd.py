@@ -14,7 +14,7 @@ from typing import Any
 from irtool.cli.common import UsageError, fail
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
 from irtool.compare import PRECISIONS, OutputDiff
-from irtool.environments import release_label
+from irtool.runtime.core import release_label
 from irtool.jsonable import plain
 
 FORMATS = ("text", "json")

@@ -32,7 +32,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from irtool.environments import release_label, release_order
+from irtool.environments import release_order
+from irtool.runtime.core import release_label
 from irtool.errors import IrtoolError
 from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PASS, TIMEOUT, XPASS, CaseResult,
                                  job_name, plain)
@@ -350,7 +351,7 @@ def _release_of(run: RunResults) -> Callable[[CaseResult], str]:
     """A result's release: its release axis, else what its worker's openvino said it is, else
     (a job skipped before it reached a worker) the release the run ran under."""
     default = release_label(run.meta.get("openvino_version") or "")
-    return lambda r: r.openvino or release_label(r.openvino_version or "") or default
+    return lambda r: r.release or default
 
 
 def _named(run: RunResults, release: str) -> str:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from irtool.environments import release_label
 from irtool.errors import IrtoolError
 from irtool.files import read_text
 from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
@@ -49,9 +48,9 @@ class Expected:
         return tuple(v.strip() for v in self.verdict.split(",") if v.strip())
 
     def matches(self, result: CaseResult) -> bool:
-        release = result.openvino or release_label(result.openvino_version or "")
         return (pattern_matches(self.case, result.case) and pattern_matches(self.device, result.device)
-                and pattern_matches(self.precision, result.precision) and pattern_matches(self.openvino, release))
+                and pattern_matches(self.precision, result.precision)
+                and pattern_matches(self.openvino, result.release))
 
 
 def load_expectations(path: str | Path) -> list[Expected]:

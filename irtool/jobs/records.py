@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 from irtool.jsonable import plain, shown, unplain
+from irtool.runtime.core import release_label
 
 # Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
 # single RNN-family op); ERROR: could not build, compile or infer (one-line message);
@@ -206,6 +207,12 @@ class CaseResult:
     @property
     def key(self) -> tuple[str, str, str, str | None]:
         return (self.case, self.device, self.precision, self.openvino)
+
+    @property
+    def release(self) -> str:
+        """The release that produced it: its release axis, else what its worker's openvino said it
+        is; "" for a job that reached no worker in a run of one release."""
+        return self.openvino or release_label(self.openvino_version or "")
 
     @property
     def job_key(self) -> tuple[str, str, str, str | None]:

@@ -39,6 +39,11 @@ def openvino_version() -> str:
     return ov.get_version()
 
 
+def release_label(version: str) -> str:
+    """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``: what results and reports call a release."""
+    return version.split("-")[0]
+
+
 def openvino_release() -> str:
     """The release this process's openvino is, as results name it: ``2026.4.1``."""
-    return openvino_version().split("-")[0]
+    return release_label(openvino_version())
