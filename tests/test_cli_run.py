@@ -326,7 +326,8 @@ def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_toleran
         if precision not in cpu_precisions:
             assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
                                                      "error": one_skip_line(err)[len("irtool: "):], "unsupported": False}
-            assert f"skipped: CPU does not support {precision} (its precisions: f32" in one_skip_line(err)
+            assert f"skipped: CPU does not support {precision} (its precisions: {', '.join(cpu_precisions)})" \
+                in one_skip_line(err)
             continue
         result = json.loads(out)
         assert code == 0 and result["run"]["effective_precision"] == {"CPU": precision}
