@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 import pytest
 
 from irtool.build import build_model
 from irtool.cases import OpCase
 from irtool.execute import compile_prepared, prepare
-from irtool.runtime.what_ran import Implementation
+from irtool.runtime.what_ran import Implementation, meets, what_ran
 
 SIZES = {"batch_size": 2, "seq_length": 5, "input_size": 3}
 
@@ -49,7 +51,54 @@ def test_static_and_dynamic_sequence_length_are_recorded_as_what_ran():
         assert dynamic.describe() == "RNNSeq (f32)"
 
 
-def test_a_split_bidirectional_node_says_only_its_outputs_are_named(tmp_path):
+def bidirectional_gru(lengths: str, dynamic: bool):
+    """A bidirectional GRUSequence built with the opset API, sequence_lengths a Parameter or a Const
+    of full lengths, the time axis static or dynamic."""
+    import openvino as ov
+    import openvino.opset5 as ops
+
+    batch, steps, size, hidden = 2, 5, 3, 4
+    rng = np.random.default_rng(0)
+    x = ops.parameter([batch, -1 if dynamic else steps, size], np.float32, name="X")
+    h = ops.parameter([batch, 2, hidden], np.float32, name="H")
+    params = [x, h]
+    if lengths == "parameter":
+        params.append(ops.parameter([batch], np.int32, name="L"))
+        lengths_node = params[-1]
+    else:
+        lengths_node = ops.constant(np.full([batch], steps, np.int32))
+    weights = [ops.constant(rng.uniform(-1, 1, shape).astype(np.float32))
+               for shape in ([2, 3 * hidden, size], [2, 3 * hidden, hidden], [2, 3 * hidden])]
+    gru = ops.gru_sequence(x, h, lengths_node, *weights, hidden, "bidirectional", name="gru")
+    return ov.Model(gru.outputs(), params)
+
+
+def kernels(compiled) -> list[str]:
+    """The runtime graph read here independently: the layer types that compute a recurrence."""
+    return [op.get_rt_info()["layerType"].astype(str) for op in compiled.get_runtime_model().get_ordered_ops()
+            if op.get_rt_info()["layerType"].astype(str) in ("RNNSeq", "TensorIterator", "Loop")]
+
+
+@pytest.mark.parametrize("lengths, dynamic", [("parameter", False), ("const", False), ("parameter", True)])
+def test_a_split_bidirectional_node_names_what_each_direction_ran_as(lengths, dynamic):
+    """The CPU splits a bidirectional sequence into one kernel per direction under new names; each
+    direction's kernel is found through the joins named after the node's outputs."""
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(bidirectional_gru(lengths, dynamic), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    impl = what_ran(compiled, ["gru"])["gru"]
+    found = kernels(compiled)
+    if len(found) != 2:  # a plugin that runs the node as one kernel names it by the node's own name
+        assert impl.directions == ()
+        return
+    assert [d.layer_types for d in impl.directions] == [(found[0],), (found[1],)]
+    assert impl.describe() == "; ".join(f"{name}: {kind} (f32{'; decomposed' if kind == 'TensorIterator' else ''})"
+                                        for name, kind in zip(("forward", "reverse"), found))
+    assert impl.decomposed == ("TensorIterator" in found)
+    assert meets(impl.describe(), found[0]) == (found[0] == found[1])
+
+
+def test_a_converted_bidirectional_lstm_names_both_directions(tmp_path):
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -59,16 +108,28 @@ def test_a_split_bidirectional_node_says_only_its_outputs_are_named(tmp_path):
     prepared = read_and_prepare(convert_onnx(OnnxCase("LSTM", bidirectional=True), tmp_path))
     compiled = compile_prepared(prepared, "CPU", "f32", {})
     (impl,) = compiled.implementations.values()
-    own = runtime_layers(compiled, prepared.nodes[0].name)
-    assert impl.outputs_only == (own == [])
-    if impl.outputs_only:
-        assert impl.describe().startswith("split; only its outputs are named (")
+    assert "only its outputs" not in impl.describe() and impl.describe() != "not reported"
+    assert len(impl.directions) in (0, 2) and all(d.layer_types for d in impl.directions)
+
+
+@pytest.mark.parametrize("description, expected, result", [
+    ("RNNSeq (f32)", "RNNSeq", True),
+    ("TensorIterator (f32; decomposed)", "RNNSeq", False),
+    ("forward: RNNSeq (f32); reverse: RNNSeq (f32)", "RNNSeq", True),
+    ("forward: RNNSeq (f32); reverse: TensorIterator (f32; decomposed)", "RNNSeq", False),
+    ("forward: RNNSeq (f32); reverse: TensorIterator (f32; decomposed)", "f32", True),
+])
+def test_an_expected_implementation_must_hold_in_every_direction(description, expected, result):
+    assert meets(description, expected) is result
 
 
 @pytest.mark.parametrize("impl, text", [
     (Implementation(()), "not reported"),
     (Implementation(("RNNSeq",), ("jit_avx2",), ("bf16",)), "RNNSeq [jit_avx2] (bf16)"),
     (Implementation(("TensorIterator",), (), ("f32",)), "TensorIterator (f32; decomposed)"),
+    (Implementation((), directions=(Implementation(("RNNSeq",), (), ("f32",)),
+                                    Implementation(("TensorIterator",), (), ("f32",)))),
+     "forward: RNNSeq (f32); reverse: TensorIterator (f32; decomposed)"),
 ])
 def test_descriptions(impl, text):
     assert impl.describe() == text

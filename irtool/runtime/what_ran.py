@@ -1,14 +1,18 @@
 """What a device really ran for each recurrent node: read from the compiled model's runtime graph.
 
 A plugin may run a sequence op as its own kernel or decompose it into a TensorIterator or
-Loop over a cell (measured with openvino 2026.4.1 on an AMD EPYC CPU: a GRUSequence with a
-static sequence length becomes a TensorIterator, one with a dynamic sequence length an
-RNNSeq kernel).  Such a change gives the same numbers and another speed, so it is recorded
-with every run: the runtime layers whose ``originalLayersNames`` name the node, with their
-``layerType``, ``execType`` (where the plugin reports one) and ``runtimePrecision``.  A node
-the plugin splits (a bidirectional sequence becomes one kernel per direction under new
-names) is found only through the layers named after its outputs (``NAME.0``): that is said,
-never passed off as its kernel.
+Loop over a cell (measured with openvino 2026.4.1 on the CPU: a GRUSequence with a static
+time axis becomes an RNNSeq kernel only when its sequence_lengths is a Const of full
+lengths, a TensorIterator otherwise; one with a dynamic time axis an RNNSeq).  Such a change
+gives the same numbers and another speed, so it is recorded with every run: the runtime
+layers whose ``originalLayersNames`` name the node, with their ``layerType``, ``execType``
+(where the plugin reports one) and ``runtimePrecision``.
+
+A node the plugin splits (the CPU runs a bidirectional sequence as one kernel per
+direction, under new names, and joins their outputs with a Concatenation named after the
+node's outputs, ``NAME.0``) is read by what it became: from each output's join, each input
+(one per direction, in direction order) is followed upstream through the layers that only
+move data (Reshape, Reorder, ReverseSequence, ...) to the kernel that computed it.
 """
 from __future__ import annotations
 
@@ -16,32 +20,44 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 DECOMPOSED = ("TensorIterator", "Loop")
+KERNELS = ("RNNSeq", "RNNCell", "TensorIterator", "Loop")  # layer types that compute a recurrence
+_DIRECTIONS = ("forward", "reverse")
+_UPSTREAM_LIMIT = 8  # layers walked back from a join before giving up on a direction
 
 
 @dataclass(frozen=True)
 class Implementation:
-    """The runtime layers one node became."""
+    """The runtime layers one node became; for a node split per direction, each direction's."""
 
     layer_types: tuple[str, ...]
     exec_types: tuple[str, ...] = ()
     precisions: tuple[str, ...] = ()
-    outputs_only: bool = False  # only layers named after the node's outputs carry its name
+    directions: tuple["Implementation", ...] = ()  # forward, reverse: a bidirectional node run as two kernels
 
     @property
     def decomposed(self) -> bool:
-        return any(kind in DECOMPOSED for kind in self.layer_types)
+        return any(kind in DECOMPOSED for kind in self.layer_types) or any(d.decomposed for d in self.directions)
 
     def describe(self) -> str:
-        """``RNNSeq (f32)``, ``TensorIterator (f32; decomposed)``, or ``not reported``."""
+        """``RNNSeq (f32)``, ``TensorIterator (f32; decomposed)``, ``forward: RNNSeq (f32); reverse:
+        TensorIterator (f32; decomposed)`` or ``not reported``."""
+        if self.directions:
+            return "; ".join(f"{name}: {part.describe()}" for name, part in zip(_DIRECTIONS, self.directions))
         if not self.layer_types:
             return "not reported"
         kinds = "+".join(dict.fromkeys(self.layer_types))
-        if self.outputs_only:
-            return f"split; only its outputs are named ({kinds})"
         if self.exec_types:
             kinds += f" [{'+'.join(dict.fromkeys(self.exec_types))}]"
         details = list(dict.fromkeys(self.precisions)) + (["decomposed"] if self.decomposed else [])
         return f"{kinds} ({'; '.join(details)})" if details else kinds
+
+
+def meets(description: str, expected: str) -> bool:
+    """Whether a node described by :meth:`Implementation.describe` ran as ``expected`` (a text such
+    as ``RNNSeq``): a node split per direction must have run so in every direction."""
+    parts = [part.partition(": ")[2] for part in description.split("; ")
+             if part.partition(": ")[0] in _DIRECTIONS]
+    return all(expected in part for part in parts) if parts else expected in description
 
 
 def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation]:
@@ -51,23 +67,54 @@ def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation
         runtime = compiled.get_runtime_model()
     except RuntimeError:
         return {name: Implementation(()) for name in names}
-    own: dict[str, list[tuple[str, str, str]]] = {name: [] for name in names}
-    outputs: dict[str, list[tuple[str, str, str]]] = {name: [] for name in names}
+    own: dict[str, list[Any]] = {name: [] for name in names}
+    joins: dict[str, list[tuple[int, Any]]] = {name: [] for name in names}  # layers named after an output
     for op in runtime.get_ordered_ops():
-        info = op.get_rt_info()
-        layer = (_text(info, "layerType"), _text(info, "execType"), _text(info, "runtimePrecision"))
-        for original in _text(info, "originalLayersNames").split(","):
+        for original in _text(op.get_rt_info(), "originalLayersNames").split(","):
             base, dot, index = original.rpartition(".")
             if original in own:
-                own[original].append(layer)
-            elif dot and index.isdigit() and base in outputs:
-                outputs[base].append(layer)
-    return {name: _implementation(own[name] or outputs[name], outputs_only=not own[name]) for name in names}
+                own[original].append(op)
+            elif dot and index.isdigit() and base in joins:
+                joins[base].append((int(index), op))
+    return {name: _implementation(own[name]) if own[name] else _split(joins[name]) for name in names}
 
 
-def _implementation(layers: list[tuple[str, str, str]], outputs_only: bool) -> Implementation:
-    return Implementation(tuple(t for t, _, _ in layers if t), tuple(e for _, e, _ in layers if e),
-                          tuple(p for _, _, p in layers if p), outputs_only and bool(layers))
+def _split(joins: list[tuple[int, Any]]) -> Implementation:
+    """A node known only by the layers named after its outputs: each direction's kernel, found
+    upstream of the first output's join."""
+    if not joins:
+        return Implementation(())
+    _, join = min(joins, key=lambda pair: pair[0])
+    per_input = [_kernels_upstream(value.get_node()) for value in join.input_values()]
+    if len(per_input) == len(_DIRECTIONS) and all(per_input):
+        return Implementation((), directions=tuple(_implementation(kernels) for kernels in per_input))
+    kernels = [op for found in per_input for op in found]
+    return _implementation(kernels or [op for _, op in joins])
+
+
+def _kernels_upstream(start: Any) -> list[Any]:
+    """The kernel layers that feed ``start``, walking back through layers that only move data."""
+    found, frontier, seen = [], [start], set()
+    for _ in range(_UPSTREAM_LIMIT):
+        following = []
+        for op in frontier:
+            if id(op) in seen:
+                continue
+            seen.add(id(op))
+            if _text(op.get_rt_info(), "layerType") in KERNELS:
+                found.append(op)
+            else:
+                following += [value.get_node() for value in op.input_values()]
+        if found or not following:
+            return found
+        frontier = following
+    return found
+
+
+def _implementation(layers: list[Any]) -> Implementation:
+    infos = [op.get_rt_info() for op in layers]
+    values = [tuple(_text(info, key) for info in infos) for key in ("layerType", "execType", "runtimePrecision")]
+    return Implementation(*(tuple(v for v in each if v) for each in values))
 
 
 def _text(info: Any, key: str) -> str:
