@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import LENGTHS_DTYPE, CaseError, OpCase
+from irtool.cases import CaseError, OpCase
 from irtool.errors import Unsupported
 from irtool.runtime.core import openvino_message, openvino_release
 from irtool.files import FileError, replace_files, writable_target
@@ -75,8 +75,7 @@ def build_model(case: OpCase) -> "ov.Model":
     sources = []
     for port in case.ports:
         if case.is_parameter(port):
-            dtype = LENGTHS_DTYPE if port.role == "lengths" else case.dtype
-            sources.append(parameter(port.name, case.partial_shape(port), dtype))
+            sources.append(parameter(port.name, case.partial_shape(port), case.port_dtype(port)))
         else:
             sources.append(constant(port.name, case.tensor(port, rng)))
     return assemble(spec, sources, attributes)

@@ -27,6 +27,10 @@ from irtool.specs.model import WEIGHT_ROLES
 
 ELEMENT_TYPES: Mapping[str, str] = {"f32": "float32", "f16": "float16"}
 LENGTHS_DTYPE = np.int32
+LENGTHS_TYPES: Mapping[str, str] = {"i32": "int32", "i64": "int64"}
+SOURCES = ("parameter", "const")  # where an input's data comes from: a model input, or a Const in the model
+LENGTHS = ("ragged", "full", "zero", "random")  # sequence_lengths content, see port_tensor
+VALUES = ("unsaturated", "saturating")  # data, states and weights ranges, see port_tensor
 
 
 class CaseError(IrtoolError, ValueError):
@@ -55,10 +59,22 @@ class OpCase:
     seed: int = 0
     weights_as_parameters: bool = False
     dynamic: tuple[str, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)  # port name -> "parameter" or "const"
+    lengths: str = "ragged"
+    lengths_type: str = "i32"
+    values: str = "unsaturated"
 
     def __post_init__(self) -> None:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2 ** 63:
             raise CaseError(f"seed {self.seed!r}: expected an integer from 0 to 2**63-1")
+        for name, value, allowed in (("lengths", self.lengths, LENGTHS), ("lengths_type", self.lengths_type,
+                                     tuple(LENGTHS_TYPES)), ("values", self.values, VALUES)):
+            if value not in allowed:
+                raise CaseError(f"{name} {value!r}: expected one of {', '.join(allowed)}")
+        bad = {name: source for name, source in self.sources.items() if source not in SOURCES}
+        if bad:
+            raise CaseError("; ".join(f"source of {name} is {source!r}: expected parameter or const"
+                                      for name, source in bad.items()))
 
     @cached_property
     def spec(self) -> OpSpec:
@@ -88,6 +104,16 @@ class OpCase:
                             f"dynamic dims are chosen from {', '.join(free)}")
         if self.element_type not in ELEMENT_TYPES:
             raise CaseError(f"element type {self.element_type!r}: expected one of {', '.join(ELEMENT_TYPES)}")
+        ports = [port.name for port in self.ports]
+        unknown_ports = sorted(set(self.sources) - set(ports))
+        if unknown_ports:
+            raise CaseError(f"{self.spec.key}: sources name {', '.join(unknown_ports)}, not an input it feeds; "
+                            f"its inputs are {', '.join(ports)}")
+        time = self.spec.time_symbol
+        lengths_const = any(p.role == "lengths" and not self.is_parameter(p) for p in self.ports)
+        if time and time in self.dynamic and lengths_const:
+            raise CaseError(f"{self.spec.key}: sequence_lengths cannot be a Const when {time} is dynamic "
+                            f"(its values depend on the {time} of each run)")
         values = self.spec.attribute_symbols(self.filled_attributes)
         for name in free:
             size = self.sizes.get(name, self.spec.default_sizes[name])
@@ -112,15 +138,28 @@ class OpCase:
         return dims
 
     def is_parameter(self, port: PortSpec) -> bool:
+        """Whether the port is fed by a model input: as ``sources`` says, else data, states and
+        lengths are inputs and weights are Consts (unless ``weights_as_parameters``)."""
+        source = self.sources.get(port.name)
+        if source is not None:
+            return source == "parameter"
         return not port.is_weight or self.weights_as_parameters
 
     @property
     def dtype(self) -> np.dtype:
         return np.dtype(ELEMENT_TYPES[self.element_type])
 
+    def port_dtype(self, port: PortSpec) -> np.dtype:
+        return np.dtype(LENGTHS_TYPES[self.lengths_type]) if port.role == "lengths" else self.dtype
+
+    @property
+    def data(self) -> "DataKind":
+        return DataKind(self.lengths, self.values)
+
     def tensor(self, port: PortSpec, rng: np.random.Generator) -> np.ndarray:
         """Seeded data for one input port of this case."""
-        return port_tensor(port.role, self.shape(port), self.dtype, rng, self.symbols, self.spec.time_symbol)
+        return port_tensor(port.role, self.shape(port), self.port_dtype(port), rng, self.symbols,
+                           self.spec.time_symbol, self.data)
 
     def memory_needed(self) -> int:
         """About the most bytes building and running this case takes at once (an over-estimate):
@@ -147,19 +186,44 @@ class OpCase:
         return value
 
 
-def port_tensor(role: str | None, shape: Iterable[int], dtype: np.dtype, rng: np.random.Generator,
-                symbols: Mapping[str, int], time_symbol: str | None = None) -> np.ndarray:
-    """Seeded data for an RNN-family input, by its role (the spec's port role).
+@dataclass(frozen=True)
+class DataKind:
+    """What seeded data looks like: sequence lengths ``ragged`` (valid, the first element full,
+    the batch ragged), ``full`` (every element the whole sequence), ``zero`` (every element 0)
+    or ``random`` (each in [0, seq_length], zeros allowed); values ``unsaturated`` (weights and
+    biases in +-1/sqrt(hidden_size), the usual initialisation, which keeps the gates out of
+    saturation so that errors show; data and states in [-1, 1)) or ``saturating`` (every float
+    input in [0, 10), non-negative as OpenVINO's own single-op tests draw them, which drives
+    every gate into saturation)."""
 
-    Sequence lengths are valid and ragged (up to the size of ``time_symbol``); weights and
-    biases are uniform in +-1/sqrt(hidden_size) (the usual initialisation, which keeps the
-    gates out of saturation so that errors show); data and states are uniform in [-1, 1).
-    """
+    lengths: str = "ragged"
+    values: str = "unsaturated"
+
+
+def port_tensor(role: str | None, shape: Iterable[int], dtype: np.dtype, rng: np.random.Generator,
+                symbols: Mapping[str, int], time_symbol: str | None = None,
+                data: DataKind = DataKind()) -> np.ndarray:
+    """Seeded data for an RNN-family input, by its role (the spec's port role) and ``data``'s kind."""
     shape = tuple(shape)
     if role == "lengths":
-        return ragged_lengths(shape, symbols.get(time_symbol, 1) if time_symbol else 1, rng).astype(dtype)
+        return sequence_lengths(shape, symbols.get(time_symbol, 1) if time_symbol else 1, rng,
+                                data.lengths).astype(dtype)
+    if data.values == "saturating":
+        return rng.uniform(0.0, 10.0, size=shape).astype(dtype)
     scale = 1.0 / math.sqrt(symbols.get("hidden_size", 1)) if role in WEIGHT_ROLES else 1.0
     return rng.uniform(-scale, scale, size=shape).astype(dtype)
+
+
+def sequence_lengths(shape: tuple[int, ...], seq_length: int, rng: np.random.Generator,
+                     kind: str = "ragged") -> np.ndarray:
+    """Sequence lengths of one :class:`DataKind` ``lengths`` kind."""
+    if kind == "full":
+        return np.full(shape, seq_length, LENGTHS_DTYPE)
+    if kind == "zero":
+        return np.zeros(shape, LENGTHS_DTYPE)
+    if kind == "random":
+        return rng.integers(0, seq_length + 1, size=shape).astype(LENGTHS_DTYPE)
+    return ragged_lengths(shape, seq_length, rng)
 
 
 def ragged_lengths(shape: tuple[int, ...], seq_length: int, rng: np.random.Generator) -> np.ndarray:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import generic_tensor, port_tensor, ragged_lengths
+from irtool.cases import DataKind, generic_tensor, port_tensor, sequence_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
 from irtool.files import writable_target
@@ -138,14 +138,14 @@ def _onnx_failure(graph: Any, error: RunError) -> RunError:
 # ----------------------------------------------------------------------------- 2. inputs
 
 def case_inputs(prepared: Prepared, inputs_file: str | Path | None = None, seed: int = 0,
-                shapes: Mapping[str, Sequence[int]] | None = None,
-                sizes: Mapping[str, int] | None = None) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
+                shapes: Mapping[str, Sequence[int]] | None = None, sizes: Mapping[str, int] | None = None,
+                data: DataKind = DataKind()) -> tuple[dict[str, np.ndarray], dict[str, str], list[str]]:
     """The inputs of a run: the arrays, how dynamic dims were sized (input -> how), and notes
     on what was converted (an .npz of float64 for an f32 input)."""
     if inputs_file is not None:
         arrays, notes = load_inputs(inputs_file, prepared)
         return arrays, {}, notes
-    arrays, chosen = generate_inputs(prepared, seed, shapes or {}, sizes or {})
+    arrays, chosen = generate_inputs(prepared, seed, shapes or {}, sizes or {}, data)
     return arrays, chosen, []
 
 
@@ -155,11 +155,12 @@ def seeded_inputs(model: Any, seed: int = 0, sizes: Mapping[str, int] | None = N
 
 
 def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence[int]],
-                    sizes: Mapping[str, int]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+                    sizes: Mapping[str, int], data: DataKind = DataKind()) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Seeded inputs for any model: each dynamic dim sized so that the recurrent nodes are valid
     (``sizes`` for batch_size and seq_length, else each node's spec's defaults); an input that a
     node takes directly gets data for its port's role (weights scaled by hidden_size), one that
-    feeds sequence lengths valid ragged lengths, any other uniform floats or small ints."""
+    feeds sequence lengths valid lengths (ragged, unless ``data`` asks for others), any other
+    uniform floats or small ints."""
     from irtool.memory import check_memory
     from irtool.runtime.sizes import plan_inputs
 
@@ -184,10 +185,10 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     for info in prepared.infos:
         shape = plan.shapes[info.name]
         if info.name in plan.lengths:
-            arrays[info.name] = ragged_lengths(shape, plan.lengths[info.name], rng).astype(info.dtype)
+            arrays[info.name] = sequence_lengths(shape, plan.lengths[info.name], rng, data.lengths).astype(info.dtype)
         elif info.name in roles:
             port, symbols, time_symbol = roles[info.name]
-            arrays[info.name] = port_tensor(port.role, shape, info.dtype, rng, symbols, time_symbol)
+            arrays[info.name] = port_tensor(port.role, shape, info.dtype, rng, symbols, time_symbol, data)
         else:
             arrays[info.name] = generic_tensor(shape, info.dtype, rng)
     return arrays, dict(plan.chosen)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
+from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, VALUES
 from irtool.jsonable import plain, shown, unplain
 from irtool.runtime.core import release_label
 
@@ -103,6 +104,11 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
                         "a list of strings or null"),
     "expect_impl": (_optional(_is_str), "a string or null"),
     "max_compile_s": (_optional(lambda v: _is_number(v) and v > 0), "a number > 0 or null"),
+    "sources": (lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and v[k] in SOURCES for k in v),
+                "an object of input name -> parameter or const"),
+    "lengths": (lambda v: v in LENGTHS, f"one of {', '.join(LENGTHS)}"),
+    "lengths_type": (lambda v: v in LENGTHS_TYPES, f"one of {', '.join(LENGTHS_TYPES)}"),
+    "values": (lambda v: v in VALUES, f"one of {', '.join(VALUES)}"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
@@ -137,6 +143,10 @@ class SuiteCase:
     optional_inputs: tuple[str, ...] | None = None  # an ONNX node's optional inputs; None: the builder's default
     expect_impl: str | None = None  # text each recurrent node's implementation must contain ("RNNSeq")
     max_compile_s: float | None = None  # seconds its compile may take
+    sources: Mapping[str, str] = field(default_factory=dict)  # input port -> "parameter" or "const"
+    lengths: str = "ragged"  # sequence_lengths content (irtool.cases.DataKind)
+    lengths_type: str = "i32"
+    values: str = "unsaturated"  # data ranges (irtool.cases.DataKind)
 
     def __post_init__(self) -> None:
         for name, (check, words) in CASE_FIELDS.items():

@@ -14,6 +14,15 @@
                    activations = [["sigmoid", "tanh"], ["relu", "tanh"]] }
     sizes = { batch_size = [1, 3], seq_length = 5, input_size = 8 }
     weights = ["const", "parameter"]    # where W, R, B come from (default "const")
+    sources = { W = "parameter", sequence_lengths = ["parameter", "const"] }  # any input's source,
+                                        # overriding weights (default: data, states and lengths are
+                                        # Parameters, weights as `weights` says)
+    lengths = ["ragged", "full", "zero", "random"]   # sequence_lengths content (default "ragged";
+                                        # "random": each in [0, seq_length], zeros allowed)
+    lengths_type = ["i32", "i64"]       # sequence_lengths element type (default "i32")
+    values = ["unsaturated", "saturating"]   # data ranges (default "unsaturated": weights in
+                                        # +-1/sqrt(hidden_size), data in [-1, 1); "saturating": every
+                                        # float input in [0, 10), as OpenVINO's own tests draw them)
     dynamic = [[], ["batch_size"]]      # dims the model leaves dynamic (default none)
     element_type = "f32"                # or "f16"
     seeds = [0, 1]                      # input seeds (default [0])
@@ -61,7 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from irtool.cases import CaseError, OpCase
+from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, VALUES, CaseError, OpCase, case_ports
 from irtool.errors import IrtoolError
 from irtool.files import read_text
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
@@ -75,7 +84,9 @@ MAX_SECONDS = 7 * 24 * 3600.0  # a timeout beyond a week is a mistake (and 1e300
 DEFAULT_MAX_CASES = 50_000  # about 100 MB of cases; raise it with max_cases or --max-cases
 SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
-                       "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s"})
+                       "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s",
+                       "sources", "lengths", "lengths_type", "values"})
+DATA_AXES = ("lengths", "lengths_type", "values")  # grid keys of an op case's data, each a string or a list
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
 MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
 MODEL_SUFFIXES = (".xml", ".onnx")
@@ -233,8 +244,15 @@ def _grid_axes(path: Path, where: str, grid: Mapping[str, Any]) -> tuple[Any, li
     axes = [_axis(f"attributes.{name}", value, spec.attributes[name].type in LIST_TYPES)
             for name, value in attributes.items()]
     axes += [_axis(f"sizes.{name}", value, False) for name, value in _mapping(path, where, grid, "sizes").items()]
-    axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type", "frontend")
-             if name in grid]
+    sources = _mapping(path, where, grid, "sources")
+    ports = [port.name for port in case_ports(spec)]
+    unknown = sorted(set(sources) - set(ports))
+    if unknown:
+        raise SuiteError(f"{path}: {where}: sources: {spec.key} has no input {unknown[0]!r} that a case feeds; "
+                         f"its inputs are {', '.join(ports)}")
+    axes += [_axis(f"sources.{name}", value, False) for name, value in sources.items()]
+    axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type", "frontend",
+                                                                      *DATA_AXES) if name in grid]
     return spec, axes, _seeds(path, where, grid)
 
 
@@ -256,6 +274,10 @@ def _onnx_grid_axes(path: Path, where: str, op: str, grid: Mapping[str, Any]) ->
     unknown = sorted(set(attributes) - known)
     if unknown:
         raise SuiteError(f"{path}: {where}: {op} has no attribute {unknown[0]!r}; it has {', '.join(sorted(known))}")
+    for key in ("sources", *DATA_AXES):
+        if key in grid:
+            raise SuiteError(f"{path}: {where}: {key!r} is for grids of an OpenVINO op (op = \"GRUSequence\" ...); "
+                             f"an ONNX op's grid takes weights and inputs")
     lists = {"activations", "activation_alpha", "activation_beta"}
     axes = [_axis("opset", grid.get("opset", latest_opset(op)), False)]
     axes += [_axis(f"attributes.{name}", value, name in lists) for name, value in attributes.items()]
@@ -332,6 +354,17 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     frontend = point.get("frontend", "onnx" if op in ONNX_OPS else "ir")
     if frontend not in FRONTENDS:
         raise SuiteError(f"{path}: case {case_id}: frontend is {shown(frontend)}; expected one of {', '.join(FRONTENDS)}")
+    data = {key: point.get(key, default) for key, default in (("lengths", "ragged"), ("lengths_type", "i32"),
+                                                                ("values", "unsaturated"))}
+    for key, value in data.items():
+        allowed = {"lengths": LENGTHS, "lengths_type": tuple(LENGTHS_TYPES), "values": VALUES}[key]
+        if value not in allowed:
+            raise SuiteError(f"{path}: case {case_id}: {key} is {shown(value)}; expected one of {', '.join(allowed)}")
+    sources = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sources.")}
+    for port, source in sources.items():
+        if source not in SOURCES:
+            raise SuiteError(f"{path}: case {case_id}: the source of {port} is {shown(source)}; expected "
+                             f"parameter or const")
     inputs = point.get("inputs")
     if inputs is not None and not (isinstance(inputs, list) and all(isinstance(i, str) for i in inputs)):
         raise SuiteError(f"{path}: case {case_id}: inputs is {inputs!r}; expected a list of ONNX input names")
@@ -340,7 +373,7 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
                      dynamic=tuple(dynamic), seed=seed, model_seed=_int(path, case_id, grid, "model_seed"),
                      atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"),
                      frontend=frontend, optional_inputs=tuple(inputs) if inputs is not None else None,
-                     **_expectations(path, case_id, grid))
+                     sources=sources, **data, **_expectations(path, case_id, grid))
     try:
         if frontend == "onnx":
             onnx_model(case, case.model_seed)  # checks the node, its inputs and sizes as its cases will build it
@@ -356,7 +389,8 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
 def op_case(case: SuiteCase) -> OpCase:
     """The OpCase that builds a grid case's model (weights seeded by ``model_seed``)."""
     return OpCase(case.op or "", dict(case.attributes), dict(case.sizes), case.version, case.element_type,
-                  case.model_seed, case.weights_as_parameters, tuple(case.dynamic))
+                  case.model_seed, case.weights_as_parameters, tuple(case.dynamic), dict(case.sources),
+                  case.lengths, case.lengths_type, case.values)
 
 
 def _int(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> int:

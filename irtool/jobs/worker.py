@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from irtool.cases import DataKind
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError, RunSkipped, Unsupported
 from irtool.jobs import faults
@@ -242,7 +243,9 @@ class Runner:
 
             found = self._data.put(key, CaseData(onnx_inputs(case)))
         if found is None:
-            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=case.sizes)
+            kind = op_case(case).data if case.op is not None and case.frontend == "ir" else DataKind()
+            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=case.sizes,
+                                       data=kind)
             found = self._data.put(key, CaseData(inputs))
         return found
 

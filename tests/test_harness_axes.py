@@ -1,0 +1,179 @@
+"""Suite axes that reach each implementation path of a device: each input's source, the content
+and element type of sequence_lengths, and the input ranges; run through the harness on the CPU.
+
+Measured with openvino 2026.4.1 (docs/harness.md): with a static time axis the CPU runs a
+sequence op as its native RNNSeq only when sequence_lengths is a Const of full lengths; a
+Parameter or a ragged Const gives a TensorIterator; a dynamic dim gives RNNSeq, where lengths
+shorter than the sequence meet the CPU's sequence_lengths bug."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.build import build_model
+from irtool.cases import CaseError, OpCase
+from irtool.jobs.suite import SuiteError, load_suite
+
+SEQUENCES = ("GRUSequence", "LSTMSequence", "RNNSequence")
+SIZES = {"batch_size": 3, "seq_length": 6, "input_size": 5}
+
+
+def grid(case_id: str, op: str, extra: str) -> str:
+    return f"""
+[[grid]]
+id = "{case_id}"
+op = "{op}"
+attributes = {{ hidden_size = 8, direction = ["forward", "reverse", "bidirectional"] }}
+sizes = {{ batch_size = 3, seq_length = 6, input_size = 5 }}
+{extra}
+"""
+
+
+@pytest.fixture(scope="module")
+def axes_run(tmp_path_factory):
+    """Every sequence op in every direction: full Const lengths (i32 and i64, saturating inputs
+    too), W a Parameter beside Const R and B with ragged and random lengths, and a dynamic time
+    axis with ragged lengths."""
+    folder = tmp_path_factory.mktemp("axes")
+    text = '[suite]\nname = "axes"\n'
+    for op in SEQUENCES:
+        text += grid(f"{op}-native", op, 'sources = { sequence_lengths = "const" }\nlengths = "full"\n'
+                                         'lengths_type = ["i32", "i64"]\nvalues = ["unsaturated", "saturating"]')
+        text += grid(f"{op}-w-parameter", op, 'sources = { W = "parameter" }\nlengths = ["ragged", "random"]')
+        text += grid(f"{op}-dynamic", op, 'dynamic = ["seq_length"]\nlengths = ["full", "ragged"]')
+    (folder / "axes.toml").write_text(text)
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(folder / "axes.toml"), "-d", "CPU",
+                           "--precision", "f32", "--report-dir", str(folder / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    results = json.loads((folder / "out" / "results.json").read_text())["results"]
+    return done, {r["case"]: r for r in results}
+
+
+def test_full_const_lengths_reach_the_native_kernel_in_every_direction(axes_run):
+    _, results = axes_run
+    native = {case: r for case, r in results.items() if "-native[" in case}
+    assert len(native) == 3 * 3 * 2 * 2
+    for case, result in native.items():
+        assert result["verdict"] == "pass", (case, result["message"])
+        (impl,) = result["implementations"].values()
+        if "direction=bidirectional" in case:  # split per direction, each named
+            assert impl == "forward: RNNSeq (f32); reverse: RNNSeq (f32)", case
+        else:
+            assert impl == "RNNSeq (f32)", case
+        assert result["shapes"].get("sequence_lengths") is None  # a Const: not a model input
+
+
+def test_a_w_parameter_beside_const_r_and_b_runs_and_is_judged(axes_run):
+    _, results = axes_run
+    mixed = {case: r for case, r in results.items() if "-w-parameter[" in case}
+    assert len(mixed) == 3 * 3 * 2
+    for case, result in mixed.items():
+        assert result["verdict"] == "pass", (case, result["message"])
+        assert "W" in result["shapes"] and "R" not in result["shapes"] and "B" not in result["shapes"]
+        assert "TensorIterator" in next(iter(result["implementations"].values()))
+
+
+def test_the_dynamic_path_with_ragged_lengths_finds_the_cpu_lengths_bug(axes_run):
+    """The CPU's dynamic RNNSeq ignores lengths shorter than the sequence (found by construction:
+    OpenVINO's own dynamic tests fill lengths with the maximum)."""
+    done, results = axes_run
+    dynamic = {case: r for case, r in results.items() if "-dynamic[" in case}
+    full = [r for case, r in dynamic.items() if "lengths=full" in case]
+    ragged = [r for case, r in dynamic.items() if "lengths=ragged" in case]
+    assert len(full) == len(ragged) == 9
+    assert all(r["verdict"] == "pass" for r in full)
+    assert all("RNNSeq" in next(iter(r["implementations"].values())) for r in full + ragged)
+    if any(r["verdict"] == "fail" for r in ragged):  # openvino 2026.4.1 and earlier: every one
+        assert done.returncode == 1
+        assert all(o["name"] in ("Y", "Ho", "Co") for r in ragged for o in r["outputs"] if not o["passed"])
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("lengths, expected", [
+    ("full", [6, 6, 6]), ("zero", [0, 0, 0]),
+])
+def test_lengths_content_as_a_const(lengths, expected):
+    import openvino as ov
+
+    case = OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"}, SIZES,
+                  sources={"sequence_lengths": "const"}, lengths=lengths, lengths_type="i64")
+    model = build_model(case)
+    assert [p.get_friendly_name() for p in model.get_parameters()] == ["X", "initial_hidden_state"]
+    gru = next(op for op in model.get_ordered_ops() if op.get_type_name() == "GRUSequence")
+    lengths_const = gru.input_value(2).get_node()
+    assert lengths_const.get_type_name() == "Constant"
+    assert lengths_const.get_element_type() == ov.Type.i64
+    assert lengths_const.get_data().tolist() == expected
+
+
+def test_random_lengths_allow_zero_and_stay_valid():
+    case = OpCase("LSTMSequence", {"hidden_size": 4, "direction": "forward"}, {**SIZES, "batch_size": 64},
+                  sources={"sequence_lengths": "const"}, lengths="random")
+    rng = np.random.default_rng(0)
+    port = next(p for p in case.ports if p.role == "lengths")
+    values = case.tensor(port, rng)
+    assert values.min() == 0 and values.max() <= 6 and len(set(values.tolist())) > 2
+
+
+def test_sources_put_any_input_in_a_parameter_or_a_const():
+    case = OpCase("LSTMSequence", {"hidden_size": 4, "direction": "forward"}, SIZES,
+                  sources={"W": "parameter", "initial_cell_state": "const"}, values="saturating")
+    model = build_model(case)
+    names = [p.get_friendly_name() for p in model.get_parameters()]
+    assert names == ["X", "initial_hidden_state", "sequence_lengths", "W"]
+    lstm = next(op for op in model.get_ordered_ops() if op.get_type_name() == "LSTMSequence")
+    for index in (2, 5, 6):  # the cell state, R and B: Consts drawn saturating, in [0, 10)
+        data = lstm.input_value(index).get_node().get_data()
+        assert data.min() >= 0 and data.max() < 10 and data.max() > 1
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"sources": {"Q": "const"}}, "sources name Q, not an input it feeds"),
+    ({"sources": {"W": "constant"}}, "source of W is 'constant': expected parameter or const"),
+    ({"lengths": "short"}, "lengths 'short': expected one of ragged, full, zero, random"),
+    ({"lengths_type": "u8"}, "lengths_type 'u8': expected one of i32, i64"),
+    ({"values": "big"}, "values 'big': expected one of unsaturated, saturating"),
+    ({"sources": {"sequence_lengths": "const"}, "dynamic": ("seq_length",)},
+     "sequence_lengths cannot be a Const when seq_length is dynamic"),
+])
+def test_bad_axis_values_are_refused(fields, message):
+    with pytest.raises(CaseError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"}, SIZES, **fields).symbols
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('sources = { Q = "const" }', "sources: GRUSequence-5 has no input 'Q' that a case feeds"),
+    ('lengths = ["full", "long"]', "lengths is 'long'; expected one of ragged, full, zero, random"),
+    ('sources = { W = "param" }', "the source of W is 'param'; expected parameter or const"),
+])
+def test_bad_axes_in_a_suite_are_refused_when_it_is_read(tmp_path, extra, message):
+    path = tmp_path / "s.toml"
+    path.write_text(grid("g", "GRUSequence", extra))
+    with pytest.raises(SuiteError, match=message.replace("(", r"\(")):
+        load_suite(path)
+
+
+def test_onnx_grids_take_no_ir_axes(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[[grid]]\nid = "g"\nop = "GRU"\nattributes = { hidden_size = 4 }\nlengths = "full"\n')
+    with pytest.raises(SuiteError, match="'lengths' is for grids of an OpenVINO op"):
+        load_suite(path)
+
+
+def test_full_suite_names_every_implementation_path():
+    """full.toml crosses the axes so that every sequence op and direction reaches RNNSeq with static
+    shapes, the TensorIterator path and the dynamic path with ragged lengths."""
+    suite = load_suite(Path(__file__).parent.parent / "samples" / "suites" / "full.toml")
+    for short in ("gru", "lstm", "rnn"):
+        for direction in ("forward", "reverse", "bidirectional"):
+            ids = [c for c in suite.cases if f"direction={direction}" in c.id]
+            assert any(c.id.startswith(f"{short}-rnnseq-static[") and c.expect_impl == "RNNSeq"
+                       and c.sources == {"sequence_lengths": "const"} and c.lengths == "full" for c in ids)
+            assert any(c.id.startswith(f"{short}-ti-static[") and c.expect_impl == "TensorIterator" for c in ids)
+            assert any(c.id.startswith(f"{short}-rnnseq-dynamic[") and c.lengths == "ragged" for c in ids)
