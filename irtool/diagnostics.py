@@ -81,6 +81,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("ONNX002", ERROR, "the file is larger than the size limit"),
     Code("ONNX003", ERROR, "onnx.checker rejects the model"),
     Code("ONNX004", WARNING, "the model imports no opset of the default domain that onnx knows: nodes not checked"),
+    Code("ONNX005", ERROR, "a tensor's external data is outside the model's folder, not a regular file, or too short"),
     Code("ONNX010", ERROR, "an attribute the op's schema does not have"),
     Code("ONNX011", ERROR, "a required attribute is missing"),
     Code("ONNX012", ERROR, "an attribute of the wrong type"),
