@@ -10,8 +10,9 @@ a truncated or corrupt member, an object (pickled) array, a huge header.
 :func:`write_npz` takes the arrays as a dict, so any name works (``np.savez`` takes them
 as keyword arguments: an array named ``file`` or ``allow_pickle`` breaks it), and writes
 the file whole or not at all.  A name is data, never a path: one of letters, digits and
-``_ . + = -`` (not starting with a dot, at most 100 characters, unique in any letter case)
-is the member ``NAME.npy`` as numpy writes it; any other (``../../x``, ``/etc/passwd``,
+``_ . + = : -``, in parts split by ``/`` that do not start with a dot (``lstm/Y:0``; at most
+200 characters, not taken by an earlier name in any letter case) is the member ``NAME.npy`` as numpy writes it
+(``np.load`` gives it back under its name); any other (``../../x``, ``/etc/passwd``,
 names that differ only after a NUL or in case) gets a safe member name of its own
 (``etc_passwd-1a2b3c4d.npy``) and the name itself in the member's zip comment, which
 :func:`read_npz` gives back as the key (numpy ignores it and reads the array under the
@@ -25,7 +26,6 @@ import re
 import zipfile
 import zlib
 from pathlib import Path
-from collections import Counter
 from typing import BinaryIO, Iterable, Mapping
 
 import numpy as np
@@ -37,7 +37,8 @@ NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK"
 MAX_HEADER = 10_000  # numpy's own default bound for an .npy header
 NAME_MARK = b"irtool-name:"  # a member's zip comment: the array's name, where the member name cannot be it
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,99}")
+_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.+=:-]*"
+_PLAIN_NAME = re.compile(rf"(?=.{{1,200}}$){_SEGMENT}(?:/{_SEGMENT})*")
 _CORRUPT = (zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError, NotImplementedError)
 
 
@@ -113,21 +114,19 @@ def _key(info: zipfile.ZipInfo) -> str:
 
 
 def member_names(names: Iterable[str]) -> dict[str, str]:
-    """Array name -> the zip member it is stored as (module docstring): distinct and safe for any names."""
-    names = list(dict.fromkeys(names))
-    plain = [n for n in names if _PLAIN_NAME.fullmatch(n)]
-    folded = Counter(n.casefold() for n in plain)
-    members = {n: f"{n}.npy" for n in plain if folded[n.casefold()] == 1}
-    taken = {m.casefold() for m in members.values()}
-    for name in names:
-        if name in members:
-            continue
-        slug = re.sub(r"[^A-Za-z0-9_.+=-]+", "_", name).strip("_.")[:60] or "array"
-        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
-        member, count = f"{slug}-{digest[:8]}.npy", 1
-        while member.casefold() in taken:  # 8 hex digits alike: longer ones
-            count += 1
-            member = f"{slug}-{digest[:8 * count]}.npy" if count <= 8 else f"{slug}-{digest[:8]}-{count}.npy"
+    """Array name -> the zip member it is stored as (module docstring): distinct and safe for any
+    names.  A plain name keeps its member unless an earlier name took it (in any letter case)."""
+    members: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in dict.fromkeys(names):
+        member = f"{name}.npy"
+        if not _PLAIN_NAME.fullmatch(name) or member.casefold() in taken:
+            slug = re.sub(r"[^A-Za-z0-9_.+=-]+", "_", name).strip("_.")[:60] or "array"
+            digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+            member, count = f"{slug}-{digest[:8]}.npy", 1
+            while member.casefold() in taken:
+                count += 1
+                member = f"{slug}-{digest[:8]}-{count}.npy"
         taken.add(member.casefold())
         members[name] = member
     return members
