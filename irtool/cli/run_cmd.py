@@ -78,7 +78,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.openvino is not None:  # the options are checked above, before any release is made
         from irtool.cli.run_releases import run_releases
 
-        return run_releases(args, lambda line: print(line, file=sys.stderr, flush=True))
+        return run_releases(args, lambda line: print(shown(line), file=sys.stderr, flush=True))
     try:
         result = run(options)
     except RunSkipped as error:
