@@ -35,6 +35,8 @@ def shown(text: object) -> str:
     """``text`` (a name, a message, a path; str() of anything else) with every control character
     escaped (see the module docstring): safe to print as part of one line."""
     text = text if isinstance(text, str) else str(text)
+    if text.isprintable():  # the usual case, fast: every character escaped here is unprintable to Python
+        return text
     return _CONTROL.sub(_escape, text)
 
 
