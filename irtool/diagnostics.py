@@ -7,10 +7,14 @@ the table).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Iterable, Sequence
+from urllib.parse import quote
 
 from irtool.errors import IrtoolBug
+from irtool.text import lines
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITIES = (ERROR, WARNING, NOTE)  # most severe first
@@ -81,6 +85,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("ONNX002", ERROR, "the file is larger than the size limit"),
     Code("ONNX003", ERROR, "onnx.checker rejects the model"),
     Code("ONNX004", WARNING, "the model imports no opset of the default domain that onnx knows: nodes not checked"),
+    Code("ONNX005", ERROR, "a tensor's external data is outside the model's folder, not a regular file, or too short"),
     Code("ONNX010", ERROR, "an attribute the op's schema does not have"),
     Code("ONNX011", ERROR, "a required attribute is missing"),
     Code("ONNX012", ERROR, "an attribute of the wrong type"),
@@ -163,28 +168,32 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
                 where += f":{d.line}"
                 if d.column is not None:
                     where += f":{d.column}"
-            out.append(f"{where}: {d.severity}[{d.code}] {_one_line(d.message)}")
+            out.append(f"{where}: {d.severity}[{d.code}] {d.message}")
     if summary:
         bad = sum(1 for r in reports if not r.valid)
         counts = ", ".join(_plural(sum(r.count(s) for r in reports), s) for s in SEVERITIES)
         invalid = f" in {_plural(bad, 'invalid file')}" if bad else ""
         out.append(f"{_plural(len(reports), 'file')} checked: {counts}{invalid}")
-    return "\n".join(out) + ("\n" if out else "")
+    return lines(out) + ("\n" if out else "")  # each record one line: names from the file are escaped
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
-def _one_line(text: str) -> str:
-    """A message as one line: names and values from the file (a name="a&#10;b") may hold line breaks."""
-    return text.replace("\r", "\\r").replace("\n", "\\n") if "\n" in text or "\r" in text else text
-
-
 def render_json(reports: Sequence[FileReport]) -> str:
     return json.dumps({"files": [{"path": r.path, "valid": r.valid,
                                   "diagnostics": [d.to_json() for d in r.diagnostics]} for r in reports]},
                       indent=2) + "\n"
+
+
+def sarif_uri(path: str) -> str:
+    """A path as SARIF's ``artifactLocation.uri`` takes it: a relative URI reference with every
+    character outside the unreserved set and ``/`` percent-encoded (a ``:`` too, which would read
+    as a scheme), or a ``file://`` URI for an absolute path."""
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace(os.sep, "/"), safe="/", errors="surrogateescape")
 
 
 def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
@@ -195,7 +204,8 @@ def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
     for report in reports:
         for d in report.diagnostics:
             region = {k: v for k, v in (("startLine", d.line), ("startColumn", d.column)) if v is not None}
-            location = {"physicalLocation": {"artifactLocation": {"uri": report.path}, **({"region": region} if region else {})}}
+            location = {"physicalLocation": {"artifactLocation": {"uri": sarif_uri(report.path)},
+                                             **({"region": region} if region else {})}}
             results.append({"ruleId": d.code, "level": level[d.severity], "message": {"text": d.message},
                             "locations": [location]})
     sarif = {

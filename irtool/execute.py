@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -357,7 +357,9 @@ class NodeResult:
     implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
     semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
     notes: tuple[str, ...] = ()  # what explains a failure (a known frontend fault, which direction is off)
-    converted_to: str | None = None  # an ONNX node: the OpenVINO node its frontend converted it to
+    # the OpenVINO node the device runs for it, where that is named otherwise: the node an ONNX node was
+    # converted to, or the node itself where ``name`` was made unique (see :func:`unique_node_names`)
+    converted_to: str | None = None
 
     @property
     def runs_as(self) -> str:
@@ -411,11 +413,12 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     if prepared.onnx is not None:
         from irtool.judge_onnx import judge_onnx_nodes
 
-        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy, precision)
+        nodes = unique_node_names(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
+                                                   policy, precision))
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
-    nodes = tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
-                  for node in prepared.nodes)
+    nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference)
+                              for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
     single = prepared.single
     if single is not None and nodes[0].outputs:
@@ -423,6 +426,30 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
         ports = {index: port for port, index in (single.model_outputs or {}).items()}
         outputs = tuple(by_port[single.spec.outputs[ports[k]].name] for k in range(len(executed.outputs)) if k in ports)
     return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, outputs, _why_unjudged(prepared, nodes))
+
+
+def unique_node_names(nodes: Iterable[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes, each under a name of its own: a model may repeat a node name (ONNX allows two nodes of
+    one name; so does IR), and every node's result is keyed by its name (results, reports, baseline
+    diffs, reproducers).  The first of a name keeps it; a later one is ``name#2``, ``name#3`` by its
+    position (a name the model uses itself is skipped), and remembers the node it runs as."""
+    import dataclasses
+
+    nodes = list(nodes)
+    taken = {node.name for node in nodes}
+    seen: set[str] = set()
+    unique = []
+    for node in nodes:
+        if node.name in seen:
+            count = 2
+            while f"{node.name}#{count}" in taken:
+                count += 1
+            name = f"{node.name}#{count}"
+            taken.add(name)
+            node = dataclasses.replace(node, name=name, converted_to=node.converted_to or node.name)
+        seen.add(node.name)
+        unique.append(node)
+    return tuple(unique)
 
 
 def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
@@ -654,9 +681,9 @@ def run(options: RunOptions) -> RunResult:
         expected = execute(other, inputs, options.compare_with[0]).outputs
         precision = loosest_precision([compiled.run.precision, other.run.precision])
         diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)
-        nodes = tuple(NodeResult(n.name, n.spec.type, n.spec.version, n.where, UNJUDGED,
-                                 "--compare-with judges the model's outputs device against device", tensors=n.tensors)
-                      for n in prepared.nodes)
+        nodes = unique_node_names(NodeResult(n.name, n.spec.type, n.spec.version, n.where, UNJUDGED,
+                                             "--compare-with judges the model's outputs device against device",
+                                             tensors=n.tensors) for n in prepared.nodes)
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision)
@@ -665,9 +692,9 @@ def run(options: RunOptions) -> RunResult:
     if options.reproducers is not None:
         for node, result in zip(prepared.nodes, judgment.nodes):
             if result.verdict == FAIL:
-                folder = Path(options.reproducers) / node_folder_name(node.name)
+                folder = Path(options.reproducers) / node_folder_name(result.name)
                 write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
-                reproducers[node.name] = str(folder)
+                reproducers[result.name] = str(folder)
     against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
     second = None
     if options.compare_with_onnxruntime:
@@ -718,8 +745,8 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
                      actual=dict(zip(ports, actual)), device=device_run.device,
                      precision=device_run.requested_precision, config=config,
                      tolerances={d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs},
-                     case={"id": f"{Path(prepared.name).stem}::{node.name}", "suite": "run"},
-                     result={"verdict": result.verdict, "message": result.reason or "", "node": node.name,
+                     case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
+                     result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
                              "model": prepared.name})
 
 

@@ -156,7 +156,7 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
     version = available()
     tool = f"onnxruntime {version} (CPU)" if version else "onnxruntime"
     try:
-        theirs = run_onnxruntime(graph.model, feeds, tensors)
+        theirs = run_onnxruntime(graph.self_contained(), feeds, tensors)
     except OnnxruntimeRefused as error:
         return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})")
     diffs = []

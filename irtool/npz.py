@@ -9,15 +9,24 @@ a truncated or corrupt member, an object (pickled) array, a huge header.
 
 :func:`write_npz` takes the arrays as a dict, so any name works (``np.savez`` takes them
 as keyword arguments: an array named ``file`` or ``allow_pickle`` breaks it), and writes
-the file whole or not at all.
+the file whole or not at all.  A name is data, never a path: one of letters, digits and
+``_ . + = : -``, in parts split by ``/`` that do not start with a dot (``lstm/Y:0``; at most
+200 characters, not taken by an earlier name in any letter case) is the member ``NAME.npy`` as numpy writes it
+(``np.load`` gives it back under its name); any other (``../../x``, ``/etc/passwd``,
+names that differ only after a NUL or in case) gets a safe member name of its own
+(``etc_passwd-1a2b3c4d.npy``) and the name itself in the member's zip comment, which
+:func:`read_npz` gives back as the key (numpy ignores it and reads the array under the
+member name).
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 import zipfile
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Mapping
+from typing import BinaryIO, Iterable, Mapping
 
 import numpy as np
 
@@ -27,6 +36,9 @@ from irtool.memory import memory_limit
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK"
 MAX_HEADER = 10_000  # numpy's own default bound for an .npy header
+NAME_MARK = b"irtool-name:"  # a member's zip comment: the array's name, where the member name cannot be it
+_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.+=:-]*"
+_PLAIN_NAME = re.compile(rf"(?=.{{1,200}}$){_SEGMENT}(?:/{_SEGMENT})*")
 _CORRUPT = (zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError, NotImplementedError)
 
 
@@ -81,7 +93,7 @@ def _arrays(path: Path, archive: zipfile.ZipFile, limit: int | None) -> dict[str
             continue
         if not info.filename.endswith(".npy"):
             raise NpzError(f"{path}: member {info.filename!r} is not an .npy array; an .npz holds NAME.npy members")
-        key = info.filename[:-len(".npy")]
+        key = _key(info)
         if key in arrays:
             raise NpzError(f"{path}: two arrays are named {key!r}")
         try:
@@ -92,6 +104,32 @@ def _arrays(path: Path, archive: zipfile.ZipFile, limit: int | None) -> dict[str
         except _CORRUPT as error:
             raise NpzError(f"{path}: array {key!r} is truncated or corrupt ({error})") from None
     return arrays
+
+
+def _key(info: zipfile.ZipInfo) -> str:
+    """The array's name: the one irtool recorded in the member's comment, else the member name without .npy."""
+    if info.comment.startswith(NAME_MARK):
+        return info.comment[len(NAME_MARK):].decode("utf-8", "surrogatepass")
+    return info.filename[:-len(".npy")]
+
+
+def member_names(names: Iterable[str]) -> dict[str, str]:
+    """Array name -> the zip member it is stored as (module docstring): distinct and safe for any
+    names.  A plain name keeps its member unless an earlier name took it (in any letter case)."""
+    members: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in dict.fromkeys(names):
+        member = f"{name}.npy"
+        if not _PLAIN_NAME.fullmatch(name) or member.casefold() in taken:
+            slug = re.sub(r"[^A-Za-z0-9_.+=-]+", "_", name).strip("_.")[:60] or "array"
+            digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+            member, count = f"{slug}-{digest[:8]}.npy", 1
+            while member.casefold() in taken:
+                count += 1
+                member = f"{slug}-{digest[:8]}-{count}.npy"
+        taken.add(member.casefold())
+        members[name] = member
+    return members
 
 
 def _array(path: Path, key: str, member: BinaryIO, member_size: int) -> np.ndarray:
@@ -133,8 +171,17 @@ def _array(path: Path, key: str, member: BinaryIO, member_size: int) -> np.ndarr
 def write_npz(path: str | Path, arrays: Mapping[str, np.ndarray], what: str = "outputs file") -> Path:
     """Write ``arrays`` (name -> array) as an .npz that ``numpy.load`` reads back, whole or not
     at all, over a regular file only (see :mod:`irtool.files`); any name works."""
+    members = member_names(arrays)
+    comments = {name: NAME_MARK + name.encode("utf-8", "surrogatepass") for name, member in members.items()
+                if member != f"{name}.npy"}
+    for name, comment in comments.items():
+        if len(comment) > 0xFFFF:
+            raise NpzError(f"{path}: an array name of {len(comment)} bytes; irtool writes names of up to 65,000 bytes")
     with atomic_writer(path, what) as handle, zipfile.ZipFile(handle, "w") as archive:
         for name, array in arrays.items():
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+            info = zipfile.ZipInfo(members[name], date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            info.comment = comments.get(name, b"")
+            with archive.open(info, "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
     return Path(path)

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from irtool.errors import IrtoolError
+from irtool.text import shown
 
 
 class UsageError(IrtoolError):
@@ -14,7 +15,7 @@ class UsageError(IrtoolError):
 
 
 def fail(message: str) -> None:
-    print(f"irtool: error: {message}", file=sys.stderr)
+    print(f"irtool: error: {shown(message)}", file=sys.stderr)  # one line, whatever a name in it holds
 
 
 @contextmanager

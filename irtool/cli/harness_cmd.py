@@ -21,6 +21,7 @@ from typing import Any
 from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
 from irtool.harness.reports import column_label, column_of
+from irtool.text import lines as joined, shown
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
@@ -96,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
             from irtool.reduce.failures import reduce_failures
 
             outcome = run_harness(options, bar, (lambda plan: print(header(plan), flush=True)) if text else None,
-                                  lambda line: print(line, file=sys.stderr, flush=True), reduce_failures)
+                                  lambda line: print(shown(line), file=sys.stderr, flush=True), reduce_failures)
     finally:
         if bar:
             bar.finish()
@@ -117,9 +118,9 @@ def header(plan: Any) -> str:
     """The first line of a run: what runs, where, with which OpenVINO."""
     kept = f", {plan.kept} kept from the earlier run" if plan.kept else ""
     skipped = f", {plan.skipped} cannot run here" if plan.skipped else ""
-    return (f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}\n"
-            f"  devices {', '.join(plan.devices)}; precisions {', '.join(plan.precisions)}; "
-            f"openvino {plan.openvino_version}")
+    return joined([f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}",
+                   f"  devices {', '.join(plan.devices)}; precisions {', '.join(plan.precisions)}; "
+                   f"openvino {plan.openvino_version}"])
 
 
 class Progress:
@@ -139,7 +140,7 @@ class Progress:
         self.counts[result.verdict] += 1
         if result.verdict in ("fail", "error", "crash", "timeout", "xpass"):
             self._clear()
-            print(f"{result.verdict.upper()}: {result.name}: {result.message}", file=self.stream)
+            print(shown(f"{result.verdict.upper()}: {result.name}: {result.message}"), file=self.stream)
         if self.tty:
             width = 30
             filled = width * done // max(total, 1)
@@ -204,17 +205,17 @@ def render(outcome: Any, report_dir: Path) -> str:
     if outcome.diff is not None:
         from irtool.harness.baseline import render_diff
 
-        lines.append(render_diff(outcome.diff, where=lambda r: _where(r, report_dir)))
+        lines.extend(render_diff(outcome.diff, where=lambda r: _where(r, report_dir)).split("\n"))
     for older, newer, diff in outcome.version_diffs:
         from irtool.harness.baseline import render_diff
 
         lines.append(f"openvino {older} -> {newer}:")
-        lines.append(render_diff(diff, where=lambda r: _where(r, report_dir)))
+        lines.extend(render_diff(diff, where=lambda r: _where(r, report_dir)).split("\n"))
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
     lines.append(f"{word} in {duration(outcome.seconds)}: {counts}")
-    return "\n".join(lines)
+    return joined(lines)
 
 
 def _problem(result: Any, report_dir: Path) -> str:

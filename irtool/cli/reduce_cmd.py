@@ -16,6 +16,7 @@ from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds, seed
 from irtool.compare import PRECISIONS
 from irtool.devices import parse_device
+from irtool.text import shown
 
 DEFAULT_OUT = Path("irtool-reduced")
 DEFAULT_TIMEOUT = 60.0
@@ -67,7 +68,7 @@ def handle(args: argparse.Namespace) -> int:
         origin = _node_origin(args, tolerance, config) if args.node is not None else \
             load_origin(args.case, args.inputs, args.seed)
     except NodePasses as error:
-        print(f"irtool reduce: {error.message}")
+        print(f"irtool reduce: {shown(error.message)}")
         return 1
     device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
@@ -82,7 +83,7 @@ def handle(args: argparse.Namespace) -> int:
         with sigterm_as_interrupt():
             outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
     except NothingToReduce as error:
-        print(f"irtool reduce: {error.message}")
+        print(f"irtool reduce: {shown(error.message)}")
         return 1
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")

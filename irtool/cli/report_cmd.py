@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError
+from irtool.text import shown
 
 FORMATS = ("text", "json")
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
@@ -101,9 +102,9 @@ def _write(folder: Path, run: Any) -> int:
     paths = write_reports(folder, run)
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     missing = run.meta.get("missing_shards")
-    print(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"
+    print(shown(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"
           + (f"; partial run: shards {', '.join(missing)} missing" if missing else "; partial run" if run.partial
-             else ""))
+             else "")))
     return 0
 
 

@@ -16,6 +16,7 @@ from irtool.cli.options import add_judging_options, add_release_options, parse_c
 from irtool.compare import PRECISIONS, OutputDiff
 from irtool.runtime.core import release_label
 from irtool.jsonable import plain
+from irtool.text import lines as joined, shown
 
 FORMATS = ("text", "json")
 NOTHING_JUDGED = 3
@@ -77,7 +78,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.openvino is not None:  # the options are checked above, before any release is made
         from irtool.cli.run_releases import run_releases
 
-        return run_releases(args, lambda line: print(line, file=sys.stderr, flush=True))
+        return run_releases(args, lambda line: print(shown(line), file=sys.stderr, flush=True))
     try:
         result = run(options)
     except RunSkipped as error:
@@ -95,7 +96,7 @@ def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, uns
     on stdout too, so a consumer always gets one (``unsupported``: OpenVINO, this release of it,
     lacks what the model needs)."""
     if code == NOTHING_JUDGED:
-        print(f"irtool: {message}", file=sys.stderr)  # a skip, not an error
+        print(f"irtool: {shown(message)}", file=sys.stderr)  # a skip, not an error
     else:
         fail(message)
     if args.format == "json":
@@ -156,10 +157,10 @@ def render_text(result: Any) -> str:
         lines.extend(_node_table(result.nodes))
         word = "ERROR: a node could not be judged" if result.verdict == "error" else "NOT JUDGED: nothing was compared"
         lines.append(f"{word} ({result.no_reference})")
-        return "\n".join(lines)
+        return joined(lines)
     lines.append(f"  against: {result.against}")
     if result.op is None and result.against.startswith("reference"):
-        return "\n".join(lines + _render_nodes(result))
+        return joined(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
         lines.extend(_render_diff(diff, width))
@@ -167,7 +168,7 @@ def render_text(result: Any) -> str:
     total = len(result.outputs)
     lines.append(f"FAIL: {len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed
                  else f"PASS: {total} of {total} outputs within tolerance")
-    return "\n".join(lines)
+    return joined(lines)
 
 
 def _node_count(result: Any) -> str:

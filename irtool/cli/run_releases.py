@@ -22,6 +22,7 @@ from typing import Any, Callable
 from irtool.cli.common import UsageError
 from irtool.cli.run_cmd import stopped
 from irtool.environments import Environment, environments, worker_environment
+from irtool.text import lines as joined
 
 SKIPPED = "skipped"
 
@@ -178,7 +179,7 @@ def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
         found = changes(older, newer)
         lines.append(f"openvino {older.label} -> {newer.label}: " + ("; ".join(found) if found else "no change"))
     lines.append("; ".join(f"{run.verdict.upper()} on {run.label}" for run in runs))
-    return "\n".join(lines)
+    return joined(lines)
 
 
 def _release_lines(run: ReleaseRun) -> list[str]:

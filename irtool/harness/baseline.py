@@ -39,6 +39,7 @@ from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PAS
                                  job_name, plain)
 from irtool.harness.reports import number
 from irtool.harness.store import RunResults
+from irtool.text import lines as joined
 
 DRIFT_FACTOR = 2.0
 # f32 runs differ from the reference by a few units in the last place (worst seen 2.7e-7 for
@@ -344,7 +345,7 @@ def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
     counts = [f"{len(changes)} {title.split(' (')[0]}" for title, changes in diff.sections[:5] if changes]
     lines.append(f"REGRESSED: {', '.join(counts)}" if diff.regressed else
                  f"OK: no new failure, crash, drift, change of implementation or slowdown ({len(diff.fixed)} fixed)")
-    return "\n".join(lines)
+    return joined(lines)
 
 
 def _release_of(run: RunResults) -> Callable[[CaseResult], str]:

@@ -202,7 +202,7 @@ class Runner:
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
             result.message = "; ".join(filter(None, reasons + probe))
             if verdict.verdict == FAIL and node is not None and self.options.report_dir is not None:
-                relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(node.name)}"
+                relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(verdict.name)}"
                 folder = Path(self.options.report_dir) / relative
                 write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
                                       self.options.config)

@@ -20,7 +20,6 @@ from typing import Any, Mapping
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from irtool.errors import RunError
 from irtool.onnx import schema
@@ -114,12 +113,35 @@ class OnnxGraph:
     def initializer_values(self, names: Any) -> dict[str, np.ndarray]:
         """The values of those of ``names`` that are initializers or Constant nodes' outputs."""
         wanted = set(names)
-        values = {name: numpy_helper.to_array(t) for name, t in self.initializers.items() if name in wanted}
+        values = {name: self._array(t) for name, t in self.initializers.items() if name in wanted}
         for node in self.model.graph.node:
             if node.op_type == "Constant" and node.output[0] in wanted and node.attribute \
                     and node.attribute[0].name == "value":
-                values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+                values[node.output[0]] = self._array(node.attribute[0].t)
         return values
+
+    def self_contained(self) -> onnx.ModelProto:
+        """The model with every external tensor's data held in it (read from the model's own folder),
+        for a runtime given the model as bytes (onnxruntime), which would look in the working directory."""
+        from irtool.memory import memory_limit
+        from irtool.model_files import ModelFileError
+        from irtool.onnx.external import inlined
+
+        try:
+            return inlined(self.model, self.path, memory_limit())
+        except ModelFileError as error:
+            raise RunError(error.message) from None
+
+    def _array(self, tensor: onnx.TensorProto) -> np.ndarray:
+        """A tensor's value; external data only from the model's own folder (irtool.onnx.external)."""
+        from irtool.memory import memory_limit
+        from irtool.model_files import ModelFileError
+        from irtool.onnx.external import tensor_array
+
+        try:
+            return tensor_array(tensor, self.path, memory_limit())
+        except ModelFileError as error:
+            raise RunError(error.message) from None
 
     def computed_tensors(self) -> list[str]:
         """The tensors the recurrent nodes read or write that are neither initializers, Constants
@@ -154,6 +176,12 @@ def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
     except Exception as error:  # protobuf's DecodeError and friends
         raise RunError(f"{path}: not an ONNX model ({type(error).__name__}); "
                        f"irtool validate {path} says more") from None
+    from irtool.onnx.external import check_external
+
+    refused = check_external(model, path)
+    if refused:
+        more = f" (and {len(refused) - 1} more tensor{'s' if len(refused) > 2 else ''})" if len(refused) > 1 else ""
+        raise RunError(f"{path}: {refused[0].message}{more}")
     return graph_of(model, path)
 
 

@@ -17,11 +17,14 @@ from typing import Any, Callable
 
 import numpy as np
 import onnx
-from onnx import TensorProto, checker, numpy_helper, shape_inference
+from onnx import TensorProto, checker, shape_inference
 
 from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
 from irtool.ir.parse import IRParseError, read_ir_bytes
+from irtool.memory import memory_limit
+from irtool.model_files import ModelFileError
 from irtool.onnx import schema, shapes
+from irtool.onnx.external import check_external, external_tensors, tensor_array
 
 _PROBLEM_CODES = {"unknown": "ONNX010", "missing": "ONNX011", "type": "ONNX012", "value": "ONNX013"}
 
@@ -50,14 +53,20 @@ def validate_onnx_file(path: str | Path, max_bytes: int) -> FileReport:
     if not data or not model.graph.node and not model.opset_import:
         add("ONNX001", "the file is not an ONNX model: it holds no graph and no opset import")
         return report
-    try:
-        checker.check_model(model, full_check=True)
-        checked = "onnx.checker: valid"
-    except Exception as error:  # checker.ValidationError, shape inference errors
-        add("ONNX003", f"onnx.checker rejects the model: {_first_line(error)}")
-        checked = "onnx.checker: rejected"
-    nodes = _check_nodes(model, add)
-    add("ONNX000", f"checked with onnx.checker (onnx {onnx.__version__}; {checked.split(': ')[1]}) and irtool's "
+    refused = check_external(model, path)
+    for refusal in refused:
+        add("ONNX005", refusal.message, found=refusal.tensor)
+    if refused:
+        checked = "not run, external data refused"
+    else:
+        try:  # external data: onnx checks it from the model's folder (given the path), never the working one
+            checker.check_model(str(path) if external_tensors(model) else model, full_check=True)
+            checked = "valid"
+        except Exception as error:  # checker.ValidationError, shape inference errors
+            add("ONNX003", f"onnx.checker rejects the model: {_first_line(error)}")
+            checked = "rejected"
+    nodes = _check_nodes(model, add, path)
+    add("ONNX000", f"checked with onnx.checker (onnx {onnx.__version__}; {checked}) and irtool's "
                    f"checks of {nodes} GRU/LSTM/RNN node{'s' if nodes != 1 else ''} against their ONNX schema")
     report.diagnostics[:] = sorted_diagnostics(report.diagnostics)
     return report
@@ -73,7 +82,8 @@ def _first_line(error: BaseException) -> str:
 class _Tensors:
     """Element type and shape of every tensor the graph declares or onnx's shape inference finds."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, path: Path) -> None:
+        self.path = path
         try:
             inferred = shape_inference.infer_shapes(model, strict_mode=False).graph
         except Exception:  # inference fails on a broken model; the declared shapes remain
@@ -103,7 +113,7 @@ def _opset(model: onnx.ModelProto) -> int | None:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
 
 
-def _check_nodes(model: onnx.ModelProto, add: Callable[..., None]) -> int:
+def _check_nodes(model: onnx.ModelProto, add: Callable[..., None], path: Path) -> int:
     recurrent = [(index, node) for index, node in enumerate(model.graph.node)
                  if node.op_type in schema.OPS and node.domain in ("", "ai.onnx")]
     if not recurrent:
@@ -118,7 +128,7 @@ def _check_nodes(model: onnx.ModelProto, add: Callable[..., None]) -> int:
         add("ONNX004", f"{error}: {'its' if count > 1 else 'the'} {count} GRU/LSTM/RNN "
                        f"node{'s are' if count > 1 else ' is'} not checked")
         return 0
-    tensors = _Tensors(model)
+    tensors = _Tensors(model, path)
     for index, node in recurrent:
         _check_node(index, node, specs[node.op_type], tensors, add)
     return len(recurrent)
@@ -211,7 +221,10 @@ def _check_shapes(spec: schema.OpSchema, values: dict[str, Any], given: dict[str
     lengths = tensors.initializers.get(given.get("sequence_lens", ""))
     seq = sizes.get("seq_length")
     if lengths is not None and seq is not None and lengths.data_type == TensorProto.INT32:
-        values_ = numpy_helper.to_array(lengths).reshape(-1)
+        try:
+            values_ = tensor_array(lengths, tensors.path, memory_limit()).reshape(-1)
+        except ModelFileError:  # ONNX005 says why
+            return
         bad = np.flatnonzero((values_ < 0) | (values_ > seq))
         if bad.size:
             k = int(bad[0])

@@ -7,6 +7,7 @@ its run (device, precision, config, per-output tolerances), which the command li
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -16,6 +17,7 @@ from irtool.concrete import ConcreteCase, from_node
 from irtool.files import read_text
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
+from irtool.model_files import ModelFileError, check_folder_file
 from irtool.reduce.errors import ReduceError
 from irtool.runtime.nodes import input_arrays
 
@@ -125,10 +127,16 @@ def _suite_case(path: Path, case_id: str) -> Origin:
 
 
 def _reproducer(folder: Path) -> Origin:
-    missing = [name for name in ("case.json", "model.xml", "inputs.npz") if not (folder / name).is_file()]
+    missing = [name for name in ("case.json", "model.xml", "inputs.npz") if not os.path.lexists(folder / name)]
     if missing:
         raise ReduceError(f"{folder}: not a reproducer folder (no {', '.join(missing)}); irtool harness writes "
                           f"them under REPORT_DIR/reproducers/")
+    for name in ("case.json", "model.xml", "model.bin", "inputs.npz"):  # its own regular files, no link out
+        if os.path.lexists(folder / name):
+            try:
+                check_folder_file(folder, name, f"the reproducer's {name}")
+            except ModelFileError as error:
+                raise ReduceError(error.message) from None
     path = folder / "case.json"
     record = _read_json(path)
     for key, kind, words in (("case", dict, "an object"), ("device", str, "a string"), ("precision", str, "a string"),

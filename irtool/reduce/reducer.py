@@ -41,6 +41,7 @@ from irtool.concrete import ConcreteCase, RebuildError, count_text
 from irtool.reduce.errors import ReduceError
 from irtool.reduce.criterion import Criterion, SameFailure, check_outputs, failure_kind
 from irtool.reduce.origin import Origin, concrete_case
+from irtool.text import shown
 
 Progress = Callable[[str], None]
 REPRODUCER = "reproducer"
@@ -178,6 +179,7 @@ class _Reduction:
         self.deadline = time.monotonic() + options.budget if options.budget else None
 
     def emit(self, line: str) -> None:
+        line = shown(line)  # reduce.log and the terminal: one event, one line, names escaped
         self.log.write(line + "\n")
         self.log.flush()
         if self.progress:

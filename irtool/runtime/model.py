@@ -40,14 +40,16 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
             from irtool.files import GIB, read_bytes
             from irtool.ir.parse import DEFAULT_MAX_BYTES
             from irtool.memory import memory_limit
+            from irtool.model_files import read_model_file
 
             try:
                 result = write_defaults(read_bytes(xml_path, "model file", DEFAULT_MAX_BYTES))
             except DefaultsError as error:
                 raise RunError(f"{xml_path}: {error.message}") from None
             filled = tuple(f.describe() for f in result.filled)
-            weights = (np.frombuffer(read_bytes(bin_path, "weights file", memory_limit() or 64 * GIB), np.uint8)
-                       if bin_path.is_file() else np.empty(0, np.uint8))
+            weights = (np.frombuffer(read_model_file(xml_path, bin_path.name, "its weights file",
+                                                     limit=memory_limit() or 64 * GIB), np.uint8)
+                       if os.path.lexists(bin_path) else np.empty(0, np.uint8))
             model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
         else:
             model = core().read_model(str(xml_path))
@@ -102,11 +104,13 @@ def check_model_path(path: Path) -> None:
         raise RunError(f"{path}: no such model file")
     if not path.is_file():
         raise RunError(f"{path}: not a regular file; expected a model file (IR .xml or .onnx)")
+    from irtool.model_files import check_model_file
+
     try:
         check_readable(path, "model file")
         weights = path.with_suffix(".bin")
-        if path.suffix == ".xml" and os.path.lexists(weights):
-            check_readable(weights, "weights file")
+        if path.suffix == ".xml" and os.path.lexists(weights):  # inside the model's folder, a regular file
+            check_model_file(path, weights.name, "its weights file")
     except FileError as error:
         raise RunError(error.message) from None
     if path.suffix == ".bin":

@@ -34,9 +34,15 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
         add("IR083", "OpenVINO reads whole nets only; a lone <layer> was not given to it")
         return FileReport(report.path, sorted_diagnostics(report.diagnostics))
     weights = Path(path).with_suffix(".bin")
-    if os.path.lexists(weights) and not weights.is_file():  # OpenVINO would wait forever on a FIFO
-        add("IR083", f"OpenVINO was not asked: {weights.name} is not a regular file")
-        return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+    if os.path.lexists(weights):  # OpenVINO would wait forever on a FIFO, or read a link out of the folder
+        from irtool.model_files import ModelFileError, check_model_file
+
+        try:
+            check_model_file(path, weights.name, "its weights file")
+        except ModelFileError as error:
+            add("IR083", f"OpenVINO was not asked: {weights.name} is not a regular file inside the model's folder "
+                         f"({error.message})")
+            return FileReport(report.path, sorted_diagnostics(report.diagnostics))
     model, problem = read_ir_frontend(path)
     if model is None:
         add("IR080", f"OpenVINO {version} cannot read the file: {problem}")

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from irtool import element_types
+from irtool.text import shown
 from irtool.validate.context import Context, LayerFacts
 
 
@@ -15,7 +16,7 @@ def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
     if not consts or not ctx.model.is_net:
         return
     bin_path = Path(ctx.model.path).with_suffix(".bin")
-    bin_size, problem = _bin_size(bin_path)
+    bin_size, problem = _bin_size(bin_path, Path(ctx.model.path))
     if problem is not None:
         ctx.report("IR070", f"{len(consts)} Const layer{'s' if len(consts) != 1 else ''} read weights from "
                             f"{bin_path.name}, which {problem}", layer=consts[0].layer, expected=str(bin_path))
@@ -34,9 +35,16 @@ def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
         _check_size(ctx, fact, size)
 
 
-def _bin_size(path: Path) -> tuple[int, str | None]:
+def _bin_size(path: Path, model: Path) -> tuple[int, str | None]:
     """The size of the weights file, or why OpenVINO could not read it: opened as OpenVINO
-    opens it (without blocking, so a FIFO there is refused, not waited on)."""
+    opens it (without blocking, so a FIFO there is refused, not waited on), and only inside
+    the model's folder (irtool.model_files: a link out of it is refused)."""
+    from irtool.model_files import ModelFileError, resolve
+
+    try:
+        resolve(model, path.name, "its weights file")
+    except ModelFileError:
+        return 0, f"is a symbolic link out of the model's folder (to {shown(os.path.realpath(path))})"
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
