@@ -119,6 +119,24 @@ class OutputDiff:
         return self.outside / self.total if self.total else 0.0
 
 
+def shown_pair(actual: float | None, expected: float | None, digits: int = 7) -> tuple[str, str]:
+    """A device value and its expected value as text, with the digits that show where they differ:
+    ``digits`` significant digits, more while the two read the same, up to what tells any two
+    values of their type apart (9 for values an f32 holds, 17 for f64).  Values that read the
+    same then are equal; None is "-", non-finite values are "inf", "-inf", "nan"."""
+    def text(value: float | None, places: int) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.{places}g}" if np.isfinite(value) else str(float(value))
+
+    both = [float(v) for v in (actual, expected) if v is not None and np.isfinite(v)]
+    limit = 9 if all(float(np.float32(v)) == v for v in both) else 17
+    places = digits
+    while places < limit and len(both) == 2 and text(actual, places) == text(expected, places):
+        places += 1
+    return text(actual, places), text(expected, places)
+
+
 def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance,
                    time_axis: int | None = None) -> OutputDiff:
     """Compare one output element by element; see OutputDiff for what is measured."""

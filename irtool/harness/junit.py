@@ -19,7 +19,7 @@ from typing import Iterable
 from irtool.files import write_atomic
 from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
+from irtool.harness.reports import column_label, column_of, columns, one_line, output_lines, xml_text
 from irtool.harness.store import RunResults
 
 PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finished")
@@ -99,7 +99,7 @@ def _testcase(result: CaseResult) -> ET.Element:
     message = xml_text(one_line(result.message))
     if result.verdict == FAIL:
         failure = ET.SubElement(case, "failure", message=message, type=FAIL)
-        failure.text = xml_text("\n".join(_output_lines(result)))
+        failure.text = xml_text("\n".join([result.message, *output_lines(result)]))
     elif result.verdict in (ERROR, CRASH, TIMEOUT):
         error = ET.SubElement(case, "error", message=message, type=result.verdict)
         error.text = xml_text("\n".join([result.message, *result.stderr]))
@@ -115,14 +115,6 @@ def _testcase(result: CaseResult) -> ET.Element:
         out = ET.SubElement(case, "system-out")
         out.text = xml_text(f"ran, not judged: {one_line(result.message) or 'no reference applies'}")
     return case
-
-
-def _output_lines(result: CaseResult) -> list[str]:
-    lines = [result.message]
-    for out in result.outputs:
-        lines.append("  ".join(f"{key} {value}" if key != "output" else value
-                               for key, value in output_fields(out).items()))
-    return lines
 
 
 def _set_counts(element: ET.Element, children: Iterable[ET.Element]) -> None:

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from irtool.compare import shown_pair
 from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
 from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
 
@@ -149,14 +150,21 @@ def output_fields(out: Mapping[str, Any]) -> dict[str, str]:
     share = f" ({outside / total:.1%})" if total else ""
     nonfinite = [out.get(k, 0) for k in ("actual_nan", "actual_inf", "expected_nan", "expected_inf")]
     worst = out.get("worst_index")
+    actual, expected = shown_pair(out.get("worst_actual"), out.get("worst_expected"))
     return {
         "output": name, "shape": str(list(out.get("shape") or [])),
         "max abs": number(out.get("max_abs")), "max rel": number(out.get("max_rel")),
         "mean abs": number(out.get("mean_abs")), "outside": f"{outside}/{total}{share}",
         "worst at": "-" if worst is None else str(list(worst)),
-        "actual": number(out.get("worst_actual"), 7), "expected": number(out.get("worst_expected"), 7),
+        "actual": actual, "expected": expected,
         "needed atol": number(out.get("needed_atol")), "needed rtol": number(out.get("needed_rtol")),
         "tolerance": f"atol {number(out.get('atol'))}, rtol {number(out.get('rtol'))}"
                      + (f" ({out['tolerance_source']})" if out.get("tolerance_source") else ""),
         "NaN/Inf": ("device {}/{}, expected {}/{}".format(*nonfinite) if any(nonfinite) else "none"),
     }
+
+
+def output_lines(result: CaseResult) -> list[str]:
+    """A result's statistics as text, one line per output (junit.xml's failures, the pytest plugin)."""
+    return ["  ".join(f"{key} {value}" if key != "output" else value for key, value in output_fields(out).items())
+            for out in result.outputs]

@@ -400,8 +400,9 @@ def base_result(job: Job) -> CaseResult:
 
 
 def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:
-    """An OutputDiff as stored: its fields, with the tolerance flattened to atol, rtol, tolerance_source."""
-    record = plain(diff)
+    """An OutputDiff as a result holds it: its fields, with the tolerance flattened to atol, rtol,
+    tolerance_source; floats stay floats (inf and nan too: result_to_json spells them for JSON)."""
+    record = plain(diff, numbers=True)
     if name is not None:
         record["name"] = name
     tolerance = record.pop("tolerance")
