@@ -2,7 +2,8 @@
 
 It holds, in order: what ran where (versions, host, suites, times; a warning for a partial
 run), the count of each verdict, an op x (device, precision) pass-rate table in the manner
-of OpenVINO's conformance summary, then every failure, error, crash and timeout with its
+of OpenVINO's conformance summary, what regressed against the baseline (``--baseline``) and
+between the releases of the run (``--openvino``), then every failure, error, crash and timeout with its
 per-output statistics, a plot of max abs error per time step, the stderr tail and a link
 to its reproducer folder, and last the xpass, xfail and skipped jobs with their reasons.
 Every text that comes from a run is escaped.
@@ -23,7 +24,7 @@ from urllib.parse import quote
 
 from irtool.files import write_atomic
 from irtool.jobs.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
+from irtool.harness.reports import (NOT_ONE_OP, BaselineDiff, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
                                     number, op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults
 
@@ -50,12 +51,12 @@ svg text{font:11px sans-serif}
 """
 
 
-def write_html(path: str | Path, run: RunResults) -> None:
-    write_atomic(path, render_html(run), "report")
+def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None = None) -> None:
+    write_atomic(path, render_html(run, baseline), "report")
 
 
-def render_html(run: RunResults) -> str:
-    parts = [_header(run), _summary(run), _pass_rates(run), _version_diffs(run), _problems(run),
+def render_html(run: RunResults, baseline: BaselineDiff | None = None) -> str:
+    parts = [_header(run), _summary(run), _pass_rates(run), _baseline(baseline), _version_diffs(run), _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -159,19 +160,35 @@ def _version_diffs(run: RunResults) -> str:
     """Each OpenVINO release of the run against the next newer one, by irtool report diff's rules."""
     from irtool.harness.baseline import diff_versions
 
-    parts = []
-    for older, newer, diff in diff_versions(run):
-        rows = [[_e(title.split(" (")[0]), str(len(changes)),
-                 "<br>".join(_e(change.describe(diff.notes(title, change))) for change in changes[:LISTED_CHANGES])
-                 + ("<br>..." if len(changes) > LISTED_CHANGES else "")]
-                for title, changes in diff.sections if changes]
-        verdict = ("<strong>regressed</strong>" if diff.regressed else
-                   "no new failure, crash, drift, change of implementation or slowdown")
-        parts.append(f"<h3>OpenVINO {_e(older)} &rarr; {_e(newer)}: {verdict}</h3>\n"
-                     + (_table(("change", "jobs", "which"), rows, "versions") if rows else
-                        "<p>The releases agree on every job: same verdicts, no drift, the same implementations, "
-                        "no slowdown.</p>"))
+    parts = [f"<h3>OpenVINO {_e(older)} &rarr; {_e(newer)}: {_diff_verdict(diff)}</h3>\n"
+             + _diff_table(diff, "<p>The releases agree on every job: same verdicts, no drift, the same "
+                                 "implementations, no slowdown.</p>")
+             for older, newer, diff in diff_versions(run)]
     return "<h2>Between OpenVINO releases</h2>\n" + "\n".join(parts) if parts else ""
+
+
+def _baseline(baseline: BaselineDiff | None) -> str:
+    """The run against its baseline (--baseline OLD), by irtool report diff's rules."""
+    if baseline is None:
+        return ""
+    return (f'<h2 id="baseline">Against the baseline {_e(baseline.label)}: {_diff_verdict(baseline.diff)}</h2>\n'
+            + _diff_table(baseline.diff, "<p>The run agrees with its baseline on every job: same verdicts, no "
+                                         "drift, the same implementations, no slowdown.</p>"))
+
+
+def _diff_verdict(diff: Any) -> str:
+    return ("<strong>regressed</strong>" if diff.regressed else
+            "no new failure, crash, drift, change of implementation or slowdown")
+
+
+def _diff_table(diff: Any, same: str) -> str:
+    """A diff's lists, each with its jobs and what changed (the first LISTED_CHANGES of each); ``same``
+    when every list is empty."""
+    rows = [[_e(title.split(" (")[0]), str(len(changes)),
+             "<br>".join(_e(change.describe(diff.notes(title, change))) for change in changes[:LISTED_CHANGES])
+             + ("<br>..." if len(changes) > LISTED_CHANGES else "")]
+            for title, changes in diff.sections if changes]
+    return _table(("change", "jobs", "which"), rows, "versions") if rows else same
 
 
 # ----------------------------------------------------------------------------- problems
