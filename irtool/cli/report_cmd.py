@@ -56,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                             "results (a results.jsonl of a run still going or killed, too).")
     render.add_argument("results", type=Path, metavar="RESULTS", help=RESULTS_HELP)
     render.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report folder to write")
+    render.add_argument("--xfail", action="append", type=Path, metavar="FILE",
+                        help="known-failures file (repeatable) to apply instead of the ones the run applied: "
+                             "each result is judged again from the verdict its job found")
     render.set_defaults(handler=handle_render)
 
 
@@ -91,6 +94,11 @@ def handle_render(args: argparse.Namespace) -> int:
     from irtool.harness.store import load_results
 
     run = load_results(args.results)
+    if args.xfail is not None:
+        from irtool.harness.expectations import apply, load_expectations
+
+        entries = [entry for path in args.xfail for entry in load_expectations(path)]
+        run.results = [apply(entries, result) for result in run.results]
     bring_reproducers(run, results_dir(args.results), args.output)
     return _write(args.output, run)
 

@@ -277,6 +277,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
                                              "problem": env.problem} for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
+    results[:] = [known.apply(expected, r) for r in results]  # kept by --resume: the known failures of now
     done = {r.job_key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
 
