@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
-from irtool.jobs.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
+from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import (NOT_ONE_OP, BaselineDiff, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
                                     number, op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults
@@ -208,8 +208,7 @@ def _problem(result: CaseResult) -> str:
              ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
              ("openvino", result.openvino_version),
              ("ran as", ", ".join(f"{node}: {impl}" for node, impl in result.implementations.items())),
-             ("time", f"{result.time:.3f} s (compile {result.compile_time:.3f} s, first inference "
-                      f"{result.infer_time:.3f} s)")]
+             ("time", _time(result))]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',
              _table(None, ((_e(k), _e(v)) for k, v in facts if v not in (None, "")), "facts"),
              f'<p class="message">{_e(result.message)}</p>']
@@ -227,6 +226,16 @@ def _problem(result: CaseResult) -> str:
         parts.append(f'<p>reproducer: <a class="reproducer" href="{_e(href)}">{_e(result.reproducer)}</a> '
                      "(run <code>python reproduce.py</code> in it)</p>")
     return "\n".join(parts) + "</section>"
+
+
+def _time(result: CaseResult) -> str:
+    """How long a job took: a crash or timeout ran for its time and measured no compile or inference
+    (an older irtool stored 0 for it: "-", not known)."""
+    if result.verdict in (CRASH, TIMEOUT):
+        return f"{result.time:.3f} s until it {'crashed' if result.verdict == CRASH else 'was killed'}" \
+            if result.time > 0 else "-"
+    return (f"{result.time:.3f} s (compile {result.compile_time:.3f} s, first inference "
+            f"{result.infer_time:.3f} s)")
 
 
 def _outputs_table(outputs: Sequence[Mapping[str, Any]]) -> str:
@@ -343,11 +352,17 @@ def _issue(issue: str | None) -> str:
 
 def _by_reason(run: RunResults, verdict: str, title: str) -> str:
     """The jobs of one verdict grouped by reason (and issue): one absent device may skip hundreds of
-    jobs for one reason, and one known bug may account for many known failures."""
+    jobs for one reason, and one known bug may account for many known failures.  A known failure's
+    reason is its known-failures entry's, not its message (which holds each case's own numbers):
+    one row per bug, each job listed under it with what it found."""
     groups: dict[tuple[str, str | None], list[str]] = {}
     for r in run.results:
         if r.verdict == verdict:
-            groups.setdefault((r.message, r.issue), []).append(r.name)
+            if r.known is not None:
+                line = f"{r.name}: {r.raw_verdict}" + (f": {r.raw_message}" if r.raw_message else "")
+            else:
+                line = r.name
+            groups.setdefault((r.known or r.message, r.issue), []).append(line)
     if not groups:
         return ""
     issues = any(issue for _, issue in groups)
