@@ -110,10 +110,13 @@ class JobItem(pytest.Item):
         reason = skip_reason(self.job.device, self.job.precision, _devices())
         if reason is not None:
             pytest.skip(reason)
-        pool = _pool(self.config.getoption("--irtool-reproducers"))
-        pool.timeout = self.timeout
         results: list[CaseResult] = []
-        pool.run([self.job], results.append)
+        try:
+            pool = _pool(self.config.getoption("--irtool-reproducers"))
+            pool.timeout = self.timeout
+            pool.run([self.job], results.append)
+        except IrtoolError as error:  # no worker could start: said as the harness says it
+            pytest.fail(f"{self.job.name}: {error.message}", pytrace=False)
         results = [expectations.apply(self.expected, result) for result in results]
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too

@@ -326,10 +326,16 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         _finish_store(writer, outcome)
         results.sort(key=lambda r: order.get(r.job_key, len(order)))
         meta["finished"] = now()
+        unpaired = None  # a baseline that cannot be compared: said once the reports are written
         if baseline is not None:  # the reports hold the diff, as the release diffs
-            outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, time_factor=options.time_factor,
-                                     time_floor=options.time_floor)
+            try:
+                outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, time_factor=options.time_factor,
+                                         time_floor=options.time_floor)
+            except IrtoolError as error:
+                unpaired = error
         _write_reports(report_dir, outcome, str(options.baseline) if baseline is not None else None)
+    if unpaired is not None:
+        raise unpaired
     if options.reduce_failures and reducer is not None and not outcome.interrupted and not outcome.stopped:
         failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = reducer(
