@@ -155,8 +155,8 @@ def test_a_crash_shows_how_long_it_ran_not_zero():
     hang = next(r for r in run.results if r.verdict == "timeout")
     hang.time = 0.0  # not known (stored by an older irtool)
     page = lxml_html.fromstring(render_html(run))
-    facts = {_text(h3): dict((_text(tr[0]), _text(tr[1])) for tr in h3.getparent().xpath(".//table[@class='facts']/tr"
-                                                                                        " | .//table[@class='facts']/tbody/tr"))
+    rows = ".//table[@class='facts']/tbody/tr"
+    facts = {_text(h3): {_text(tr[0]): _text(tr[1]) for tr in h3.getparent().xpath(rows)}
              for h3 in page.xpath("//section[@class='problem']/h3")}
     assert facts["CRASH lstm-crash on CPU at f32"]["time"] == "2.500 s until it crashed"
     assert facts["TIMEOUT lstm-hang on CPU at f32"]["time"] == "-"

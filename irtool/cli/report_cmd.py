@@ -2,7 +2,8 @@
 
 diff: exit 1 when the new run regressed (a new failure, crash or timeout, or accuracy
 drift) against the old one, 0 otherwise.  merge and render: exit 0 once the reports are
-written (render's reports hold a regression against ``--baseline``; its exit code does not).  All: exit 2 when a results file cannot be read or the reports cannot be written.
+written (render's reports hold a regression against ``--baseline``; its exit code does not).
+All: exit 2 when a results file cannot be read or the reports cannot be written.
 """
 from __future__ import annotations
 

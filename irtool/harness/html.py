@@ -2,9 +2,9 @@
 
 It holds, in order: what ran where (versions, host, suites, times; a warning for a partial
 run), the count of each verdict, an op x (device, precision) pass-rate table in the manner
-of OpenVINO's conformance summary, what regressed against the baseline (``--baseline``) and
-between the releases of the run (``--openvino``), then every failure, error, crash and timeout with its
-per-output statistics, a plot of max abs error per time step, the stderr tail and a link
+of OpenVINO's conformance summary, what regressed against the baseline (``--baseline``)
+and between the releases of the run (``--openvino``), then every failure, error, crash and
+timeout with its per-output statistics, a plot of max abs error per time step, the stderr tail and a link
 to its reproducer folder, and last the xpass, xfail and skipped jobs with their reasons.
 Every text that comes from a run is escaped.
 
@@ -19,14 +19,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
 from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import (NOT_ONE_OP, BaselineDiff, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
-                                    number, op_group, output_fields, xml_text)
+from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, BaselineDiff, case_ops, column_label,
+                                    column_of, columns, number, op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irtool.harness.baseline import RunDiff
 
 PASSED = frozenset({PASS, UNJUDGED, XPASS})
 STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
@@ -56,7 +59,8 @@ def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None 
 
 
 def render_html(run: RunResults, baseline: BaselineDiff | None = None) -> str:
-    parts = [_header(run), _summary(run), _pass_rates(run), _baseline(baseline), _version_diffs(run), _problems(run),
+    parts = [_header(run), _summary(run), _pass_rates(run), _baseline(baseline), _version_diffs(run),
+             _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -176,12 +180,12 @@ def _baseline(baseline: BaselineDiff | None) -> str:
                                          "drift, the same implementations, no slowdown.</p>"))
 
 
-def _diff_verdict(diff: Any) -> str:
+def _diff_verdict(diff: "RunDiff") -> str:
     return ("<strong>regressed</strong>" if diff.regressed else
             "no new failure, crash, drift, change of implementation or slowdown")
 
 
-def _diff_table(diff: Any, same: str) -> str:
+def _diff_table(diff: "RunDiff", same: str) -> str:
     """A diff's lists, each with its jobs and what changed (the first LISTED_CHANGES of each); ``same``
     when every list is empty."""
     rows = [[_e(title.split(" (")[0]), str(len(changes)),
