@@ -119,6 +119,32 @@ class OutputDiff:
         return self.outside / self.total if self.total else 0.0
 
 
+def shown_pair(actual: float | None, expected: float | None, digits: int = 7) -> tuple[str, str]:
+    """A device value and its expected value as text, with the digits that show where they differ:
+    up to ``digits`` significant digits, more while the two read the same, up to what tells any
+    two values of their type apart (9 for values an f32 holds, 17 for f64); each value never
+    longer than the shortest text that reads back as it (0.3, not 0.29999999999999999).  Values
+    that read the same then are equal; None is "-", non-finite values are "inf", "-inf", "nan"."""
+    both = [float(v) for v in (actual, expected) if v is not None and np.isfinite(v)]
+    f32 = all(float(np.float32(v)) == v for v in both)
+
+    def text(value: float | None, places: int) -> str:
+        if value is None:
+            return "-"
+        if not np.isfinite(value):
+            return str(float(value))
+        for shorter in range(1, places):
+            said = f"{value:.{shorter}g}"
+            if (np.float32(said) == np.float32(value)) if f32 else float(said) == value:
+                return said
+        return f"{value:.{places}g}"
+
+    places, limit = digits, 9 if f32 else 17
+    while places < limit and len(both) == 2 and text(actual, places) == text(expected, places):
+        places += 1
+    return text(actual, places), text(expected, places)
+
+
 def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance,
                    time_axis: int | None = None) -> OutputDiff:
     """Compare one output element by element; see OutputDiff for what is measured."""

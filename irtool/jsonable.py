@@ -8,15 +8,19 @@ import math
 from typing import Any, Mapping
 
 
-def plain(value: Any) -> Any:
-    """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan"."""
+def plain(value: Any, numbers: bool = False) -> Any:
+    """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan".
+
+    ``numbers=True`` keeps every float a float: the dicts and lists of a record that stays in
+    memory (a result's ``outputs``), whose statistics are formatted as numbers; only what is
+    written as JSON spells non-finite floats as strings."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: plain(getattr(value, f.name), numbers) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v, numbers) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
+        return [plain(v, numbers) for v in value]
+    if isinstance(value, float) and not math.isfinite(value) and not numbers:
         return str(value)
     return value
 

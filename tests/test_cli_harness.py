@@ -262,3 +262,58 @@ def test_an_ir_file_skipped_everywhere_still_counts_under_its_op(tmp_path):
     assert len(files) == 17 and all(r["verdict"] == "skip" and r["op"] for r in files)
     page = lxml.html.parse(str(tmp_path / "out" / "report.html")).getroot()
     assert "(not one RNN op)" not in page.text_content()
+
+
+THREE = """
+[suite]
+name = "three"
+[[grid]]
+id = "gru"
+op = "GRUSequence"
+attributes = { hidden_size = 4, direction = ["forward", "reverse", "bidirectional"] }
+"""
+# compile slowed by 1.5 s (forward), a changed implementation recorded (reverse), 5e-6 added to every
+# output value (bidirectional: max abs error from ~1e-7 to 5e-6, still within f32's atol of 1e-5)
+FAULTS = ("slow:1.5,direction=forward;impl:TensorIterator (f32),direction=reverse;"
+          "skew:5e-6,direction=bidirectional")
+
+
+def test_baseline_regressions_fail_testcases_in_junit_and_are_in_every_report(tmp_path):
+    """A slowdown, a changed implementation and accuracy drift against a baseline: each a failing
+    testcase of junit.xml, in results.json's baseline_diff and in report.html's baseline section,
+    while every job of the run itself passes."""
+    import os
+
+    (tmp_path / "suite.toml").write_text(THREE)
+    old = irtool("harness", str(tmp_path / "suite.toml"), "--report-dir", str(tmp_path / "old"), "--no-progress")
+    assert old.returncode == 0, old.stdout + old.stderr
+    new = irtool("harness", str(tmp_path / "suite.toml"), "--report-dir", str(tmp_path / "new"), "--no-progress",
+                 "--baseline", str(tmp_path / "old"), env={**os.environ, "IRTOOL_FAULT": FAULTS})
+    assert new.returncode == 1, new.stdout + new.stderr
+    assert "REGRESSED: 1 accuracy drift, 1 implementation or precision changed, 1 slower" in new.stdout
+    results = json.loads((tmp_path / "new" / "results.json").read_text())
+    assert results["summary"] == {"pass": 3}
+    diff = results["baseline_diff"]
+    assert diff["baseline"] == str(tmp_path / "old") and diff["regressed"] is True
+    assert {kind: [c["case"] for c in diff[kind]] for kind in ("drift", "implementation", "slower")} == {
+        "drift": ["gru[direction=bidirectional,seed=0]"], "implementation": ["gru[direction=reverse,seed=0]"],
+        "slower": ["gru[direction=forward,seed=0]"]}
+    assert diff["implementation"][0]["what"][0].endswith("-> TensorIterator (f32)")
+    junit = ET.parse(str(tmp_path / "new" / "junit.xml")).getroot()
+    [suite] = [s for s in junit.findall("testsuite") if s.get("name") == f"baseline {tmp_path / 'old'}"]
+    failures = {case.get("name"): case.find("failure").get("message") for case in suite.findall("testcase")}
+    assert suite.get("failures") == "3" and junit.get("failures") == "3"
+    assert failures["gru[direction=forward,seed=0] on CPU at f32"].startswith("slower")
+    assert failures["gru[direction=reverse,seed=0] on CPU at f32"].startswith("implementation or precision changed")
+    assert failures["gru[direction=bidirectional,seed=0] on CPU at f32"].startswith("accuracy drift")
+    page = lxml.html.parse(str(tmp_path / "new" / "report.html")).getroot()
+    [heading] = page.xpath('//h2[@id="baseline"]')
+    assert "regressed" in heading.text_content()
+    section = heading.getnext().text_content()
+    for case in ("forward", "reverse", "bidirectional"):
+        assert f"gru[direction={case},seed=0] on CPU at f32" in section
+    same = irtool("harness", str(tmp_path / "suite.toml"), "--report-dir", str(tmp_path / "same"), "--no-progress",
+                  "--baseline", str(tmp_path / "old"))
+    assert same.returncode == 0, same.stdout
+    junit = ET.parse(str(tmp_path / "same" / "junit.xml")).getroot()
+    assert junit.get("failures") == "0" and junit.xpath('//testcase[@name="no regression"]')

@@ -157,3 +157,25 @@ def test_render_elsewhere_brings_the_reproducers_its_links_lead_to(tmp_path, cap
     # rendering in place leaves everything as it was
     assert main(["report", "render", str(source), "-o", str(tmp_path / "bad")]) == 0
     assert {r.case: r.reproducer for r in load_results(source).results}["lstm-crash"] == "../secrets"
+
+
+def test_render_with_a_baseline_puts_the_regressions_in_every_report(runs, tmp_path, capsys):
+    assert main(["report", "render", str(runs[1]), "-o", str(tmp_path / "out"), "--baseline", str(runs[0])]) == 0
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [c["case"] for c in data["baseline_diff"]["new_failures"]] == ["gru-b"]
+    assert data["baseline_diff"]["baseline"] == str(runs[0])
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert f'<testsuite name="baseline {runs[0]}" tests="3" failures="3"' in junit
+    assert 'id="baseline"' in (tmp_path / "out" / "report.html").read_text()
+    assert "baseline_diff" not in {k for k in load_results(tmp_path / "out").meta}  # derived: dropped when read
+
+
+def test_render_xfail_applies_another_known_failures_file(runs, tmp_path, capsys):
+    (tmp_path / "known.toml").write_text('[[xfail]]\ncase = "gru-b"\nreason = "bug 5"\n')
+    assert main(["report", "render", str(runs[1]), "-o", str(tmp_path / "out"), "--xfail",
+                 str(tmp_path / "known.toml")]) == 0
+    results = {(r.case, r.device, r.precision): r for r in load_results(tmp_path / "out").results}
+    gru_b = results[("gru-b", "CPU", "f32")]
+    assert (gru_b.verdict, gru_b.raw_verdict, gru_b.known) == ("xfail", "fail", "bug 5")
+    # an xfail stored without its raw verdict (an older irtool) stays as it was stored
+    assert results[("gru-fail", "CPU", "bf16")].verdict == "xfail"

@@ -132,6 +132,55 @@ def test_known_failures_are_grouped_by_reason_as_skips_are():
     assert page.text_content().count("bf16 drift") == 1
 
 
+def test_known_failures_of_one_entry_are_one_row_whatever_numbers_their_messages_hold():
+    """The known-failures entry applied at report time: 28 cases of one bug, each message with its own
+    numbers, are one row with a count, each job listed with what it found."""
+    from irtool.harness.expectations import Expected, apply
+
+    entry = Expected(case="gru-len*", reason="CPU ignores sequence_lengths", issue="BUG-9")
+    run = sample_run()
+    run.results += [apply([entry], result(f"gru-len{k}", "fail", message=f"outside tolerance: Y (max abs 0.{k}1)"))
+                    for k in range(28)]
+    page = lxml_html.fromstring(render_html(run))
+    rows = page.xpath("//table[@class='by-reason xfail']/tbody/tr")
+    [row] = [row for row in rows if _text(row[0]) == "CPU ignores sequence_lengths"]
+    assert [_text(td) for td in row[1:3]] == ["BUG-9", "28"]
+    assert "gru-len7 on CPU at f32: fail: outside tolerance: Y (max abs 0.71)" in _text(row[3])
+
+
+def test_a_crash_shows_how_long_it_ran_not_zero():
+    run = sample_run()
+    crash = next(r for r in run.results if r.verdict == "crash")
+    crash.time = 2.5
+    hang = next(r for r in run.results if r.verdict == "timeout")
+    hang.time = 0.0  # not known (stored by an older irtool)
+    page = lxml_html.fromstring(render_html(run))
+    rows = ".//table[@class='facts']/tbody/tr"
+    facts = {_text(h3): {_text(tr[0]): _text(tr[1]) for tr in h3.getparent().xpath(rows)}
+             for h3 in page.xpath("//section[@class='problem']/h3")}
+    assert facts["CRASH lstm-crash on CPU at f32"]["time"] == "2.500 s until it crashed"
+    assert facts["TIMEOUT lstm-hang on CPU at f32"]["time"] == "-"
+    assert facts["FAIL gru-fail on CPU at f32"]["time"].startswith("0.250 s (compile ")
+
+
+@pytest.mark.parametrize("actual, expected, shown", [
+    (0.28037649393081665, 0.28037652373313904, ("0.2803765", "0.28037652")),  # f32 neighbours
+    (0.1, 0.2, ("0.1", "0.2")),
+    (0.3, 0.30000000000000004, ("0.3", "0.30000000000000004")),  # f64 neighbours: 17
+    (-0.5726416, 0.0, ("-0.5726416", "0")),
+    (float("nan"), 1.0, ("nan", "1")),
+])
+def test_failing_values_are_printed_with_the_digits_that_differ(actual, expected, shown):
+    run = sample_run()
+    failing = next(r for r in run.results if r.verdict == "fail")
+    failing.outputs[0].update(worst_actual=actual, worst_expected=expected)
+    page = lxml_html.fromstring(render_html(run))
+    (outputs,) = page.xpath("//section[@class='problem'][1]//table[@class='outputs']")
+    head = [_text(th) for th in outputs.xpath("thead/tr/th")]
+    first = dict(zip(head, (_text(td) for td in outputs.xpath("tbody/tr[1]/td"))))
+    assert (first["actual"], first["expected"]) == shown
+
+
 @pytest.mark.parametrize("partial", [False, True])
 def test_partial_run_warning(partial):
     run = sample_run()

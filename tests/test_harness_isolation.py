@@ -68,3 +68,10 @@ def test_the_summary_names_each_lost_job(run):
     assert f"CRASH: {case(2)} on CPU at f32: the worker died: SIGABRT (abort)" in done.stdout
     assert f"TIMEOUT: {case(3)} on CPU at f32" in done.stdout
     assert re.search(r"^FAILED in [\d.]+ s: 3 pass, 2 crash, 1 timeout$", done.stdout, re.M), done.stdout
+
+
+def test_a_lost_job_records_how_long_it_ran(run):
+    """Not 0.000 s: a crash took as long as its job ran until the worker died, a timeout its limit."""
+    _, results, _ = run
+    assert results[case(2)]["time"] > 0 and results[case(5)]["time"] > 0
+    assert results[case(3)]["time"] >= 10

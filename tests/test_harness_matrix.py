@@ -125,7 +125,19 @@ def test_faults_match_on_case_fields():
     assert by_case.matches(job)
 
 
-@pytest.mark.parametrize("text", ["explode:case=x", "abort:case"])
+def test_changing_faults_add_up_and_end_nothing():
+    from irtool.jobs.faults import inject
+
+    faults = parse_faults("slow:1,case=c*;skew:1e-5,hidden_size=2;impl:TensorIterator (f32),device=CPU;slow:0.5")
+    assert [(f.action, f.seconds, f.text) for f in faults] == [
+        ("slow", 1.0, ""), ("skew", 1e-5, ""), ("impl", 0.0, "TensorIterator (f32)"), ("slow", 0.5, "")]
+    changes = inject(faults, Job(CASES[2], "CPU", "f32"))
+    assert (changes.slow, changes.skew, changes.implementation) == (1.5, 1e-5, "TensorIterator (f32)")
+    assert inject(faults, Job(CASES[0], "GPU", "f32")).implementation is None
+
+
+@pytest.mark.parametrize("text", ["explode:case=x", "abort:case", "skew:0", "skew:inf,case=x", "skew:x",
+                                  "impl:case=x", "impl:"])
 def test_bad_faults(text):
     with pytest.raises(FaultError):
         parse_faults(text)

@@ -2,8 +2,11 @@
 pytest itself or spread by pytest-xdist.  Real pytest processes, real OpenVINO on CPU."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -40,9 +43,9 @@ def suite(tmp_path):
     return tmp_path
 
 
-def pytest_run(folder, *args: str) -> subprocess.CompletedProcess:
+def pytest_run(folder, *args: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", *args],
-                          cwd=folder, capture_output=True, text=True, timeout=300)
+                          cwd=folder, capture_output=True, text=True, timeout=300, env=env)
 
 
 @pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
@@ -101,3 +104,77 @@ def test_a_session_of_unjudged_jobs_is_not_a_pass(tmp_path):
     done = pytest_run(tmp_path, "suite.toml")
     assert done.returncode == 3, done.stdout + done.stderr
     assert "irtool: NOTHING JUDGED: 1 unjudged (suite jobs)" in done.stdout
+
+
+MODELS = Path(__file__).resolve().parent.parent / "samples" / "models"
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_the_cpu_lengths_bug_is_a_failed_test_with_its_statistics_in_junit(tmp_path, spread):
+    """gru_lengths.xml: the CPU ignores sequence_lengths, so Y is wrong at padded steps, where the
+    expected value is 0 and max rel is inf.  Formatting that inf once made the run an INTERNALERROR
+    (exit 3) in-process and a green run (exit 0, "1 warning") under xdist."""
+    (tmp_path / "suite.toml").write_text(f'[[models]]\npath = "{MODELS / "gru_lengths.xml"}"\n')
+    done = pytest_run(tmp_path, "suite.toml", "--junitxml", "junit.xml", *spread)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed" in done.stdout.strip().splitlines()[-1] and "INTERNALERROR" not in done.stdout
+    assert "max rel inf" in done.stdout and "needed rtol inf" in done.stdout
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("failures"), suite.get("errors")) == ("1", "0")
+    failure = suite.find("testcase/failure")
+    assert "gru_lengths[seed=0]" in failure.get("message") and "outside tolerance: Y" in failure.text
+
+
+@pytest.fixture
+def one_gru(tmp_path):
+    (tmp_path / "suite.toml").write_text('[suite]\nname = "one"\ntimeout = 20\n[[grid]]\nid = "gru"\n'
+                                         'op = "GRUSequence"\nattributes = { hidden_size = 4, direction = "forward" }\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("fault, word", [("abort:case=gru*", "the worker died: SIGABRT (abort)"),
+                                         ("hang:case=gru*", "ran past the timeout of 20 s")],
+                         ids=["crash", "timeout"])
+def test_a_crash_or_a_hang_fails_its_test_and_the_session_goes_on(one_gru, spread, fault, word):
+    done = pytest_run(one_gru, "suite.toml", "--junitxml", "junit.xml", *spread,
+                      env={**os.environ, "IRTOOL_FAULT": fault})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert word in done.stdout and "1 failed" in done.stdout.strip().splitlines()[-1]
+    suite = ET.parse(one_gru / "junit.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "1" and word in suite.find("testcase/failure").get("message")
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_a_known_failure_that_passes_is_an_xpass(one_gru, spread):
+    (one_gru / "known.toml").write_text('[[xfail]]\ncase = "gru*"\nreason = "said to be broken"\n')
+    done = pytest_run(one_gru, "suite.toml", "--irtool-xfail", "known.toml", *spread)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 xpassed" in done.stdout.strip().splitlines()[-1]
+    assert "irtool: PASSED: 1 xpass (suite jobs)" in done.stdout
+
+
+def test_a_regression_against_a_baseline_fails_and_a_reproducer_is_written(one_gru):
+    """The baseline is a harness run of the same suite; the plugin's run is slowed down (a compile
+    of more than twice the time, by more than a second) for one job and breaks another."""
+    harness = subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--report-dir", "old",
+                              "--no-progress"], cwd=one_gru, capture_output=True, text=True, timeout=300)
+    assert harness.returncode == 0, harness.stdout + harness.stderr
+    done = pytest_run(one_gru, "suite.toml", "--irtool-baseline", "old", "--irtool-reproducers", "repro",
+                      env={**os.environ, "IRTOOL_FAULT": "slow:2,case=gru*"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "against the baseline old:" in done.stdout and "REGRESSED: 1 slower" in done.stdout
+    assert "gru[seed=0] on CPU at f32: compile " in done.stdout
+    same = pytest_run(one_gru, "suite.toml", "--irtool-baseline", "old")
+    assert same.returncode == 0, same.stdout + same.stderr
+    (one_gru / "suite.toml").write_text((one_gru / "suite.toml").read_text() + "atol = 0.0\nrtol = 0.0\n")
+    broken = pytest_run(one_gru, "suite.toml", "--irtool-reproducers", "repro")
+    assert broken.returncode == 1
+    folders = list((one_gru / "repro" / "reproducers").iterdir())
+    assert len(folders) == 1 and (folders[0] / "reproduce.py").is_file()
+    assert f"reproducer: repro/reproducers/{folders[0].name}" in broken.stdout
+
+
+def test_a_baseline_that_cannot_be_read_is_a_collection_error(one_gru):
+    done = pytest_run(one_gru, "suite.toml", "--irtool-baseline", "nowhere.json")
+    assert done.returncode == 2 and "nowhere.json" in done.stdout

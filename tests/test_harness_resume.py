@@ -101,3 +101,53 @@ def test_resume_refuses_a_report_dir_of_another_run(tmp_path):
                           timeout=300)
     assert done.returncode == 2
     assert "cannot resume: it holds a run of other jobs (devices, precisions, shard or cases differ)" in done.stderr
+
+
+KNOWN = """
+[suite]
+name = "known"
+[[grid]]
+id = "tight"
+op = "RNNSequence"
+attributes = { hidden_size = 4, direction = "forward" }
+atol = 0.0
+rtol = 0.0
+[[grid]]
+id = "fine"
+op = "RNNSequence"
+attributes = { hidden_size = 3, direction = "forward" }
+"""
+
+
+def test_resume_and_render_apply_the_known_failures_of_now_to_the_raw_verdicts(tmp_path):
+    """Results keep what each job found; --resume applies the known-failures file as it is now (an
+    edited file changes the verdicts of kept results), and report render --xfail applies another."""
+    (tmp_path / "suite.toml").write_text(KNOWN)
+    known = tmp_path / "known.toml"
+    known.write_text('[[xfail]]\ncase = "tight*"\nreason = "no tolerance"\nissue = "BUG-1"\n')
+    done = subprocess.run(harness(tmp_path, "--xfail", str(known)), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [stored] = [r for r in jsonl_results(tmp_path) if r["case"].startswith("tight")]
+    assert (stored["verdict"], stored["raw_verdict"], stored["known"]) == ("xfail", "fail", "no tolerance")
+    assert stored["raw_message"].startswith("outside tolerance: Y")
+
+    known.write_text('[[xfail]]\ncase = "fine*"\nreason = "said to fail"\n')  # the entry moved to the other case
+    done = subprocess.run(harness(tmp_path, "--xfail", str(known), "--resume"), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    verdicts = {r["case"]: (r["verdict"], r["issue"]) for r in
+                json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert verdicts == {"tight[seed=0]": ("fail", None), "fine[seed=0]": ("xpass", None)}
+    assert "0 run now, 2 kept from the earlier run" in done.stdout
+
+    first = tmp_path / "first.toml"
+    first.write_text('[[xfail]]\ncase = "tight*"\nreason = "no tolerance"\nissue = "BUG-1"\n')
+    render = subprocess.run([sys.executable, "-m", "irtool", "report", "render", str(tmp_path / "out"), "-o",
+                             str(tmp_path / "again"), "--xfail", str(first)], capture_output=True, text=True,
+                            timeout=300)
+    assert render.returncode == 0, render.stdout + render.stderr
+    results = json.loads((tmp_path / "again" / "results.json").read_text())["results"]
+    verdicts = {r["case"]: (r["verdict"], r["issue"]) for r in results}
+    assert verdicts == {"tight[seed=0]": ("xfail", "BUG-1"), "fine[seed=0]": ("pass", None)}
+    [tight] = [r for r in results if r["case"] == "tight[seed=0]"]
+    assert tight["message"].startswith("no tolerance (known failure; fail: outside tolerance: Y")

@@ -2,7 +2,8 @@
 
 diff: exit 1 when the new run regressed (a new failure, crash or timeout, or accuracy
 drift) against the old one, 0 otherwise.  merge and render: exit 0 once the reports are
-written.  All: exit 2 when a results file cannot be read or the reports cannot be written.
+written (render's reports hold a regression against ``--baseline``; its exit code does not).
+All: exit 2 when a results file cannot be read or the reports cannot be written.
 """
 from __future__ import annotations
 
@@ -57,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                             "results (a results.jsonl of a run still going or killed, too).")
     render.add_argument("results", type=Path, metavar="RESULTS", help=RESULTS_HELP)
     render.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report folder to write")
+    render.add_argument("--xfail", action="append", type=Path, metavar="FILE",
+                        help="known-failures file (repeatable) to apply instead of the ones the run applied: "
+                             "each result is judged again from the verdict its job found")
+    render.add_argument("--baseline", type=Path, metavar="OLD",
+                        help=f"compare with an earlier run ({RESULTS_HELP}), as irtool harness --baseline does: "
+                             "the reports hold what regressed")
     render.set_defaults(handler=handle_render)
 
 
@@ -92,14 +99,25 @@ def handle_render(args: argparse.Namespace) -> int:
     from irtool.harness.store import load_results
 
     run = load_results(args.results)
+    if args.xfail is not None:
+        from irtool.harness.expectations import apply, load_expectations
+
+        entries = [entry for path in args.xfail for entry in load_expectations(path)]
+        run.results = [apply(entries, result) for result in run.results]
+    baseline = None
+    if args.baseline is not None:
+        from irtool.harness.baseline import diff_runs
+        from irtool.harness.reports import BaselineDiff
+
+        baseline = BaselineDiff(str(args.baseline), diff_runs(load_results(args.baseline), run))
     bring_reproducers(run, results_dir(args.results), args.output)
-    return _write(args.output, run)
+    return _write(args.output, run, baseline)
 
 
-def _write(folder: Path, run: Any) -> int:
+def _write(folder: Path, run: Any, baseline: Any = None) -> int:
     from irtool.harness.reports import write_reports
 
-    paths = write_reports(folder, run)
+    paths = write_reports(folder, run, baseline)
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     missing = run.meta.get("missing_shards")
     print(shown(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"

@@ -13,7 +13,7 @@ from typing import Any
 
 from irtool.cli.common import UsageError, fail
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
-from irtool.compare import PRECISIONS, OutputDiff
+from irtool.compare import PRECISIONS, OutputDiff, shown_pair
 from irtool.runtime.core import release_label
 from irtool.jsonable import plain
 from irtool.text import lines as joined, shown
@@ -248,8 +248,9 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
              f"atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"]
     pad = " " * (width + 3)
     if diff.worst_index is not None:
-        lines.append(f"{pad}worst at {list(diff.worst_index)}: device {diff.worst_actual!r}, "
-                     f"expected {diff.worst_expected!r}; would pass with atol {_num(diff.needed_atol)} "
+        actual, expected = shown_pair(diff.worst_actual, diff.worst_expected)
+        lines.append(f"{pad}worst at {list(diff.worst_index)}: device {actual}, "
+                     f"expected {expected}; would pass with atol {_num(diff.needed_atol)} "
                      f"(rtol {_num(tol.rtol)}) or rtol {_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
     if diff.step_max_abs is not None:
         lines.append(f"{pad}max abs per time step: " + " ".join(_num(v) for v in diff.step_max_abs))

@@ -85,17 +85,33 @@ def load_expectations(path: str | Path) -> list[Expected]:
 
 
 def apply(expected: Sequence[Expected], result: CaseResult) -> CaseResult:
-    """The result with a known failure as XFAIL and a known failure that passed as XPASS."""
+    """The result with a known failure as XFAIL and a known failure that passed as XPASS.
+
+    What the job found stays in the result (``raw_verdict`` and ``raw_message``, set where an
+    entry matched), and any entry applied before is taken back first: applying another file
+    (``--resume`` after the file was edited, ``irtool report render --xfail``) gives the verdicts
+    that file says, whatever the results were reported with before."""
+    raw(result)
     entry = next((e for e in expected if e.matches(result)), None)
-    if entry is None:
+    if entry is None or not (result.verdict in FAILED or result.verdict == PASS):
         return result
+    result.known, result.raw_verdict, result.raw_message = entry.reason, result.verdict, result.message
     if result.verdict in FAILED and result.verdict not in entry.verdicts:  # another failure than the known one
         result.message = (f"{result.message} (not the known failure of this case, which is verdict "
                           f"{entry.verdict}: {entry.reason})")
     elif result.verdict in FAILED:
         result.message = f"{entry.reason} (known failure; {result.verdict}: {result.message})"
         result.verdict, result.issue = XFAIL, entry.issue
-    elif result.verdict == PASS:
+    else:
         result.message = f"known to fail ({entry.reason}) but passed: remove it from the known failures"
         result.verdict, result.issue = XPASS, entry.issue
+    return result
+
+
+def raw(result: CaseResult) -> CaseResult:
+    """The result as its job found it: a known-failures entry applied to it taken back.  (A result
+    stored by an older irtool, without ``raw_verdict``, keeps the xfail or xpass it was stored with.)"""
+    if result.raw_verdict is not None:
+        result.verdict, result.message = result.raw_verdict, result.raw_message or ""
+        result.issue = result.known = result.raw_verdict = result.raw_message = None
     return result

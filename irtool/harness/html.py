@@ -2,8 +2,9 @@
 
 It holds, in order: what ran where (versions, host, suites, times; a warning for a partial
 run), the count of each verdict, an op x (device, precision) pass-rate table in the manner
-of OpenVINO's conformance summary, then every failure, error, crash and timeout with its
-per-output statistics, a plot of max abs error per time step, the stderr tail and a link
+of OpenVINO's conformance summary, what regressed against the baseline (``--baseline``)
+and between the releases of the run (``--openvino``), then every failure, error, crash and
+timeout with its per-output statistics, a plot of max abs error per time step, the stderr tail and a link
 to its reproducer folder, and last the xpass, xfail and skipped jobs with their reasons.
 Every text that comes from a run is escaped.
 
@@ -18,14 +19,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
-from irtool.jobs.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
-                                    number, op_group, output_fields, xml_text)
+from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
+from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, BaselineDiff, case_ops, column_label,
+                                    column_of, columns, number, op_group, output_fields, xml_text)
 from irtool.harness.store import RunResults
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irtool.harness.baseline import RunDiff
 
 PASSED = frozenset({PASS, UNJUDGED, XPASS})
 STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
@@ -50,12 +54,13 @@ svg text{font:11px sans-serif}
 """
 
 
-def write_html(path: str | Path, run: RunResults) -> None:
-    write_atomic(path, render_html(run), "report")
+def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None = None) -> None:
+    write_atomic(path, render_html(run, baseline), "report")
 
 
-def render_html(run: RunResults) -> str:
-    parts = [_header(run), _summary(run), _pass_rates(run), _version_diffs(run), _problems(run),
+def render_html(run: RunResults, baseline: BaselineDiff | None = None) -> str:
+    parts = [_header(run), _summary(run), _pass_rates(run), _baseline(baseline), _version_diffs(run),
+             _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -159,19 +164,35 @@ def _version_diffs(run: RunResults) -> str:
     """Each OpenVINO release of the run against the next newer one, by irtool report diff's rules."""
     from irtool.harness.baseline import diff_versions
 
-    parts = []
-    for older, newer, diff in diff_versions(run):
-        rows = [[_e(title.split(" (")[0]), str(len(changes)),
-                 "<br>".join(_e(change.describe(diff.notes(title, change))) for change in changes[:LISTED_CHANGES])
-                 + ("<br>..." if len(changes) > LISTED_CHANGES else "")]
-                for title, changes in diff.sections if changes]
-        verdict = ("<strong>regressed</strong>" if diff.regressed else
-                   "no new failure, crash, drift, change of implementation or slowdown")
-        parts.append(f"<h3>OpenVINO {_e(older)} &rarr; {_e(newer)}: {verdict}</h3>\n"
-                     + (_table(("change", "jobs", "which"), rows, "versions") if rows else
-                        "<p>The releases agree on every job: same verdicts, no drift, the same implementations, "
-                        "no slowdown.</p>"))
+    parts = [f"<h3>OpenVINO {_e(older)} &rarr; {_e(newer)}: {_diff_verdict(diff)}</h3>\n"
+             + _diff_table(diff, "<p>The releases agree on every job: same verdicts, no drift, the same "
+                                 "implementations, no slowdown.</p>")
+             for older, newer, diff in diff_versions(run)]
     return "<h2>Between OpenVINO releases</h2>\n" + "\n".join(parts) if parts else ""
+
+
+def _baseline(baseline: BaselineDiff | None) -> str:
+    """The run against its baseline (--baseline OLD), by irtool report diff's rules."""
+    if baseline is None:
+        return ""
+    return (f'<h2 id="baseline">Against the baseline {_e(baseline.label)}: {_diff_verdict(baseline.diff)}</h2>\n'
+            + _diff_table(baseline.diff, "<p>The run agrees with its baseline on every job: same verdicts, no "
+                                         "drift, the same implementations, no slowdown.</p>"))
+
+
+def _diff_verdict(diff: "RunDiff") -> str:
+    return ("<strong>regressed</strong>" if diff.regressed else
+            "no new failure, crash, drift, change of implementation or slowdown")
+
+
+def _diff_table(diff: "RunDiff", same: str) -> str:
+    """A diff's lists, each with its jobs and what changed (the first LISTED_CHANGES of each); ``same``
+    when every list is empty."""
+    rows = [[_e(title.split(" (")[0]), str(len(changes)),
+             "<br>".join(_e(change.describe(diff.notes(title, change))) for change in changes[:LISTED_CHANGES])
+             + ("<br>..." if len(changes) > LISTED_CHANGES else "")]
+            for title, changes in diff.sections if changes]
+    return _table(("change", "jobs", "which"), rows, "versions") if rows else same
 
 
 # ----------------------------------------------------------------------------- problems
@@ -191,8 +212,7 @@ def _problem(result: CaseResult) -> str:
              ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
              ("openvino", result.openvino_version),
              ("ran as", ", ".join(f"{node}: {impl}" for node, impl in result.implementations.items())),
-             ("time", f"{result.time:.3f} s (compile {result.compile_time:.3f} s, first inference "
-                      f"{result.infer_time:.3f} s)")]
+             ("time", _time(result))]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',
              _table(None, ((_e(k), _e(v)) for k, v in facts if v not in (None, "")), "facts"),
              f'<p class="message">{_e(result.message)}</p>']
@@ -210,6 +230,16 @@ def _problem(result: CaseResult) -> str:
         parts.append(f'<p>reproducer: <a class="reproducer" href="{_e(href)}">{_e(result.reproducer)}</a> '
                      "(run <code>python reproduce.py</code> in it)</p>")
     return "\n".join(parts) + "</section>"
+
+
+def _time(result: CaseResult) -> str:
+    """How long a job took: a crash or timeout ran for its time and measured no compile or inference
+    (an older irtool stored 0 for it: "-", not known)."""
+    if result.verdict in (CRASH, TIMEOUT):
+        return f"{result.time:.3f} s until it {'crashed' if result.verdict == CRASH else 'was killed'}" \
+            if result.time > 0 else "-"
+    return (f"{result.time:.3f} s (compile {result.compile_time:.3f} s, first inference "
+            f"{result.infer_time:.3f} s)")
 
 
 def _outputs_table(outputs: Sequence[Mapping[str, Any]]) -> str:
@@ -326,11 +356,17 @@ def _issue(issue: str | None) -> str:
 
 def _by_reason(run: RunResults, verdict: str, title: str) -> str:
     """The jobs of one verdict grouped by reason (and issue): one absent device may skip hundreds of
-    jobs for one reason, and one known bug may account for many known failures."""
+    jobs for one reason, and one known bug may account for many known failures.  A known failure's
+    reason is its known-failures entry's, not its message (which holds each case's own numbers):
+    one row per bug, each job listed under it with what it found."""
     groups: dict[tuple[str, str | None], list[str]] = {}
     for r in run.results:
         if r.verdict == verdict:
-            groups.setdefault((r.message, r.issue), []).append(r.name)
+            if r.known is not None:
+                line = f"{r.name}: {r.raw_verdict}" + (f": {r.raw_message}" if r.raw_message else "")
+            else:
+                line = r.name
+            groups.setdefault((r.known or r.message, r.issue), []).append(line)
     if not groups:
         return ""
     issues = any(issue for _, issue in groups)

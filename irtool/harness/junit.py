@@ -6,8 +6,9 @@ op), so CI tools group cases by suite and op.  fail is a ``<failure>``; error, c
 and timeout are ``<error type=verdict>``; skip and xfail are ``<skipped>``; xpass passes
 with a ``<system-out>`` saying that the known failure now passes.  A run of several releases
 has one more testsuite per pair of releases ("openvino 2025.4.1 -> 2026.4.1"): a failing
-testcase per job that regressed from the older to the newer, so that CI fails where the
-harness exits 1.
+testcase per job that regressed from the older to the newer, and a run with ``--baseline OLD``
+one more ("baseline OLD"): a failing testcase per job that regressed against it, so that CI
+fails where the harness exits 1.
 """
 from __future__ import annotations
 
@@ -19,20 +20,22 @@ from typing import Iterable
 from irtool.files import write_atomic
 from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
+from irtool.harness.reports import BaselineDiff, column_label, column_of, columns, one_line, output_lines, xml_text
 from irtool.harness.store import RunResults
 
 PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finished")
 
 
-def write_junit(path: str | Path, run: RunResults) -> None:
-    write_atomic(path, junit_xml(run), "report")
+def write_junit(path: str | Path, run: RunResults, baseline: "BaselineDiff | None" = None) -> None:
+    write_atomic(path, junit_xml(run, baseline), "report")
 
 
-def junit_xml(run: RunResults) -> bytes:
+def junit_xml(run: RunResults, baseline: "BaselineDiff | None" = None) -> bytes:
     root = ET.Element("testsuites", name="irtool harness")
     suites = [_testsuite(run, column) for column in columns(run) if any(column_of(r) == column for r in run.results)]
-    suites += [_release_suite(older, newer, diff) for older, newer, diff in diff_versions(run)]
+    suites += [_diff_suite(f"openvino {older} -> {newer}", diff) for older, newer, diff in diff_versions(run)]
+    if baseline is not None:
+        suites.append(_diff_suite(f"baseline {baseline.label}", baseline.diff))
     root.extend(suites)
     _set_counts(root, suites)
     ET.indent(root)
@@ -61,22 +64,20 @@ def _testsuite(run: RunResults, column: tuple) -> ET.Element:
     return suite
 
 
-def _release_suite(older: str, newer: str, diff: RunDiff) -> ET.Element:
-    """The comparison of two releases of a run as a testsuite, so that a CI reading junit.xml
-    fails where the harness does: a testcase per regressed job (new failure or crash, drift,
-    changed implementation, slowdown), or one passing testcase saying nothing regressed."""
-    suite = ET.Element("testsuite", name=f"openvino {older} -> {newer}")
+def _diff_suite(name: str, diff: RunDiff) -> ET.Element:
+    """A comparison (two releases of a run, or a run and its baseline) as a testsuite, so that a CI
+    reading junit.xml fails where the harness does: a testcase per regressed job (new failure or
+    crash, drift, changed implementation, slowdown), or one passing testcase saying nothing regressed."""
+    suite = ET.Element("testsuite", name=xml_text(name))
     cases = []
     for title, changes in diff.sections[:5]:  # the regressions
         for change in changes:
-            case = ET.Element("testcase", classname=f"openvino {older} -> {newer}", name=xml_text(change.name),
-                              time="0.000")
+            case = ET.Element("testcase", classname=xml_text(name), name=xml_text(change.name), time="0.000")
             ET.SubElement(case, "failure", type="regression",
                           message=xml_text(f"{title}: {one_line(change.describe(diff.notes(title, change)))}"))
             cases.append(case)
     if not cases:
-        cases.append(ET.Element("testcase", classname=f"openvino {older} -> {newer}", name="no regression",
-                                time="0.000"))
+        cases.append(ET.Element("testcase", classname=xml_text(name), name="no regression", time="0.000"))
     suite.extend(cases)
     _set_counts(suite, cases)
     return suite
@@ -99,7 +100,7 @@ def _testcase(result: CaseResult) -> ET.Element:
     message = xml_text(one_line(result.message))
     if result.verdict == FAIL:
         failure = ET.SubElement(case, "failure", message=message, type=FAIL)
-        failure.text = xml_text("\n".join(_output_lines(result)))
+        failure.text = xml_text("\n".join([result.message, *output_lines(result)]))
     elif result.verdict in (ERROR, CRASH, TIMEOUT):
         error = ET.SubElement(case, "error", message=message, type=result.verdict)
         error.text = xml_text("\n".join([result.message, *result.stderr]))
@@ -115,14 +116,6 @@ def _testcase(result: CaseResult) -> ET.Element:
         out = ET.SubElement(case, "system-out")
         out.text = xml_text(f"ran, not judged: {one_line(result.message) or 'no reference applies'}")
     return case
-
-
-def _output_lines(result: CaseResult) -> list[str]:
-    lines = [result.message]
-    for out in result.outputs:
-        lines.append("  ".join(f"{key} {value}" if key != "output" else value
-                               for key, value in output_fields(out).items()))
-    return lines
 
 
 def _set_counts(element: ET.Element, children: Iterable[ET.Element]) -> None:

@@ -4,11 +4,17 @@
     pytest -p irtool.harness.pytest_plugin samples/suites/smoke.toml --irtool-device CPU,AUTO:CPU -n 2
 
 Only suite files named on the command line are collected (a project's other TOML files
-are not).  Each test runs its job in the pytest process (xdist's workers give the
-isolation; a crash takes down one xdist worker, which xdist reports and replaces).  A job
-that cannot run here is skipped with the reason, a known failure of the suite's
-expected-failures file is an xfail, and a failure shows the harness's one-line message
-and per-output statistics.
+are not).  Each pytest process (each xdist worker) runs its jobs in one irtool worker
+process of its own, as ``irtool harness -j 1`` does, so every verdict is an ordinary pytest
+outcome: fail, error, crash (the worker died) and timeout (past the suite's timeout) fail
+their test with the harness's one-line message and per-output statistics; a job that cannot
+run here is skipped with the reason; a known failure of the suite's expected-failures file
+(or of ``--irtool-xfail``) is an xfail, and a known failure that passed an xpass.
+
+``--irtool-baseline OLD`` (a results.json or report dir of an earlier harness run) fails a
+test whose job regressed against it, by ``irtool harness --baseline``'s rules (a new failure
+or crash, accuracy drift, a changed implementation or precision, a slowdown);
+``--irtool-reproducers DIR`` writes a reproducer folder per failing job into DIR/reproducers/.
 
 Like ``irtool harness``, a session whose suite jobs were all skipped (or where nothing was
 judged) does not pass: pytest's summary is followed by ``irtool: ALL SKIPPED ...`` and the
@@ -16,6 +22,7 @@ exit code is 3, never 0.
 """
 from __future__ import annotations
 
+import atexit
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +37,7 @@ from irtool.jobs.records import (EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL,
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
 _VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged passes in pytest)
+_XPASS = "irtool_xpass"  # the user property of a known failure that passed: its message
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -39,6 +47,14 @@ def pytest_addoption(parser: Any) -> None:
                          "(HETERO:GPU+CPU for a list inside one device; default CPU)")
     group.addoption("--irtool-precision", default="f32", metavar="LIST",
                     help="comma-separated precisions: f32,bf16,f16 (default f32)")
+    group.addoption("--irtool-xfail", action="append", default=[], type=Path, metavar="FILE",
+                    help="known-failures file (repeatable), besides each suite's own")
+    group.addoption("--irtool-baseline", type=Path, metavar="OLD",
+                    help="results.json (or report dir) of an earlier irtool harness run: a job that regressed "
+                         "against it (new failure or crash, accuracy drift, changed implementation, slowdown) "
+                         "fails its test")
+    group.addoption("--irtool-reproducers", type=Path, metavar="DIR",
+                    help="write a reproducer folder per failing job into DIR/reproducers/")
 
 
 def pytest_collect_file(file_path: Path, parent: Any) -> Any:
@@ -53,6 +69,7 @@ def pytest_collect_file(file_path: Path, parent: Any) -> Any:
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from irtool.devices import parse_device_list
+        from irtool.harness import expectations
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
         from irtool.jobs.suite import load_suite
 
@@ -61,23 +78,29 @@ class SuiteFile(pytest.File):
             suite = load_suite(self.path)
             devices = parse_device_list(config.getoption("--irtool-device"), "--irtool-device")
             precisions = check_precisions(parse_list(config.getoption("--irtool-precision"), "--irtool-precision"))
+            files = ([suite.expected_failures] if suite.expected_failures else []) + config.getoption("--irtool-xfail")
+            expected = [entry for path in files for entry in expectations.load_expectations(path)]
+            if config.getoption("--irtool-baseline") is not None:
+                _baseline(config.getoption("--irtool-baseline"))  # a baseline that cannot be read: said once, here
         except IrtoolError as error:
             raise self.CollectError(error.message) from None
         for job in make_jobs(suite.cases, devices, precisions):
-            yield JobItem.from_parent(self, name=job.name, job=job, expected=suite.expected_failures)
+            yield JobItem.from_parent(self, name=job.name, job=job, expected=expected, timeout=suite.timeout)
 
 
 class JobFailed(Exception):
-    def __init__(self, result: CaseResult):
+    def __init__(self, result: CaseResult, regression: str | None = None):
         super().__init__(result.message)
         self.result = result
+        self.regression = regression
 
 
 class JobItem(pytest.Item):
-    def __init__(self, *, job: Job, expected: Path | None, **kwargs: Any):
+    def __init__(self, *, job: Job, expected: list, timeout: float, **kwargs: Any):
         super().__init__(**kwargs)
         self.job = job
         self.expected = expected
+        self.timeout = timeout
         self.keywords[_SUITE_ITEM] = True
 
     def runtest(self) -> None:
@@ -87,34 +110,67 @@ class JobItem(pytest.Item):
         reason = skip_reason(self.job.device, self.job.precision, _devices())
         if reason is not None:
             pytest.skip(reason)
-        results = _runner().run(self.job)
-        if self.expected is not None:
-            entries = expectations.load_expectations(self.expected)
-            results = [expectations.apply(entries, result) for result in results]
+        results: list[CaseResult] = []
+        try:
+            pool = _pool(self.config.getoption("--irtool-reproducers"))
+            pool.timeout = self.timeout
+            pool.run([self.job], results.append)
+        except IrtoolError as error:  # no worker could start: said as the harness says it
+            pytest.fail(f"{self.job.name}: {error.message}", pytrace=False)
+        results = [expectations.apply(self.expected, result) for result in results]
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
+        regression = self._regression(results)
+        if result.verdict in FAILED or regression:
+            raise JobFailed(result, regression)
         if result.verdict == XFAIL:
             pytest.xfail(result.message)
-        if result.verdict in FAILED:
-            raise JobFailed(result)
         if result.verdict == XPASS:
-            self.add_report_section("call", "irtool", result.message)
+            self.user_properties.append((_XPASS, result.message))
+
+    def _regression(self, results: list[CaseResult]) -> str | None:
+        """What regressed against --irtool-baseline, as irtool harness says it; None: nothing."""
+        path = self.config.getoption("--irtool-baseline")
+        if path is None:
+            return None
+        from irtool.harness.baseline import diff_runs, render_diff
+        from irtool.harness.store import RunResults
+
+        old = _baseline(path)
+        olds = [r for key in {r.job_key for r in results} | {self.job.key} for r in old.results_of.get(key, ())]
+        diff = diff_runs(RunResults(old.run.meta, olds), RunResults({}, results))
+        return render_diff(diff) if diff.regressed else None
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, JobFailed):
+            from irtool.harness.reports import output_lines
+
             result = excinfo.value.result
             lines = [f"{result.verdict.upper()}: {result.name}: {result.message}"]
-            for output in result.outputs:
-                lines.append(f"  {output['name']}: max abs {output['max_abs']:.3g}, max rel {output['max_rel']:.3g}, "
-                             f"outside {output['outside']}/{output['total']} (atol {output['atol']:.3g}, "
-                             f"rtol {output['rtol']:.3g}); worst at {output['worst_index']}: "
-                             f"device {output['worst_actual']!r}, expected {output['worst_expected']!r}")
+            lines.extend(f"  {line}" for line in output_lines(result))
             lines.extend(f"  stderr: {line}" for line in result.stderr)
+            if result.reproducer:
+                lines.append(f"  reproducer: {Path(self.config.getoption('--irtool-reproducers')) / result.reproducer}")
+            if excinfo.value.regression:
+                lines.append(f"against the baseline {self.config.getoption('--irtool-baseline')}:")
+                lines.extend(f"  {line}" for line in excinfo.value.regression.splitlines())
             return "\n".join(lines)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """A known failure that passed is pytest's own xpass (passed, with the reason), as a test
+    marked xfail that passes is."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and report.passed:
+        message = dict(item.user_properties).get(_XPASS) if isinstance(item, JobItem) else None
+        if message is not None:
+            report.wasxfail = message
 
 
 def pytest_runtest_logreport(report: Any) -> None:
@@ -133,6 +189,10 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         session.exitstatus = EXIT_NOTHING_JUDGED
 
 
+def pytest_unconfigure(config: Any) -> None:
+    _close_pool()
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     if _COUNTS:
         word, _ = run_verdict(_COUNTS)
@@ -147,9 +207,40 @@ def _devices() -> Any:
     return list_devices()
 
 
-@lru_cache(maxsize=1)
-def _runner() -> Any:
-    """One Runner per pytest process: it keeps built and compiled models between tests."""
-    from irtool.jobs.worker import Runner
+class _Baseline:
+    """An earlier run and its results by job key (a model's job: every node's result)."""
 
-    return Runner()
+    def __init__(self, path: Path):
+        from irtool.harness.store import load_results
+
+        self.run = load_results(path)
+        self.results_of: dict[tuple, list[CaseResult]] = {}
+        for result in self.run.results:
+            self.results_of.setdefault(result.job_key, []).append(result)
+
+
+@lru_cache(maxsize=1)
+def _baseline(path: Path) -> _Baseline:
+    return _Baseline(path)
+
+
+_POOLS: list = []
+
+
+def _pool(reproducers: Path | None) -> Any:
+    """This pytest process's one worker process (started at its first job, kept for the rest):
+    a crash or a hang costs that job, not pytest, and it keeps compiled models between jobs."""
+    if not _POOLS:
+        from irtool.jobs.pool import Pool
+        from irtool.jobs.worker import RunnerOptions
+
+        pool = Pool(1, 120.0, RunnerOptions(report_dir=str(reproducers) if reproducers is not None else None))
+        pool.__enter__()
+        _POOLS.append(pool)
+        atexit.register(_close_pool)
+    return _POOLS[0]
+
+
+def _close_pool() -> None:
+    while _POOLS:
+        _POOLS.pop().__exit__(None, None, None)

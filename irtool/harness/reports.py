@@ -11,11 +11,16 @@ from __future__ import annotations
 import math
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from irtool.compare import shown_pair
 from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
 from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from irtool.harness.baseline import RunDiff
 
 JUNIT_NAME = "junit.xml"
 HTML_NAME = "report.html"
@@ -26,8 +31,21 @@ NOT_ONE_OP = "(not one RNN op)"
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def write_reports(report_dir: str | Path, run: RunResults) -> dict[str, Path]:
-    """Write results.json, junit.xml and report.html (each whole or not at all); their paths by name."""
+@dataclass(frozen=True)
+class BaselineDiff:
+    """A run against its baseline (``irtool harness --baseline OLD``): what each report adds."""
+
+    label: str  # the baseline as it was named (its path)
+    diff: "RunDiff"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"baseline": self.label, **self.diff.to_json()}
+
+
+def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDiff | None = None) -> dict[str, Path]:
+    """Write results.json, junit.xml and report.html (each whole or not at all); their paths by
+    name.  With ``baseline``, each holds the diff against it: results.json as ``baseline_diff``,
+    junit.xml as a testsuite with a failing testcase per regressed job, report.html as a section."""
     # Imported here: junit and html use the helpers of this module.
     from irtool.harness.html import write_html
     from irtool.harness.junit import write_junit
@@ -39,9 +57,10 @@ def write_reports(report_dir: str | Path, run: RunResults) -> dict[str, Path]:
         raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
     paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
     try:
-        write_json(paths["json"], run, _version_diffs(run))
-        write_junit(paths["junit"], run)
-        write_html(paths["html"], run)
+        write_json(paths["json"], run, {**_version_diffs(run),
+                                        **({"baseline_diff": baseline.to_json()} if baseline else {})})
+        write_junit(paths["junit"], run, baseline)
+        write_html(paths["html"], run, baseline)
     except OSError as error:
         raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
     return paths
@@ -149,14 +168,21 @@ def output_fields(out: Mapping[str, Any]) -> dict[str, str]:
     share = f" ({outside / total:.1%})" if total else ""
     nonfinite = [out.get(k, 0) for k in ("actual_nan", "actual_inf", "expected_nan", "expected_inf")]
     worst = out.get("worst_index")
+    actual, expected = shown_pair(out.get("worst_actual"), out.get("worst_expected"))
     return {
         "output": name, "shape": str(list(out.get("shape") or [])),
         "max abs": number(out.get("max_abs")), "max rel": number(out.get("max_rel")),
         "mean abs": number(out.get("mean_abs")), "outside": f"{outside}/{total}{share}",
         "worst at": "-" if worst is None else str(list(worst)),
-        "actual": number(out.get("worst_actual"), 7), "expected": number(out.get("worst_expected"), 7),
+        "actual": actual, "expected": expected,
         "needed atol": number(out.get("needed_atol")), "needed rtol": number(out.get("needed_rtol")),
         "tolerance": f"atol {number(out.get('atol'))}, rtol {number(out.get('rtol'))}"
                      + (f" ({out['tolerance_source']})" if out.get("tolerance_source") else ""),
         "NaN/Inf": ("device {}/{}, expected {}/{}".format(*nonfinite) if any(nonfinite) else "none"),
     }
+
+
+def output_lines(result: CaseResult) -> list[str]:
+    """A result's statistics as text, one line per output (junit.xml's failures, the pytest plugin)."""
+    return ["  ".join(f"{key} {value}" if key != "output" else value for key, value in output_fields(out).items())
+            for out in result.outputs]

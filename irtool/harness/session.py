@@ -30,7 +30,7 @@ from irtool.devices import check_device
 from irtool.environments import CURRENT, device_report, environments
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
-from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
+from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.jobs.pool import Pool
@@ -277,6 +277,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
                                              "problem": env.problem} for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
+    results[:] = [known.apply(expected, r) for r in results]  # kept by --resume: the known failures of now
     done = {r.job_key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
 
@@ -325,18 +326,24 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         _finish_store(writer, outcome)
         results.sort(key=lambda r: order.get(r.job_key, len(order)))
         meta["finished"] = now()
-        _write_reports(report_dir, outcome)
+        unpaired = None  # a baseline that cannot be compared: said once the reports are written
+        if baseline is not None:  # the reports hold the diff, as the release diffs
+            try:
+                outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, time_factor=options.time_factor,
+                                         time_floor=options.time_floor)
+            except IrtoolError as error:
+                unpaired = error
+        _write_reports(report_dir, outcome, str(options.baseline) if baseline is not None else None)
+    if unpaired is not None:
+        raise unpaired
     if options.reduce_failures and reducer is not None and not outcome.interrupted and not outcome.stopped:
         failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = reducer(
             [job for job in runnable if job.key in failed], report_dir / REDUCED, config=options.config,
             tolerance=options.tolerance, timeout=timeout, budget=options.reduce_budget, env=options.env,
             pythons={k: v.python for k, v in releases.items()})
-    from irtool.harness.baseline import diff_runs, diff_versions
+    from irtool.harness.baseline import diff_versions
 
-    if baseline is not None:
-        outcome.diff = diff_runs(baseline, outcome.run, options.drift_factor, time_factor=options.time_factor,
-                                 time_floor=options.time_floor)
     outcome.version_diffs = diff_versions(outcome.run)
     return outcome
 
@@ -387,11 +394,12 @@ def file_op(path: str) -> str | None:
     return family[0].key if len(family) == 1 else None
 
 
-def _write_reports(report_dir: Path, outcome: HarnessOutcome) -> None:
-    from irtool.harness.reports import write_reports
+def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | None) -> None:
+    from irtool.harness.reports import BaselineDiff, write_reports
 
     try:
-        write_reports(report_dir, outcome.run)
+        write_reports(report_dir, outcome.run,
+                      BaselineDiff(baseline, outcome.diff) if baseline and outcome.diff is not None else None)
     except IrtoolError as error:
         if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
             raise

@@ -3,9 +3,15 @@
 ``IRTOOL_FAULT`` holds faults separated by ``;``, each ``ACTION:KEY=VALUE,...``.  A worker
 about to run a job whose fields all match a fault does ACTION instead: ``abort``
 (SIGABRT, as a failed assertion in a plugin), ``segfault`` (SIGSEGV), ``hang`` (sleeps
-past any timeout) or ``exit`` (exit code 3); ``slow:SECONDS`` (also ``slow:SECONDS,KEY=VALUE``)
-runs the job but sleeps SECONDS inside its compile step, which the job's compile time then
-includes: a slowdown for the baseline diff to catch.  Keys: ``case`` (a glob on the case id),
+past any timeout) or ``exit`` (exit code 3).  Three more run the job but change what it
+finds, each a regression for the baseline diff to catch: ``slow:SECONDS`` (also
+``slow:SECONDS,KEY=VALUE``) sleeps SECONDS inside its compile step, which the job's compile
+time then includes; ``skew:DELTA`` adds DELTA to every value of every output the device
+returns (accuracy drift, or a failure when DELTA is past the tolerance; meant for single-op
+cases: a whole model's probed node outputs are shifted too, and with them the inputs of the
+nodes they feed); ``impl:TEXT`` records TEXT as what the device ran for every recurrent node
+(a changed implementation; the device runs what it always runs).  These three add up across
+the faults that match; the first matching fault of the others ends the worker.  Keys: ``case`` (a glob on the case id),
 ``device``, ``precision``, ``op``, ``openvino`` (the release of a run under several), and any attribute or dim size of the case's op, as
 given or as found in its model (``hidden_size=7``, ``batch_size=3``; compared as IR text,
 so ``true``, not ``True``).
@@ -13,6 +19,7 @@ Without the variable nothing happens; it exists for tests and for rehearsing a t
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -20,12 +27,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
+
 from irtool.errors import IrtoolError
 from irtool.jobs.records import Job, pattern_matches
 from irtool.specs.values import format_value
 
 ENV = "IRTOOL_FAULT"
-ACTIONS = ("abort", "segfault", "hang", "exit", "slow")
+ACTIONS = ("abort", "segfault", "hang", "exit", "slow", "skew", "impl")
+CHANGES = ("slow", "skew", "impl")  # the actions that let the job run
 
 
 class FaultError(IrtoolError):
@@ -36,7 +46,8 @@ class FaultError(IrtoolError):
 class Fault:
     action: str
     when: Mapping[str, str]
-    seconds: float = 0.0  # slow: how long compile sleeps
+    seconds: float = 0.0  # slow: how long compile sleeps; skew: what is added to the outputs
+    text: str = ""  # impl: the implementation recorded
 
     def matches(self, job: Job, found: Mapping[str, Any] | None = None) -> bool:
         fields = job_fields(job, found or {})
@@ -65,21 +76,29 @@ def parse_faults(text: str) -> list[Fault]:
             raise FaultError(f"{ENV}={text!r}: {action!r} is not one of {', '.join(ACTIONS)}")
         when = {}
         parts = [c.strip() for c in conditions.split(",") if c.strip()]
-        seconds = 0.0
-        if action == "slow":
+        seconds, what = 0.0, ""
+        if action in ("slow", "skew"):
             try:
                 seconds = float(parts.pop(0)) if parts else math.nan
             except ValueError:
                 seconds = math.nan
-            if not 0 < seconds < 3600:
+            if action == "slow" and not 0 < seconds < 3600:
                 raise FaultError(f"{ENV}={text!r}: slow takes seconds first (0 < S < 3600), "
                                  "e.g. slow:2,op=GRUSequence-5")
+            if action == "skew" and not (math.isfinite(seconds) and seconds != 0):
+                raise FaultError(f"{ENV}={text!r}: skew takes the number to add first (finite, not 0), "
+                                 "e.g. skew:1e-5,direction=forward")
+        if action == "impl":
+            what = parts.pop(0) if parts and "=" not in parts[0] else ""
+            if not what:
+                raise FaultError(f"{ENV}={text!r}: impl takes the implementation to record first, "
+                                 "e.g. impl:TensorIterator (f32),direction=forward (no comma or semicolon in TEXT)")
         for condition in parts:
             key, sep, value = condition.partition("=")
             if not sep:
                 raise FaultError(f"{ENV}={text!r}: {condition!r} is not KEY=VALUE")
             when[key.strip()] = value.strip()
-        faults.append(Fault(action, when, seconds))
+        faults.append(Fault(action, when, seconds, what))
     return faults
 
 
@@ -87,15 +106,41 @@ def faults_from_environment() -> list[Fault]:
     return parse_faults(os.environ.get(ENV, ""))
 
 
-def inject(faults: list[Fault], job: Job, found: Mapping[str, Any] | None = None) -> float:
-    """Do the first matching fault's action (this never returns when one matches), except ``slow``:
-    its seconds are returned, for the compile step to sleep (0.0 when none matches)."""
+@dataclass(frozen=True)
+class Changes:
+    """What the matching ``slow``, ``skew`` and ``impl`` faults do to a job that runs."""
+
+    slow: float = 0.0  # seconds its compile sleeps
+    skew: float = 0.0  # added to every output value
+    implementation: str | None = None  # recorded as what ran for every recurrent node
+
+
+def inject(faults: list[Fault], job: Job, found: Mapping[str, Any] | None = None) -> Changes:
+    """Do the first matching fault's action if it ends the worker (this then never returns); the
+    matching ``slow``, ``skew`` and ``impl`` faults before it are returned, for the job to apply."""
+    slow = skew = 0.0
+    implementation = None
     for fault in faults:
         if fault.matches(job, found):
-            if fault.action == "slow":
-                return fault.seconds
-            _do(fault.action)
-    return 0.0
+            if fault.action not in CHANGES:
+                _do(fault.action)
+            slow += fault.seconds if fault.action == "slow" else 0.0
+            skew += fault.seconds if fault.action == "skew" else 0.0
+            implementation = fault.text if fault.action == "impl" else implementation
+    return Changes(slow, skew, implementation)
+
+
+def skewed(executed: Any, skew: float) -> Any:
+    """An execution's outputs (irtool.execute.Executed) with ``skew`` added to every floating value."""
+    if not skew:
+        return executed
+
+    def shift(arrays: list) -> list:
+        return [a + np.asarray(skew, dtype=a.dtype) if np.issubdtype(a.dtype, np.floating) else a for a in arrays]
+
+    outputs = shift(executed.outputs)
+    captured = outputs if executed.captured is executed.outputs else shift(executed.captured)
+    return dataclasses.replace(executed, outputs=outputs, captured=captured)
 
 
 def _do(action: str) -> None:  # pragma: no cover - the process ends here

@@ -53,6 +53,7 @@ class _Worker:
     buffer: bytes = b""
     task: _Task | None = None
     deadline: float = 0.0
+    started: float = 0.0  # when its task was sent
     queue: deque = field(default_factory=deque)  # the rest of its group
     lifeline: int | None = None  # this process's end of the worker's lifeline pipe
     openvino_version: str | None = None  # as its ready message says
@@ -177,7 +178,8 @@ class Pool:
 
     def _assign(self, worker: _Worker, task: _Task) -> None:
         worker.task = task
-        worker.deadline = time.monotonic() + self.timeout
+        worker.started = time.monotonic()
+        worker.deadline = worker.started + self.timeout
         kind = "reproduce" if task.reproduce_for is not None else "job"
         try:
             worker.send({kind: job_to_json(task.job)})
@@ -251,6 +253,7 @@ class Pool:
     def _lost(self, worker: _Worker, verdict: str, on_result: Callable[[CaseResult], None]) -> None:
         """A worker that died or ran out of time: record its job, replace it, keep its group."""
         task = worker.task
+        ended = time.monotonic()
         if worker.process.poll() is None:
             worker.process.kill()
         code = worker.process.wait()
@@ -265,6 +268,7 @@ class Pool:
         elif task is not None:
             result = base_result(task.job)
             result.verdict, result.stderr, result.openvino_version = verdict, tail, worker.openvino_version
+            result.time = ended - worker.started  # how long it ran until it died or was killed
             result.message = (f"ran past the timeout of {self.timeout:g} s; the worker was killed" if verdict == TIMEOUT
                               else f"the worker died: {_exit_text(code)}")
             if self.options.report_dir is not None:

@@ -213,6 +213,11 @@ class CaseResult:
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
     openvino: str | None = None  # the release axis of a run with --openvino (part of the key); else None
     openvino_version: str | None = None  # what the worker's openvino said it is (get_version())
+    # A known-failures entry that matched (irtool.harness.expectations.apply): its reason, and the
+    # verdict and message the job found before the entry was applied (None: no entry applied)
+    known: str | None = None
+    raw_verdict: str | None = None
+    raw_message: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str | None]:
@@ -284,6 +289,8 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                         "an object of strings"),
     "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
+    "known": (_optional(_is_str), "a string or null"), "raw_message": (_optional(_is_str), "a string or null"),
+    "raw_verdict": (_optional(lambda v: v in VERDICTS), f"null or one of {', '.join(VERDICTS)}"),
 }
 REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
 _NUMBER_OR_NULL = (_optional(_is_number), "a number or null")

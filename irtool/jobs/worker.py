@@ -112,14 +112,14 @@ class Runner:
                 result.op = prepared.single.spec.key  # an IR file's op, too
             data = self.data(case, prepared)
             inputs = data.inputs
-            slow = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else 0.0
+            changes = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else faults.Changes()
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
-            compiled, reused = self._compile(case, prepared, job.device, job.precision, slow)
+            compiled, reused = self._compile(case, prepared, job.device, job.precision, changes.slow)
             result.compile_time = 0.0 if reused else compiled.seconds
             result.implementations = {name: impl.describe() for name, impl in compiled.implementations.items()}
             result.effective_precision = dict(compiled.run.effective_precision)
             result.execution_devices = list(compiled.run.execution_devices)
-            executed = execute(compiled, inputs, job.device)
+            executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
             result.infer_time = executed.seconds
             judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                   compiled.run.precision, self._reference(case)), compiled)
@@ -140,6 +140,8 @@ class Runner:
                     each.verdict = FAIL
                     each.message = "; ".join(filter(None, [each.message, *broken]))
                 each.time = elapsed
+                if changes.implementation is not None:
+                    each.implementations = {node: changes.implementation for node in each.implementations}
             return results
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, error.message
@@ -404,8 +406,9 @@ def base_result(job: Job) -> CaseResult:
 
 
 def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:
-    """An OutputDiff as stored: its fields, with the tolerance flattened to atol, rtol, tolerance_source."""
-    record = plain(diff)
+    """An OutputDiff as a result holds it: its fields, with the tolerance flattened to atol, rtol,
+    tolerance_source; floats stay floats (inf and nan too: result_to_json spells them for JSON)."""
+    record = plain(diff, numbers=True)
     if name is not None:
         record["name"] = name
     tolerance = record.pop("tolerance")
