@@ -62,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-floor", type=float, default=1.0, metavar="S",  # baseline.TIME_FLOOR
                         help="... when it is also slower by more than S seconds (default 1: the noise of a "
                              "busy machine does not count)")
+    parser.add_argument("--expect-coverage", default="", metavar="LIST",
+                        help="comma-separated implementations the run must reach, each RNNSeq or OP:RNNSeq "
+                             "(GRUSequence:TensorIterator): one that no job ran as fails the run, as a regression "
+                             "does (besides the suites' own expect_coverage)")
     add_release_options(parser, "the suites")
     add_judging_options(parser)
     parser.add_argument("--reduce-failures", action="store_true",
@@ -89,7 +93,8 @@ def handle(args: argparse.Namespace) -> int:
         tolerance=parse_tolerances(args.atol, args.rtol), reduce_failures=args.reduce_failures,
         reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases,
         openvino=parse_releases(args.openvino) if args.openvino is not None else (),
-        openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor)
+        openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor,
+        expect_coverage=tuple(item for item in args.expect_coverage.split(",") if item.strip()))
     bar = None if args.no_progress else Progress(sys.stderr)
     text = args.format == "text"
     try:
@@ -211,6 +216,10 @@ def render(outcome: Any, report_dir: Path) -> str:
 
         lines.append(f"openvino {older} -> {newer}:")
         lines.extend(render_diff(diff, where=lambda r: _where(r, report_dir)).split("\n"))
+    from irtool.harness.coverage import coverage, render_text
+
+    lines.extend(render_text(coverage(run.results)))
+    lines.extend(f"COVERAGE: {missing}" for missing in outcome.coverage_missing)
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
@@ -250,6 +259,10 @@ def summary_json(outcome: Any) -> dict[str, Any]:
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
             "reduced": [{"name": r.job, "folder": str(r.folder) if r.folder else None, "summary": r.summary}
                         for r in outcome.reduced]}
+    from irtool.harness.coverage import coverage
+
+    data["coverage"] = [row.to_json() for row in coverage(outcome.run.results)]
+    data["coverage_missing"] = outcome.coverage_missing
     if outcome.diff is not None:
         data["baseline"] = outcome.diff.to_json()
     if outcome.version_diffs:

@@ -59,7 +59,7 @@ def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None 
 
 
 def render_html(run: RunResults, baseline: BaselineDiff | None = None) -> str:
-    parts = [_header(run), _summary(run), _pass_rates(run), _baseline(baseline), _version_diffs(run),
+    parts = [_header(run), _summary(run), _pass_rates(run), _coverage(run), _baseline(baseline), _version_diffs(run),
              _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
@@ -135,6 +135,22 @@ def _pass_rates(run: RunResults) -> str:
     head = ["op"] + [column_label(*col) for col in cols]
     return ("<h2>Pass rate by op and device</h2>\n<p>passed / ran (skipped jobs apart); passed counts pass, "
             "unjudged and xpass.</p>\n" + _table(head, rows, "passrate"))
+
+
+def _coverage(run: RunResults) -> str:
+    """Which implementations the run reached per op, device and release, and what led to each."""
+    from irtool.harness.coverage import conditions_text, coverage
+
+    rows = [[_e(row.op), _e(row.device), _e(row.release), _e(row.implementation), str(row.nodes),
+             "<br>".join(f"{_e(conditions_text(items))} ({count})" for items, count in row.conditions)]
+            for row in coverage(run.results)]
+    if not rows:
+        return ""
+    return ("<h2 id=\"coverage\">Implementations reached</h2>\n<p>what each node ran as (its runtime layer type; a "
+            "node split per direction counts under each direction's), and the conditions of the nodes that ran "
+            "so: shapes, direction, where sequence_lengths and the weights came from and what the lengths held "
+            "(nodes).</p>\n" + _table(("op", "device", "openvino", "implementation", "nodes", "conditions"), rows,
+                                       "coverage"))
 
 
 def _rate_cell(counts: Counter) -> Cell:

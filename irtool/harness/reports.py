@@ -47,6 +47,7 @@ def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDif
     name.  With ``baseline``, each holds the diff against it: results.json as ``baseline_diff``,
     junit.xml as a testsuite with a failing testcase per regressed job, report.html as a section."""
     # Imported here: junit and html use the helpers of this module.
+    from irtool.harness.coverage import coverage
     from irtool.harness.html import write_html
     from irtool.harness.junit import write_junit
 
@@ -57,7 +58,7 @@ def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDif
         raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
     paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
     try:
-        write_json(paths["json"], run, {**_version_diffs(run),
+        write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in coverage(run.results)],
                                         **({"baseline_diff": baseline.to_json()} if baseline else {})})
         write_junit(paths["junit"], run, baseline)
         write_html(paths["html"], run, baseline)

@@ -29,6 +29,7 @@ from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
 from irtool.environments import CURRENT, device_report, environments
 from irtool.errors import IrtoolError
+from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
 from irtool.harness.lock import ReportDirLock
@@ -78,6 +79,7 @@ class HarnessOptions:
     openvino_cache: Path | None = None  # where their environments live (default: environments.cache_folder)
     time_factor: float = TIME_FACTOR  # with a baseline or several releases: slower than this many times ...
     time_floor: float = TIME_FLOOR  # ... and by more than this many seconds is a regression
+    expect_coverage: Sequence[str] = ()  # implementations the run must reach, besides the suites' own
 
     def __post_init__(self) -> None:
         """Refuse options that cannot make a run, with the option's name, before anything starts."""
@@ -131,6 +133,7 @@ class HarnessOutcome:
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
     notes: list[str] = field(default_factory=list)  # what the run changed of what was asked (-j capped)
     stopped: str | None = None  # why the run stopped before its end (a full disk); exit 2
+    coverage_missing: list[str] = field(default_factory=list)  # expected implementations no job reached
     seconds: float = 0.0  # how long the run took (wall clock, reports and baseline diff included)
 
     @property
@@ -140,7 +143,7 @@ class HarnessOutcome:
     @property
     def verdict(self) -> tuple[str, int]:
         """The run's word and exit code: see :func:`irtool.jobs.records.run_verdict`."""
-        regressed = ((self.diff is not None and self.diff.regressed)
+        regressed = ((self.diff is not None and self.diff.regressed) or bool(self.coverage_missing)
                      or any(diff.regressed for _, _, diff in self.version_diffs))
         return run_verdict(self.run.summary, regressed)
 
@@ -189,6 +192,9 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
                 for entry in known.load_expectations(suite.expected_failures)]
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
     _check_output_names(options.tolerance, cases)
+    expect_coverage = coverage.parse_expected(
+        [item for suite in suites for item in suite.expect_coverage], "expect_coverage") + coverage.parse_expected(
+        list(options.expect_coverage), "--expect-coverage")
     timeout = options.timeout or max(suite.timeout for suite in suites)
     report_dir = _report_dir(options.report_dir)
     lock = ReportDirLock.acquire(report_dir)
@@ -206,6 +212,12 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
         try:
             outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
                            start, baseline, reducer)
+            if expect_coverage and not outcome.interrupted and not outcome.stopped:
+                rows = coverage.coverage(outcome.run.results)
+                if rows:
+                    outcome.coverage_missing = coverage.missing(rows, expect_coverage)
+                else:  # nothing ran, or no device said what it ran: nothing to hold the run to
+                    outcome.notes.append("expect_coverage not checked: no job that ran reported its implementation")
         finally:
             for pool in pools.values():
                 pool.close()

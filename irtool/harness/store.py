@@ -31,7 +31,7 @@ from irtool.jsonable import shown_json, strict_loads
 
 FORMAT = "irtool-results/1"
 # Keys of results.json that are not the run's META: computed from the results when written.
-DERIVED = ("format", "partial", "summary", "results", "openvino_diffs", "baseline_diff")
+DERIVED = ("format", "partial", "summary", "results", "openvino_diffs", "baseline_diff", "coverage")
 JSONL_NAME = "results.jsonl"
 JSON_NAME = "results.json"
 

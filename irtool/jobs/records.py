@@ -218,6 +218,8 @@ class CaseResult:
     known: str | None = None
     raw_verdict: str | None = None
     raw_message: str | None = None
+    # node -> what decided its implementation (irtool.jobs.conditions: shapes, sequence_lengths, weights)
+    conditions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str, str, str | None]:
@@ -291,6 +293,9 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
     "known": (_optional(_is_str), "a string or null"), "raw_message": (_optional(_is_str), "a string or null"),
     "raw_verdict": (_optional(lambda v: v in VERDICTS), f"null or one of {', '.join(VERDICTS)}"),
+    "conditions": (lambda v: isinstance(v, dict) and all(
+        isinstance(c, dict) and all(isinstance(x, str) and isinstance(y, str) for x, y in c.items())
+        for c in v.values()), "an object of node -> object of strings"),
 }
 REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
 _NUMBER_OR_NULL = (_optional(_is_number), "a number or null")

@@ -5,6 +5,7 @@
     description = "..."
     timeout = 60                        # seconds per case (default 120; at most a week)
     expected_failures = "smoke.xfail.toml"   # optional, relative to the suite file
+    expect_coverage = ["RNNSeq", "GRUSequence:TensorIterator"]   # implementations the run must reach
     max_cases = 100000                  # refuse a suite that expands to more (default 50000)
 
     [[grid]]                            # op cases: the product of every list given
@@ -82,7 +83,7 @@ from irtool.specs.values import format_value
 DEFAULT_TIMEOUT = 120.0
 MAX_SECONDS = 7 * 24 * 3600.0  # a timeout beyond a week is a mistake (and 1e300 overflows the clock)
 DEFAULT_MAX_CASES = 50_000  # about 100 MB of cases; raise it with max_cases or --max-cases
-SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases"})
+SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases", "expect_coverage"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
                        "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s",
                        "sources", "lengths", "lengths_type", "values"})
@@ -107,6 +108,7 @@ class Suite:
     expected_failures: Path | None
     cases: tuple[SuiteCase, ...]
     digest: str  # sha256 of the file's text: what --resume compares
+    expect_coverage: tuple[str, ...] = ()  # implementations a run must reach (irtool.harness.coverage)
 
 
 def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
@@ -129,6 +131,10 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
     name = _text(path, head, "name", path.stem)
     description = _text(path, head, "description", "")
     xfail = _text(path, head, "expected_failures", "")
+    coverage = head.get("expect_coverage", [])
+    if not isinstance(coverage, list) or not all(isinstance(item, str) for item in coverage):
+        raise SuiteError(f"{path}: [suite] expect_coverage is {shown(coverage)}; expected a list of implementations "
+                         f"such as [\"RNNSeq\", \"GRUSequence:TensorIterator\"]")
     timeout = check_seconds(head.get("timeout", DEFAULT_TIMEOUT), f"{path}: [suite] timeout", SuiteError)
     limit = max_cases if max_cases is not None else _count_limit(path, head.get("max_cases", DEFAULT_MAX_CASES))
     grids = [(f"[[grid]] {grid.get('id', index + 1)!r}", grid) for index, grid in enumerate(_tables(path, data, "grid"))]
@@ -153,7 +159,8 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
     if not cases:
         raise SuiteError(f"{path}: the suite has no cases; add a [[grid]], [[files]] or [[models]] table")
     _check_unique(path, cases)
-    return Suite(name, path, description, timeout, (path.parent / xfail) if xfail else None, tuple(cases), digest)
+    return Suite(name, path, description, timeout, (path.parent / xfail) if xfail else None, tuple(cases), digest,
+                 tuple(coverage))
 
 
 def _text(path: Path, head: Mapping[str, Any], key: str, default: str) -> str:

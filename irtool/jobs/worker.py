@@ -32,6 +32,7 @@ from irtool.cases import DataKind
 from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError, RunSkipped, Unsupported
 from irtool.jobs import faults
+from irtool.jobs.conditions import node_conditions
 from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
 from irtool.jobs.suite import op_case
@@ -121,12 +122,16 @@ class Runner:
             result.execution_devices = list(compiled.run.execution_devices)
             executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
             result.infer_time = executed.seconds
+            result.conditions = {node.name: node_conditions(node, input_arrays(node, inputs, executed.captured))
+                                 for node in prepared.probed.judgeable}
             judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                   compiled.run.precision, self._reference(case)), compiled)
             # by the judged nodes' own names: an ONNX model's OpenVINO nodes are named by a counter
             # (GRUSequence_9661), different in every process and release, its ONNX nodes are not
             result.implementations = {node.name: node.implementation for node in judgment.nodes
                                       if node.implementation} or result.implementations
+            if len(judgment.nodes) == 1 and len(result.conditions) == 1:  # an ONNX node: by its own name
+                result.conditions = {judgment.nodes[0].name: next(iter(result.conditions.values()))}
             one_onnx_node = prepared.onnx is not None and len(judgment.nodes) == 1  # one case, as an IR op is
             if prepared.single is None and judgment.nodes and not one_onnx_node:  # a whole model: a result per node
                 results = self._per_node(result, job, prepared, data, executed, judgment, compiled)
@@ -194,7 +199,9 @@ class Runner:
             result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{verdict.name}", node=verdict.name,
                                          op=f"{verdict.type}-{verdict.version}",
                                          implementations={verdict.name: verdict.implementation}
-                                         if verdict.implementation else {})
+                                         if verdict.implementation else {},
+                                         conditions={verdict.name: base.conditions[node.name]}
+                                         if node is not None and node.name in base.conditions else {})
             result.outputs = [output_record(d) for d in verdict.outputs]
             result.max_abs = verdict.max_abs
             result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict

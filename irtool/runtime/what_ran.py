@@ -16,6 +16,7 @@ move data (Reshape, Reorder, ReverseSequence, ...) to the kernel that computed i
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -52,12 +53,19 @@ class Implementation:
         return f"{kinds} ({'; '.join(details)})" if details else kinds
 
 
+def direction_parts(description: str) -> list[str]:
+    """What each direction of a node split per direction ran as (``forward: X; reverse: Y`` -> X, Y),
+    or the description itself for a node run as one."""
+    if not description.startswith(f"{_DIRECTIONS[0]}: "):
+        return [description]
+    parts = re.split(rf"; (?=(?:{'|'.join(_DIRECTIONS)}): )", description)
+    return [part.partition(": ")[2] for part in parts]
+
+
 def meets(description: str, expected: str) -> bool:
     """Whether a node described by :meth:`Implementation.describe` ran as ``expected`` (a text such
     as ``RNNSeq``): a node split per direction must have run so in every direction."""
-    parts = [part.partition(": ")[2] for part in description.split("; ")
-             if part.partition(": ")[0] in _DIRECTIONS]
-    return all(expected in part for part in parts) if parts else expected in description
+    return all(expected in part for part in direction_parts(description))
 
 
 def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation]:

@@ -1,0 +1,127 @@
+"""Coverage: which implementations a run reached, per op, device and release, and the conditions
+that led to each (irtool.jobs.conditions: static or dynamic shapes, where sequence_lengths and
+the weights came from, what the lengths held).  A suite's ``expect_coverage`` (or
+``--expect-coverage``) names implementations a run must reach; one it did not is a failure.
+
+An implementation here is a runtime layer type (``RNNSeq``, ``TensorIterator``), read from a
+result's description of what ran (irtool.runtime.what_ran): a node split per direction counts
+under each direction's kind.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from irtool.errors import IrtoolError
+from irtool.jobs.records import CaseResult
+from irtool.runtime.what_ran import direction_parts
+
+RAN = ("pass", "fail", "xfail", "xpass")  # verdicts of jobs whose device ran the model
+_KIND = re.compile(r"^([A-Za-z0-9_]+(?:\+[A-Za-z0-9_]+)*)")
+
+
+class CoverageError(IrtoolError):
+    """An expected implementation written so that it cannot be matched."""
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    op: str
+    device: str
+    release: str
+    implementation: str
+    nodes: int  # node results that ran so (one per job for a single-op case)
+    conditions: tuple[tuple[tuple[tuple[str, str], ...], int], ...]  # each set of conditions -> nodes, most first
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "device": self.device, "release": self.release, "implementation": self.implementation,
+                "nodes": self.nodes, "conditions": [{**dict(items), "nodes": count}
+                                                  for items, count in self.conditions]}
+
+    def by_key(self) -> dict[str, Counter]:
+        """Each condition's values with their node counts (shapes: static 24, dynamic 28)."""
+        found: dict[str, Counter] = {}
+        for items, count in self.conditions:
+            for key, value in items:
+                found.setdefault(key, Counter())[value] += count
+        return found
+
+
+def kinds(description: str) -> tuple[str, ...]:
+    """The runtime layer types of a description: ``RNNSeq (f32)`` -> RNNSeq; ``forward: RNNSeq (f32);
+    reverse: TensorIterator (f32; decomposed)`` -> RNNSeq, TensorIterator; ``not reported`` -> none."""
+    if description == "not reported":
+        return ()
+    found = [match.group(1) for match in map(_KIND.match, direction_parts(description)) if match]
+    return tuple(dict.fromkeys(found))
+
+
+ORDER = ("shapes", "direction", "sequence_lengths", "weights")
+
+
+def _ordered(conditions: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    keys = [k for k in ORDER if k in conditions] + sorted(set(conditions) - set(ORDER))
+    return tuple((key, conditions[key]) for key in keys)
+
+
+def conditions_text(items: Sequence[tuple[str, str]]) -> str:
+    """``static; direction forward; sequence_lengths const full; weights const``."""
+    return "; ".join(value if key == "shapes" else f"{key} {value}" for key, value in items) or "-"
+
+
+def coverage(results: Iterable[CaseResult]) -> list[CoverageRow]:
+    """One row per op, device, release and implementation reached, with the conditions of the
+    nodes that ran so; linear in the results."""
+    nodes: Counter = Counter()
+    conditions: dict[tuple[str, str, str, str], Counter] = {}
+    for result in results:
+        if result.verdict not in RAN:
+            continue
+        for node, description in result.implementations.items():
+            op = result.op or "?"
+            items = _ordered(result.conditions.get(node, {}))
+            for kind in kinds(description):
+                key = (op, result.device, result.release, kind)
+                nodes[key] += 1
+                conditions.setdefault(key, Counter())[items] += 1
+    return [CoverageRow(*key, nodes[key], tuple(conditions[key].most_common())) for key in sorted(nodes)]
+
+
+def parse_expected(items: Sequence[str], where: str) -> list[tuple[str | None, str]]:
+    """``KIND`` (any op) or ``OP:KIND`` (``GRUSequence`` or ``GRUSequence-5``) items."""
+    parsed = []
+    for item in items:
+        op, sep, kind = item.rpartition(":")
+        if not kind or not re.fullmatch(r"[A-Za-z0-9_]+", kind) or (sep and not re.fullmatch(r"[A-Za-z0-9_-]+", op)):
+            raise CoverageError(f"{where}: {item!r}: expected an implementation such as RNNSeq, or OP:IMPLEMENTATION "
+                                f"such as GRUSequence:RNNSeq")
+        parsed.append((op or None, kind))
+    return parsed
+
+
+def missing(rows: Sequence[CoverageRow], expected: Sequence[tuple[str | None, str]]) -> list[str]:
+    """Each expected implementation that no job of the run reached, said in one line."""
+    said = []
+    for op, kind in expected:
+        if not any(row.implementation == kind and (op is None or row.op == op or row.op.rpartition("-")[0] == op)
+                   for row in rows):
+            said.append(f"no job{' of ' + op if op else ''} ran as {kind}")
+    return said
+
+
+def render_text(rows: Sequence[CoverageRow], width: int = 120) -> list[str]:
+    """The coverage table for a terminal: per op and device, each implementation with its node
+    count, and below it each condition's values with their counts (lines cut at ``width``)."""
+    if not rows:
+        return []
+    releases = len({row.release for row in rows}) > 1
+    lines = ["coverage: the implementations reached (nodes), and the conditions of the nodes that ran so"]
+    for row in rows:
+        where = f"{row.op} on {row.device}" + (f" ({row.release})" if releases else "")
+        lines.append(f"  {where}: {row.implementation} ({row.nodes})")
+        for key, values in row.by_key().items():
+            text = f"      {key}: " + ", ".join(f"{value} {count}" for value, count in values.most_common())
+            lines.append(text if len(text) <= width else text[:width - 3] + "...")
+    return lines

@@ -1,0 +1,136 @@
+"""Coverage: which implementations a run reached per op, device and release, with the conditions
+that led to each, in results.json, report.html and the summary; expect_coverage fails a run that
+did not reach an implementation it names."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest_harness import result
+from irtool.build import build_model
+from irtool.cases import OpCase
+from irtool.execute import prepare
+from irtool.harness.coverage import CoverageError, coverage, kinds, missing, parse_expected, render_text
+from irtool.jobs.conditions import node_conditions
+from irtool.runtime.nodes import input_arrays
+
+SUITE = """
+[suite]
+name = "cov"
+{head}
+
+[[grid]]
+id = "native"
+op = "GRUSequence"
+attributes = {{ hidden_size = 4, direction = ["forward", "bidirectional"] }}
+sizes = {{ batch_size = 2, seq_length = 4, input_size = 3 }}
+sources = {{ sequence_lengths = "const" }}
+lengths = "full"
+
+[[grid]]
+id = "loop"
+op = "GRUSequence"
+attributes = {{ hidden_size = 4, direction = "forward" }}
+sizes = {{ batch_size = 2, seq_length = 4, input_size = 3 }}
+"""
+
+
+@pytest.mark.parametrize("description, found", [
+    ("RNNSeq (f32)", ("RNNSeq",)),
+    ("RNNSeq [jit_avx2] (bf16)", ("RNNSeq",)),
+    ("TensorIterator (f32; decomposed)", ("TensorIterator",)),
+    ("forward: RNNSeq (f32); reverse: TensorIterator (f32; decomposed)", ("RNNSeq", "TensorIterator")),
+    ("forward: RNNSeq (f32); reverse: RNNSeq (f32)", ("RNNSeq",)),
+    ("not reported", ()),
+])
+def test_kinds_of_a_description(description, found):
+    assert kinds(description) == found
+
+
+def test_coverage_counts_nodes_per_implementation_and_their_conditions():
+    static = {"shapes": "static", "sequence_lengths": "const full", "weights": "const"}
+    results = [
+        result("a", "pass", implementations={"g": "RNNSeq (f32)"}, conditions={"g": static}),
+        result("b", "fail", implementations={"g": "forward: RNNSeq (f32); reverse: RNNSeq (f32)"},
+               conditions={"g": {**static, "direction": "bidirectional"}}),
+        result("c", "pass", implementations={"g": "TensorIterator (f32; decomposed)"},
+               conditions={"g": {"shapes": "static", "sequence_lengths": "parameter ragged"}}),
+        result("d", "error", implementations={"g": "Loop (f32)"}),  # did not run: not reached
+        result("e", "pass", device="GPU", implementations={"g": "RNNSeq (f16)"}),
+    ]
+    rows = coverage(results)
+    assert [(r.device, r.implementation, r.nodes) for r in rows] == [
+        ("CPU", "RNNSeq", 2), ("CPU", "TensorIterator", 1), ("GPU", "RNNSeq", 1)]
+    assert rows[0].by_key()["sequence_lengths"] == {"const full": 2}
+    assert rows[0].to_json()["conditions"][0] == {**static, "nodes": 1}
+    text = render_text(rows)
+    assert "  GRUSequence-5 on CPU: RNNSeq (2)" in text and "      sequence_lengths: const full 2" in text
+    assert all(len(line) <= 120 for line in text)
+    assert missing(rows, parse_expected(["RNNSeq", "GRUSequence:TensorIterator", "Loop", "LSTMSequence-5:RNNSeq"],
+                                        "x")) == ["no job ran as Loop", "no job of LSTMSequence-5 ran as RNNSeq"]
+
+
+@pytest.mark.parametrize("item", ["", "RNN Seq", "GRU/Sequence:RNNSeq", ":"])
+def test_an_unreadable_expected_implementation_is_refused(item):
+    with pytest.raises(CoverageError, match="expected an implementation such as RNNSeq"):
+        parse_expected([item], "--expect-coverage")
+
+
+@pytest.mark.parametrize("sources, lengths, expected", [
+    ({"sequence_lengths": "const"}, "full", "const full"),
+    ({}, "ragged", "parameter ragged"),
+    ({}, "zero", "parameter zero"),
+])
+def test_node_conditions_read_from_the_node_as_it_ran(sources, lengths, expected):
+    case = OpCase("GRUSequence", {"hidden_size": 4, "direction": "reverse"},
+                  {"batch_size": 3, "seq_length": 5, "input_size": 2}, sources={"W": "parameter", **sources},
+                  lengths=lengths)
+    prepared = prepare(build_model(case), "GRUSequence")
+    rng = np.random.default_rng(0)
+    inputs = {p.name: case.tensor(p, rng) for p in case.ports if case.is_parameter(p)}
+    (node,) = prepared.probed.judgeable
+    conditions = node_conditions(node, input_arrays(node, inputs))
+    assert conditions == {"shapes": "static", "sequence_lengths": expected, "direction": "reverse",
+                          "weights": "W parameter, R const, B const"}
+
+
+def harness(tmp_path, head: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    (tmp_path / "s.toml").write_text(SUITE.format(head=head))
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--report-dir", str(tmp_path / "out"), "--no-progress", *extra],
+                          capture_output=True, text=True, timeout=600)
+    return done, json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+def test_a_run_reports_its_coverage_and_passes_what_it_expects(tmp_path):
+    done, stored = harness(tmp_path, 'expect_coverage = ["GRUSequence:RNNSeq", "TensorIterator"]')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  GRUSequence-5 on CPU: RNNSeq (2)" in done.stdout
+    assert "      sequence_lengths: const full 2" in done.stdout
+    rows = {row["implementation"]: row for row in stored["coverage"]}
+    assert set(rows) == {"RNNSeq", "TensorIterator"}
+    assert rows["TensorIterator"]["conditions"] == [{"shapes": "static", "direction": "forward",
+                                                     "sequence_lengths": "parameter ragged", "weights": "const",
+                                                     "nodes": 1}]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert '<h2 id="coverage">Implementations reached</h2>' in html and "sequence_lengths const full" in html
+
+
+def test_an_implementation_no_job_reached_fails_the_run(tmp_path):
+    done, _ = harness(tmp_path, 'expect_coverage = ["RNNSeq"]', "--expect-coverage", "LSTMSequence:RNNSeq,Loop",
+                      "--format", "json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["coverage_missing"] == ["no job of LSTMSequence ran as RNNSeq", "no job ran as Loop"]
+    assert summary["verdict"] == "FAILED" and summary["summary"] == {"pass": 3}
+
+
+def test_a_bad_expect_coverage_is_refused_before_the_run(tmp_path):
+    (tmp_path / "s.toml").write_text(SUITE.format(head='expect_coverage = "RNNSeq"'))
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--report-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "[suite] expect_coverage is 'RNNSeq'; expected a list" in done.stderr
