@@ -32,7 +32,7 @@ import numpy as np
 
 from irtool.cases import generic_tensor, port_tensor, ragged_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
-from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
+from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
 from irtool.files import writable_target
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
@@ -733,7 +733,8 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
                   for prefix in ("", f"{node.name}:") if name}
     unknown = policy.unknown_outputs(names)
     if unknown:
-        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have; "
+        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have"
+                       f"{did_you_mean(unknown[0], names)}; "
                        f"outputs are {', '.join(names[0] for names in prepared.labels)}")
 
 

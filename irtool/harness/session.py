@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
 from irtool.environments import CURRENT, device_report, environments
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
 from irtool.harness.lock import ReportDirLock
@@ -229,7 +229,8 @@ def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) 
                 names |= _file_output_names(case.file)
         unknown = tolerance.unknown_outputs(names)
         if unknown:
-            raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has; outputs are "
+            raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has"
+                               f"{did_you_mean(unknown[0], names)}; outputs are "
                                f"{', '.join(sorted(names))}")
     for case in cases:
         if case.tolerances and case.file is not None and case.file.endswith(".xml"):

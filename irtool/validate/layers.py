@@ -1,10 +1,9 @@
 """Per-layer checks: which spec applies, attributes, ports, dims and element types."""
 from __future__ import annotations
 
-from difflib import get_close_matches
-
 from irtool import element_types
 from irtool.diagnostics import clipped, quoted
+from irtool.errors import closest, did_you_mean
 from irtool.ir import Layer, Port
 from irtool.shapes import ShapeSyntaxError, parse_dim
 from irtool.specs import DimProblem, OpSpec, RankProblem, unify
@@ -107,10 +106,9 @@ def _check_opset(ctx: Context, layer: Layer) -> bool:
     opsets, op_type, version = ctx.opsets, layer.type, layer.version
     name = opsets.canonical(op_type)
     if name is None:
-        close = get_close_matches(op_type, list(opsets.ops), n=1, cutoff=0.8) if len(op_type) < 100 else []
-        ctx.report("IR015", f"no OpenVINO opset has an op of type {quoted(op_type)}"
-                            + (f"; did you mean {close[0]}?" if close else ""), layer=layer,
-                   found=op_type, expected=close[0] if close else None)
+        close = closest(op_type, opsets.ops)
+        ctx.report("IR015", f"no OpenVINO opset has an op of type {quoted(op_type)}{did_you_mean(op_type, opsets.ops)}",
+                   layer=layer, found=op_type, expected=close)
         return False
     if version is None:
         return True
