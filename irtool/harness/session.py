@@ -33,6 +33,7 @@ from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
+from irtool.jobs import faults
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
 from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
@@ -182,6 +183,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     ``options.reduce_failures``, ``reducer`` (irtool.reduce.failures.reduce_failures, which the
     caller passes: the harness does not import reduce) shrinks each new failure."""
     began = time.monotonic()
+    injected = faults.parse_faults((os.environ if options.env is None else options.env).get(faults.ENV, ""))
     baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path, options.max_cases) for path in options.suites]
     cases = _all_cases(suites)
@@ -195,6 +197,8 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     try:
         releases = environments(options.openvino, options.openvino_cache, log) if options.openvino else {}
         jobs = make_jobs(cases, options.devices, options.precisions, options.shard, list(releases) or [None])
+        for fault in faults.unmatched(injected, jobs):
+            raise faults.unmatched_error(fault, jobs, "of this run")
         order = {job.key: index for index, job in enumerate(jobs)}
         workers, note = worker_count(options.jobs, len(jobs))
         runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir))
