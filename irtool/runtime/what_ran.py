@@ -16,6 +16,24 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 DECOMPOSED = ("TensorIterator", "Loop")
+SPLIT = "split; only its outputs are named ("  # how describe() starts for a split node (results store it)
+
+
+def in_plain_words(described: str, device: str) -> tuple[str, str | None]:
+    """What :meth:`Implementation.describe` said, for people: a short form for a table's column,
+    and the explanation it needs, if any (None).  The stored text stays as it is: results and
+    baselines compare it."""
+    if described.startswith(SPLIT):
+        kinds = described[len(SPLIT):].rstrip(")")
+        return "split in parts", (f"{device} split the node into parts under new names (a bidirectional node: "
+                                  f"one per direction); the implementation of each part is not reported, only "
+                                  f"the {kinds} that joins their outputs")
+    if described == "not reported":
+        return "not reported", f"{device} reports no runtime layer that carries the node's name"
+    if "decomposed" in described:
+        return described, ("decomposed: the node runs as a loop over a cell (TensorIterator or Loop), "
+                           "not as one sequence kernel")
+    return described, None
 
 
 @dataclass(frozen=True)
@@ -37,7 +55,7 @@ class Implementation:
             return "not reported"
         kinds = "+".join(dict.fromkeys(self.layer_types))
         if self.outputs_only:
-            return f"split; only its outputs are named ({kinds})"
+            return f"{SPLIT}{kinds})"
         if self.exec_types:
             kinds += f" [{'+'.join(dict.fromkeys(self.exec_types))}]"
         details = list(dict.fromkeys(self.precisions)) + (["decomposed"] if self.decomposed else [])
