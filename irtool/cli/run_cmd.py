@@ -144,7 +144,9 @@ def render_text(result: Any) -> str:
 
 
 def _fitted(line: str) -> list[str]:
-    if len(line) <= WIDTH:
+    """A line within WIDTH columns, wrapped if need be; not the first line and the verdict (the
+    lines not indented), which scripts read whole (``tail -1``)."""
+    if len(line) <= WIDTH or not line.startswith(" "):
         return [line]
     indent = line[:len(line) - len(line.lstrip(" "))]
     return _wrapped(line.strip(), indent, indent + "    ")
