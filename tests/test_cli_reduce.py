@@ -198,6 +198,9 @@ def test_a_budget_stops_with_the_best_so_far(suite, tmp_path):
     assert "stopped: the time budget is used up; 0 steps kept" in done.stdout
     case, _ = reduced(tmp_path)
     assert case.symbols["batch_size"] == 4
+    lengths = ", ".join(str(int(v)) for v in case.arrays["sequence_lengths"])
+    [summary] = [line for line in done.stdout.splitlines() if line.startswith("inputs: ")]
+    assert summary == f"inputs: sequence_lengths [{lengths}]"  # the other inputs hold more than a few values
 
 
 def test_a_fault_that_matched_no_run_of_the_reduction_is_an_error_at_its_end(suite, tmp_path):

@@ -354,9 +354,35 @@ class _Reduction:
                  INTERRUPTED: "interrupted"}[outcome.stopped]
         self.emit(f"{ended}; {len(outcome.steps)} steps kept of {self.runs} runs ({self.flaky} flaky)")
         self.emit(f"reduced: {outcome.final}; {count_text(best.case.elements)} elements; {_summary(best.result)}")
+        decisive = decisive_inputs(best.case)
+        if decisive:
+            self.emit(f"inputs: {decisive}")
         if outcome.divergence:
             self.emit(f"diverges: {outcome.divergence}")
         self.emit(f"reproducer: {outcome.reproducer} (python {outcome.reproducer / 'reproduce.py'})")
+
+
+FEW_ELEMENTS = 8  # an input this small is shown whole in the summary: its values may be what fails
+_SHOWN_INPUTS = 8
+_LINE_LIMIT = 400  # characters of the summary's inputs line
+
+
+def decisive_inputs(case: ConcreteCase) -> str:
+    """The inputs whose values may decide a failure, with their values: sequence_lengths (its
+    first few values, whatever the batch) and every input of few elements; bounded whatever the
+    case (``sequence_lengths [0]; initial_hidden_state [0.5]``)."""
+    shown = []
+    for port in case.ports:
+        array = np.asarray(case.arrays[port.name])
+        if port.name != "sequence_lengths" and array.size > FEW_ELEMENTS:
+            continue
+        flat = array.reshape(-1)[:FEW_ELEMENTS]
+        values = ", ".join(str(int(v)) if array.dtype.kind in "iub" else f"{float(v):.4g}" for v in flat)
+        more = f", ... ({array.size} values)" if array.size > FEW_ELEMENTS else ""
+        shape = "" if array.ndim <= 1 else f" {list(array.shape)}"
+        shown.append(f"{port.name}{shape} [{values}{more}]")
+    text = "; ".join(shown[:_SHOWN_INPUTS]) + (f"; ... ({len(shown)} inputs)" if len(shown) > _SHOWN_INPUTS else "")
+    return text if len(text) <= _LINE_LIMIT else text[:_LINE_LIMIT - 3] + "..."
 
 
 def divergence(result: CaseResult) -> str | None:
