@@ -94,3 +94,16 @@ def test_every_known_fault_names_the_docs_that_describe_it():
         page, _, section = fault.where.partition(", ")
         text = (ROOT / page).read_text()
         assert section.strip('"') in text, fault.id
+
+
+def test_the_harness_message_carries_the_hint_and_the_verdict_stays_fail(tmp_path):
+    import subprocess
+    import sys
+
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[files]]\nid = "m"\npaths = ["{ROOT / "samples" / "models" / "gru_lengths.xml"}"]\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [result] = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert result["verdict"] == "fail" and LENGTHS_HINT in result["message"]
