@@ -31,7 +31,7 @@ class Failure:
     expected: Mapping[str, np.ndarray]  # the same from the reference
     atol: float  # the tolerance the node was judged with (of Y)
     rtol: float
-    properties: Mapping[str, Any] = None  # what the node is, for faults of a frontend (layout, peepholes, ...)
+    properties: Mapping[str, Any] | None = None  # what the node is, for faults of a frontend (layout, peepholes, ...)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ def test_an_unknown_action_or_key_is_an_error_when_read(text, message):
 def test_every_attribute_of_the_onnx_ops_is_a_condition_key():
     from irtool.onnx import schema
 
-    names = {name for op in schema.OPS for version in schema.versions(op) for name in schema.get(op, version).attributes}
+    names = {name for op in schema.OPS for version in schema.versions(op)
+             for name in schema.get(op, version).attributes}
     assert names <= condition_keys()
 
 

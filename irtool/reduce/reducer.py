@@ -173,7 +173,7 @@ def _out_dir(folder: Path) -> None:
 
 class _Reduction:
     def __init__(self, case: SuiteCase, options: ReduceOptions, runner: RunnerOptions, pool: Pool, log: IO[str],
-                 progress: Progress | None, injected: list[faults.Fault] = ()):
+                 progress: Progress | None, injected: Iterable[faults.Fault] = ()):
         self.case, self.options, self.runner, self.pool, self.log, self.progress = (
             case, options, runner, pool, log, progress)
         self.unmatched = list(injected)  # the IRTOOL_FAULT specs no run has matched yet
@@ -305,7 +305,7 @@ class _Reduction:
 
     def _fault_check(self, job: Job, case: ConcreteCase) -> None:
         """Mark the IRTOOL_FAULT specs that match this job, on the fields the worker will see."""
-        if len(self.unmatched) == 0:
+        if not self.unmatched:
             return
         try:
             found = {**case.attributes, **case.symbols}

@@ -120,7 +120,8 @@ class Context:
             return self.model.locate(port.line, "<port")
         layer_line, layer_column = self._layer_position(layer)
         after = layer_column if layer_line == port.line and layer_column is not None else 1
-        return self.model.locate(port.line, "<port", after, self._nth(id(layer), lambda: layer.inputs + layer.outputs, port))
+        nth = self._nth(id(layer), lambda: layer.inputs + layer.outputs, port)
+        return self.model.locate(port.line, "<port", after, nth)
 
     def _nth(self, key: object, items: Callable[[], list], item: object) -> int:
         """How many of ``items`` before ``item`` have its line: counted once per list (a layer of
