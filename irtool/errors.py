@@ -45,10 +45,24 @@ class RunSkipped(IrtoolError):
     """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean validate?)`` when one of ``choices`` is close to ``word`` (case aside), else ""."""
-    choices = list(choices)
+_SUGGEST_LIMIT = 100  # characters; a longer word is no misspelling worth difflib's quadratic time
+
+
+def closest(word: object, choices: Iterable[str]) -> str | None:
+    """The one of ``choices`` that ``word`` most likely misspells (case aside), or None.  The one
+    rule for suggestions, wherever a closed list of names is checked."""
+    if not isinstance(word, str) or not word or len(word) > _SUGGEST_LIMIT:
+        return None
+    choices = [choice for choice in choices if isinstance(choice, str)]
     same = [choice for choice in choices if choice.lower() == word.lower()]
     close = same or difflib.get_close_matches(word, choices, n=1, cutoff=0.6) \
-        or difflib.get_close_matches(word.upper(), choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+        or difflib.get_close_matches(word.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
+    if close and close[0] not in choices:  # matched in lower case: the choice as written
+        close = [next(c for c in choices if c.lower() == close[0])]
+    return close[0] if close else None
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean validate?)`` when one of ``choices`` is close to ``word`` (see closest), else ""."""
+    close = closest(word, choices)
+    return f" (did you mean {close}?)" if close else ""

@@ -30,9 +30,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from irtool import known_faults
 from irtool.cases import DataKind, generic_tensor, port_tensor, sequence_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
-from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
+from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
 from irtool.files import writable_target
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
@@ -536,10 +537,27 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
                                  node.spec.time_axis(port))
                   for port, got, want in zip(node.spec.outputs, actual, expected))
     failed = [d for d in diffs if not d.passed]
-    reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
-                                                if not d.problem else f"{d.name} ({d.problem})" for d in failed)
-              if failed else None)
-    return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors)
+    if not failed:
+        return NodeResult(*head, PASS, None, diffs, node.tensors)
+    reason = "outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
+                                               if not d.problem else f"{d.name} ({d.problem})" for d in failed)
+    notes = _known_faults(node, arrays, actual, expected, diffs)
+    reason += "".join(f"; {note}" for note in notes)
+    return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes)
+
+
+def _known_faults(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
+                  expected: Sequence[np.ndarray], diffs: Sequence[OutputDiff]) -> tuple[str, ...]:
+    """The hints of the known OpenVINO faults whose signature a failing node has (irtool.known_faults)."""
+    names = [port.name for port in node.spec.inputs]
+    lengths = arrays[names.index("sequence_lengths")] if "sequence_lengths" in names and \
+        names.index("sequence_lengths") < len(arrays) else None
+    outputs = [port.name for port in node.spec.outputs]
+    tolerance = diffs[0].tolerance
+    return known_faults.hints(known_faults.Failure(
+        node.spec.type, str(node.attributes.get("direction", "forward")),
+        None if lengths is None else np.asarray(lengths), dict(zip(outputs, actual)), dict(zip(outputs, expected)),
+        tolerance.atol, tolerance.rtol))
 
 
 def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
@@ -761,7 +779,8 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
                   for prefix in ("", f"{node.name}:") if name}
     unknown = policy.unknown_outputs(names)
     if unknown:
-        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have; "
+        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have"
+                       f"{did_you_mean(unknown[0], names)}; "
                        f"outputs are {', '.join(names[0] for names in prepared.labels)}")
 
 

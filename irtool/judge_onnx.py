@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool import known_faults
 from irtool.compare import OutputDiff, TolerancePolicy, compare_output
 from irtool.execute import ERROR, FAIL, PASS, UNJUDGED, NodeResult, output_tolerance
 from irtool.onnx.graph import OnnxGraph, OnnxNode
@@ -81,9 +82,23 @@ def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray]
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed)
     notes = tuple(text for text in [_directions(node, roles, failed, values, expected)]
-                  + node.frontend_limits(values) if text)
+                  + list(_hints(node, roles, values, expected, diffs)) if text)
     reason += "".join(f"; {text}" for text in notes + (note,) if text)
     return NodeResult(**head, verdict=FAIL, reason=reason, outputs=diffs, notes=notes)
+
+
+def _hints(node: OnnxNode, roles: Mapping[str, str], values: Mapping[str, Any], expected: Mapping[str, np.ndarray],
+           diffs: Sequence[OutputDiff]) -> tuple[str, ...]:
+    """The known OpenVINO faults (irtool.known_faults) that this failing node's outputs, or what
+    the node is, match."""
+    inputs = list(node.proto.input)
+    lengths = values.get(inputs[4]) if len(inputs) > 4 and inputs[4] else None
+    tolerance = next((d.tolerance for d in diffs if roles.get(d.name) == "Y"), diffs[0].tolerance)
+    by_role = {roles[name]: values[name] for name in roles if name in values}
+    expected_by_role = {roles[name]: expected[name] for name in roles if name in expected}
+    return known_faults.hints(known_faults.from_onnx(
+        node.op_type, node.attributes, node.layout, None if lengths is None else np.asarray(lengths), by_role,
+        expected_by_role, tolerance.atol, tolerance.rtol, node.frontend_properties(values)))
 
 
 def _directions(node: OnnxNode, roles: Mapping[str, str], failed: Sequence[OutputDiff], values: Mapping[str, Any],

@@ -198,6 +198,22 @@ def test_a_budget_stops_with_the_best_so_far(suite, tmp_path):
     assert "stopped: the time budget is used up; 0 steps kept" in done.stdout
     case, _ = reduced(tmp_path)
     assert case.symbols["batch_size"] == 4
+    lengths = ", ".join(str(int(v)) for v in case.arrays["sequence_lengths"])
+    [summary] = [line for line in done.stdout.splitlines() if line.startswith("inputs: ")]
+    assert summary == f"inputs: sequence_lengths [{lengths}]"  # the other inputs hold more than a few values
+
+
+def test_a_fault_that_matched_no_run_of_the_reduction_is_an_error_at_its_end(suite, tmp_path):
+    """Faults are applied per job in the worker, and a reduction makes its jobs as it goes: what
+    IRTOOL_FAULT asked and no run met is said at the end (exit 2), the reproducer kept."""
+    env = dict(os.environ, IRTOOL_FAULT="abort:batch_size=4;abort:batch_size=9")
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", *NO_TOLERANCE, "--budget", "0.01",
+                  "-o", str(tmp_path), env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "irtool: error: IRTOOL_FAULT: 'abort:batch_size=9' matched none of the 2 runs of this reduction; "
+        "it changed nothing"]
+    assert (tmp_path / "reproducer").is_dir()
 
 
 def test_a_case_that_passes_has_nothing_to_reduce(suite, tmp_path):

@@ -623,8 +623,8 @@ def test_locating_findings_on_one_line_searches_it_a_bounded_number_of_times(tmp
     import irtool.ir.model as model
 
     passes = []
-    real_search, real_index = model.re.search, model._LineIndex._index
-    monkeypatch.setattr(model.re, "search", lambda *a, **k: passes.append("search") or real_search(*a, **k))
+    real_search, real_index = model.re.finditer, model._LineIndex._index
+    monkeypatch.setattr(model.re, "finditer", lambda *a, **k: passes.append("search") or real_search(*a, **k))
     monkeypatch.setattr(model._LineIndex, "_index", lambda self: passes.append("index") or real_index(self))
     counts = []
     for findings in (100, 1000):

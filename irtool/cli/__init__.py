@@ -42,6 +42,14 @@ class _Parser(argparse.ArgumentParser):
         fail(f"{command}: {message}" if command else message)
         raise SystemExit(2)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check of a closed list of values, with a suggestion for a misspelt one."""
+        if action.choices is not None and value not in action.choices and isinstance(value, str):
+            choices = [str(choice) for choice in action.choices]
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{did_you_mean(value, choices)} "
+                                                 f"(choose from {', '.join(choices)})")
+        super()._check_value(action, value)
+
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; or, given a known sub-command, a parser with that one only.

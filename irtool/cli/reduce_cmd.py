@@ -88,7 +88,9 @@ def handle(args: argparse.Namespace) -> int:
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
-    return 0
+    for line in outcome.unmatched_faults:  # the reduction ran, but not as asked
+        fail(line)
+    return 2 if outcome.unmatched_faults else 0
 
 
 def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:

@@ -8,13 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
+
+import numpy as np
 
 from irtool.cli.common import UsageError, fail
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
 from irtool.compare import PRECISIONS, OutputDiff, shown_pair
 from irtool.runtime.core import release_label
+from irtool.runtime.what_ran import in_plain_words
 from irtool.jsonable import plain
 from irtool.text import lines as joined, shown
 
@@ -136,6 +140,20 @@ def _num(value: float | None) -> str:
 
 
 def render_text(result: Any) -> str:
+    """run's text: every line within WIDTH columns (a longer one wrapped under its own indent)."""
+    return "\n".join(line for text in _render(result).split("\n") for line in _fitted(text))
+
+
+def _fitted(line: str) -> list[str]:
+    """A line within WIDTH columns, wrapped if need be; not the first line and the verdict (the
+    lines not indented), which scripts read whole (``tail -1``)."""
+    if len(line) <= WIDTH or not line.startswith(" "):
+        return [line]
+    indent = line[:len(line) - len(line.lstrip(" "))]
+    return _wrapped(line.strip(), indent, indent + "    ")
+
+
+def _render(result: Any) -> str:
     run = result.run
     lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
@@ -154,7 +172,7 @@ def render_text(result: Any) -> str:
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
-        lines.extend(_node_table(result.nodes))
+        lines.extend(_node_table(result.nodes, run.device))
         word = "ERROR: a node could not be judged" if result.verdict == "error" else "NOT JUDGED: nothing was compared"
         lines.append(f"{word} ({result.no_reference})")
         return joined(lines)
@@ -176,18 +194,48 @@ def _node_count(result: Any) -> str:
     return f"{count} recurrent node{'s' if count != 1 else ''}"
 
 
-def _node_table(nodes: Any) -> list[str]:
+WIDTH = 120  # columns of run's text
+_NAME_COLUMN = 26  # a node's name in the table, at most; the whole name is in the lines below it
+_RAN_AS_COLUMN = 30
+
+
+def _node_table(nodes: Any, device: str) -> list[str]:
+    """A table that fits WIDTH columns (names and implementations cut short in it), then the long
+    text of each node below it: where it sits and what it was fed and read by, and what its
+    implementation means where the words need explaining (a footnote each, said once)."""
     if not nodes:
         return []
-    rows = [("node", "type", "ran as", "verdict", "max abs", "first bad step", "where")]
-    for node in nodes:
+    rows = [("#", "node", "type", "ran as", "verdict", "max abs", "first bad step")]
+    notes: dict[str, str] = {}  # explanation -> its mark
+    details = []
+    for number, node in enumerate(nodes, 1):
+        ran_as, explanation = in_plain_words(node.implementation, device) if node.implementation else ("-", None)
+        if explanation is not None:
+            ran_as += f" [{notes.setdefault(explanation, chr(ord('a') + len(notes) % 26))}]"
+        rows.append((str(number), _cut(node.name, _NAME_COLUMN), f"{node.type}-{node.version}",
+                     _cut(ran_as, _RAN_AS_COLUMN), node.verdict.upper(), _num(node.max_abs),
+                     "-" if node.first_step_outside is None else str(node.first_step_outside)))
         where = node.where + (f" ({', '.join(node.tensors)})" if node.tensors else "") + \
             (f", {node.semantics} semantics" if node.semantics != "OpenVINO" else "")
-        rows.append((node.name, f"{node.type}-{node.version}", node.implementation or "-", node.verdict.upper(),
-                     _num(node.max_abs), "-" if node.first_step_outside is None else str(node.first_step_outside),
-                     where))
+        name = f" '{node.name}'" if len(node.name) > _NAME_COLUMN else ""
+        details += _wrapped(f"{number}{name}: {where}", "    ", "      ")
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
-    return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines.append("  where each node sits:")
+    lines += details
+    for explanation, mark in notes.items():
+        lines += _wrapped(f"[{mark}] {explanation}", "  ", "      ")
+    return lines
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _wrapped(text: str, indent: str, more: str) -> list[str]:
+    """``text`` in lines of at most WIDTH columns (a word longer than a line is cut, never the
+    width exceeded)."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=more, break_on_hyphens=False) or [indent]
 
 
 def _render_second_opinion(second: Any) -> list[str]:
@@ -202,7 +250,7 @@ def _render_second_opinion(second: Any) -> list[str]:
 
 
 def _render_nodes(result: Any) -> list[str]:
-    lines = _node_table(result.nodes)
+    lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
     if check is not None:
         worst = max((d.max_abs for d in check.outputs), default=0.0)
@@ -243,20 +291,51 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
     head = f"  {diff.name:<{width}} {list(diff.shape)} {'PASS' if diff.passed else 'FAIL'}"
     if diff.problem:
         return [f"{head}: {diff.problem}"]
-    lines = [f"{head}  max abs {_num(diff.max_abs)}  max rel {_num(diff.max_rel)}  mean abs {_num(diff.mean_abs)}  "
-             f"outside {diff.outside}/{diff.total} ({diff.outside_share:.1%})  "
-             f"atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"]
     pad = " " * (width + 3)
+    lines = [f"{head}  max abs {_num(diff.max_abs)}  max rel {_num(diff.max_rel)}  mean abs {_num(diff.mean_abs)}  "
+             f"outside {diff.outside}/{diff.total} ({diff.outside_share:.1%})",
+             f"{pad}atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"]
     if diff.worst_index is not None:
         actual, expected = shown_pair(diff.worst_actual, diff.worst_expected)
-        lines.append(f"{pad}worst at {list(diff.worst_index)}: device {actual}, "
-                     f"expected {expected}; would pass with atol {_num(diff.needed_atol)} "
-                     f"(rtol {_num(tol.rtol)}) or rtol {_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
+        lines += _wrapped(f"worst at {list(diff.worst_index)}: device {actual}, expected {expected}", pad, pad + "  ")
+        lines.append(f"{pad}would pass with atol {_num(diff.needed_atol)} (rtol {_num(tol.rtol)}) or rtol "
+                     f"{_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
     if diff.step_max_abs is not None:
-        lines.append(f"{pad}max abs per time step: " + " ".join(_num(v) for v in diff.step_max_abs))
+        lines += [pad + line for line in step_summary(diff.step_max_abs, diff.first_step_outside, tol.atol)]
     if diff.actual_nan or diff.actual_inf or diff.expected_nan or diff.expected_inf:
         lines.append(f"{pad}NaN/Inf: device {diff.actual_nan}/{diff.actual_inf}, expected "
                      f"{diff.expected_nan}/{diff.expected_inf}, {diff.nonfinite_mismatch} where they differ")
+    return lines
+
+
+STEPS_SHOWN = 12  # a series this long is shown whole; a longer one, in a few bounded lines
+_STEP_WINDOW = 6
+
+
+def step_summary(steps: Sequence[float], first_outside: int | None, atol: float) -> list[str]:
+    """The max abs error per time step, in at most three lines of bounded length whatever the
+    number of steps: the whole series when short; else its worst step, how many steps exceed
+    atol, its first steps and the steps around the first one outside tolerance (or the last)."""
+    count = len(steps)
+    if count <= STEPS_SHOWN:
+        return ["max abs per time step: " + " ".join(_num(v) for v in steps)]
+    values = np.asarray(steps, dtype=np.float64)
+    finite = np.where(np.isnan(values), np.inf, values)  # a NaN step is the worst one
+    worst = int(np.argmax(finite))
+    above = int(np.count_nonzero(~(values <= atol)))
+    lines = [f"max abs per time step, {count} steps: worst {_num(float(values[worst]))} at step {worst}; "
+             f"{above} step{'s' if above != 1 else ''} above atol {_num(atol)}"]
+
+    def window(start: int) -> str:
+        start = max(0, min(start, count - _STEP_WINDOW))
+        end = start + _STEP_WINDOW
+        return f"steps {start}-{end - 1}: " + " ".join(_num(float(v)) for v in values[start:end])
+
+    lines.append("  " + window(0))
+    around = (first_outside if first_outside is not None else count) - _STEP_WINDOW // 2
+    if around > 0:  # not the first steps again
+        label = "first outside tolerance at " if first_outside is not None else "last "
+        lines.append("  " + label + window(around))
     return lines
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
 from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
 
@@ -69,7 +69,8 @@ def load_expectations(path: str | Path) -> list[Expected]:
                                     f"with case and reason")
         unknown = sorted(set(entry) - KEYS)
         if unknown:
-            raise ExpectationsError(f"{path}: [[xfail]] {number}: unknown key {unknown[0]!r}; "
+            raise ExpectationsError(f"{path}: [[xfail]] {number}: unknown key {unknown[0]!r}"
+                                    f"{did_you_mean(unknown[0], KEYS)}; "
                                     f"expected {', '.join(sorted(KEYS))}")
         if not isinstance(entry.get("case"), str) or not isinstance(entry.get("reason"), str):
             raise ExpectationsError(f"{path}: [[xfail]] {number}: 'case' (a glob) and 'reason' are required")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from irtool.compare import PRECISIONS
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import Job, SuiteCase
 
 
@@ -47,7 +47,8 @@ def check_precisions(precisions: Iterable[str]) -> list[str]:
     precisions = list(precisions)
     unknown = [p for p in precisions if p not in PRECISIONS]
     if unknown:
-        raise MatrixError(f"--precision {unknown[0]}: expected one of {', '.join(PRECISIONS)}")
+        raise MatrixError(f"--precision {unknown[0]}: expected one of {', '.join(PRECISIONS)}"
+                          f"{did_you_mean(unknown[0], PRECISIONS)}")
     return precisions
 
 

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
 from irtool.environments import CURRENT, device_report, environments
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
+from irtool.jobs import faults
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
 from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
@@ -185,6 +186,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     ``options.reduce_failures``, ``reducer`` (irtool.reduce.failures.reduce_failures, which the
     caller passes: the harness does not import reduce) shrinks each new failure."""
     began = time.monotonic()
+    injected = faults.parse_faults((os.environ if options.env is None else options.env).get(faults.ENV, ""))
     baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path, options.max_cases) for path in options.suites]
     cases = _all_cases(suites)
@@ -201,6 +203,8 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     try:
         releases = environments(options.openvino, options.openvino_cache, log) if options.openvino else {}
         jobs = make_jobs(cases, options.devices, options.precisions, options.shard, list(releases) or [None])
+        for fault in faults.unmatched(injected, jobs):
+            raise faults.unmatched_error(fault, jobs, "of this run")
         order = {job.key: index for index, job in enumerate(jobs)}
         workers, note = worker_count(options.jobs, len(jobs))
         runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir))
@@ -241,7 +245,8 @@ def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) 
                 names |= _file_output_names(case.file)
         unknown = tolerance.unknown_outputs(names)
         if unknown:
-            raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has; outputs are "
+            raise SessionError(f"--atol/--rtol name output {unknown[0]}, which no case of this run has"
+                               f"{did_you_mean(unknown[0], names)}; outputs are "
                                f"{', '.join(sorted(names))}")
     for case in cases:
         if case.tolerances and case.file is not None and case.file.endswith(".xml"):

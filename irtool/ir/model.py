@@ -6,6 +6,7 @@ so one unreadable dim or attribute becomes a diagnostic instead of a parse failu
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -125,8 +126,10 @@ class IRModel:
     def is_net(self) -> bool:
         return self.kind == "net"
 
-    def locate(self, line: int | None, token: str) -> tuple[int | None, int | None]:
-        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``, ``<``) starts.
+    def locate(self, line: int | None, token: str, after: int = 1, nth: int = 0) -> tuple[int | None, int | None]:
+        """The line and 1-based column where ``token`` (``<layer``, ``hidden_size=``, ``<``) starts:
+        its ``nth`` occurrence (from 0) at or after column ``after`` of the line, so that each of
+        several elements on one line (``<dim>2</dim><dim>3</dim>``) has its own column.
 
         lxml reports the line where a start tag ends; a tag spread over several lines
         starts earlier, so search back a few lines for the token.  Each line is decoded once
@@ -135,18 +138,22 @@ class IRModel:
         """
         if line is None or not self.source_lines:
             return line, None
-        found = self._found.get((line, token))
+        key = (line, token, after, nth)
+        found = self._found.get(key)
         if found is None:
             if len(self._found) > 65536:
                 self._found.clear()
-            found = self._found[line, token] = self._locate(line, token)
+            found = self._found[key] = self._locate(line, token, after, nth)
         return found
 
-    def _locate(self, line: int, token: str) -> tuple[int | None, int | None]:
+    def _locate(self, line: int, token: str, after: int, nth: int) -> tuple[int | None, int | None]:
         for candidate in range(line, max(line - 20, 0), -1):
             if candidate > len(self.source_lines):
                 continue
-            column = self._line(candidate).column(token)
+            index = self._line(candidate)
+            column = index.column(token, after, nth) if candidate == line else index.column(token)
+            if column is None and candidate == line and (after, nth) != (1, 0):
+                column = index.column(token)  # the anchor was misjudged: the first occurrence, as before
             if column is not None:
                 return candidate, column
         return line, None
@@ -161,45 +168,48 @@ class IRModel:
 
 
 class _LineIndex:
-    """The columns of tokens on one line, each found once: by a search for each of the first
-    few tokens asked, then (a line asked for many: 100,000 attributes of one element) by one
-    pass that indexes every tag and attribute name on it."""
+    """The columns of tokens on one line, each token's found once: by a search for each of the
+    first few tokens asked, then (a line asked for many: 100,000 attributes of one element) by
+    one pass that indexes every tag and attribute name on it."""
 
     __slots__ = ("text", "columns", "searches", "indexed")
     SEARCHES = 64
 
     def __init__(self, text: str):
         self.text = text
-        self.columns: dict[str, int | None] = {}
+        self.columns: dict[str, list[int]] = {}  # token -> the 1-based columns where it starts, ascending
         self.searches = 0
         self.indexed = False
 
-    def column(self, token: str) -> int | None:
-        """1-based column of the token's first occurrence as a tag or an attribute name, or None."""
-        if token in self.columns:
-            return self.columns[token]
+    def column(self, token: str, after: int = 1, nth: int = 0) -> int | None:
+        """1-based column of the token's ``nth`` occurrence (from 0), as a tag or an attribute name,
+        at or after column ``after``; None if there is none."""
+        columns = self._columns(token)
+        at = bisect_left(columns, after) + nth
+        return columns[at] if at < len(columns) else None
+
+    def _columns(self, token: str) -> list[int]:
+        found = self.columns.get(token)
+        if found is not None:
+            return found
         if self.indexed:
-            return None
+            return []
         if self.searches >= self.SEARCHES:
             self._index()
-            return self.columns.get(token)
+            return self.columns.get(token, [])
         self.searches += 1
         if token == "<":
-            at = self.text.find("<")
-            found = at + 1 if at >= 0 else None
+            pattern = "<"
         else:
             pattern = (r"(?<![\w.:-])" + re.escape(token[:-1]) + r"\s*=" if token.endswith("=")
                        else re.escape(token) + r"(?![\w.:-])")
-            match = re.search(pattern, self.text)
-            found = match.start() + 1 if match else None
-        self.columns[token] = found
+        found = self.columns[token] = [match.start() + 1 for match in re.finditer(pattern, self.text)]
         return found
 
     def _index(self) -> None:
-        columns: dict[str, int | None] = {}
+        columns: dict[str, list[int]] = {}
         for match in _TOKEN.finditer(self.text):
-            columns.setdefault(match.group(1) or match.group(2) + "=", match.start() + 1)
-        first = self.text.find("<")
-        columns.setdefault("<", first + 1 if first >= 0 else None)
+            columns.setdefault(match.group(1) or match.group(2) + "=", []).append(match.start() + 1)
+        columns["<"] = [match.start() + 1 for match in re.finditer("<", self.text)]
         self.columns = columns
         self.indexed = True

@@ -14,7 +14,12 @@ nodes they feed); ``impl:TEXT`` records TEXT as what the device ran for every re
 the faults that match; the first matching fault of the others ends the worker.  Keys: ``case`` (a glob on the case id),
 ``device``, ``precision``, ``op``, ``openvino`` (the release of a run under several), and any attribute or dim size of the case's op, as
 given or as found in its model (``hidden_size=7``, ``batch_size=3``; compared as IR text,
-so ``true``, not ``True``).
+so ``true``, not ``True``).  A key that is none of these is an error when the value is read.
+Faults are applied per job, in the workers, and some fields are known only once a worker has
+read the job's model (an IR file's attributes); so a command that knows its jobs before it
+starts (``harness``) refuses a fault that matches none of them on the fields it knows
+(:func:`unmatched`), and ``reduce``, whose jobs are made as it goes, says at its end which
+fault matched none of the jobs it ran.
 Without the variable nothing happens; it exists for tests and for rehearsing a triage.
 """
 from __future__ import annotations
@@ -29,13 +34,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import Job, pattern_matches
 from irtool.specs.values import format_value
 
 ENV = "IRTOOL_FAULT"
 ACTIONS = ("abort", "segfault", "hang", "exit", "slow", "skew", "impl")
 CHANGES = ("slow", "skew", "impl")  # the actions that let the job run
+JOB_KEYS = ("case", "device", "precision", "op", "openvino")  # besides an op's attributes and sizes
 
 
 class FaultError(IrtoolError):
@@ -48,6 +54,17 @@ class Fault:
     when: Mapping[str, str]
     seconds: float = 0.0  # slow: how long compile sleeps; skew: what is added to the outputs
     text: str = ""  # impl: the implementation recorded
+    written: str = ""  # as written in IRTOOL_FAULT
+
+    def may_match(self, job: Job) -> bool:
+        """Whether the fault can match the job, judged on the fields known before its model is
+        read: a key the job does not hold yet (an IR file's attribute) may still match."""
+        fields = job_fields(job, {})
+        for key, want in self.when.items():
+            have = fields.get(key)
+            if have is not None and not (pattern_matches(want, have) if key == "case" else have == want):
+                return False
+        return True
 
     def matches(self, job: Job, found: Mapping[str, Any] | None = None) -> bool:
         fields = job_fields(job, found or {})
@@ -73,7 +90,8 @@ def parse_faults(text: str) -> list[Fault]:
     for item in filter(None, (part.strip() for part in text.split(";"))):
         action, _, conditions = item.partition(":")
         if action not in ACTIONS:
-            raise FaultError(f"{ENV}={text!r}: {action!r} is not one of {', '.join(ACTIONS)}")
+            raise FaultError(f"{ENV}={text!r}: {action!r} is not one of {', '.join(ACTIONS)}"
+                             f"{did_you_mean(action, ACTIONS)}")
         when = {}
         parts = [c.strip() for c in conditions.split(",") if c.strip()]
         seconds, what = 0.0, ""
@@ -97,9 +115,52 @@ def parse_faults(text: str) -> list[Fault]:
             key, sep, value = condition.partition("=")
             if not sep:
                 raise FaultError(f"{ENV}={text!r}: {condition!r} is not KEY=VALUE")
-            when[key.strip()] = value.strip()
-        faults.append(Fault(action, when, seconds, what))
+            key = key.strip()
+            if key not in condition_keys():
+                raise FaultError(f"{ENV}={text!r}: {key!r} is no condition a fault can name"
+                                 f"{did_you_mean(key, condition_keys())}; conditions: {', '.join(JOB_KEYS)}, or an "
+                                 f"op's attribute or dim size (hidden_size=7, batch_size=3)")
+            when[key] = value.strip()
+        faults.append(Fault(action, when, seconds, what, item))
     return faults
+
+
+def condition_keys() -> frozenset[str]:
+    """What a fault's condition can name: the job's fields, and every attribute, symbol and size of
+    the ops irtool has specs of (IR) or schemas of (ONNX)."""
+    global _CONDITION_KEYS
+    if _CONDITION_KEYS is None:
+        from irtool.specs import registry
+
+        keys = set(JOB_KEYS) | {"num_directions"}
+        for spec in registry():
+            keys |= set(spec.attributes) | set(spec.symbols) | set(spec.sizes)
+        keys |= _ONNX_ATTRIBUTES
+        _CONDITION_KEYS = frozenset(keys)
+    return _CONDITION_KEYS
+
+
+_CONDITION_KEYS: frozenset[str] | None = None
+# the attributes of ONNX GRU, LSTM and RNN beyond those of the IR ops (onnx.defs, without importing onnx)
+_ONNX_ATTRIBUTES = frozenset({"activation_alpha", "activation_beta", "layout", "input_forget", "output_sequence"})
+
+
+def unmatched(faults: list[Fault], jobs: list[Job]) -> list[Fault]:
+    """The faults that can match none of ``jobs`` (see Fault.may_match)."""
+    return [fault for fault in faults if not any(fault.may_match(job) for job in jobs)]
+
+
+def unmatched_error(fault: Fault, jobs: list[Job], where: str) -> FaultError:
+    """The one line that says a fault matches nothing, with what the jobs hold for its keys."""
+    fields = [job_fields(job, {}) for job in jobs]
+    held = []
+    for key in fault.when:
+        values = sorted({f[key][:60] for f in fields if key in f})
+        if values:
+            shown = ", ".join(values[:6]) + (f", ... ({len(values)} values)" if len(values) > 6 else "")
+            held.append(f"{key}: {shown}{did_you_mean(fault.when[key], values)}")
+    return FaultError(f"{ENV}: {fault.written!r} matches no job {where}"
+                      + (f" ({'; '.join(held)})" if held else "") + "; it would change nothing")
 
 
 def faults_from_environment() -> list[Fault]:

@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, VALUES, CaseError, OpCase, case_ports
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
 from irtool.jobs.records import SuiteCase
@@ -83,6 +83,7 @@ from irtool.specs.values import format_value
 DEFAULT_TIMEOUT = 120.0
 MAX_SECONDS = 7 * 24 * 3600.0  # a timeout beyond a week is a mistake (and 1e300 overflows the clock)
 DEFAULT_MAX_CASES = 50_000  # about 100 MB of cases; raise it with max_cases or --max-cases
+SUITE_TABLES = ("suite", "grid", "files", "models")
 SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases", "expect_coverage"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
                        "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s",
@@ -123,9 +124,10 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(f"{path}: not valid TOML: {error}") from None
-    unknown = sorted(set(data) - {"suite", "grid", "files", "models"})
+    unknown = sorted(set(data) - set(SUITE_TABLES))
     if unknown:
-        raise SuiteError(f"{path}: unknown table [{unknown[0]}]; a suite has [suite], [[grid]], [[files]] and "
+        raise SuiteError(f"{path}: unknown table [{unknown[0]}]{did_you_mean(unknown[0], SUITE_TABLES)}; "
+                         f"a suite has [suite], [[grid]], [[files]] and "
                          f"[[models]]")
     head = _table(path, "[suite]", data.get("suite", {}), SUITE_KEYS)
     name = _text(path, head, "name", path.stem)
@@ -197,7 +199,8 @@ def _table(path: Path, where: str, table: Any, keys: frozenset[str]) -> Mapping[
         raise SuiteError(f"{path}: {where} must be a table")
     unknown = sorted(set(table) - keys)
     if unknown:
-        raise SuiteError(f"{path}: {where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(keys))}")
+        raise SuiteError(f"{path}: {where}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], keys)}; "
+                         f"expected one of {', '.join(sorted(keys))}")
     return table
 
 
@@ -246,7 +249,8 @@ def _grid_axes(path: Path, where: str, grid: Mapping[str, Any]) -> tuple[Any, li
     attributes = _mapping(path, where, grid, "attributes")
     unknown = sorted(set(attributes) - set(spec.attributes))
     if unknown:
-        raise SuiteError(f"{path}: {where}: {spec.key} has no attribute {unknown[0]!r}; "
+        raise SuiteError(f"{path}: {where}: {spec.key} has no attribute {unknown[0]!r}"
+                         f"{did_you_mean(unknown[0], spec.attributes)}; "
                          f"it has {', '.join(spec.attributes)}")
     axes = [_axis(f"attributes.{name}", value, spec.attributes[name].type in LIST_TYPES)
             for name, value in attributes.items()]
@@ -280,7 +284,8 @@ def _onnx_grid_axes(path: Path, where: str, op: str, grid: Mapping[str, Any]) ->
     attributes = _mapping(path, where, grid, "attributes")
     unknown = sorted(set(attributes) - known)
     if unknown:
-        raise SuiteError(f"{path}: {where}: {op} has no attribute {unknown[0]!r}; it has {', '.join(sorted(known))}")
+        raise SuiteError(f"{path}: {where}: {op} has no attribute {unknown[0]!r}{did_you_mean(unknown[0], known)}; "
+                         f"it has {', '.join(sorted(known))}")
     for key in ("sources", *DATA_AXES):
         if key in grid:
             raise SuiteError(f"{path}: {where}: {key!r} is for grids of an OpenVINO op (op = \"GRUSequence\" ...); "
@@ -351,7 +356,8 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     sizes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sizes.")}
     weights = point.get("weights", "const")
     if not isinstance(weights, str) or weights not in WEIGHTS:
-        raise SuiteError(f"{path}: case {case_id}: weights is {shown(weights)}; expected const or parameter")
+        raise SuiteError(f"{path}: case {case_id}: weights is {shown(weights)}{did_you_mean(weights, WEIGHTS)}; "
+                         f"expected const or parameter")
     element_type = point.get("element_type", "f32")
     if not isinstance(element_type, str):
         raise SuiteError(f"{path}: case {case_id}: element_type is {shown(element_type)}; expected a string")
@@ -360,7 +366,8 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
         raise SuiteError(f"{path}: case {case_id}: dynamic is {dynamic!r}; expected a list of dim names")
     frontend = point.get("frontend", "onnx" if op in ONNX_OPS else "ir")
     if frontend not in FRONTENDS:
-        raise SuiteError(f"{path}: case {case_id}: frontend is {shown(frontend)}; expected one of {', '.join(FRONTENDS)}")
+        raise SuiteError(f"{path}: case {case_id}: frontend is {shown(frontend)}{did_you_mean(frontend, FRONTENDS)}; "
+                         f"expected one of {', '.join(FRONTENDS)}")
     data = {key: point.get(key, default) for key, default in (("lengths", "ragged"), ("lengths_type", "i32"),
                                                                 ("values", "unsaturated"))}
     for key, value in data.items():

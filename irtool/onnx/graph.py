@@ -22,12 +22,12 @@ import numpy as np
 import onnx
 
 from irtool.errors import RunError
+from irtool.known_faults import by_properties
 from irtool.onnx import schema
 
 # The activations OpenVINO's ONNX frontend converts and its CPU plugin compiles.
 OPENVINO_ACTIVATIONS = frozenset({"relu", "sigmoid", "tanh"})
 DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
-LAYOUT_ISSUE = "openvinotoolkit/openvino#37820"
 
 
 @dataclass(frozen=True)
@@ -69,27 +69,29 @@ class OnnxNode:
         """The activations OpenVINO cannot convert or compile, as the node spells them."""
         return list(dict.fromkeys(a for a in self.activations if a.lower() not in OPENVINO_ACTIVATIONS))
 
-    def frontend_limits(self, tensors: Mapping[str, np.ndarray]) -> list[str]:
-        """What OpenVINO's ONNX frontend is known to get wrong for this node (a failure's explanation)."""
-        limits = []
+    def frontend_properties(self, tensors: Mapping[str, np.ndarray]) -> dict[str, Any]:
+        """What this node is that a known fault of OpenVINO's ONNX frontend acts on, by the fault's id
+        in irtool.known_faults (a string: what the node shows of it)."""
+        properties: dict[str, Any] = {}
         if self.layout == 1:
-            limits.append(f"OpenVINO's ONNX frontend ignores layout=1 (batch-major tensors are read as "
-                          f"sequence-major; {LAYOUT_ISSUE})")
+            properties["onnx-layout"] = True
         inputs = list(self.proto.input)
         if self.op_type == "LSTM" and len(inputs) > 7 and inputs[7]:
             peepholes = tensors.get(inputs[7])
             if peepholes is None or np.any(peepholes != 0):
-                limits.append("OpenVINO's ONNX frontend drops the peepholes P (it converts to LSTMSequence, "
-                              "which has none)")
+                properties["onnx-peepholes"] = True
         if self.op_type == "LSTM" and int(self.attributes.get("input_forget", 0)):
-            limits.append("OpenVINO's ONNX frontend ignores input_forget=1 (it computes what input_forget=0 gives)")
+            properties["onnx-input-forget"] = True
         half = len(self.activations) // 2
         if self.bidirectional and [a.lower() for a in self.activations[:half]] != \
                 [a.lower() for a in self.activations[half:]]:
-            limits.append(f"the activations differ per direction ({', '.join(self.activations[:half])} forward, "
-                          f"{', '.join(self.activations[half:])} backward); OpenVINO applies the forward set to "
-                          f"both directions")
-        return limits
+            properties["per-direction-activations"] = (f"{', '.join(self.activations[:half])} forward, "
+                                                       f"{', '.join(self.activations[half:])} backward")
+        return properties
+
+    def frontend_limits(self, tensors: Mapping[str, np.ndarray]) -> list[str]:
+        """What OpenVINO's ONNX frontend is known to get wrong for this node (irtool.known_faults)."""
+        return by_properties(self.frontend_properties(tensors))
 
 
 @dataclass(frozen=True)

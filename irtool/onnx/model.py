@@ -19,7 +19,7 @@ import onnx
 from onnx import TensorProto, checker, helper, numpy_helper
 
 from irtool.cases import port_tensor, ragged_lengths
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import write_atomic
 from irtool.onnx import schema, shapes
 
@@ -171,11 +171,13 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
     if "hidden_size" not in values:
         raise ModelError(f"{spec.key}: hidden_size is needed to size W and R")
     if element_type not in ELEMENT_TYPES:
-        raise ModelError(f"element type is {element_type!r}; expected one of {', '.join(ELEMENT_TYPES)}")
+        raise ModelError(f"element type is {element_type!r}{did_you_mean(element_type, ELEMENT_TYPES)}; "
+                         f"expected one of {', '.join(ELEMENT_TYPES)}")
     optional = {p.name for p in spec.inputs if p.optional}
     unknown = sorted(set(optional_inputs) - {p.name for p in spec.inputs})
     if unknown:
-        raise ModelError(f"{spec.key} has no input {unknown[0]!r}; its optional inputs are {', '.join(sorted(optional))}")
+        raise ModelError(f"{spec.key} has no input {unknown[0]!r}{did_you_mean(unknown[0], optional)}; "
+                         f"its optional inputs are {', '.join(sorted(optional))}")
     if sequence_lens is not None and "sequence_lens" not in optional:
         raise ModelError(f"{spec.key} has no sequence_lens input")
     symbols = {"batch_size": batch, "seq_length": seq_length, "input_size": input_size,

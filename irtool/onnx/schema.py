@@ -18,6 +18,8 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, defs, helper
 
+from irtool.errors import did_you_mean
+
 OPS = ("GRU", "LSTM", "RNN")
 DOMAIN = ""
 DIRECTIONS = ("forward", "reverse", "bidirectional")
@@ -103,7 +105,7 @@ def versions(op_type: str) -> tuple[int, ...]:
 def get(op_type: str, opset: int) -> OpSchema:
     """The schema of ``op_type`` in ``opset`` (the highest version not above it), from onnx.defs."""
     if op_type not in OPS:
-        raise SchemaError(f"op type is {op_type!r}; expected one of {', '.join(OPS)}")
+        raise SchemaError(f"op type is {op_type!r}{did_you_mean(op_type, OPS)}; expected one of {', '.join(OPS)}")
     if isinstance(opset, bool) or not isinstance(opset, (int, np.integer)) or opset < 1:
         raise SchemaError(f"opset is {opset!r}; expected a positive integer")
     if opset > defs.onnx_opset_version():
@@ -203,7 +205,8 @@ def check_attributes(schema: OpSchema, attributes: Mapping[str, Any]) -> tuple[d
     values: dict[str, Any] = {}
     for name in attributes:
         if name not in schema.attributes:
-            problems.append(Problem("unknown", name, f"{schema.key} has no attribute {name!r}; its attributes are "
+            problems.append(Problem("unknown", name, f"{schema.key} has no attribute {name!r}"
+                                          f"{did_you_mean(name, schema.attributes)}; its attributes are "
                                           f"{', '.join(schema.attributes)}", ", ".join(schema.attributes), name))
     for name, attribute in schema.attributes.items():
         if name in attributes and attributes[name] is not None:
@@ -226,7 +229,8 @@ def _value_problems(values: Mapping[str, Any]) -> list[Problem]:
 
     def require(name: str, ok: bool, expected: str) -> None:
         if name in values and not ok:
-            problems.append(Problem("value", name, f"{name} is {values[name]!r}; expected {expected}", expected,
+            hint = did_you_mean(values[name], DIRECTIONS) if name == "direction" else ""
+            problems.append(Problem("value", name, f"{name} is {values[name]!r}{hint}; expected {expected}", expected,
                                     repr(values[name])))
 
     require("direction", values.get("direction") in DIRECTIONS, " | ".join(DIRECTIONS))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import shutil
 import tempfile
 import time
@@ -33,6 +34,7 @@ from irtool.devices import check_device
 from irtool.errors import IrtoolBug
 from irtool.files import FileError, writable_target
 from irtool.npz import read_npz
+from irtool.jobs import faults
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
 from irtool.jobs.worker import Runner, RunnerOptions
@@ -105,6 +107,7 @@ class ReduceOutcome:
     stopped: str = DONE
     divergence: str | None = None
     result: CaseResult | None = None  # the reduced case's result
+    unmatched_faults: list[str] = field(default_factory=list)  # IRTOOL_FAULT specs that matched no run
 
     @property
     def interrupted(self) -> bool:
@@ -130,6 +133,7 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
 
     check_device_here(options.device)  # present here, not only a name OpenVINO knows
     check_options(options)
+    injected = faults.parse_faults((os.environ if options.env is None else options.env).get(faults.ENV, ""))
     original = concrete_case(origin.case)
     _out_dir(options.out_dir)
     scratch = Path(tempfile.mkdtemp(prefix="irtool-reduce-"))  # candidates, and the worker's reproducers
@@ -137,7 +141,7 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
     try:
         with (options.out_dir / LOG).open("w", encoding="utf-8") as log, \
                 Pool(1, options.timeout, runner, options.env, options.python) as pool:
-            return _Reduction(origin.case, options, runner, pool, log, progress).reduce(original)
+            return _Reduction(origin.case, options, runner, pool, log, progress, injected).reduce(original)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -170,9 +174,10 @@ def _out_dir(folder: Path) -> None:
 
 class _Reduction:
     def __init__(self, case: SuiteCase, options: ReduceOptions, runner: RunnerOptions, pool: Pool, log: IO[str],
-                 progress: Progress | None):
+                 progress: Progress | None, injected: Iterable[faults.Fault] = ()):
         self.case, self.options, self.runner, self.pool, self.log, self.progress = (
             case, options, runner, pool, log, progress)
+        self.unmatched = list(injected)  # the IRTOOL_FAULT specs no run has matched yet
         self.scratch = Path(str(runner.report_dir))
         self.tried: set[str] = set()
         self.runs = self.flaky = self.since_step = 0
@@ -190,7 +195,7 @@ class _Reduction:
         """Run the original as given and as rebuilt; both must fail; the criterion."""
         options = self.options
         self.emit(f"reduce {self.case.id} ({original.spec.key}) on {options.device} at {options.precision}")
-        given = self._run(Job(self.case, options.device, options.precision))
+        given = self._run(Job(self.case, options.device, options.precision), original)
         self.emit(f"original: {original.describe()}; {count_text(original.elements)} elements; {_summary(given)}")
         if given.verdict == ERROR and given.message.startswith("internal error"):
             raise IrtoolBug(f"the original case met an irtool bug, which reduce does not shrink: {given.message}")
@@ -283,7 +288,8 @@ class _Reduction:
         return None
 
     # ------------------------------------------------------------------ running candidates
-    def _run(self, job: Job) -> CaseResult:
+    def _run(self, job: Job, case: ConcreteCase) -> CaseResult:
+        self._fault_check(job, case)
         results: list[CaseResult] = []
         self.pool.run([job], results.append)
         self.runs += 1
@@ -297,7 +303,17 @@ class _Reduction:
         candidate = SuiteCase(id=f"{self.case.id}~{self.runs}", suite=self.case.suite, file=str(xml),
                               inputs=str(npz), atol=self.case.atol, rtol=self.case.rtol)
         job = Job(candidate, self.options.device, self.options.precision)
-        return _Trial(case, job, model, folder, self._run(job))
+        return _Trial(case, job, model, folder, self._run(job, case))
+
+    def _fault_check(self, job: Job, case: ConcreteCase) -> None:
+        """Mark the IRTOOL_FAULT specs that match this job, on the fields the worker will see."""
+        if not self.unmatched:
+            return
+        try:
+            found = {**case.attributes, **case.symbols}
+        except ValueError:
+            found = dict(case.attributes)
+        self.unmatched = [fault for fault in self.unmatched if not fault.matches(job, found)]
 
     def _discard(self, trial: _Trial) -> None:
         shutil.rmtree(trial.folder, ignore_errors=True)
@@ -333,14 +349,42 @@ class _Reduction:
     def _finish(self, outcome: ReduceOutcome, best: _Trial) -> None:
         outcome.final, outcome.result = best.case.describe(), best.result
         outcome.runs, outcome.flaky = self.runs, self.flaky
+        outcome.unmatched_faults = [f"{faults.ENV}: {fault.text!r} matched none of the {self.runs} runs of this "
+                                    f"reduction; it changed nothing" for fault in self.unmatched]
         outcome.divergence = divergence(best.result)
         ended = {DONE: "done: no smaller candidate fails so", BUDGET: "stopped: the time budget is used up",
                  INTERRUPTED: "interrupted"}[outcome.stopped]
         self.emit(f"{ended}; {len(outcome.steps)} steps kept of {self.runs} runs ({self.flaky} flaky)")
         self.emit(f"reduced: {outcome.final}; {count_text(best.case.elements)} elements; {_summary(best.result)}")
+        decisive = decisive_inputs(best.case)
+        if decisive:
+            self.emit(f"inputs: {decisive}")
         if outcome.divergence:
             self.emit(f"diverges: {outcome.divergence}")
         self.emit(f"reproducer: {outcome.reproducer} (python {outcome.reproducer / 'reproduce.py'})")
+
+
+FEW_ELEMENTS = 8  # an input this small is shown whole in the summary: its values may be what fails
+_SHOWN_INPUTS = 8
+_LINE_LIMIT = 400  # characters of the summary's inputs line
+
+
+def decisive_inputs(case: ConcreteCase) -> str:
+    """The inputs whose values may decide a failure, with their values: sequence_lengths (its
+    first few values, whatever the batch) and every input of few elements; bounded whatever the
+    case (``sequence_lengths [0]; initial_hidden_state [0.5]``)."""
+    shown = []
+    for port in case.ports:
+        array = np.asarray(case.arrays[port.name])
+        if port.name != "sequence_lengths" and array.size > FEW_ELEMENTS:
+            continue
+        flat = array.reshape(-1)[:FEW_ELEMENTS]
+        values = ", ".join(str(int(v)) if array.dtype.kind in "iub" else f"{float(v):.4g}" for v in flat)
+        more = f", ... ({array.size} values)" if array.size > FEW_ELEMENTS else ""
+        shape = "" if array.ndim <= 1 else f" {list(array.shape)}"
+        shown.append(f"{port.name}{shape} [{values}{more}]")
+    text = "; ".join(shown[:_SHOWN_INPUTS]) + (f"; ... ({len(shown)} inputs)" if len(shown) > _SHOWN_INPUTS else "")
+    return text if len(text) <= _LINE_LIMIT else text[:_LINE_LIMIT - 3] + "..."
 
 
 def divergence(result: CaseResult) -> str | None:

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from irtool.errors import InputError
+from irtool.errors import InputError, did_you_mean
 
 Kernel = Callable[[np.ndarray, np.ndarray], None]  # (x, out); out may be x
 KernelFactory = Callable[[float, float], Kernel]   # (alpha, beta) -> kernel
@@ -184,7 +184,8 @@ def resolve(names: Sequence[str], alphas: Sequence[float] = (), betas: Sequence[
         name = str(raw).strip().lower()
         kind = KINDS.get(name)
         if kind is None:
-            raise InputError(f"activations[{index}] is {raw!r}; expected one of {', '.join(KINDS)}")
+            raise InputError(f"activations[{index}] is {raw!r}{did_you_mean(name, KINDS)}; "
+                             f"expected one of {', '.join(KINDS)}")
         alpha = _parameter(alphas, index, kind.default_alpha, "activations_alpha", name) if kind.takes_alpha else 0.0
         beta = _parameter(betas, index, kind.default_beta, "activations_beta", name) if kind.takes_beta else 0.0
         resolved.append(Activation(name, alpha, beta, kind.factory(alpha, beta), kind.input_scale))

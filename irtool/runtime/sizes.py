@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from irtool.errors import RunError, Unsupported
+from irtool.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
 from irtool.specs.expressions import Sym
 
@@ -55,7 +55,8 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
                for alias in set(p.output(0).get_names()) | {p.get_friendly_name(), name}}
     unknown = [key for key in given if key not in aliases]
     if unknown:
-        raise RunError(f"--shape {unknown[0]}: {source} has no input of that name; its inputs are {', '.join(names)}")
+        raise RunError(f"--shape {unknown[0]}: {source} has no input of that name"
+                       f"{did_you_mean(unknown[0], names)}; its inputs are {', '.join(names)}")
     given = {aliases[key]: tuple(value) for key, value in given.items()}
     symbols: dict[tuple[str, int], Any] = {}
     for parameter, name in zip(parameters, names):

@@ -68,6 +68,23 @@ def meets(description: str, expected: str) -> bool:
     return all(expected in part for part in direction_parts(description))
 
 
+def in_plain_words(described: str, device: str) -> tuple[str, str | None]:
+    """What :meth:`Implementation.describe` said, for people: a short form for a table's column,
+    and the explanation it needs, if any (None).  The stored text stays as it is: results and
+    baselines compare it."""
+    parts = direction_parts(described)
+    if len(parts) > 1:
+        short = f"{parts[0]} x2" if len(set(parts)) == 1 else "per direction"
+        return short, (f"{device} ran the bidirectional node as one kernel per direction: "
+                       + "; ".join(f"{name} {part}" for name, part in zip(_DIRECTIONS, parts)))
+    if described == "not reported":
+        return "not reported", f"{device} reports no runtime layer that carries the node's name"
+    if "decomposed" in described:
+        return described, ("decomposed: the node runs as a loop over a cell (TensorIterator or Loop), "
+                           "not as one sequence kernel")
+    return described, None
+
+
 def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation]:
     """For each node name, the runtime layers that carry it (empty where the device reports no
     runtime graph: a virtual device may not)."""

@@ -5,6 +5,7 @@ ports and dims; the validator, the builder, the reference and the CLI read them 
 """
 from __future__ import annotations
 
+from irtool.errors import did_you_mean
 from irtool.specs.expressions import ExpressionError, parse_expression
 from irtool.specs.loader import (EXTRA_SPECS_VARIABLE, OPS_DIR, SCHEMA_DIR, SpecError, SpecRegistry, load_registry,
                                  registry, snake_case)
@@ -17,7 +18,8 @@ def get_spec(op_type: str, version: int | None = None) -> OpSpec:
     spec = registry().get(op_type, version)
     if spec is None:
         known = ", ".join(s.key for s in registry())
-        raise KeyError(f"no spec for {op_type}{'' if version is None else f'-{version}'}; known: {known}")
+        hint = did_you_mean(op_type, {s.type for s in registry()})
+        raise KeyError(f"no spec for {op_type}{'' if version is None else f'-{version}'}{hint}; known: {known}")
     return spec
 
 

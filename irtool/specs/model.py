@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from irtool.jsonable import shown
-from irtool.errors import IrtoolBug, IrtoolError
+from irtool.errors import IrtoolBug, IrtoolError, did_you_mean
 from irtool.specs.expressions import BinOp, Cond, Expr, Sym
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
 
@@ -110,7 +110,8 @@ class AttributeSpec:
             for item in items:
                 if item not in self.allowed:
                     expected = "one of " + ", ".join(self.allowed)
-                    problems.append(AttributeProblem("allowed", f"{item!r} is not {expected}", expected, str(item)))
+                    problems.append(AttributeProblem("allowed", f"{item!r} is not {expected}"
+                                                     f"{did_you_mean(item, self.allowed)}", expected, str(item)))
         if self.length is not None and isinstance(value, list) and len(value) != self.length:
             problems.append(AttributeProblem(
                 "length", f"has {len(value)} items, expected {self.length}", f"{self.length} items", str(len(value))))
@@ -373,7 +374,8 @@ class OpSpec:
         """
         for name in attributes:
             if name not in self.attributes:
-                raise SpecMismatch(f"{self.key}: unknown attribute {name!r}; known: {', '.join(self.attributes)}")
+                raise SpecMismatch(f"{self.key}: unknown attribute {name!r}{did_you_mean(name, self.attributes)}; "
+                                   f"known: {', '.join(self.attributes)}")
         for name, spec in self.attributes.items():
             if spec.required and attributes.get(name) is None:
                 raise SpecMismatch(f"{self.key}: attribute {name!r} is required")

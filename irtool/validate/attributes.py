@@ -2,6 +2,7 @@
 and defaults that OpenVINO does not apply."""
 from __future__ import annotations
 
+from irtool.errors import closest
 from irtool.ir import Layer
 from irtool.specs import OpSpec
 from irtool.specs.values import format_value
@@ -58,8 +59,11 @@ _UNKNOWN_SHOWN = 10  # unknown attributes of one layer reported one by one; the 
 def _report_unknown(ctx: Context, layer: Layer, spec: OpSpec, names: list[str]) -> None:
     known = f"known: {spec.attribute_names or 'none'}"
     for name in names[:_UNKNOWN_SHOWN]:
-        ctx.report("IR021", f"unknown attribute of {spec.key}: OpenVINO ignores it, so a misspelt one silently "
-                            f"gives another model; {known}", layer=layer, attribute=name, found=layer.data[name])
+        meant = closest(name, [n for n in spec.attributes if n not in layer.data])
+        ctx.report("IR021", f"unknown attribute of {spec.key}"
+                            + (f" (did you mean {meant}?)" if meant else "")
+                            + f": OpenVINO ignores it, so a misspelt one silently gives another model; {known}",
+                   layer=layer, attribute=name, found=layer.data[name], expected=meant)
     rest = names[_UNKNOWN_SHOWN:]
     if rest:
         shown = ", ".join(rest[:5])

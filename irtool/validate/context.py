@@ -7,9 +7,10 @@ checker context and OpenVINO's NODE_SHAPE_INFER_CHECK do.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from irtool.diagnostics import CODES, Diagnostic, clipped, quoted
-from irtool.ir import IRModel, Layer, Port
+from irtool.ir import Edge, IRModel, Layer, Port
 from irtool.specs import OpSpec, SpecRegistry
 from irtool.specs.opsets import OpenVINOOpsets, openvino_opsets
 
@@ -37,6 +38,7 @@ class Context:
     opsets: OpenVINOOpsets = field(default_factory=openvino_opsets)
     # op type -> (first layer, layer count, specs of other versions) of the layers with no spec here
     _unspecified: dict = field(default_factory=dict)
+    _nths: dict = field(default_factory=dict)  # see _nth
 
     def unspecified(self, layer: Layer, known: list[str]) -> None:
         """Count a layer of an op that OpenVINO has and irtool has no spec for (one note per type)."""
@@ -58,9 +60,11 @@ class Context:
     def report(self, code: str, message: str, *, layer: Layer | None = None, port: Port | None = None,
                port_name: str | None = None, attribute: str | None = None, line: int | None = None,
                token: str | None = None, expected: object = None, found: object = None,
-               port_id: str | None = None, layer_id: str | None = None) -> None:
+               port_id: str | None = None, layer_id: str | None = None, dim: int | None = None,
+               edge: Edge | None = None) -> None:
         """Add a diagnostic, located.  ``port_id`` names a port that is not there (a missing
-        one); ``layer_id`` a layer by the id an edge writes (which may name no layer)."""
+        one); ``layer_id`` a layer by the id an edge writes (which may name no layer); ``dim``
+        the index of the port's <dim> the finding is about; ``edge`` the edge it is about."""
         where = layer.label if layer is not None else ""
         if port is not None:
             where += f" {port.label} ({port_name})" if port_name else f" {port.label}"
@@ -69,7 +73,7 @@ class Context:
         text = f"{where.lstrip()}: {message}" if where else message
         if len(text) > _MESSAGE_LIMIT:
             text = clipped(text, _MESSAGE_LIMIT)
-        line, column = self._position(layer, port, attribute, line, token)
+        line, column = self._position(layer, port, attribute, line, token, dim, edge)
         # positional: this runs once per finding, 30,000 times on a hostile file
         self.diagnostics.append(Diagnostic(
             code, CODES[code].severity, text, self.model.path, line, column,
@@ -78,15 +82,57 @@ class Context:
             None if found is None else clipped(str(found))))
 
     def _position(self, layer: Layer | None, port: Port | None, attribute: str | None,
-                  line: int | None, token: str | None) -> tuple[int | None, int | None]:
+                  line: int | None, token: str | None, dim: int | None,
+                  edge: Edge | None) -> tuple[int | None, int | None]:
+        """Where a finding points: each element at its own column, when several share a line (a
+        one-line port's dims, a one-line net's layers), by counting the elements of its kind
+        written before it on that line, from its parent's column."""
+        locate = self.model.locate
+        if port is not None and dim is not None and dim < len(port.dim_lines) and port.dim_lines[dim] is not None:
+            dim_line = port.dim_lines[dim]
+            port_line, port_column = self._port_position(layer, port)
+            after = port_column if port_line == dim_line and port_column is not None else 1
+            nth = sum(1 for other in port.dim_lines[:dim] if other == dim_line)
+            return locate(dim_line, "<dim", after, nth)
+        if edge is not None and line is not None:
+            return locate(line, token or "<edge", 1, self._nth("edges", lambda: self.model.edges, edge))
         if line is not None:
-            return self.model.locate(line, token or "<")
-        if attribute is not None and layer is not None and attribute in layer.data:
-            return self.model.locate(layer.data_line, f"{attribute}=")
+            return locate(line, token or "<")
         if attribute is not None and layer is not None and layer.data_line is not None:
-            return self.model.locate(layer.data_line, "<data")
+            layer_line, layer_column = self._layer_position(layer)
+            after = layer_column if layer_line == layer.data_line and layer_column is not None else 1
+            data_line, data_column = locate(layer.data_line, "<data", after)
+            if attribute in layer.data:
+                after = data_column if data_line == layer.data_line and data_column is not None else 1
+                return locate(layer.data_line, f"{attribute}=", after)
+            return data_line, data_column
         if port is not None:
-            return self.model.locate(port.line, "<port")
+            return self._port_position(layer, port)
         if layer is not None:
-            return self.model.locate(layer.line, "<layer")
-        return self.model.locate(self.model.line, "<")
+            return self._layer_position(layer)
+        return locate(self.model.line, "<")
+
+    def _layer_position(self, layer: Layer) -> tuple[int | None, int | None]:
+        return self.model.locate(layer.line, "<layer", 1, self._nth("layers", lambda: self.model.layers, layer))
+
+    def _port_position(self, layer: Layer | None, port: Port) -> tuple[int | None, int | None]:
+        if layer is None:
+            return self.model.locate(port.line, "<port")
+        layer_line, layer_column = self._layer_position(layer)
+        after = layer_column if layer_line == port.line and layer_column is not None else 1
+        nth = self._nth(id(layer), lambda: layer.inputs + layer.outputs, port)
+        return self.model.locate(port.line, "<port", after, nth)
+
+    def _nth(self, key: object, items: Callable[[], list], item: object) -> int:
+        """How many of ``items`` before ``item`` have its line: counted once per list (a layer of
+        100,000 ports, each with a finding, is counted once, not 100,000 times)."""
+        counts = self._nths.get(key)
+        if counts is None:
+            if len(self._nths) > 4096:
+                self._nths.clear()
+            counts, per_line = {}, {}
+            for each in items():
+                counts[id(each)] = per_line.get(each.line, 0)
+                per_line[each.line] = counts[id(each)] + 1
+            self._nths[key] = counts
+        return counts.get(id(item), 0)

@@ -79,7 +79,7 @@ def _report_edge(ctx: Context, code: str, edge: Edge, consumer: LayerFacts | Non
     edge names them, even when no such layer or port exists), the edge's line, its producer in
     the message."""
     layer = consumer.layer.label if consumer is not None else f"layer {edge.to_layer}"
-    ctx.report(code, f"{layer} input port {edge.to_port}: {message}", line=edge.line, token="<edge",
+    ctx.report(code, f"{layer} input port {edge.to_port}: {message}", line=edge.line, token="<edge", edge=edge,
                layer_id=edge.to_layer, port_id=edge.to_port, **values)
 
 

@@ -1,10 +1,9 @@
 """Per-layer checks: which spec applies, attributes, ports, dims and element types."""
 from __future__ import annotations
 
-from difflib import get_close_matches
-
 from irtool import element_types
-from irtool.diagnostics import quoted
+from irtool.diagnostics import clipped, quoted
+from irtool.errors import closest, did_you_mean
 from irtool.ir import Layer, Port
 from irtool.shapes import ShapeSyntaxError, parse_dim
 from irtool.specs import DimProblem, OpSpec, RankProblem, unify
@@ -107,10 +106,9 @@ def _check_opset(ctx: Context, layer: Layer) -> bool:
     opsets, op_type, version = ctx.opsets, layer.type, layer.version
     name = opsets.canonical(op_type)
     if name is None:
-        close = get_close_matches(op_type, list(opsets.ops), n=1, cutoff=0.8) if len(op_type) < 100 else []
-        ctx.report("IR015", f"no OpenVINO opset has an op of type {quoted(op_type)}"
-                            + (f"; did you mean {close[0]}?" if close else ""), layer=layer,
-                   found=op_type, expected=close[0] if close else None)
+        close = closest(op_type, opsets.ops)
+        ctx.report("IR015", f"no OpenVINO opset has an op of type {quoted(op_type)}{did_you_mean(op_type, opsets.ops)}",
+                   layer=layer, found=op_type, expected=close)
         return False
     if version is None:
         return True
@@ -127,30 +125,35 @@ def _check_opset(ctx: Context, layer: Layer) -> bool:
 
 
 def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
-    """Port counts, each finding at the first port too many, or naming the first one missing
-    (its id by IR's numbering: inputs from 0, outputs after the inputs)."""
+    """Port counts, each finding at the first port too many, or naming the first one missing.
+    A missing port is named by the ids written (IR numbers inputs from 0, outputs after the
+    inputs): ports 0, 2, 3 written means port 1 is the one missing, whatever comes last."""
     ok = True
     low, high = spec.required_inputs, len(spec.inputs)
     if not low <= len(layer.inputs) <= high:
         names = ", ".join(p.name for p in spec.inputs)
         count = str(high) if low == high else f"{low} to {high}"
         extra = layer.inputs[high] if len(layer.inputs) > high else None
-        missing = None if extra else spec.inputs[len(layer.inputs)]
+        index = None if extra else _first_missing(layer.inputs, len(spec.inputs), 0)
+        missing = None if extra else spec.inputs[index]
         what = (f"input port {extra.id} is one too many" if extra else
                 f"input {missing.index} ({missing.name}) is missing")
-        ctx.report("IR030", f"{what}: the layer has {len(layer.inputs)} input ports, {spec.key} takes {count} "
-                            f"({names})", layer=layer, port=extra,
+        ctx.report("IR030", f"{what}: the layer has {len(layer.inputs)} input ports{_ids(layer.inputs)}, "
+                            f"{spec.key} takes {count} ({names})", layer=layer, port=extra,
                    port_id=None if extra else str(missing.index), expected=count, found=len(layer.inputs))
         ok = False
     if len(layer.outputs) != len(spec.outputs):
         given = len(spec.outputs)
+        base = _output_base(layer)
         extra = layer.outputs[given] if len(layer.outputs) > given else None
-        missing = None if extra else spec.outputs[len(layer.outputs)]
+        index = None if extra else _first_missing(layer.outputs, given, base)
+        missing = None if extra else spec.outputs[index]
         what = (f"output port {extra.id} is one too many" if extra else
                 f"output {missing.index} ({missing.name}) is missing")
-        ctx.report("IR030", f"{what}: the layer has {len(layer.outputs)} output ports, {spec.key} gives {given}"
+        ctx.report("IR030", f"{what}: the layer has {len(layer.outputs)} output ports{_ids(layer.outputs)}, "
+                            f"{spec.key} gives {given}"
                             + (f" ({', '.join(p.name for p in spec.outputs)})" if given else ""),
-                   layer=layer, port=extra, port_id=None if extra else str(len(layer.inputs) + missing.index),
+                   layer=layer, port=extra, port_id=None if extra else str(base + missing.index),
                    expected=given, found=len(layer.outputs))
         ok = False
     for port_spec in spec.inputs[len(layer.inputs):]:
@@ -162,12 +165,47 @@ def _check_port_counts(ctx: Context, layer: Layer, spec: OpSpec) -> bool:
     return ok
 
 
+def _port_numbers(ports: list[Port]) -> list[int] | None:
+    """The ports' ids as numbers, or None when one is absent or no number."""
+    numbers = []
+    for port in ports:
+        if port.id is None or not (port.id.isascii() and port.id.isdigit()) or len(port.id) > 9:
+            return None
+        numbers.append(int(port.id))
+    return numbers
+
+
+def _first_missing(ports: list[Port], count: int, base: int) -> int:
+    """The position (in the spec's list of ``count`` ports) of the first port not written: by the
+    ids, when they are distinct and all of the spec's numbering (``base`` to ``base + count - 1``),
+    else the position after the last port written."""
+    numbers = _port_numbers(ports)
+    if numbers is not None and len(set(numbers)) == len(numbers) and all(base <= n < base + count for n in numbers):
+        written = set(numbers)
+        return next(i for i in range(count) if base + i not in written)
+    return len(ports)
+
+
+def _output_base(layer: Layer) -> int:
+    """The id IR gives the first output: the number of inputs, as the input ids count them
+    (an input missing in the middle leaves the ids after it as they were)."""
+    numbers = _port_numbers(layer.inputs)
+    return max(len(layer.inputs), max(numbers) + 1) if numbers else len(layer.inputs)
+
+
+def _ids(ports: list[Port]) -> str:
+    """`` (ids 0, 2, 3)``: the ids written, a few of them."""
+    if not ports or len(ports) > 12:
+        return ""
+    return " (ids " + ", ".join("?" if p.id is None else clipped(p.id, 12) for p in ports) + ")"
+
+
 def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
     if "?" in port.dims:  # OpenVINO's reader takes -1 in a port's <dim>, and refuses ?
         index = port.dims.index("?")
         ctx.report("IR043", f"dim {index} is ?, which OpenVINO refuses in a port's <dim>: write -1 (? belongs "
                             f"in a Parameter's shape attribute)", layer=layer, port=port,
-                   line=port.dim_lines[index], token="<dim", expected="-1", found="?")
+                   dim=index, expected="-1", found="?")
     try:
         return tuple([parse_dim(text) for text in port.dims])
     except ShapeSyntaxError:
@@ -177,11 +215,11 @@ def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
 def _dims_reported(ctx: Context, layer: Layer, port: Port) -> tuple | None:
     """_dims for a port with an unreadable dim: reports the first one."""
     dims = []
-    for i, (text, line) in enumerate(zip(port.dims, port.dim_lines)):
+    for i, text in enumerate(port.dims):
         try:
             dims.append(parse_dim(text))
         except ShapeSyntaxError as error:
-            ctx.report("IR043", f"dim {i}: {error}", layer=layer, port=port, line=line, token="<dim",
+            ctx.report("IR043", f"dim {i}: {error}", layer=layer, port=port, dim=i,
                        expected="a size, -1, ? or a..b", found=text)
             return None
     return tuple(dims)
@@ -206,9 +244,8 @@ def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
         assert isinstance(problem, DimProblem)
         code = ("IR044" if port_spec.shape_attribute or port_spec.same_as else
                 "IR041" if problem.side == "input" else "IR042")
-        line = port.dim_lines[problem.dim] if problem.dim < len(port.dim_lines) else None
-        ctx.report(code, problem.message, layer=layer, port=port, port_name=port_spec.name, line=line,
-                   token="<dim", expected=problem.expected, found=problem.found)
+        ctx.report(code, problem.message, layer=layer, port=port, port_name=port_spec.name, dim=problem.dim,
+                   expected=problem.expected, found=problem.found)
 
 
 def _frozen(value: object) -> object:

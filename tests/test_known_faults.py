@@ -1,0 +1,109 @@
+"""Known OpenVINO faults named as hints by the signature of a failure, never as a verdict: the
+CPU's sequence_lengths fault on samples/models/gru_lengths.xml, and no hint for a failure of
+another kind."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool import known_faults
+from irtool.build import build_and_save
+from irtool.cases import OpCase
+from irtool.cli import main
+from irtool.reference import gru_sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+LENGTHS_HINT = "this matches a known OpenVINO fault: the CPU plugin ignores sequence_lengths"
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(["run", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_the_cpu_lengths_fault_is_named_in_text_and_json_and_still_fails(capsys):
+    model = str(ROOT / "samples" / "models" / "gru_lengths.xml")
+    code, out = run(capsys, model, "-d", "CPU")
+    assert code == 1 and out.strip().splitlines()[-1].startswith("FAIL: 1 of 1 judged nodes")
+    assert LENGTHS_HINT in " ".join(out.split()) and 'docs/run.md, "A CPU bug this found"' in " ".join(out.split())
+    code, out = run(capsys, model, "-d", "CPU", "--format", "json")
+    [node] = json.loads(out)["nodes"]
+    assert code == 1 and node["verdict"] == "fail"
+    assert [note.startswith(LENGTHS_HINT) for note in node["notes"]] == [True]
+
+
+def test_a_failure_of_another_kind_gets_no_hint(tmp_path, capsys):
+    case = OpCase("GRUSequence", {"hidden_size": 3, "direction": "forward"},
+                  {"batch_size": 2, "seq_length": 4, "input_size": 2})
+    xml = build_and_save(case, tmp_path / "gru.xml")[0]
+    code, out = run(capsys, str(xml), "-d", "CPU", "--atol", "0", "--rtol", "0", "--format", "json")
+    result = json.loads(out)
+    assert code == 1 and result["verdict"] == "fail"
+    assert "known OpenVINO fault" not in out
+
+
+# ----------------------------------------------------------------------------- the signature itself
+
+def _gru(direction: str, lengths: list[int], seed: int = 0):
+    """The reference's outputs with these lengths (expected) and with the lengths ignored, as the
+    CPU's fault computes (actual)."""
+    rng = np.random.default_rng(seed)
+    batch, steps, size, hidden = len(lengths), 5, 3, 4
+    dirs = 2 if direction == "bidirectional" else 1
+    x = rng.standard_normal((batch, steps, size), dtype=np.float32)
+    h = rng.standard_normal((batch, dirs, hidden), dtype=np.float32)
+    w = rng.standard_normal((dirs, 3 * hidden, size), dtype=np.float32)
+    r = rng.standard_normal((dirs, 3 * hidden, hidden), dtype=np.float32)
+    b = rng.standard_normal((dirs, 3 * hidden), dtype=np.float32)
+    attributes = dict(hidden_size=hidden, direction=direction)
+    expected = gru_sequence(x, h, np.array(lengths, np.int32), w, r, b, **attributes)
+    ignored = gru_sequence(x, h, np.full(batch, steps, np.int32), w, r, b, **attributes)
+    return np.array(lengths), dict(zip(("Y", "Ho"), expected)), dict(zip(("Y", "Ho"), ignored))
+
+
+def _failure(direction, lengths, actual, expected):
+    return known_faults.Failure("GRUSequence", direction, lengths, actual, expected, 1e-5, 1e-4)
+
+
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+def test_lengths_ignored_has_the_signature(direction):
+    lengths, expected, actual = _gru(direction, [5, 2, 3])
+    assert known_faults.hints(_failure(direction, lengths, actual, expected))[0].startswith(LENGTHS_HINT)
+
+
+def test_errors_within_a_sequence_or_full_lengths_or_reverse_do_not_have_it():
+    lengths, expected, actual = _gru("forward", [5, 2, 3])
+    wrong_inside = {"Y": actual["Y"].copy(), "Ho": actual["Ho"]}
+    wrong_inside["Y"][1, 0, 0, 0] += 0.5  # a step within batch 1's length of 2
+    assert known_faults.hints(_failure("forward", lengths, wrong_inside, expected)) == ()
+    lengths, expected, actual = _gru("forward", [5, 5, 5])
+    perturbed = {"Y": actual["Y"] + 0.1, "Ho": actual["Ho"] + 0.1}
+    assert known_faults.hints(_failure("forward", lengths, perturbed, expected)) == ()
+    lengths, expected, actual = _gru("reverse", [5, 2, 3])
+    assert known_faults.hints(_failure("reverse", lengths, actual, expected)) == ()
+    lengths, expected, actual = _gru("forward", [5, 2, 3])
+    zeros_past = {"Y": expected["Y"], "Ho": actual["Ho"]}  # Y right, only Ho off: another fault
+    assert known_faults.hints(_failure("forward", lengths, zeros_past, expected)) == ()
+
+
+def test_every_known_fault_names_the_docs_that_describe_it():
+    for fault in known_faults.KNOWN_FAULTS:
+        page, _, section = fault.where.partition(", ")
+        text = (ROOT / page).read_text()
+        assert section.strip('"') in text, fault.id
+
+
+def test_the_harness_message_carries_the_hint_and_the_verdict_stays_fail(tmp_path):
+    import subprocess
+    import sys
+
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[files]]\nid = "m"\npaths = ["{ROOT / "samples" / "models" / "gru_lengths.xml"}"]\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [result] = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert result["verdict"] == "fail" and LENGTHS_HINT in result["message"]
