@@ -21,7 +21,7 @@ JOBS = [Job(case, device, "f32") for case in CASES for device in ("CPU", "AUTO:C
 @pytest.mark.parametrize("text, message", [
     ("abort:hiden_size=2", "'hiden_size' is no condition a fault can name (did you mean hidden_size?)"),
     ("abort:devce=CPU", "(did you mean device?)"),
-    ("abrt:case=x", "'abrt' is not one of abort, segfault, hang, exit, slow (did you mean abort?)"),
+    ("abrt:case=x", "'abrt' is not one of abort, segfault, hang, exit, slow, skew, impl (did you mean abort?)"),
     ("slow:2,colour=red", "'colour' is no condition a fault can name; conditions: case, device"),
 ])
 def test_an_unknown_action_or_key_is_an_error_when_read(text, message):
