@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from conftest import tracked_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -130,12 +130,7 @@ def expected_code(command: str) -> int:
 
 def fresh_copy(target: Path) -> Path:
     """The repository's tracked files, as they are in the work tree, with nothing generated."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+    tracked_copy(target)
     (target / "samples" / "suites" / "triage.toml").write_text(SMALL_TRIAGE)
     return target
 
