@@ -162,9 +162,17 @@ def test_every_substitution_and_exit_code_is_used():
         assert any(re.search(pattern, c) for c in every), (pattern, reason)
 
 
+def _git(copy: Path, *argv: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=docs", "-c", "user.email=docs@localhost", *argv], cwd=copy,
+                          capture_output=True, text=True, check=True).stdout
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if commands(p)], ids=lambda p: p.name)
 def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
     copy = fresh_copy(tmp_path / "repo")
+    _git(copy, "init", "-q")  # to see what the commands leave in the checkout, as the reader's git status would
+    _git(copy, "add", "-A")
+    _git(copy, "commit", "-q", "--no-verify", "-m", "the copy")
     # --openvino examples use the test run's cache of releases (made once, conftest.openvino_cache)
     env = {**os.environ, "PATH": f"{shims(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
            "PYTHONPATH": str(copy), "IRTOOL_OPENVINO_CACHE": str(openvino_cache)}
@@ -178,3 +186,5 @@ def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
         assert done.returncode == expected_code(shown), (
             f"{page.name}: {shown}\nran: {command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         assert "Traceback" not in done.stderr, done.stderr
+    left = _git(copy, "status", "--porcelain", "--untracked-files=all")
+    assert not left, f"{page.name}: its commands leave in the checkout what git does not ignore:\n{left}"
