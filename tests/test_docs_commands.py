@@ -6,7 +6,8 @@ starting with "$ " in any other fenced block (the lines after it are its output)
 blocks (synopses, outputs, TOML) are not run. The commands of one page run in order in one
 fresh copy of the repository (the tracked files as they are in the work tree), so a page
 may build a file and then run it; ``irtool``, ``python`` and ``pytest`` are this Python
-with the copy on PYTHONPATH.
+with the copy on PYTHONPATH.  Afterwards ``git status`` of the copy is clean: whatever the
+commands write, the repository's .gitignore ignores.
 
 What runs differently from the text is listed below, each change with its reason; a
 command no entry names runs exactly as written. A command expected to exit non-zero is
