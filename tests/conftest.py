@@ -26,6 +26,26 @@ def samples_dir() -> Path:
     return SAMPLES
 
 
+def tracked_copy(target: Path) -> Path:
+    """The repository's tracked files, as they are in the work tree, copied into ``target``:
+    nothing generated, installed or ignored."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def shared_folder(tmp_path_factory, name: str) -> Path:
+    """A folder of this test run that every xdist worker shares (lock it while filling it)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 OLDER_OPENVINO = "2025.4.1"  # the older release tests install (once per run: the cache is shared by xdist workers)
 
 
@@ -33,10 +53,7 @@ OLDER_OPENVINO = "2025.4.1"  # the older release tests install (once per run: th
 def openvino_cache(tmp_path_factory) -> Path:
     """The environments' cache of this test run: one folder for every xdist worker (ensure() locks a
     release while it makes it), so that the older release is installed once."""
-    base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "openvino-cache"
-    folder.mkdir(exist_ok=True)
-    return folder
+    return shared_folder(tmp_path_factory, "openvino-cache")
 
 
 @pytest.fixture(scope="session")

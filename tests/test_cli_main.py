@@ -150,3 +150,39 @@ def test_reduce_options_check_themselves_when_built(tmp_path):
         with pytest.raises(IrtoolError, match=message):
             ReduceOptions(**{"device": "CPU", "out_dir": tmp_path, **bad})
     assert ReduceOptions("HETERO:GPU,CPU", tmp_path).timeout > 0
+
+
+def test_version_names_irtool_by_its_metadata_and_openvino(capsys):
+    from importlib import metadata
+
+    from irtool.runtime.core import openvino_version
+
+    assert main(["--version"]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith(f"irtool {metadata.version('irtool')} from {ROOT / 'irtool'} (python ")
+    assert second == f"openvino {openvino_version()}"
+
+
+VERSION_PROBE = """\
+import sys
+{setup}
+import irtool.cli
+sys.exit(irtool.cli.main(["--version"]))
+"""
+
+
+@pytest.mark.parametrize("setup, said", [
+    ("sys.modules['openvino'] = None", "(ModuleNotFoundError: import of openvino halted; None in sys.modules)"),
+    ("sys.path.insert(0, sys.argv[1])", "(ImportError: libopenvino.so.2026.4.1: cannot open shared object file)"),
+], ids=["missing", "broken"])
+def test_version_says_a_missing_or_broken_openvino_instead_of_failing(setup, said, tmp_path):
+    broken = tmp_path / "openvino"
+    broken.mkdir()
+    (broken / "__init__.py").write_text('raise ImportError("libopenvino.so.2026.4.1: cannot open shared object file")\n')
+    done = subprocess.run([sys.executable, "-c", VERSION_PROBE.format(setup=setup), str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith("irtool ")
+    assert second == f"openvino: cannot be imported {said}; validate works without it, build, run, harness and " \
+                     f"reduce need it"

@@ -6,7 +6,8 @@ starting with "$ " in any other fenced block (the lines after it are its output)
 blocks (synopses, outputs, TOML) are not run. The commands of one page run in order in one
 fresh copy of the repository (the tracked files as they are in the work tree), so a page
 may build a file and then run it; ``irtool``, ``python`` and ``pytest`` are this Python
-with the copy on PYTHONPATH.
+with the copy on PYTHONPATH.  Afterwards ``git status`` of the copy is clean: whatever the
+commands write, the repository's .gitignore ignores.
 
 What runs differently from the text is listed below, each change with its reason; a
 command no entry names runs exactly as written. A command expected to exit non-zero is
@@ -16,13 +17,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from conftest import tracked_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -130,12 +131,7 @@ def expected_code(command: str) -> int:
 
 def fresh_copy(target: Path) -> Path:
     """The repository's tracked files, as they are in the work tree, with nothing generated."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+    tracked_copy(target)
     (target / "samples" / "suites" / "triage.toml").write_text(SMALL_TRIAGE)
     return target
 
@@ -167,9 +163,17 @@ def test_every_substitution_and_exit_code_is_used():
         assert any(re.search(pattern, c) for c in every), (pattern, reason)
 
 
+def _git(copy: Path, *argv: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=docs", "-c", "user.email=docs@localhost", *argv], cwd=copy,
+                          capture_output=True, text=True, check=True).stdout
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if commands(p)], ids=lambda p: p.name)
 def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
     copy = fresh_copy(tmp_path / "repo")
+    _git(copy, "init", "-q")  # to see what the commands leave in the checkout, as the reader's git status would
+    _git(copy, "add", "-A")
+    _git(copy, "commit", "-q", "--no-verify", "-m", "the copy")
     # --openvino examples use the test run's cache of releases (made once, conftest.openvino_cache)
     env = {**os.environ, "PATH": f"{shims(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
            "PYTHONPATH": str(copy), "IRTOOL_OPENVINO_CACHE": str(openvino_cache)}
@@ -183,3 +187,5 @@ def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
         assert done.returncode == expected_code(shown), (
             f"{page.name}: {shown}\nran: {command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         assert "Traceback" not in done.stderr, done.stderr
+    left = _git(copy, "status", "--porcelain", "--untracked-files=all")
+    assert not left, f"{page.name}: its commands leave in the checkout what git does not ignore:\n{left}"

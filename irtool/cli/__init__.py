@@ -16,7 +16,6 @@ import os
 import sys
 from typing import Any, Sequence
 
-from irtool import __version__
 from irtool.cli.common import fail
 from irtool.errors import IrtoolBug, IrtoolError, did_you_mean
 
@@ -31,6 +30,29 @@ exit codes: 0 passed, 1 a mismatch, regression or invalid file, 2 could not run 
 error, unreadable file, absent device), 3 ran but nothing was judged (every job skipped).
 """
 EPILOG = "'irtool COMMAND --help' describes a command. Documentation: README.md and docs/ of the repository."
+
+
+class _Version(argparse.Action):
+    """--version: irtool's version and where it runs from, and openvino's (imported only now; a
+    missing or broken openvino is said, not raised)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        import platform
+
+        import irtool
+        from irtool.runtime.core import installed_openvino
+
+        openvino, problem = installed_openvino()
+        where = os.path.dirname(os.path.abspath(irtool.__file__))
+        print(f"irtool {irtool.version()} from {where} (python {platform.python_version()})")
+        print(f"openvino {openvino}" if openvino else
+              f"openvino: cannot be imported ({problem}); validate works without it, build, run, harness and "
+              f"reduce need it")
+        parser.exit(0)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,7 +81,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """
     parser = _Parser(prog="irtool", description=DESCRIPTION, epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"irtool {__version__}")
+    parser.add_argument("--version", action=_Version, help="show irtool's and openvino's versions and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in (command,) if command in COMMANDS else COMMANDS:
         try:

@@ -39,6 +39,15 @@ def openvino_version() -> str:
     return ov.get_version()
 
 
+def installed_openvino() -> tuple[str | None, str]:
+    """(openvino's full version, "") when it imports, else (None, why not): missing, or broken (a
+    library it needs, a half-removed install), which ``irtool --version`` says instead of failing."""
+    try:
+        return openvino_version(), ""
+    except Exception as error:  # whatever importing it raised is the answer
+        return None, f"{type(error).__name__}: {error}"
+
+
 def release_label(version: str) -> str:
     """``2026.4.1-22982-e213a147257-releases/2026/4`` -> ``2026.4.1``: what results and reports call a release."""
     return version.split("-")[0]

@@ -5,15 +5,33 @@ import json
 import os
 import re
 from functools import lru_cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from irtool.errors import InputError
 from irtool.specs.expressions import parse_expression
 from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SizeSpec, SpecError, SymbolSpec
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent.parent / "schemas"
-OPS_DIR = SCHEMA_DIR / "ops"
+
+def _schema_dir() -> Traversable:
+    """schemas/ of the repository, which pyproject.toml installs as the package irtool._schemas:
+    read through importlib.resources in an editable install, a wheel or a zip.  irtool run from a
+    source tree that was not installed (on PYTHONPATH, as the workers of other openvino releases
+    run it) finds the folder beside its package."""
+    try:
+        return files("irtool._schemas")
+    except ModuleNotFoundError as error:
+        if error.name != "irtool._schemas":
+            raise
+        return Path(__file__).resolve().parent.parent.parent / "schemas"
+
+
+SCHEMA_DIR: Traversable = _schema_dir()
+OPS_DIR: Traversable = SCHEMA_DIR / "ops"
+SPEC_FILE = re.compile(r"^[^.].*-.*\.json$")  # Type-version.json (common.json is the shared pieces)
 EXTRA_SPECS_VARIABLE = "IRTOOL_EXTRA_SPECS"  # folders of further op spec files (os.pathsep-separated)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _OPSET = re.compile(r"^opset(\d{1,9})$", re.ASCII)  # ASCII digits: int() takes any Unicode digit, and refuses 4300 of them
@@ -165,19 +183,34 @@ class SpecRegistry:
         return candidates[-1] if candidates else None
 
 
-def load_registry(directory: Path = OPS_DIR, *extra: Path) -> SpecRegistry:
+def _read_json(path: Traversable) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SpecError(f"{path}: {error}") from error
+
+
+def spec_files(folder: Traversable) -> list[Traversable]:
+    """The spec files (``Type-version.json``) of a folder, by name."""
+    try:
+        found = [entry for entry in folder.iterdir() if SPEC_FILE.match(entry.name) and entry.is_file()]
+    except OSError as error:
+        raise SpecError(f"{folder}: cannot list its spec files ({error.strerror or error})") from error
+    return sorted(found, key=lambda entry: entry.name)
+
+
+def load_registry(directory: Traversable = OPS_DIR, *extra: Traversable) -> SpecRegistry:
     """The spec files (``Type-version.json``) of ``directory`` and of each ``extra`` folder; their
-    ``$ref``s point into ``directory``'s common.json.  Two files for one op version are refused."""
+    ``$ref``s point into ``directory``'s common.json.  Two files for one op version are refused,
+    and so is a ``directory`` without spec files (an install that lost its data)."""
     common_path = directory / "common.json"
-    common = json.loads(common_path.read_text()) if common_path.exists() else {}
-    specs = []
-    for folder in (directory, *extra):
-        for path in sorted(Path(folder).glob("*-*.json")):
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as error:
-                raise SpecError(f"{path}: {error}") from error
-            specs.append(build_spec(data, common, str(path)))
+    common = _read_json(common_path) if common_path.is_file() else {}
+    shipped = spec_files(directory)
+    if not shipped:
+        raise SpecError(f"{directory}: no op spec files (Type-version.json) there")
+    specs = [build_spec(_read_json(path), common, str(path)) for path in shipped]
+    for folder in extra:
+        specs += [build_spec(_read_json(path), common, str(path)) for path in spec_files(folder)]
     return SpecRegistry(specs)
 
 
@@ -190,4 +223,9 @@ def registry() -> SpecRegistry:
 
 @lru_cache(maxsize=4)
 def _registry(extra: str) -> SpecRegistry:
-    return load_registry(OPS_DIR, *(Path(part) for part in extra.split(os.pathsep) if part))
+    folders = [Path(part) for part in extra.split(os.pathsep) if part]
+    for folder in folders:
+        if not folder.is_dir():
+            raise InputError(f"{EXTRA_SPECS_VARIABLE} names {folder}, which is not a folder "
+                             f"(expected folders of op spec files, separated by {os.pathsep!r})")
+    return load_registry(OPS_DIR, *folders)

@@ -12,11 +12,12 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from types import MappingProxyType
 from typing import Mapping
 
 from irtool.specs.loader import SCHEMA_DIR
+from irtool.specs.model import SpecError
 
 OPSETS_FILE = SCHEMA_DIR / "openvino_opsets.json"
 _OPSET = re.compile(r"opset([1-9][0-9]{0,8})", re.ASCII)  # exactly as the reader looks it up
@@ -78,8 +79,11 @@ class OpenVINOOpsets:
         return ", ".join(f"opset{r[0]}" if len(r) == 1 else f"opset{r[0]} to opset{r[-1]}" for r in runs)
 
 
-def load_opsets(path: Path = OPSETS_FILE) -> OpenVINOOpsets:
-    data = json.loads(path.read_text())
+def load_opsets(path: Traversable = OPSETS_FILE) -> OpenVINOOpsets:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # irtool's own file: never blamed on the user's
+        raise SpecError(f"{path}: {error}") from error
     return OpenVINOOpsets(
         openvino=data["openvino"], count=data["opsets"],
         ops=MappingProxyType({name: MappingProxyType(v) for name, v in data["ops"].items()}),
