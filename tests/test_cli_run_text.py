@@ -28,7 +28,7 @@ def test_a_split_node_is_said_in_plain_words_within_120_columns(capsys):
     assert max(len(line) for line in out.splitlines()) <= WIDTH
     assert "only its outputs are named" not in out
     table = [line for line in out.splitlines() if "LSTMSequence-5" in line]
-    assert len(table) == 2 and all(" x2 [a]" in line or "per direction [a]" in line for line in table)
+    assert len(table) == 2 and all("RNNSeq x2 [a]" in line or " | " in line for line in table)
     text = " ".join(out.split())
     assert "[a] CPU ran the bidirectional node as one kernel per direction: forward " in text
     assert "1: top level (from Transpose 'Transpose_7', to Transpose 't0')" in text

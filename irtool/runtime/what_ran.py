@@ -74,7 +74,8 @@ def in_plain_words(described: str, device: str) -> tuple[str, str | None]:
     baselines compare it."""
     parts = direction_parts(described)
     if len(parts) > 1:
-        short = f"{parts[0]} x2" if len(set(parts)) == 1 else "per direction"
+        kinds = [re.split(r" [(\[]", part, maxsplit=1)[0] for part in parts]
+        short = f"{kinds[0]} x2" if len(set(kinds)) == 1 else " | ".join(kinds)
         return short, (f"{device} ran the bidirectional node as one kernel per direction: "
                        + "; ".join(f"{name} {part}" for name, part in zip(_DIRECTIONS, parts)))
     if described == "not reported":
