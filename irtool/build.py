@@ -100,12 +100,14 @@ def probe_model() -> "ov.Model":
     return ov.Model([ops.result(ops.relu(source))], [source], "probe")
 
 
-def parameter(name: str, shape: Sequence[int], dtype: Any) -> Any:
-    """A model input named ``name`` (node and tensor), -1 in ``shape`` for a dynamic dim."""
+def parameter(name: str, shape: Sequence[int | tuple[int, int]], dtype: Any) -> Any:
+    """A model input named ``name`` (node and tensor), -1 in ``shape`` for a dynamic dim and
+    (min, max) for a bounded one."""
     import openvino as ov
 
     ops = opset_module("openvino.opset1")
-    node = ops.parameter(ov.PartialShape(list(shape)), dtype, name=name)
+    dims = [ov.Dimension(*dim) if isinstance(dim, tuple) else dim for dim in shape]  # (min, max): bounded
+    node = ops.parameter(ov.PartialShape(dims), dtype, name=name)
     node.output(0).get_tensor().set_names({name})
     return node
 

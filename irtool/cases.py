@@ -63,6 +63,7 @@ class OpCase:
     lengths: str = "ragged"
     lengths_type: str = "i32"
     values: str = "unsaturated"
+    bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # a dynamic dim's [min, max]
 
     def __post_init__(self) -> None:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2 ** 63:
@@ -98,7 +99,7 @@ class OpCase:
         unknown = sorted(set(self.sizes) - set(free))
         if unknown:
             raise CaseError(f"{self.spec.key}: unknown size {', '.join(unknown)}; sizes are {', '.join(free)}")
-        dynamic_unknown = sorted(set(self.dynamic) - set(free))
+        dynamic_unknown = sorted((set(self.dynamic) | set(self.bounds)) - set(free))
         if dynamic_unknown:
             raise CaseError(f"{self.spec.key}: {', '.join(dynamic_unknown)} cannot be dynamic; "
                             f"dynamic dims are chosen from {', '.join(free)}")
@@ -120,6 +121,13 @@ class OpCase:
             if not isinstance(size, int) or isinstance(size, bool) or size < 1:
                 raise CaseError(f"{self.spec.key}: {name} is {size!r}; expected a positive integer")
             values[name] = size
+        for name, bound in self.bounds.items():
+            low, high = bound if isinstance(bound, (list, tuple)) and len(bound) == 2 else (None, None)
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) or not 1 <= low <= high:
+                raise CaseError(f"{self.spec.key}: bounds of {name} are {bound!r}; expected [min, max] with "
+                                f"1 <= min <= max")
+            if not low <= values[name] <= high:
+                raise CaseError(f"{self.spec.key}: {name} is {values[name]}, outside its bounds [{low}, {high}]")
         return values
 
     @property
@@ -130,11 +138,13 @@ class OpCase:
         """The static shape of an input port for this case's sizes."""
         return tuple(self._dim(expr) for expr in port.dims or ())
 
-    def partial_shape(self, port: PortSpec) -> list[int]:
-        """The shape of an input port as the model declares it: -1 for every dynamic symbol."""
-        dims = []
+    def partial_shape(self, port: PortSpec) -> list[int | tuple[int, int]]:
+        """The shape of an input port as the model declares it: -1 for every dynamic symbol, and
+        (min, max) for a bounded one."""
+        dims: list[int | tuple[int, int]] = []
         for expr, size in zip(port.dims or (), self.shape(port)):
-            dims.append(-1 if isinstance(expr, Sym) and expr.name in self.dynamic else size)
+            name = expr.name if isinstance(expr, Sym) else None
+            dims.append(tuple(self.bounds[name]) if name in self.bounds else -1 if name in self.dynamic else size)
         return dims
 
     def is_parameter(self, port: PortSpec) -> bool:

@@ -177,3 +177,68 @@ def test_full_suite_names_every_implementation_path():
                        and c.sources == {"sequence_lengths": "const"} and c.lengths == "full" for c in ids)
             assert any(c.id.startswith(f"{short}-ti-static[") and c.expect_impl == "TensorIterator" for c in ids)
             assert any(c.id.startswith(f"{short}-rnnseq-dynamic[") and c.lengths == "ragged" for c in ids)
+
+
+SHAPES = """
+[[grid]]
+id = "shapes"
+op = "GRUSequence"
+attributes = { hidden_size = 4, direction = "forward" }
+sizes = { batch_size = 2, seq_length = 5, input_size = 3 }
+dynamic = ["batch_size", "seq_length"]
+lengths = ["full", "ragged"]
+infer_sizes = [{ batch_size = 1, seq_length = 3 }, { batch_size = 4, seq_length = 7 }, { batch_size = 2, seq_length = 1 }]
+
+[[grid]]
+id = "bounded"
+op = "LSTMSequence"
+attributes = { hidden_size = 4, direction = "forward" }
+sizes = { batch_size = 3, seq_length = 5, input_size = 3 }
+bounds = { batch_size = [1, 15] }
+lengths = "full"
+infer_sizes = [{ batch_size = 1 }, { batch_size = 15 }]
+"""
+
+
+def test_several_shapes_on_one_compiled_model_each_judged_and_a_mismatch_names_its_shape(tmp_path):
+    """A batch of one has only full lengths, so the CPU's dynamic-path lengths bug shows first at the
+    second shape (batch 4, ragged): the failure names it and its position in the list."""
+    (tmp_path / "s.toml").write_text(SHAPES)
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--report-dir", str(tmp_path / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    full = results["shapes[lengths=full,seed=0]"]
+    assert full["verdict"] == "pass"
+    assert full["message"] == ("3 shapes inferred in order on one compiled model (batch_size 1, seq_length 3; "
+                               "batch_size 4, seq_length 7; batch_size 2, seq_length 1)")
+    ragged = results["shapes[lengths=ragged,seed=0]"]
+    if ragged["verdict"] == "fail":  # openvino 2026.4.1 and earlier
+        assert done.returncode == 1
+        assert ragged["message"].startswith("shape 2 of 3 (batch_size 4, seq_length 7): outside tolerance: ")
+        assert ragged["shapes"]["X"] == [4, 7, 3]  # the failing shape's inputs, and its reproducer's
+        repro = tmp_path / "out" / ragged["reproducer"]
+        assert np.load(repro / "inputs.npz")["X"].shape == (4, 7, 3)
+    bounded = results["bounded[seed=0]"]
+    assert bounded["verdict"] == "pass" and bounded["shapes"]["X"] == [15, 5, 3]
+
+
+def test_a_bounded_dim_is_declared_with_its_bounds():
+    case = OpCase("LSTMSequence", {"hidden_size": 4, "direction": "forward"}, SIZES, bounds={"batch_size": (1, 15)})
+    shapes = [str(p.get_partial_shape()) for p in build_model(case).get_parameters()]
+    assert shapes[0] == "[1..15,6,5]"
+    with pytest.raises(CaseError, match=r"batch_size is 16, outside its bounds \[1, 15\]"):
+        OpCase("LSTMSequence", {"hidden_size": 4, "direction": "forward"}, {**SIZES, "batch_size": 16}, bounds={"batch_size": (1, 15)}).symbols
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('infer_sizes = [{ batch_size = 3 }]', "infer_sizes names batch_size, not a dynamic dim of the case"),
+    ('dynamic = ["batch_size"]\ninfer_sizes = [{ batch_size = 0 }]', "infer_sizes is .*; expected a list of tables"),
+    ('bounds = { batch_size = [2, 4] }\ninfer_sizes = [{ batch_size = 9 }]', r"batch_size is 9, outside its bounds"),
+    ('bounds = { batch_size = [4, 2] }', r"bounds of batch_size are \(4, 2\); expected \[min, max\]"),
+])
+def test_bad_shape_axes_are_refused_when_the_suite_is_read(tmp_path, extra, message):
+    path = tmp_path / "s.toml"
+    path.write_text(grid("g", "GRUSequence", extra))
+    with pytest.raises(SuiteError, match=message):
+        load_suite(path)

@@ -109,6 +109,11 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "lengths": (lambda v: v in LENGTHS, f"one of {', '.join(LENGTHS)}"),
     "lengths_type": (lambda v: v in LENGTHS_TYPES, f"one of {', '.join(LENGTHS_TYPES)}"),
     "values": (lambda v: v in VALUES, f"one of {', '.join(VALUES)}"),
+    "bounds": (lambda v: isinstance(v, Mapping) and all(
+        isinstance(k, str) and isinstance(b, (list, tuple)) and len(b) == 2 and all(_is_count(x) for x in b)
+        for k, b in v.items()), "an object of dim name -> [min, max]"),
+    "infer_sizes": (lambda v: isinstance(v, tuple) and all(isinstance(m, Mapping) and all(
+        isinstance(k, str) and _is_count(x) for k, x in m.items()) for m in v), "a list of objects of dim sizes"),
 }
 @dataclass(frozen=True)
 class SuiteCase:
@@ -147,6 +152,9 @@ class SuiteCase:
     lengths: str = "ragged"  # sequence_lengths content (irtool.cases.DataKind)
     lengths_type: str = "i32"
     values: str = "unsaturated"  # data ranges (irtool.cases.DataKind)
+    bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # bounded dynamic dims: [min, max]
+    # sizes of the dynamic dims inferred one after another on one compiled model (each judged)
+    infer_sizes: tuple[Mapping[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         for name, (check, words) in CASE_FIELDS.items():
@@ -264,6 +272,8 @@ def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
     data["dynamic"] = tuple(dynamic) if isinstance(dynamic, list) else dynamic
     if isinstance(data.get("optional_inputs"), list):
         data["optional_inputs"] = tuple(data["optional_inputs"])
+    if isinstance(data.get("infer_sizes"), list):
+        data["infer_sizes"] = tuple(data["infer_sizes"])
     return SuiteCase(**data)
 
 

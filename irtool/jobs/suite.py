@@ -25,6 +25,9 @@
                                         # +-1/sqrt(hidden_size), data in [-1, 1); "saturating": every
                                         # float input in [0, 10), as OpenVINO's own tests draw them)
     dynamic = [[], ["batch_size"]]      # dims the model leaves dynamic (default none)
+    bounds = { batch_size = [1, 15] }   # dynamic dims with bounds (min..max), as a model declares them
+    infer_sizes = [{ batch_size = 1 }, { batch_size = 7 }]   # sizes of the dynamic dims, inferred in
+                                        # order on one compiled model, each judged (default: sizes)
     element_type = "f32"                # or "f16"
     seeds = [0, 1]                      # input seeds (default [0])
     model_seed = 0                      # seed of the Const weights (default 0)
@@ -62,6 +65,7 @@ whatever its size, with the count and the way to raise the limit.
 """
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import itertools
@@ -87,7 +91,7 @@ SUITE_TABLES = ("suite", "grid", "files", "models")
 SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases", "expect_coverage"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
                        "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s",
-                       "sources", "lengths", "lengths_type", "values"})
+                       "sources", "lengths", "lengths_type", "values", "bounds", "infer_sizes"})
 DATA_AXES = ("lengths", "lengths_type", "values")  # grid keys of an op case's data, each a string or a list
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
 MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
@@ -262,6 +266,9 @@ def _grid_axes(path: Path, where: str, grid: Mapping[str, Any]) -> tuple[Any, li
         raise SuiteError(f"{path}: {where}: sources: {spec.key} has no input {unknown[0]!r} that a case feeds; "
                          f"its inputs are {', '.join(ports)}")
     axes += [_axis(f"sources.{name}", value, False) for name, value in sources.items()]
+    axes += [_axis(f"bounds.{name}", value, True) for name, value in _mapping(path, where, grid, "bounds").items()]
+    if "infer_sizes" in grid:
+        axes.append(_infer_sizes_axis(path, where, grid["infer_sizes"]))
     axes += [_axis(name, grid[name], name == "dynamic") for name in ("weights", "dynamic", "element_type", "frontend",
                                                                       *DATA_AXES) if name in grid]
     return spec, axes, _seeds(path, where, grid)
@@ -286,7 +293,7 @@ def _onnx_grid_axes(path: Path, where: str, op: str, grid: Mapping[str, Any]) ->
     if unknown:
         raise SuiteError(f"{path}: {where}: {op} has no attribute {unknown[0]!r}{did_you_mean(unknown[0], known)}; "
                          f"it has {', '.join(sorted(known))}")
-    for key in ("sources", *DATA_AXES):
+    for key in ("sources", "bounds", "infer_sizes", *DATA_AXES):
         if key in grid:
             raise SuiteError(f"{path}: {where}: {key!r} is for grids of an OpenVINO op (op = \"GRUSequence\" ...); "
                              f"an ONNX op's grid takes weights and inputs")
@@ -305,6 +312,21 @@ def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> 
     for point in _product(axes):
         for seed in seeds:
             yield _grid_case(path, base_id, suite, spec.type, spec.version, point, axes, seed, grid)
+
+
+def _infer_sizes_axis(path: Path, where: str, value: Any) -> _Axis:
+    """``infer_sizes``: a list of size tables (one case), or a list of such lists (an axis)."""
+    def sizes_list(item: Any) -> bool:
+        return isinstance(item, list) and bool(item) and all(
+            isinstance(sizes, dict) and sizes and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                                       for v in sizes.values()) for sizes in item)
+
+    if sizes_list(value):
+        return _Axis("infer_sizes", (value,), False)
+    if isinstance(value, list) and value and all(sizes_list(item) for item in value):
+        return _Axis("infer_sizes", tuple(value), True)
+    raise SuiteError(f"{path}: {where}: infer_sizes is {shown(value)}; expected a list of tables of dim sizes, e.g. "
+                     f"infer_sizes = [{{ batch_size = 1 }}, {{ batch_size = 7 }}]")
 
 
 def _op_name(text: str) -> tuple[str, int | None]:
@@ -343,6 +365,8 @@ def _product(axes: list[_Axis]) -> Iterator[dict[str, Any]]:
 
 
 def _id_value(value: Any) -> str:
+    if isinstance(value, dict):  # a table of dim sizes (infer_sizes): 1x7
+        return "x".join(_id_value(v) for v in value.values())
     if isinstance(value, list):
         return "+".join(_id_value(v) for v in value) or "none"
     return format_value(value)
@@ -374,6 +398,12 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
         allowed = {"lengths": LENGTHS, "lengths_type": tuple(LENGTHS_TYPES), "values": VALUES}[key]
         if value not in allowed:
             raise SuiteError(f"{path}: case {case_id}: {key} is {shown(value)}; expected one of {', '.join(allowed)}")
+    bounds = {k.partition(".")[2]: tuple(v) for k, v in point.items() if k.startswith("bounds.")}
+    infer_sizes = tuple(point.get("infer_sizes", ()))
+    unbound = sorted({name for sizes in infer_sizes for name in sizes} - set(dynamic) - set(bounds))
+    if unbound:
+        raise SuiteError(f"{path}: case {case_id}: infer_sizes names {', '.join(unbound)}, not a dynamic dim of the "
+                         f"case; make it dynamic (dynamic = [{', '.join(repr(n) for n in unbound)}]) or bounded")
     sources = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sources.")}
     for port, source in sources.items():
         if source not in SOURCES:
@@ -387,12 +417,16 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
                      dynamic=tuple(dynamic), seed=seed, model_seed=_int(path, case_id, grid, "model_seed"),
                      atol=_tolerance(path, case_id, grid, "atol"), rtol=_tolerance(path, case_id, grid, "rtol"),
                      frontend=frontend, optional_inputs=tuple(inputs) if inputs is not None else None,
-                     sources=sources, **data, **_expectations(path, case_id, grid))
+                     sources=sources, bounds=bounds, infer_sizes=infer_sizes, **data,
+                     **_expectations(path, case_id, grid))
     try:
         if frontend == "onnx":
             onnx_model(case, case.model_seed)  # checks the node, its inputs and sizes as its cases will build it
         else:
-            op_case(case).symbols  # noqa: B018 - checks attributes, sizes and dynamic dims now
+            checked = op_case(case)
+            checked.symbols  # noqa: B018 - checks attributes, sizes and dynamic dims now
+            for sizes in case.infer_sizes:  # each within the bounds, and a valid case of the op
+                dataclasses.replace(checked, sizes={**checked.sizes, **sizes}).symbols  # noqa: B018
     except CaseError as error:
         raise SuiteError(f"{path}: case {case_id}: {error.message}") from None
     except ValueError as error:  # the ONNX node's attributes (irtool.onnx.model.ModelError) or op
@@ -404,7 +438,7 @@ def op_case(case: SuiteCase) -> OpCase:
     """The OpCase that builds a grid case's model (weights seeded by ``model_seed``)."""
     return OpCase(case.op or "", dict(case.attributes), dict(case.sizes), case.version, case.element_type,
                   case.model_seed, case.weights_as_parameters, tuple(case.dynamic), dict(case.sources),
-                  case.lengths, case.lengths_type, case.values)
+                  case.lengths, case.lengths_type, case.values, dict(case.bounds))
 
 
 def _int(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> int:

@@ -120,12 +120,18 @@ class Runner:
             result.implementations = {name: impl.describe() for name, impl in compiled.implementations.items()}
             result.effective_precision = dict(compiled.run.effective_precision)
             result.execution_devices = list(compiled.run.execution_devices)
-            executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
+            runs = self._shape_runs(case, prepared, data)
+            for position, (label, data) in enumerate(runs, 1):  # one compiled model, each shape in order
+                inputs = data.inputs
+                executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
+                judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
+                                                      compiled.run.precision, self._reference(case)), compiled)
+                if judgment.verdict != PASS:
+                    break
             result.infer_time = executed.seconds
+            result.shapes = {name: list(array.shape) for name, array in inputs.items()}
             result.conditions = {node.name: node_conditions(node, input_arrays(node, inputs, executed.captured))
                                  for node in prepared.probed.judgeable}
-            judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
-                                                  compiled.run.precision, self._reference(case)), compiled)
             # by the judged nodes' own names: an ONNX model's OpenVINO nodes are named by a counter
             # (GRUSequence_9661), different in every process and release, its ONNX nodes are not
             result.implementations = {node.name: node.implementation for node in judgment.nodes
@@ -139,6 +145,11 @@ class Runner:
                 self._record(result, job, prepared, data, executed, judgment)
                 results = [result]
             elapsed = time.perf_counter() - start
+            if len(runs) > 1:  # which of the shapes inferred in order this result is of
+                said = (f"shape {position} of {len(runs)} ({label})" if judgment.verdict != PASS
+                        else f"{len(runs)} shapes inferred in order on one compiled model ({'; '.join(l for l, _ in runs)})")
+                for each in results:
+                    each.message = f"{said}: {each.message}" if each.message else said
             for each in results:  # a suite's expect_impl and max_compile_s, for every node
                 broken = expectations_broken(case, each.implementations, compiled.seconds)
                 if broken and each.verdict in (PASS, FAIL):
@@ -239,13 +250,22 @@ class Runner:
 
         return reference
 
+    def _shape_runs(self, case: SuiteCase, prepared: Any, data: CaseData) -> list[tuple[str, CaseData]]:
+        """The inputs a job infers, in order: its own, or one per ``infer_sizes`` entry (labelled
+        by its sizes), all on the one compiled model."""
+        if not case.infer_sizes:
+            return [("", data)]
+        return [(", ".join(f"{name} {size}" for name, size in sizes.items()), self.data(case, prepared, sizes))
+                for sizes in case.infer_sizes]
+
     # ------------------------------------------------------------------ caches
-    def data(self, case: SuiteCase, prepared: Any) -> CaseData:
+    def data(self, case: SuiteCase, prepared: Any, sizes: Mapping[str, int] | None = None) -> CaseData:
         """The case's inputs, made once for all its devices and precisions: from its .npz, or
-        seeded (dynamic dims take the case's shapes and sizes)."""
+        seeded (dynamic dims take the case's shapes and sizes, or ``sizes`` over them)."""
         from irtool.execute import case_inputs
 
-        key = (case.model_key, case.seed, case.inputs, repr(sorted(case.shapes.items())))
+        sizes = {**case.sizes, **(sizes or {})}
+        key = (case.model_key, case.seed, case.inputs, repr(sorted(case.shapes.items())), repr(sorted(sizes.items())))
         found = self._data.get(key)
         if found is None and case.frontend == "onnx" and case.inputs is None:
             from irtool.jobs.frontends import onnx_inputs
@@ -253,7 +273,7 @@ class Runner:
             found = self._data.put(key, CaseData(onnx_inputs(case)))
         if found is None:
             kind = op_case(case).data if case.op is not None and case.frontend == "ir" else DataKind()
-            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=case.sizes,
+            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=sizes,
                                        data=kind)
             found = self._data.put(key, CaseData(inputs))
         return found
