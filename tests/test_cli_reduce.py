@@ -250,16 +250,29 @@ def _relu_model(tmp_path: Path) -> str:
      "relu.xml: cannot reduce it: the model is not a single recurrent op fed by Parameters and Consts"),
     (lambda tmp, suite: [f"{suite}::nope", "-d", "CPU"], "reduce.toml: no case 'nope'; its cases are big[seed=0]"),
     (lambda tmp, suite: [f"{suite}::{LSTM}"], f"{LSTM}: name the device with -d DEVICE"),
-    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "NPU"], "device 'NPU' is not available here"),
+    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "NPUU"], "'NPUU' is not a device OpenVINO knows (did you mean NPU?)"),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--check", "max_abs=>1"], "--check 'max_abs=>1': "),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--check-script", str(tmp / "c.py")],
      "c.py: no such check script"),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--budget", "0"],
      "argument --budget: 0.0; expected a number of seconds > 0"),
-], ids=["missing", "not-one-rnn-op", "no-such-case", "no-device", "absent-device", "bad-check", "no-script",
+], ids=["missing", "not-one-rnn-op", "no-such-case", "no-device", "unknown-device", "bad-check", "no-script",
         "bad-budget"])
 def test_bad_input_is_one_line_and_exit_2(suite, tmp_path, args, says):
     done = irtool("reduce", *args(tmp_path, suite), "-o", str(tmp_path / "out"))
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if not line.startswith(("usage:", " "))]  # argparse's usage
     assert len(lines) == 1 and lines[0].startswith("irtool: error: ") and says in lines[0], done.stderr
+
+
+def test_absent_device_is_a_skip_exit_3(suite, tmp_path):
+    """A known device absent here (NPU.7: a seventh NPU) is a skip, exit 3, with OpenVINO's reason, as in
+    run and the harness; nothing is written."""
+    from irtool.runtime.devices import skip_reason
+
+    reason = skip_reason("NPU.7", "f32")
+    assert reason.startswith("NPU.7 is not available here: ")
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "NPU.7", "-o", str(tmp_path / "out"))
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip() == f"irtool: skipped: {reason}: nothing was run"
+    assert not (tmp_path / "out").exists()

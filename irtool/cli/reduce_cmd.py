@@ -3,12 +3,14 @@
 CASE is an IR .xml file (of one op, or of any model with --node NAME), a reproducer folder
 (from the harness or irtool run --reproducers), or SUITE.toml::CASE-ID.  Exit 0 when a
 reduced reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case
-does not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best
-reproducer found so far is kept).
+does not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is
+absent here or lacks the precision: a skip with OpenVINO's reason), 130 when interrupted
+(the best reproducer found so far is kept).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     ".xml file (of one op, or of any model with --node NAME), a reproducer folder (from the "
                     "harness or irtool run --reproducers), or SUITE.toml::CASE-ID. Exit 0 when a reduced "
                     "reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
-                    "not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best reproducer "
+                    "not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is absent here or "
+                    "lacks the precision: a skip, with OpenVINO's reason), 130 when interrupted (the best reproducer "
                     "found so far is kept).")
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
     parser.add_argument("-d", "--device",
@@ -58,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
+    from irtool.errors import RunSkipped
     from irtool.reduce.origin import NodePasses
 
     tolerance = parse_tolerances(args.atol, args.rtol)
@@ -69,6 +73,8 @@ def handle(args: argparse.Namespace) -> int:
     except NodePasses as error:
         print(f"irtool reduce: {error.message}")
         return 1
+    except RunSkipped as error:  # --node: the model could not run here as asked
+        return _skipped(error)
     device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
@@ -84,10 +90,18 @@ def handle(args: argparse.Namespace) -> int:
     except NothingToReduce as error:
         print(f"irtool reduce: {error.message}")
         return 1
+    except RunSkipped as error:
+        return _skipped(error)
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
     return 0
+
+
+def _skipped(error: Any) -> int:
+    """A device absent here, or without the precision: a skip with OpenVINO's reason, exit 3 (as run's)."""
+    print(f"irtool: skipped: {error.message}", file=sys.stderr)
+    return 3
 
 
 def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:

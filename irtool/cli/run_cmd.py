@@ -1,7 +1,8 @@
 """``irtool run MODEL.xml -d DEVICE``: run on a device and diff against the reference or a second device.
 
 Exit 0 when every output is within tolerance, 1 on a mismatch, 2 when the model could not be
-run, 3 when nothing was judged (no reference applies, or the device lacks the precision).
+run, 3 when nothing was judged (no reference applies, or the device is absent here or lacks the
+precision: a skip with OpenVINO's reason; a device name OpenVINO does not know is a usage error, 2).
 """
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run a model (IR .xml from any converter, or .onnx) on an OpenVINO device at an explicit "
                     "precision, and judge every GRU, LSTM and RNN node in it: irtool's reference on the inputs "
                     "the device gave the node, against the outputs the device computed for it.  Exit 0: every "
-                    "judged node within tolerance; 1: a mismatch; 2: could not run; 3: nothing was judged (no "
-                    "recurrent node, only nodes inside loop bodies, or a precision the device lacks).")
+                    "judged node within tolerance; 1: a mismatch; 2: could not run (or a device name OpenVINO does "
+                    "not know); 3: nothing was judged (no recurrent node, only nodes inside loop bodies, or a "
+                    "skip: a device absent here or a precision it lacks, with OpenVINO's reason).")
     parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it) or .onnx")
     parser.add_argument("-d", "--device", required=True,
                         help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
@@ -92,15 +94,16 @@ def handle(args: argparse.Namespace) -> int:
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
     """A run that stopped before judging: one line on stderr, and with --format json a JSON object
-    on stdout too, so a consumer always gets one (``unsupported``: OpenVINO, this release of it,
-    lacks what the model needs)."""
+    on stdout too, so a consumer always gets one (``skipped``: why nothing was run, for a skip;
+    ``unsupported``: OpenVINO, this release of it, lacks what the model needs)."""
     if code == NOTHING_JUDGED:
         print(f"irtool: {message}", file=sys.stderr)  # a skip, not an error
     else:
         fail(message)
     if args.format == "json":
-        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "nodes": [],
-                          "unsupported": unsupported}, indent=2))
+        skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
+        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
+                          "nodes": [], "unsupported": unsupported}, indent=2))
     return code
 
 

@@ -5,11 +5,14 @@ Each release runs this irtool in its own environment (irtool.environments) as ``
 from each release to the next newer one.  With one release the run is simply that release's
 ``irtool run``: its own report, its own exit code.  With several, a release that cannot run
 the model (it cannot be installed, it is too old for irtool, its opsets lack an op of the
-model, its device lacks the precision) is skipped with the reason, as the harness does.
+model, its openvino finds no such device here or the device lacks the precision) is skipped
+with the reason, as the harness does (irtool.runtime.devices.skip_reason, asked in that
+release's own environment).
 
 Exit codes, over the releases: 1 when a node fails on any of them; else 2 when one could not run
-the model for another reason than a skip (an error of the model, a device that is not here);
-else 0 when some release judged something; else 3 (nothing judged anywhere).
+the model for another reason than a skip (an error of the model; a device name OpenVINO does
+not know is refused before any release is made); else 0 when some release judged something;
+else 3 (nothing judged anywhere).
 """
 from __future__ import annotations
 

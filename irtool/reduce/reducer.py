@@ -125,9 +125,14 @@ class _OutOfBudget(Exception):
 
 def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
     """Reduce ``origin``; see the module docstring."""
-    from irtool.runtime.devices import check_device as check_device_here
+    from irtool.errors import RunSkipped
+    from irtool.runtime.devices import check_device as check_device_here, list_devices, skip_reason
 
-    check_device_here(options.device)  # present here, not only a name OpenVINO knows
+    report = list_devices()
+    check_device_here(options.device, report)  # a name OpenVINO knows here
+    reason = skip_reason(options.device, options.precision, report)  # absent, or without the precision
+    if reason:
+        raise RunSkipped(f"{reason}: nothing was run")
     check_options(options)
     original = concrete_case(origin.case)
     _out_dir(options.out_dir)

@@ -6,7 +6,6 @@ from typing import Any
 
 from irtool import devices as syntax
 from irtool.devices import PHYSICAL_FAMILIES, VIRTUAL_DEVICES, physical_devices, same_device
-from irtool.errors import RunError
 from irtool.runtime.core import core, openvino_message, openvino_version
 
 # OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
@@ -87,28 +86,20 @@ def _absence_reason(family: str) -> str:
 
 
 def check_device(device: str, report: DeviceReport | None = None) -> None:
-    """A DeviceError for a name OpenVINO does not know (with a suggestion) or a bare MULTI;
-    RunError naming the available devices if ``device`` names one that is not here."""
+    """DeviceError for a name OpenVINO does not know (with a suggestion) or a bare MULTI: a usage
+    error.  A known device that is absent here is no error: :func:`skip_reason` says why it is
+    skipped, the same in ``run``, ``reduce``, the harness and the pytest plugin."""
     report = report or list_devices()
     syntax.check_device(device, "-d", known=report.names)
-    head = device.partition(":")[0]
-    names = physical_devices(device) if head in VIRTUAL_DEVICES else [device]
-    missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
-    if device and not missing:
-        return
-    reasons = {d.name: d.reason for d in report.absent}
-    details = "; ".join(f"{name}: {reasons[name]}" if name in reasons else f"{name}: not known to OpenVINO"
-                        for name in missing or [device or "''"])
-    raise RunError(f"device {device!r} is not available here ({details}); available: "
-                   f"{', '.join(report.names)}, and the virtual {', '.join(report.virtual)} "
-                   f"(e.g. AUTO:{report.names[0] if report.names else 'CPU'})")
 
 
 def skip_reason(device: str, precision: str, report: DeviceReport | None = None) -> str | None:
-    """Why ``device`` cannot run at ``precision`` here, or None: it is absent, or one of the
-    physical devices it names does not list the precision among its OPTIMIZATION_CAPABILITIES.
+    """Why ``device`` cannot run at ``precision`` here, or None: it is absent (with OpenVINO's
+    reason), or one of the physical devices it names does not list the precision among its
+    OPTIMIZATION_CAPABILITIES.
 
-    The one rule for ``run`` and the harness.  A device asked for a precision it lacks does not
+    The one rule for ``run``, ``run --openvino``, ``reduce``, the harness and the pytest plugin:
+    a skip, never an error (exit 3 where nothing else was judged).  A device asked for a precision it lacks does not
     refuse: it runs at another one (this CPU without bf16 runs a bf16 request at f32, a CPU with
     bf16 runs f16 as bf16), so a job at that precision would only repeat another; it is skipped.
     A virtual device needs every physical device it names (bare AUTO, MULTI...: every available
@@ -118,14 +109,20 @@ def skip_reason(device: str, precision: str, report: DeviceReport | None = None)
     names = physical_devices(device) or list(report.names)
     missing = [name for name in names if not any(same_device(name, have) for have in report.names)]
     if missing:
-        reasons = {absent.name: absent.reason for absent in report.absent}
-        return "; ".join(f"{name} is not available here: {reasons.get(name, 'not known to OpenVINO')}"
-                         for name in missing)
+        return "; ".join(f"{name} is not available here: {_why_absent(name, report)}" for name in missing)
     for info in report.available:
         if any(same_device(name, info.name) for name in names) and precision not in info.precisions:
             return (f"{info.name} does not support {precision} (its precisions: "
                     f"{', '.join(info.precisions) or 'none reported'})")
     return None
+
+
+def _why_absent(name: str, report: DeviceReport) -> str:
+    """OpenVINO's reason a device is not here: its family's (GPU.0 is absent as GPU is)."""
+    for absent in report.absent:
+        if same_device(absent.name, name):
+            return absent.reason
+    return "not known to OpenVINO"
 
 
 if __name__ == "__main__":  # run by irtool.environments.device_report in another release's environment
