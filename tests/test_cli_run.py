@@ -338,7 +338,8 @@ def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_toleran
             assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
                                                      "error": message, "skipped": message[len("skipped: "):],
                                                      "unsupported": False}
-            assert f"skipped: CPU does not support {precision} (its precisions: f32" in one_skip_line(err)
+            assert f"skipped: CPU does not support {precision} (its precisions: {', '.join(cpu_precisions)})" \
+                in one_skip_line(err)
             continue
         result = json.loads(out)
         assert code == 0 and result["run"]["effective_precision"] == {"CPU": precision}
