@@ -35,6 +35,11 @@ DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
     "bf16": Tolerance(atol=2e-2, rtol=1e-2, source="bf16 default"),
 }
 PRECISIONS = tuple(DEFAULT_TOLERANCES)
+# What --precision takes: a precision to set as INFERENCE_PRECISION_HINT, or "default": no hint,
+# the precision the device picks for itself (read back from the compiled model, and judged with
+# that precision's tolerance), which is what an application gets.
+DEVICE_DEFAULT = "default"
+PRECISION_CHOICES = (*PRECISIONS, DEVICE_DEFAULT)
 
 
 @dataclass(frozen=True)

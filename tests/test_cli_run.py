@@ -235,7 +235,7 @@ def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, targ
     code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
     assert code == 2 and says in one_error_line(err) and "Error parsing" not in err
     assert json.loads(out) == {"model": path, "verdict": "error", "error": one_error_line(err)[len("irtool: error: "):],
-                               "nodes": [], "unsupported": False}
+                               "skipped": None, "nodes": [], "unsupported": False}
 
 
 def test_compare_with_second_device(gru, capsys, cpu_precisions):
@@ -326,6 +326,23 @@ def test_console_entry_point_in_a_subprocess(gru):
     done = subprocess.run([sys.executable, "-m", "irtool", "run", str(gru), "-d", "CPU"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and "PASS: 2 of 2" in done.stdout
+
+
+def test_precision_default_sets_no_hint_and_judges_what_the_device_chose(gru, capsys, cpu_default_precision):
+    """--precision default: no INFERENCE_PRECISION_HINT; the precision the CPU picked is read back from
+    the compiled model (bf16 on a CPU with bf16, f32 on one without), reported, and sets the tolerance."""
+    code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", "default", "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["verdict"] == "pass", err
+    assert "INFERENCE_PRECISION_HINT" not in result["run"]["config"]
+    assert result["run"]["requested_precision"] == "default"
+    assert result["run"]["effective_precision"] == {"CPU": cpu_default_precision}
+    assert result["run"]["precision"] == cpu_default_precision
+    assert all(o["tolerance"]["source"] == f"{cpu_default_precision} default" for o in result["outputs"])
+    code, out, _ = run(capsys, str(gru), "-d", "AUTO:CPU", "--precision", "default")
+    assert code == 0
+    assert f"precision: the device's default requested (no hint), {cpu_default_precision} on CPU;" in out
+    assert f"({cpu_default_precision} default)" in out
 
 
 def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_tolerance(gru, capsys, cpu_precisions):

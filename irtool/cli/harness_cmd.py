@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-d", "--device", default="CPU", metavar="DEVICES",
                         help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU; a virtual device's own "
                              "list joins with +: HETERO:GPU+CPU (default CPU)")
-    parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16 (default f32)")
+    parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16, or default (no hint: the precision each device picks, "
+                             "read back and judged with its tolerance) (default f32)")
     parser.add_argument("--report-dir", type=Path, default=Path("irtool-report"), metavar="DIR",
                         help="where results and reports go (default irtool-report)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")

@@ -16,7 +16,7 @@ from typing import Any
 
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds, seed
-from irtool.compare import PRECISIONS
+from irtool.compare import PRECISION_CHOICES
 from irtool.devices import parse_device
 
 DEFAULT_OUT = Path("irtool-reduced")
@@ -36,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
     parser.add_argument("-d", "--device",
                         help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
-    parser.add_argument("--precision", choices=PRECISIONS,
-                        help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32)")
+    parser.add_argument("--precision", choices=PRECISION_CHOICES,
+                        help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32); 'default' sets "
+                             "none and judges at the precision the device picks, read back from it")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUTDIR",
                         help=f"where the reduced reproducer and reduce.log go (default {DEFAULT_OUT})")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz",

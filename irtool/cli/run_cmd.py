@@ -14,7 +14,7 @@ from typing import Any
 
 from irtool.cli.common import UsageError, fail
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
-from irtool.compare import PRECISIONS, OutputDiff
+from irtool.compare import DEVICE_DEFAULT, PRECISION_CHOICES, OutputDiff
 from irtool.runtime.core import release_label
 from irtool.jsonable import plain
 
@@ -36,8 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-d", "--device", required=True,
                         help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
                              "with +)")
-    parser.add_argument("--precision", choices=PRECISIONS, default="f32",
-                        help="INFERENCE_PRECISION_HINT to compile with (default f32; the CPU would pick bf16)")
+    parser.add_argument("--precision", choices=PRECISION_CHOICES, default="f32",
+                        help="INFERENCE_PRECISION_HINT to compile with (default f32); 'default' sets none and judges "
+                             "the precision the device picks for itself, read back from the compiled model "
+                             "(irtool devices shows each device's)")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
@@ -126,7 +128,7 @@ def parse_compare_with(text: str | None) -> tuple[str, str] | None:
     if text is None or text.lower() == ONNXRUNTIME:
         return None
     device, _, last = text.rpartition(":")
-    if last in PRECISIONS and device:
+    if last in PRECISION_CHOICES and device:
         return parse_device(device, "--compare-with"), last
     return parse_device(text, "--compare-with"), "f32"
 
@@ -141,7 +143,9 @@ def render_text(result: Any) -> str:
     run = result.run
     lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
-    lines.append(f"  precision: {run.requested_precision} requested, {effective or 'effective one not reported'}; "
+    requested = "the device's default requested (no hint)" if run.requested_precision == DEVICE_DEFAULT else \
+        f"{run.requested_precision} requested"
+    lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
                  f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
     for filled in result.filled_defaults:
         lines.append(f"  filled default: {filled}")

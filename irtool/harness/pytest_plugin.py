@@ -38,7 +38,8 @@ def pytest_addoption(parser: Any) -> None:
                     help="comma-separated devices to run suite files on, as irtool harness -d takes them "
                          "(HETERO:GPU+CPU for a list inside one device; default CPU)")
     group.addoption("--irtool-precision", default="f32", metavar="LIST",
-                    help="comma-separated precisions: f32,bf16,f16 (default f32)")
+                    help="comma-separated precisions: f32,bf16,f16, or default (no hint: the precision "
+                         "each device picks, read back and judged with its tolerance) (default f32)")
 
 
 def pytest_collect_file(file_path: Path, parent: Any) -> Any:

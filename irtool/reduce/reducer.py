@@ -28,7 +28,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from irtool.compare import PRECISIONS, TolerancePolicy
+from irtool.compare import PRECISION_CHOICES, TolerancePolicy
 from irtool.devices import check_device
 from irtool.errors import IrtoolBug
 from irtool.files import FileError, writable_target
@@ -68,8 +68,8 @@ class ReduceOptions:
     def __post_init__(self) -> None:
         """Refuse options that cannot make a reduction, naming the option, before a worker starts."""
         check_device(self.device)
-        if self.precision not in PRECISIONS:
-            raise ReduceError(f"--precision {self.precision}: expected one of {', '.join(PRECISIONS)}")
+        if self.precision not in PRECISION_CHOICES:
+            raise ReduceError(f"--precision {self.precision}: expected one of {', '.join(PRECISION_CHOICES)}")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
             raise ReduceError(f"--timeout {self.timeout:g}: expected seconds > 0 (a finite number)")
         if self.budget is not None and not (self.budget > 0 and math.isfinite(self.budget)):
