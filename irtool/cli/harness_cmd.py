@@ -227,14 +227,20 @@ def _where(result: Any, report_dir: Path) -> str:
 
 
 def _table(results: list) -> list[str]:
-    """Verdict counts per device and precision."""
+    """Verdict counts per device and precision (``default``: with the precision the devices chose)."""
     from irtool.harness.reports import column_label
 
+    from irtool.compare import DEVICE_DEFAULT
+
     rows: dict[tuple[str, str, str | None], Counter] = {}
+    chose: dict[tuple[str, str, str | None], set[str]] = {}  # what the devices ran at, for --precision default
     for result in results:
-        rows.setdefault((result.device, result.precision, result.openvino), Counter())[result.verdict] += 1
+        row = (result.device, result.precision, result.openvino)
+        rows.setdefault(row, Counter())[result.verdict] += 1
+        chose.setdefault(row, set()).update(result.effective_precision.values())
     columns = [v for v in SHOWN_VERDICTS if any(c[v] for c in rows.values())]
-    names = [column_label(*row) for row in rows]
+    names = [column_label(*row) + (f" ({'/'.join(sorted(chose[row]))})" if row[1] == DEVICE_DEFAULT and chose[row]
+                                   else "") for row in rows]
     width = max([len("device precision")] + [len(n) for n in names])
     lines = [f"  {'device precision':<{width}}  " + "  ".join(f"{c:>7}" for c in columns)]
     for name, counts in zip(names, rows.values()):
