@@ -276,3 +276,18 @@ def test_absent_device_is_a_skip_exit_3(suite, tmp_path):
     assert done.returncode == 3, done.stdout + done.stderr
     assert done.stderr.strip() == f"irtool: skipped: {reason}: nothing was run"
     assert not (tmp_path / "out").exists()
+
+
+def test_precision_default_reduces_at_what_the_device_chose(suite, tmp_path, cpu_default_precision):
+    """--precision default: every run compiles without INFERENCE_PRECISION_HINT, and the reproducer
+    records "default" (its script sets no hint either) and the precision the CPU picked."""
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "CPU", "--precision", "default", *NO_TOLERANCE,
+                  "--budget", "5", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == f"reduce {LSTM} (LSTMSequence-5) on CPU at default"
+    _, record = reduced(tmp_path)
+    assert record["precision"] == "default" and "INFERENCE_PRECISION_HINT" not in record["config"]
+    assert record["result"]["effective_precision"] == {"CPU": cpu_default_precision}
+    script = reproduce(tmp_path / "reproducer")
+    assert script.returncode == 1 and "MISMATCH" in script.stdout, script.stdout + script.stderr
+    assert script.stdout.splitlines()[0].endswith("config {}")

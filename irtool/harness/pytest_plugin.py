@@ -94,6 +94,9 @@ class JobItem(pytest.Item):
             results = [expectations.apply(entries, result) for result in results]
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
+        if result.effective_precision:  # what the device ran at (with --irtool-precision default: what it chose)
+            self.user_properties.append(("irtool_effective_precision", ", ".join(
+                f"{precision} on {device}" for device, precision in result.effective_precision.items())))
         if result.verdict == XFAIL:
             pytest.xfail(result.message)
         if result.verdict in FAILED:
