@@ -275,7 +275,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         meta["diff_rules"] = {"drift_factor": options.drift_factor, "time_factor": options.time_factor,
                               "time_floor": options.time_floor}
         meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
-                                             "problem": env.problem} for label, env in releases.items()}
+                                             "distribution": env.distribution, "problem": env.problem}
+                                     for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
     done = {r.job_key for r in results}
     outcome = HarnessOutcome(RunResults(meta, results, partial=True))
