@@ -27,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "run", help="run any model on a device and judge each recurrent node in it against the reference",
         description="Run a model (IR .xml from any converter, or .onnx) on an OpenVINO device at an explicit "
-                    "precision, and judge every GRU, LSTM and RNN node in it: irtool's reference on the inputs "
-                    "the device gave the node, against the outputs the device computed for it.  Exit 0: every "
+                    "precision (or the one it picks itself: --precision default), and judge every GRU, LSTM and "
+                    "RNN node in it: irtool's reference on the inputs the device gave the node, against the outputs the device computed for it.  Exit 0: every "
                     "judged node within tolerance; 1: a mismatch; 2: could not run (or a device name OpenVINO does "
                     "not know); 3: nothing was judged (no recurrent node, only nodes inside loop bodies, or a "
                     "skip: a device absent here or a precision it lacks, with OpenVINO's reason).")
