@@ -222,6 +222,16 @@ def environments(releases: Sequence[str], cache: str | Path | None = None,
     return dict(sorted(found.items(), key=lambda item: release_order(item[0])))
 
 
+def describe(env: Environment, label: str) -> str:
+    """Which openvino an environment is, exactly: ``2026.5.0-20526-abc... (wheel /path/....whl)``;
+    what was asked is said where it is not the label's release number."""
+    kind, sep, where = env.release.partition(":")
+    asked = "" if env.release in (CURRENT, label) else \
+        f" (wheel {where})" if sep and kind == "wheel" else f" (environment {where})" if sep and kind == "env" \
+        else f" (asked as {env.release})"
+    return f"{env.openvino_version or 'version unknown'}{asked}"
+
+
 def _source_tag(release: str) -> str:
     kind, _, where = release.partition(":")
     return f"{kind}.{hashlib.sha256(where.encode()).hexdigest()[:8]}" if where else "pip"

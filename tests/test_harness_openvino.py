@@ -130,6 +130,8 @@ def test_an_existing_environment_runs_the_jobs_and_is_recorded_with_its_exact_ve
     assert run["openvino_releases"][label] == {"release": f"env:{Path(sys.prefix).absolute()}",
                                                        "openvino_version": openvino.get_version(),
                                                        "distribution": label, "problem": None}
+    assert f"  openvino {label}: {openvino.get_version()} (environment {Path(sys.prefix).absolute()})" \
+        in done.stdout.splitlines()[:4]
     assert not (tmp_path / "cache").exists()
 
 

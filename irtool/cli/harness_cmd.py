@@ -120,7 +120,7 @@ def header(plan: Any) -> str:
     skipped = f", {plan.skipped} cannot run here" if plan.skipped else ""
     return (f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}\n"
             f"  devices {', '.join(plan.devices)}; precisions {', '.join(plan.precisions)}; "
-            f"openvino {plan.openvino_version}")
+            f"openvino {plan.openvino_version}" + "".join(f"\n  openvino {line}" for line in plan.releases))
 
 
 class Progress:

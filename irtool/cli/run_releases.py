@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from irtool.cli.common import UsageError
 from irtool.cli.run_cmd import stopped
-from irtool.environments import CURRENT, Environment, environments, worker_environment
+from irtool.environments import Environment, describe, environments, worker_environment
 
 SKIPPED = "skipped"
 
@@ -187,19 +187,11 @@ def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
 
 
 def _where_lines(run: ReleaseRun) -> list[str]:
-    """Which openvino a release's column is, exactly: its get_version(), and what was asked where
-    that is not a release number (a wheel, an environment, a nightly)."""
+    """Which openvino a release's column is, exactly (irtool.environments.describe)."""
     env = run.env
     if env is None or env.openvino_version is None:
         return []
-    asked = "" if env.release in (CURRENT, run.label) else f" ({_asked(env.release)})"
-    return [f"openvino {env.openvino_version}{asked}"]
-
-
-def _asked(release: str) -> str:
-    kind, sep, where = release.partition(":")
-    return {"wheel": f"wheel {where}", "env": f"environment {where}"}.get(kind, f"asked as {release}") if sep \
-        else f"asked as {release}"
+    return [f"openvino {describe(env, run.label)}"]
 
 
 def _release_lines(run: ReleaseRun) -> list[str]:

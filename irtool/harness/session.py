@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
-from irtool.environments import CURRENT, device_report, environments
+from irtool.environments import CURRENT, describe, device_report, environments
 from irtool.errors import IrtoolError
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR
@@ -119,6 +119,7 @@ class HarnessPlan:
     to_run: int  # the jobs that run now (not kept from --resume, not skipped here)
     kept: int  # results kept from --resume
     skipped: int  # jobs that cannot run here (absent device, unsupported precision)
+    releases: tuple[str, ...] = ()  # with --openvino: "LABEL: exact version (what was asked)" of each usable one
 
 
 @dataclass
@@ -311,7 +312,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     outcome.reran = len(runnable)
     if start:
         start(HarnessPlan(tuple(meta["suites"]), tuple(options.devices), tuple(options.precisions),
-                          ", ".join(releases) or meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped)))
+                          ", ".join(releases) or meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped),
+                          tuple(f"{label}: {describe(env, label)}" for label, env in releases.items() if env.usable)))
     for result in skipped:
         record(result)
     try:
