@@ -25,8 +25,9 @@ class Tolerance:
 # hidden 4..64, 4..32 steps, all directions; docs/run.md has the table).  Worst max abs error
 # of OpenVINO CPU against the reference: f32 2.7e-7, bf16 8.9e-3 (5.7e-3 with rtol 1e-2).
 # f32 keeps a 37x margin and still fails any bf16 run (median bf16 error 2.9e-3); bf16 keeps
-# a 2x margin and still fails real bugs (errors of 0.1 and more).  f16 cannot run here (the
-# CPU runs an f16 request as bf16), so its values are bf16's scaled by their unit roundoffs
+# a 2x margin and still fails real bugs (errors of 0.1 and more); measured on an AMD EPYC with
+# AVX512_BF16.  f16 cannot run on the CPUs measured (a CPU runs an f16 request as bf16 where
+# it has bf16, else as f32), so its values are bf16's scaled by their unit roundoffs
 # (2^-11 / 2^-8 = 1/8) and rounded up; they also apply to f16 outputs at any precision
 # (irtool.execute.diff_outputs), where f16 models at f32 measured up to 3.1e-5.
 DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
@@ -35,6 +36,11 @@ DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
     "bf16": Tolerance(atol=2e-2, rtol=1e-2, source="bf16 default"),
 }
 PRECISIONS = tuple(DEFAULT_TOLERANCES)
+# What --precision takes: a precision to set as INFERENCE_PRECISION_HINT, or "default": no hint,
+# the precision the device picks for itself (read back from the compiled model, and judged with
+# that precision's tolerance), which is what an application gets.
+DEVICE_DEFAULT = "default"
+PRECISION_CHOICES = (*PRECISIONS, DEVICE_DEFAULT)
 
 
 @dataclass(frozen=True)

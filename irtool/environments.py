@@ -1,12 +1,26 @@
 """Environments of other OpenVINO releases, made with the standard tools and reused.
 
-``--openvino 2025.4.1,current`` runs the harness's workers under each named release.  A
-release other than ``current`` gets a virtual environment of its own in a cache folder
-(``--openvino-cache DIR``, or ``$IRTOOL_OPENVINO_CACHE``, else ``~/.cache/irtool/openvino``):
-``python -m venv`` and pip install ``openvino==VERSION`` with irtool's other run-time
-dependencies (read from pyproject.toml, or the installed package's metadata); irtool itself
-is not installed there but put on ``PYTHONPATH`` by the worker's launcher, so every release
-runs this very irtool.
+``--openvino 2025.4.1,current`` runs the harness's workers (or ``irtool run``) under each
+named openvino.  What ``--openvino`` takes (:func:`parse_releases`):
+
+- ``current``: the openvino installed beside irtool;
+- a version pip resolves: a release (``2025.4.1``) or a pre-release, nightly or dev build
+  (``2026.5.0.dev20261120``, ``2026.0.0rc1``), written by PEP 440's rules and normalised as
+  pip normalises it; pip gets ``openvino==VERSION`` (with ``--pre`` for a pre-release) from
+  the indexes pip is configured with (a nightly needs its index: ``PIP_EXTRA_INDEX_URL``);
+- a wheel file (``/path/openvino-2026.4.1-...whl``): installed into an environment keyed by
+  the wheel's SHA-256, so a rebuilt wheel gets a new one;
+- ``env:PATH``: an existing virtual environment or Python prefix that has openvino (and
+  irtool's run-time dependencies), used as it is, never modified.
+
+A version or wheel gets a virtual environment of its own in a cache folder (``--openvino-cache
+DIR``, or ``$IRTOOL_OPENVINO_CACHE``, else ``~/.cache/irtool/openvino``): ``python -m venv``
+and pip install openvino with irtool's other run-time dependencies (read from pyproject.toml,
+or the installed package's metadata).  irtool itself is never installed there: the worker's
+launcher puts it on ``PYTHONPATH``, so every environment runs this very irtool.  Each is
+recorded with the exact version its openvino reports (``openvino.get_version()`` and the
+distribution's version), and named in results and reports by the distribution's version
+(``2025.4.1``, ``2026.5.0.dev20261120``).
 
 An environment is used only once it is whole: the marker file ``irtool-ready.json`` is
 written last, after the new interpreter has imported openvino and said its version.  A
@@ -15,10 +29,13 @@ than irtool's present ones, is removed and made again, never used.  A release th
 be installed or imported here is reported with pip's own reason, and its jobs are skipped
 like an absent device's.  What a release can run on (its devices and their precisions) is
 asked of that release's openvino, not of the one installed here (:func:`device_report`).
+No text from the command line reaches pip as an option: a version must match the version
+syntax, and a wheel is given to pip as an absolute path.
 """
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -34,10 +51,20 @@ from irtool.errors import IrtoolError
 from irtool.runtime.core import release_label
 
 CURRENT = "current"
+ENV_PREFIX = "env:"
+WHEEL_PREFIX = "wheel:"
 CACHE_ENV = "IRTOOL_OPENVINO_CACHE"
 MARKER = "irtool-ready.json"
-VERSION = re.compile(r"^\d{4}\.\d+(\.\d+)*$")
+# PEP 440's public versions, as pip reads them (openvino's releases begin with a year): the
+# release numbers, then an optional pre-release, post-release and dev part.
+VERSION = re.compile(r"^v?(?P<release>\d{4}(?:\.\d+)*)"
+                     r"(?:[-_.]?(?P<pre>a|b|c|rc|alpha|beta|pre|preview)[-_.]?(?P<pre_n>\d+)?)?"
+                     r"(?P<post>-(?P<post_implicit>\d+)|[-_.]?(?:post|rev|r)[-_.]?(?P<post_n>\d+)?)?"
+                     r"(?:[-_.]?(?P<dev>dev)[-_.]?(?P<dev_n>\d+)?)?$", re.IGNORECASE)
+PRE_NAMES = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}
+WHEEL_NAME = re.compile(r"^openvino-(?P<version>[^-]+)-.*\.whl$")
 PIP_TIMEOUT = 1200.0
+HASH_CHUNK = 1 << 20
 
 
 class EnvironmentError_(IrtoolError):
@@ -48,59 +75,166 @@ class EnvironmentError_(IrtoolError):
 class Environment:
     """Where a release's workers run: its Python, and the version openvino reports there."""
 
-    release: str  # as asked: "2025.4.1" or "current"
+    release: str  # as asked, normalised: "2025.4.1", "2026.5.0.dev20261120", "current", "wheel:PATH", "env:PATH"
     python: str
-    openvino_version: str | None = None  # None until the environment has said it
+    openvino_version: str | None = None  # openvino.get_version() there; None until the environment has said it
     problem: str | None = None  # why it cannot be used here (pip's or the import's reason)
+    distribution: str | None = None  # the openvino distribution's version there (importlib.metadata)
 
     @property
     def usable(self) -> bool:
         return self.problem is None
 
+    @property
+    def label(self) -> str:
+        """What results and reports call it: the distribution's version (a nightly's is its own,
+        ``2026.5.0.dev20261120``), else the release get_version() names, else as asked."""
+        if self.distribution:
+            return self.distribution
+        return release_label(self.openvino_version) if self.openvino_version else self.release
+
 
 def parse_releases(text: str) -> list[str]:
-    """``2025.4.1,current`` -> releases, each written as pip matches it (``2025.4`` and
-    ``2025.4.0.0`` are ``2025.4.0``), each once; EnvironmentError_ for anything that is not a version."""
+    """``2025.4.1,current`` -> what to run under, each once: ``current``; a version as pip matches
+    it (``2025.4`` and ``2025.4.0.0`` are ``2025.4.0``, ``2026.5.0-dev1`` is ``2026.5.0.dev1``); a
+    wheel file as ``wheel:/absolute/path``; an environment as ``env:/absolute/path``.
+    EnvironmentError_ for anything else, naming it and what was expected."""
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise EnvironmentError_(f"--openvino {text!r}: expected a comma-separated list such as 2025.4.1,current")
-    for release in items:
-        if release != CURRENT and not VERSION.match(release):
-            raise EnvironmentError_(f"--openvino {release}: expected a release such as 2025.4.1, or {CURRENT}")
-    return list(dict.fromkeys(item if item == CURRENT else canonical_release(item) for item in items))
+    return list(dict.fromkeys(_one_release(item) for item in items))
+
+
+def _one_release(item: str) -> str:
+    if item == CURRENT:
+        return CURRENT
+    if item.startswith(ENV_PREFIX):
+        return ENV_PREFIX + str(_environment_prefix(item[len(ENV_PREFIX):], item))
+    if item.startswith(WHEEL_PREFIX) or item.endswith(".whl"):
+        return WHEEL_PREFIX + str(_wheel_path(item.removeprefix(WHEEL_PREFIX), item))
+    if VERSION.match(item):
+        return canonical_release(item)
+    raise EnvironmentError_(f"--openvino {item}: expected a version pip resolves (a release such as 2025.4.1, or a "
+                            f"pre-release or nightly such as 2026.5.0.dev20261120), a wheel file "
+                            f"(/path/openvino-VERSION-....whl), env:PATH (an environment that has openvino), "
+                            f"or {CURRENT}")
+
+
+def _wheel_path(text: str, item: str) -> Path:
+    """A wheel file named on the command line: absolute, a regular file, named as openvino's wheels are."""
+    path = Path(text).expanduser().absolute()
+    if not path.exists():
+        raise EnvironmentError_(f"--openvino {item}: no such wheel file")
+    if not path.is_file():
+        raise EnvironmentError_(f"--openvino {item}: not a regular file (a wheel file is expected)")
+    if not WHEEL_NAME.match(path.name):
+        raise EnvironmentError_(f"--openvino {item}: not an openvino wheel; expected a file named "
+                                f"openvino-VERSION-....whl")
+    return path
+
+
+def _environment_prefix(text: str, item: str) -> Path:
+    """An existing environment named by env:PATH: a folder with bin/python (a venv or a Python prefix)."""
+    if not text:
+        raise EnvironmentError_(f"--openvino {item}: expected env:PATH, the folder of a virtual environment or "
+                                f"Python prefix that has openvino")
+    path = Path(text).expanduser().absolute()
+    if not path.exists():
+        raise EnvironmentError_(f"--openvino {item}: no such folder")
+    if not path.is_dir():
+        raise EnvironmentError_(f"--openvino {item}: not a folder (expected a virtual environment or Python prefix)")
+    if _prefix_python(path) is None:
+        raise EnvironmentError_(f"--openvino {item}: no bin/python or bin/python3 in it (expected a virtual "
+                                f"environment or Python prefix)")
+    return path
+
+
+def _prefix_python(prefix: Path) -> Path | None:
+    for name in ("python", "python3"):
+        candidate = prefix / "bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def canonical_release(release: str) -> str:
-    """A release as three numbers or more, without trailing zeros past the third: pip's (PEP 440's)
-    equality, so that one release gets one environment however it is written."""
-    numbers = [int(n) for n in release.split(".")]
+    """A version as pip (PEP 440) normalises it: the release as three numbers or more, without
+    trailing zeros past the third, then ``aN``/``bN``/``rcN``, ``.postN``, ``.devN``; so that
+    one version gets one environment however it is written."""
+    match = VERSION.match(release)
+    if match is None:
+        raise EnvironmentError_(f"--openvino {release}: not a version")
+    numbers = [int(n) for n in match["release"].split(".")]
     numbers += [0] * (3 - len(numbers))
     while len(numbers) > 3 and numbers[-1] == 0:
         numbers.pop()
-    return ".".join(map(str, numbers))
+    text = ".".join(map(str, numbers))
+    if match["pre"]:
+        text += f"{PRE_NAMES[match['pre'].lower()]}{int(match['pre_n'] or 0)}"
+    if match["post"]:
+        text += f".post{int(match['post_implicit'] or match['post_n'] or 0)}"
+    if match["dev"]:
+        text += f".dev{int(match['dev_n'] or 0)}"
+    return text
+
+
+def is_prerelease(release: str) -> bool:
+    """A pre-release or dev version (pip needs --pre for its dependencies' pre-releases)."""
+    match = VERSION.match(release)
+    return bool(match and (match["pre"] or match["dev"]))
 
 
 def release_order(release: str) -> tuple:
-    """A release's place among others: by its numbers (2025.4.1 before 2026.0), unknown ones last."""
-    numbers = release_label(release).split(".")
-    return (0, tuple(int(n) for n in numbers)) if all(n.isdigit() for n in numbers) else (1, (release,))
+    """A release's place among others, by PEP 440's order (2025.4.1 before 2026.0.0.dev1 before
+    2026.0.0rc1 before 2026.0.0 before 2026.0.0.post1), unknown ones last."""
+    version, _, local = release_label(release).partition("+")
+    match = VERSION.match(version)
+    if match is None:
+        return (1, (release,))
+    numbers = [int(n) for n in match["release"].split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    pre = (("a", "b", "rc").index(PRE_NAMES[match["pre"].lower()]) + 1, int(match["pre_n"] or 0)) if match["pre"] \
+        else (0, 0) if match["dev"] and not match["post"] else (4, 0)
+    post = int(match["post_implicit"] or match["post_n"] or 0) if match["post"] else -1
+    dev = (0, int(match["dev_n"] or 0)) if match["dev"] else (1, 0)
+    return (0, (tuple(numbers), pre, post, dev, local))
 
 
 def environments(releases: Sequence[str], cache: str | Path | None = None,
                  log: Callable[[str], None] | None = None) -> dict[str, Environment]:
     """Label -> Environment of each release asked for (made where absent).  A label is the version
-    the release's openvino reports (``current`` becomes its version), so that results and reports
-    say which release ran, whatever was asked; a release that cannot be used keeps its name."""
+    the environment's openvino reports (``current`` becomes its version, a nightly its dev
+    version), so that results and reports say which openvino ran, whatever was asked; one that
+    cannot be used keeps its name.  Two environments of one version (a wheel built from a
+    release's sources beside that release) are told apart by ``+wheel.HASH`` / ``+env.HASH``."""
     folder = cache_folder(cache)
     found: dict[str, Environment] = {}
     current = ensure(CURRENT, folder) if CURRENT in releases else None
-    here = release_label(current.openvino_version) if current and current.openvino_version else None
+    here = current.label if current and current.openvino_version else None
     for release in releases:
         # a release that is the installed one is run as current: nothing to make
         env = current if release in (CURRENT, here) else ensure(release, folder, log)
-        label = release_label(env.openvino_version) if env.openvino_version else release
+        label = env.label
+        if label in found and found[label].python != env.python:
+            label = f"{label}+{_source_tag(env.release)}"
         found.setdefault(label, env)
     return dict(sorted(found.items(), key=lambda item: release_order(item[0])))
+
+
+def describe(env: Environment, label: str) -> str:
+    """Which openvino an environment is, exactly: ``2026.5.0-20526-abc... (wheel /path/....whl)``;
+    what was asked is said where it is not the label's release number."""
+    kind, sep, where = env.release.partition(":")
+    asked = "" if env.release in (CURRENT, label) else \
+        f" (wheel {where})" if sep and kind == "wheel" else f" (environment {where})" if sep and kind == "env" \
+        else f" (asked as {env.release})"
+    return f"{env.openvino_version or 'version unknown'}{asked}"
+
+
+def _source_tag(release: str) -> str:
+    kind, _, where = release.partition(":")
+    return f"{kind}.{hashlib.sha256(where.encode()).hexdigest()[:8]}" if where else "pip"
 
 
 def cache_folder(given: str | Path | None = None) -> Path:
@@ -112,20 +246,51 @@ def cache_folder(given: str | Path | None = None) -> Path:
 
 
 def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) -> Environment:
-    """The environment of ``release``: the running Python for ``current``, else the cached one,
+    """The environment of ``release`` (as :func:`parse_releases` writes it): the running Python
+    for ``current``, the named one for ``env:PATH``, else the cached one of a version or wheel,
     made first if it is absent or half-made."""
     if release == CURRENT:
-        return Environment(CURRENT, sys.executable, _version(sys.executable)[0])
+        return Environment(CURRENT, sys.executable, *_version(sys.executable))
+    if release.startswith(ENV_PREFIX):
+        return _existing(release)
+    if release.startswith(WHEEL_PREFIX):
+        wheel = _wheel_path(release[len(WHEEL_PREFIX):], release)
+        key, install = f"wheel-{_file_hash(wheel, release)}", [str(wheel)]  # absolute: never a pip option
+    else:
+        if not VERSION.match(release):
+            raise EnvironmentError_(f"--openvino {release}: not a version")
+        key = canonical_release(release)
+        install = [f"openvino=={key}"] + (["--pre"] if is_prerelease(key) else [])
     if cache.exists() and not cache.is_dir():
         raise EnvironmentError_(f"--openvino-cache {cache}: not a folder")
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        lock = open(cache / f"openvino-{release}.lock", "a")
+        lock = open(cache / f"openvino-{key}.lock", "a")
     except OSError as error:
         raise EnvironmentError_(f"--openvino-cache {cache}: cannot use it ({error.strerror})") from None
     with lock:  # one process makes a release's environment; the others wait, then use it
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure(release, cache, log)
+        return _ensure(release, key, install, cache, log)
+
+
+def _existing(release: str) -> Environment:
+    """``env:PATH`` as it is: its Python, and what its openvino says; irtool's own code must import
+    there (from this checkout, on PYTHONPATH as the workers get it), else it cannot be used."""
+    prefix = _environment_prefix(release[len(ENV_PREFIX):], release)
+    python = str(_prefix_python(prefix))
+    return Environment(release, python, *_version(python, whole_pipeline=True))
+
+
+def _file_hash(path: Path, release: str) -> str:
+    """The SHA-256 of a wheel (its first 16 hex digits), read in chunks."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            for chunk in iter(lambda: stream.read(HASH_CHUNK), b""):
+                digest.update(chunk)
+    except OSError as error:
+        raise EnvironmentError_(f"--openvino {release}: cannot read it ({error.strerror})") from None
+    return digest.hexdigest()[:16]
 
 
 def worker_requirements() -> list[str]:
@@ -146,8 +311,9 @@ def worker_requirements() -> list[str]:
     return [r.strip() for r in requirements if not re.match(r"openvino\b(?![-_.\w])", r.strip())]
 
 
-def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Environment:
-    folder = cache / f"openvino-{release}"
+def _ensure(release: str, key: str, install: Sequence[str], cache: Path,
+            log: Callable[[str], None] | None) -> Environment:
+    folder = cache / f"openvino-{key}"
     python = str(folder / "bin" / "python")
     marker = folder / MARKER
     requirements = worker_requirements()
@@ -155,9 +321,10 @@ def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Env
     if marker.is_file():
         try:
             recorded = json.loads(marker.read_text(encoding="utf-8"))
-            if recorded.get("release") == release and Path(python).exists():
+            if recorded.get("release") == key and Path(python).exists():
                 if recorded.get("requirements") == requirements:
-                    return Environment(release, python, recorded.get("openvino_version"))
+                    return Environment(release, python, recorded.get("openvino_version"),
+                                       distribution=recorded.get("distribution"))
                 why_again = (f"was made for other dependencies ({', '.join(recorded.get('requirements') or ['?'])}; "
                              f"irtool needs {', '.join(requirements)})")
         except (OSError, ValueError):
@@ -168,24 +335,25 @@ def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Env
         shutil.rmtree(folder, ignore_errors=True)
     if log:
         log(f"openvino {release}: making an environment in {folder} (python -m venv, pip install)")
-    problem = _make(folder, release, requirements)
+    problem = _make(folder, install, requirements)
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
-    version, problem = _version(python)
+    version, problem, distribution = _version(python)
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
-    marker.write_text(json.dumps({"release": release, "openvino_version": version, "python": python,
+    marker.write_text(json.dumps({"release": key, "asked": release, "openvino_version": version,
+                                  "distribution": distribution, "python": python,
                                   "requirements": requirements}) + "\n", encoding="utf-8")
-    return Environment(release, python, version)
+    return Environment(release, python, version, distribution=distribution)
 
 
-def _make(folder: Path, release: str, requirements: Sequence[str]) -> str | None:
+def _make(folder: Path, install: Sequence[str], requirements: Sequence[str]) -> str | None:
     steps: Sequence[list[str]] = (
         [sys.executable, "-m", "venv", str(folder)],
         [str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"openvino=={release}", *requirements],
+         *install, *requirements],
     )
     for command in steps:
         try:
@@ -198,16 +366,35 @@ def _make(folder: Path, release: str, requirements: Sequence[str]) -> str | None
     return None
 
 
-def _version(python: str) -> tuple[str | None, str | None]:
-    """openvino's version as ``python`` imports it, or None and why not."""
+# What an environment says of its openvino: get_version(), then the distribution's version.
+# (an openvino without distribution metadata, e.g. one built from source on PYTHONPATH, says "").
+_SAY_VERSION = """import importlib.metadata, openvino
+print(openvino.get_version(), flush=True)
+try:
+    print(importlib.metadata.version("openvino"), flush=True)
+except importlib.metadata.PackageNotFoundError:
+    print("", flush=True)
+"""
+
+
+def _version(python: str, whole_pipeline: bool = False) -> tuple[str | None, str | None, str | None]:
+    """(openvino.get_version(), None, the distribution's version) as ``python`` imports it, or
+    (None, why not, None).  ``whole_pipeline``: irtool's run pipeline must import there too (an
+    environment irtool did not make may lack its dependencies)."""
+    code = _SAY_VERSION + ("import irtool.execute\n" if whole_pipeline else "")
+    env = worker_environment() if whole_pipeline else {**os.environ, "CI": "true"}
     try:
-        done = subprocess.run([python, "-c", "import openvino; print(openvino.get_version())"], capture_output=True,
-                              text=True, timeout=300, stdin=subprocess.DEVNULL, env={**os.environ, "CI": "true"})
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300,
+                              stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"cannot start {python}: {error}"
+        return None, f"cannot start {python}: {error}", None
+    lines = done.stdout.splitlines()
     if done.returncode != 0:
-        return None, "importing openvino failed: " + _reason(done.stderr)
-    return done.stdout.strip().splitlines()[-1], None
+        what = "importing irtool's run pipeline there" if len(lines) >= 2 else "importing openvino"
+        return None, f"{what} failed: " + _reason(done.stderr), None
+    if len(lines) < 2 or not lines[0].strip():
+        return None, f"{python} did not say openvino's version", None
+    return lines[0].strip(), None, lines[1].strip() or None
 
 
 def _reason(text: str) -> str:

@@ -42,7 +42,8 @@ class Unsupported(RunError):
 
 
 class RunSkipped(IrtoolError):
-    """The run cannot happen as asked on this machine (a precision the device lacks): nothing is judged."""
+    """The run cannot happen as asked on this machine (a device that is absent here, a precision the device
+    lacks): nothing is judged."""
 
 
 _SUGGEST_LIMIT = 100  # characters; a longer word is no misspelling worth difflib's quadratic time

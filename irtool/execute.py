@@ -668,8 +668,10 @@ class RunResult:
 def run(options: RunOptions) -> RunResult:
     """``irtool run``: the pipeline's stages on one model, device and precision."""
     report = list_devices()
-    for device, precision in [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else []):
+    asked = [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else [])
+    for device, _ in asked:  # a name OpenVINO does not know is a usage error, before any skip
         check_device(device, report)
+    for device, precision in asked:
         reason = skip_reason(device, precision, report)
         if reason:
             raise RunSkipped(f"{reason}: nothing was run")

@@ -109,7 +109,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=DEVICE, help=f"OpenVINO device (default {DEVICE})")
     args = parser.parse_args()
-    config = {"INFERENCE_PRECISION_HINT": PRECISION, **CONFIG}
+    # "default": no hint, the precision the device picks for itself (as the job ran)
+    config = {**({} if PRECISION == "default" else {"INFERENCE_PRECISION_HINT": PRECISION}), **CONFIG}
     recorded = "" if args.device == DEVICE else f" (recorded on {DEVICE})"
     release = "" if ov.get_version().split("-")[0] == OPENVINO.split("-")[0] else f" (recorded with {OPENVINO})"
     print(f"{CASE} on {args.device} at {PRECISION}{recorded}: OpenVINO {ov.get_version()}{release}, config {config}")

@@ -73,6 +73,18 @@ def cpu_precisions() -> tuple[str, ...]:
     from irtool.runtime.devices import list_devices
 
     return next(d.precisions for d in list_devices().available if d.name == "CPU")
+
+
+@pytest.fixture(scope="session")
+def cpu_default_precision() -> str:
+    """The precision the CPU runs at without a hint, as its capabilities imply (OpenVINO's CPU
+    plugin: bf16 where OPTIMIZATION_CAPABILITIES lists BF16, i.e. AVX512_BF16 or AMX; else f16
+    where it lists FP16, as on ARM; else f32), so that a test of ``--precision default`` asserts
+    what it means on a CPU with or without bf16."""
+    from irtool.runtime.devices import list_devices
+
+    capabilities = next(d.capabilities for d in list_devices().available if d.name == "CPU")
+    return "bf16" if "BF16" in capabilities else "f16" if "FP16" in capabilities else "f32"
 @pytest.fixture
 def device_node():
     """Make a character device (/dev/null's numbers) at a path; root only, else the test is skipped."""

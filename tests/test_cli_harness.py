@@ -122,6 +122,20 @@ def test_a_known_failure_is_xfail_and_exits_0(small):
     assert verdicts == {"gru[seed=0]": "pass", "gru[seed=1]": "pass", "gru[seed=2]": "xpass", "tight[seed=0]": "xfail"}
 
 
+def test_precision_default_runs_without_a_hint_and_records_what_the_device_chose(small, cpu_default_precision):
+    """--precision default,f32: the default jobs compile without INFERENCE_PRECISION_HINT; each result
+    records the precision the CPU picked (bf16 with bf16, f32 without) and is judged with its tolerance;
+    the summary shows it beside "default"."""
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "default"), "-d", "CPU",
+                  "--precision", "default,f32")
+    results = json.loads((small / "default" / "results.json").read_text())["results"]
+    default = [r for r in results if r["precision"] == "default" and r["case"].startswith("gru[")]
+    assert len(default) == 3 and all(r["verdict"] == "pass" for r in default), done.stdout + done.stderr
+    assert all(r["effective_precision"] == {"CPU": cpu_default_precision} for r in default)
+    assert all(o["tolerance_source"] == f"{cpu_default_precision} default" for r in default for o in r["outputs"])
+    assert any(line.split()[:3] == ["CPU", "default", f"({cpu_default_precision})"] for line in done.stdout.splitlines())
+
+
 def test_a_failure_exits_1_with_a_reproducer(small):
     done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "fail"), "--precision", "f32")
     assert done.returncode == 1

@@ -266,16 +266,44 @@ def _relu_model(tmp_path: Path) -> str:
      "relu.xml: cannot reduce it: the model is not a single recurrent op fed by Parameters and Consts"),
     (lambda tmp, suite: [f"{suite}::nope", "-d", "CPU"], "reduce.toml: no case 'nope'; its cases are big[seed=0]"),
     (lambda tmp, suite: [f"{suite}::{LSTM}"], f"{LSTM}: name the device with -d DEVICE"),
-    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "NPU"], "device 'NPU' is not available here"),
+    (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "NPUU"], "'NPUU' is not a device OpenVINO knows (did you mean NPU?)"),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--check", "max_abs=>1"], "--check 'max_abs=>1': "),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--check-script", str(tmp / "c.py")],
      "c.py: no such check script"),
     (lambda tmp, suite: [f"{suite}::{LSTM}", "-d", "CPU", "--budget", "0"],
      "argument --budget: 0.0; expected a number of seconds > 0"),
-], ids=["missing", "not-one-rnn-op", "no-such-case", "no-device", "absent-device", "bad-check", "no-script",
+], ids=["missing", "not-one-rnn-op", "no-such-case", "no-device", "unknown-device", "bad-check", "no-script",
         "bad-budget"])
 def test_bad_input_is_one_line_and_exit_2(suite, tmp_path, args, says):
     done = irtool("reduce", *args(tmp_path, suite), "-o", str(tmp_path / "out"))
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if not line.startswith(("usage:", " "))]  # argparse's usage
     assert len(lines) == 1 and lines[0].startswith("irtool: error: ") and says in lines[0], done.stderr
+
+
+def test_absent_device_is_a_skip_exit_3(suite, tmp_path):
+    """A known device absent here (NPU.7: a seventh NPU) is a skip, exit 3, with OpenVINO's reason, as in
+    run and the harness; nothing is written."""
+    from irtool.runtime.devices import skip_reason
+
+    reason = skip_reason("NPU.7", "f32")
+    assert reason.startswith("NPU.7 is not available here: ")
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "NPU.7", "-o", str(tmp_path / "out"))
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip() == f"irtool: skipped: {reason}: nothing was run"
+    assert not (tmp_path / "out").exists()
+
+
+def test_precision_default_reduces_at_what_the_device_chose(suite, tmp_path, cpu_default_precision):
+    """--precision default: every run compiles without INFERENCE_PRECISION_HINT, and the reproducer
+    records "default" (its script sets no hint either) and the precision the CPU picked."""
+    done = irtool("reduce", f"{suite}::{LSTM}", "-d", "CPU", "--precision", "default", *NO_TOLERANCE,
+                  "--budget", "5", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == f"reduce {LSTM} (LSTMSequence-5) on CPU at default"
+    _, record = reduced(tmp_path)
+    assert record["precision"] == "default" and "INFERENCE_PRECISION_HINT" not in record["config"]
+    assert record["result"]["effective_precision"] == {"CPU": cpu_default_precision}
+    script = reproduce(tmp_path / "reproducer")
+    assert script.returncode == 1 and "MISMATCH" in script.stdout, script.stdout + script.stderr
+    assert script.stdout.splitlines()[0].endswith("config {}")

@@ -183,21 +183,30 @@ def test_missing_model(capsys, tmp_path):
     assert code == 2 and "none.xml: no such model file" in one_error_line(err)
 
 
-def test_absent_device_exits_2_naming_the_available_ones(gru, capsys, tmp_path, cpu_precisions):
-    """GPU and NPU are absent on this machine (no test here assumes so: a device that is present runs)."""
+def test_absent_device_is_a_skip_with_openvino_reason_exit_3(gru, capsys, tmp_path):
+    """A known device that is absent here is a skip (exit 3, nothing judged) with OpenVINO's reason,
+    in text and JSON: the rule the harness follows (irtool.runtime.devices.skip_reason).  GPU and
+    NPU are absent on this machine (no test here assumes so: a device that is present is left out)."""
     from irtool.runtime.devices import list_devices
 
-    present = list_devices().names
+    report = list_devices()
+    reasons = {absent.name: absent.reason for absent in report.absent}
     out_path = tmp_path / "out.npz"
+    checked = 0
     for asked, device in (("GPU", "GPU"), ("NPU", "NPU"), ("HETERO:GPU+CPU", "HETERO:GPU,CPU")):
         family = device.split(":")[-1].split(",")[0]
-        if any(name.startswith(family) for name in present):
+        if family not in reasons:
             continue
+        checked += 1
         code, out, err = run(capsys, str(gru), "-d", asked, "--save-outputs", str(out_path))
-        line = one_error_line(err)
-        assert code == 2 and out == ""
-        assert f"device '{device}' is not available here" in line and "available: CPU" in line
-        assert f"({family}: " in line
+        assert code == 3 and out == "", err
+        assert err.startswith(f"irtool: skipped: {family} is not available here: {reasons[family]}")
+        assert "error" not in err
+        code, out, err = run(capsys, str(gru), "-d", asked, "--format", "json")
+        data = json.loads(out)
+        assert code == 3 and data["verdict"] == "unjudged" and data["nodes"] == []
+        assert data["skipped"].startswith(f"{family} is not available here: {reasons[family]}")
+    assert checked or not reasons
     assert not out_path.exists()
 
 
@@ -226,7 +235,7 @@ def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, targ
     code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
     assert code == 2 and says in one_error_line(err) and "Error parsing" not in err
     assert json.loads(out) == {"model": path, "verdict": "error", "error": one_error_line(err)[len("irtool: error: "):],
-                               "nodes": [], "unsupported": False}
+                               "skipped": None, "nodes": [], "unsupported": False}
 
 
 def test_compare_with_second_device(gru, capsys, cpu_precisions):
@@ -310,13 +319,31 @@ def test_model_that_is_not_one_rnn_op_runs_without_a_reference(capsys, tmp_path)
 
 def test_console_entry_point_in_a_subprocess(gru):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(gru), "-d", "GPU"],
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(gru), "-d", "GPUU"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("irtool: error: device 'GPU' is not available here") and "Traceback" not in done.stderr
+    assert done.stderr.startswith("irtool: error: -d GPUU: 'GPUU' is not a device OpenVINO knows (did you mean GPU?)")
+    assert "Traceback" not in done.stderr
     done = subprocess.run([sys.executable, "-m", "irtool", "run", str(gru), "-d", "CPU"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and "PASS: 2 of 2" in done.stdout
+
+
+def test_precision_default_sets_no_hint_and_judges_what_the_device_chose(gru, capsys, cpu_default_precision):
+    """--precision default: no INFERENCE_PRECISION_HINT; the precision the CPU picked is read back from
+    the compiled model (bf16 on a CPU with bf16, f32 on one without), reported, and sets the tolerance."""
+    code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", "default", "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["verdict"] == "pass", err
+    assert "INFERENCE_PRECISION_HINT" not in result["run"]["config"]
+    assert result["run"]["requested_precision"] == "default"
+    assert result["run"]["effective_precision"] == {"CPU": cpu_default_precision}
+    assert result["run"]["precision"] == cpu_default_precision
+    assert all(o["tolerance"]["source"] == f"{cpu_default_precision} default" for o in result["outputs"])
+    code, out, _ = run(capsys, str(gru), "-d", "AUTO:CPU", "--precision", "default")
+    assert code == 0
+    assert f"precision: the device's default requested (no hint), {cpu_default_precision} on CPU;" in out
+    assert f"({cpu_default_precision} default)" in out
 
 
 def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_tolerance(gru, capsys, cpu_precisions):
@@ -325,8 +352,10 @@ def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_toleran
     for precision in ("f16", "bf16"):
         code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", precision, "--format", "json")
         if precision not in cpu_precisions:
+            message = one_skip_line(err)[len("irtool: "):]
             assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
-                                                     "error": one_skip_line(err)[len("irtool: "):], "unsupported": False}
+                                                     "error": message, "skipped": message[len("skipped: "):],
+                                                     "unsupported": False}
             assert f"skipped: CPU does not support {precision} (its precisions: {', '.join(cpu_precisions)})" \
                 in one_skip_line(err)
             continue

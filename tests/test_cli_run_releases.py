@@ -129,3 +129,52 @@ def test_a_comparison_with_a_second_device_is_shown_per_release(releases):
     for release in (OLDER, CURRENT):
         [line] = [line for line in lines if line.startswith(f"  {release}: against AUTO:CPU (f32): ")]
         assert " PASS max abs " in line and "FAIL" not in line
+
+
+@pytest.fixture(scope="module")
+def bare_env(tmp_path_factory) -> Path:
+    """A virtual environment without openvino (nor pip)."""
+    folder = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    return folder
+
+
+def test_an_existing_environment_runs_as_it_is_and_says_its_exact_version(bare_env, tmp_path):
+    """env:PATH with this test venv's prefix runs the model there; beside an environment without
+    openvino (skipped with the import's reason), each column says exactly which openvino it is."""
+    from importlib import metadata
+
+    model = str(MODELS / "lstm2_bidirectional.xml")
+    alone = irtool("run", model, "-d", "CPU", "--openvino", f"env:{sys.prefix}", "--openvino-cache",
+                   str(tmp_path / "cache"), "--format", "json")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert json.loads(alone.stdout)["run"]["openvino"] == openvino.get_version()
+    both = irtool("run", model, "-d", "CPU", "--openvino", f"env:{sys.prefix},env:{bare_env}",
+                  "--openvino-cache", str(tmp_path / "cache"))
+    assert both.returncode == 0, both.stdout + both.stderr
+    label = metadata.version("openvino")
+    assert f"  {label}: openvino {openvino.get_version()} (environment {Path(sys.prefix).absolute()})" \
+        in both.stdout.splitlines()
+    assert f"  env:{bare_env}: skipped: openvino env:{bare_env} cannot run here: importing openvino failed: " \
+           "ModuleNotFoundError: No module named 'openvino'" in both.stdout
+    as_json = json.loads(irtool("run", model, "-d", "CPU", "--openvino", f"env:{sys.prefix},env:{bare_env}",
+                                "--openvino-cache", str(tmp_path / "cache"), "--format", "json").stdout)
+    mine = as_json["releases"][label]
+    assert mine["asked"] == f"env:{Path(sys.prefix).absolute()}" and mine["verdict"] == "pass"
+    assert mine["openvino_version"] == openvino.get_version() and mine["distribution"] == label
+    assert not (tmp_path / "cache").exists()  # nothing was made
+
+
+def test_an_absent_device_is_a_skip_under_a_release_too(bare_env, tmp_path):
+    """The one rule for absent devices holds in each release's run: NPU.7 is nowhere, so nothing is judged."""
+    model = str(MODELS / "lstm2_bidirectional.xml")
+    alone = irtool("run", model, "-d", "NPU.7", "--openvino", f"env:{sys.prefix}", "--openvino-cache",
+                   str(tmp_path / "cache"))
+    assert alone.returncode == 3, alone.stdout + alone.stderr
+    assert alone.stderr.startswith("irtool: skipped: NPU.7 is not available here: ")
+    both = irtool("run", model, "-d", "NPU.7", "--openvino", f"env:{sys.prefix},env:{bare_env}",
+                  "--openvino-cache", str(tmp_path / "cache"))
+    assert both.returncode == 3, both.stdout + both.stderr
+    assert "skipped: NPU.7 is not available here: " in both.stdout and "ERROR" not in both.stdout
+    typo = irtool("run", model, "-d", "NPUU", "--openvino", f"env:{sys.prefix}")
+    assert typo.returncode == 2 and "(did you mean NPU?)" in typo.stderr

@@ -7,6 +7,7 @@ marker, as a killed pip leaves it, is made again (in a copy, so that other tests
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,8 +35,11 @@ def test_releases_are_versions_or_current():
     # as pip matches them (PEP 440): one environment per release however it is written
     assert parse_releases("2025.4,2025.4.0.0,2025.4.1.0,2025.4.1.2,current,") == ["2025.4.0", "2025.4.1",
                                                                                     "2025.4.1.2", "current"]
-    for text, says in (("", "expected a comma-separated list"), ("latest", "--openvino latest: expected a release"),
-                       ("2025.4.1;rm -rf /", "expected a release")):
+    for text, says in (("", "expected a comma-separated list"),
+                       ("latest", r"--openvino latest: expected a version pip resolves \(a release such as 2025.4.1"),
+                       ("2025.4.1;rm -rf /", "expected a version pip resolves"),
+                       ("--index-url=http://x", "expected a version pip resolves"),
+                       ("2025.4.1 --pre", "expected a version pip resolves"), ("1.0", "expected a version")):
         with pytest.raises(EnvironmentError_, match=says):
             parse_releases(text)
 
@@ -132,3 +136,113 @@ def test_a_release_reports_its_own_devices(older):
     assert problem is None and report.openvino == env.openvino_version
     assert "CPU" in report.names and "f32" in report.available[0].precisions
     assert {d.name for d in report.absent} | set(report.names) >= {"CPU", "GPU", "NPU"}  # each found or said absent
+
+
+# ----------------------------------------------------------------------------- what --openvino takes
+
+@pytest.mark.parametrize("text, expected", [
+    ("2026.5.0.dev20261120", "2026.5.0.dev20261120"),  # a nightly
+    ("2026.5-dev20261120", "2026.5.0.dev20261120"),  # as pip (PEP 440) normalises it
+    ("2026.0.0RC1", "2026.0.0rc1"),
+    ("2026.0.0-rc.2", "2026.0.0rc2"),
+    ("2025.4.1.post1", "2025.4.1.post1"),
+    ("2025.4.1-1", "2025.4.1.post1"),
+    ("2026.1.0b2.dev3", "2026.1.0b2.dev3"),
+])
+def test_any_version_pip_resolves_is_taken_as_pip_normalises_it(text, expected):
+    assert parse_releases(text) == [expected]
+
+
+def test_versions_are_ordered_as_pip_orders_them():
+    from irtool.environments import release_order
+
+    ordered = ["2025.4.1", "2026.0.0.dev1", "2026.0.0a1", "2026.0.0rc1", "2026.0.0", "2026.0.0.post1", "2026.1.0"]
+    assert sorted(reversed(ordered), key=release_order) == ordered
+
+
+def test_a_wheel_must_be_a_regular_file_named_as_openvinos(tmp_path):
+    wheel = tmp_path / "openvino-2026.4.1-1-cp311-cp311-manylinux_2_28_x86_64.whl"
+    wheel.write_bytes(b"")
+    assert parse_releases(str(wheel)) == [f"wheel:{wheel}"]
+    (tmp_path / "numpy-2.0.0-cp311-none-any.whl").write_bytes(b"")
+    (tmp_path / "folder.whl").mkdir()
+    for item, says in ((str(tmp_path / "gone.whl"), "no such wheel file"),
+                       (str(tmp_path / "numpy-2.0.0-cp311-none-any.whl"), "not an openvino wheel"),
+                       (str(tmp_path / "folder.whl"), "not a regular file"),
+                       ("wheel:/dev/null", "not a regular file")):
+        with pytest.raises(EnvironmentError_, match=f"--openvino {re.escape(item)}: {says}"):
+            parse_releases(item)
+
+
+def test_an_environment_must_be_a_folder_with_a_python(tmp_path):
+    import sys
+
+    assert parse_releases(f"env:{sys.prefix}") == [f"env:{Path(sys.prefix).absolute()}"]
+    (tmp_path / "file").write_text("")
+    for item, says in (("env:", "expected env:PATH"), (f"env:{tmp_path / 'gone'}", "no such folder"),
+                       (f"env:{tmp_path / 'file'}", "not a folder"), (f"env:{tmp_path}", "no bin/python")):
+        with pytest.raises(EnvironmentError_, match=f"--openvino {re.escape(item)}: {says}"):
+            parse_releases(item)
+
+
+def test_an_existing_environment_is_used_as_it_is_with_its_exact_version(tmp_path):
+    """env:PATH with the test venv's own prefix: its python, what its openvino says, nothing made."""
+    import sys
+    from importlib import metadata
+
+    import openvino
+
+    env = ensure(parse_releases(f"env:{sys.prefix}")[0], tmp_path / "cache")
+    assert env.usable, env.problem
+    assert Path(env.python).parent.parent == Path(sys.prefix).absolute()
+    assert env.openvino_version == openvino.get_version() and env.distribution == metadata.version("openvino")
+    assert env.label == metadata.version("openvino")
+    assert not (tmp_path / "cache").exists()  # nothing made, nothing cached
+
+
+def test_an_environment_without_openvino_cannot_be_used_and_says_why(tmp_path):
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    env = ensure(f"env:{tmp_path / 'bare'}", tmp_path / "cache")
+    assert not env.usable and "importing openvino failed: " in env.problem and "openvino" in env.problem
+    envs = environments(parse_releases(f"current,env:{tmp_path / 'bare'}"), tmp_path / "cache")
+    assert envs[f"env:{tmp_path / 'bare'}"].problem == env.problem  # kept under its name, beside current
+
+
+def test_a_dev_version_reaches_pip_as_its_exact_spec(tmp_path):
+    """A nightly that is not on the configured indexes: pip's own reason, naming the spec it was given."""
+    log: list[str] = []
+    env = ensure(parse_releases("2026.5.0-dev20261120")[0], tmp_path / "cache", log.append)
+    if env.usable:  # an index that has the nightly (PIP_EXTRA_INDEX_URL): then it is that version
+        assert env.distribution == "2026.5.0.dev20261120"
+        return
+    assert "openvino==2026.5.0.dev20261120" in env.problem, env.problem
+    assert not (tmp_path / "cache" / "openvino-2026.5.0.dev20261120").exists()  # a failed make leaves nothing
+    assert "making an environment" in log[0]
+
+
+def test_a_wheel_is_installed_in_an_environment_keyed_by_its_hash(cache, tmp_path):
+    """The older release's wheel, downloaded by pip (from pip's cache where the older release's
+    environment was made from it), installed as a file; a copy under another name is the same wheel."""
+    import hashlib
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                           "--quiet", "-d", str(tmp_path), f"openvino=={OLDER}"], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    [wheel] = tmp_path.glob("openvino-*.whl")
+    env = ensure(parse_releases(str(wheel))[0], cache)
+    assert env.usable, env.problem
+    assert env.distribution == OLDER and env.openvino_version.startswith(OLDER) and env.label == OLDER
+    key = hashlib.sha256(wheel.read_bytes()).hexdigest()[:16]
+    assert Path(env.python).parent.parent == cache / f"openvino-wheel-{key}"
+    copy = tmp_path / "copy" / wheel.name
+    copy.parent.mkdir()
+    shutil.copyfile(wheel, copy)
+    log: list[str] = []
+    assert ensure(f"wheel:{copy}", cache, log.append).python == env.python and log == []  # reused
+    # beside the release of the same version, it keeps a label of its own
+    envs = environments([OLDER, f"wheel:{wheel}"], cache)
+    assert list(envs) == [OLDER, f"{OLDER}+wheel.{hashlib.sha256(str(wheel).encode()).hexdigest()[:8]}"]

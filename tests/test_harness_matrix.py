@@ -54,13 +54,21 @@ def devices():
     ("CPU", "f32", None), ("CPU", "bf16", "bf16"), ("AUTO:CPU", "bf16", "bf16"), ("HETERO:CPU", "f32", None),
     ("GPU", "f32", r"GPU is not available here: .*(OpenCL|device)"),
     ("HETERO:GPU,CPU", "f32", r"GPU is not available here: "),
-    ("NPU.3", "f32", r"NPU.3 is not available here: not known to OpenVINO"),
+    ("NPU.3", "f32", "npu"),
     ("CPU", "f16", r"CPU does not support f16 \(its precisions: .*f32.*\)"),
+    ("CPU", "default", None), ("AUTO:CPU", "default", None),  # the device's own choice: never lacking
+    ("GPU", "default", r"GPU is not available here: "),
 ])
 def test_skip_reasons(devices, device, precision, reason, cpu_precisions):
-    """"bf16": none where the CPU has bf16, else the reason a CPU without it is skipped."""
+    """"bf16": none where the CPU has bf16, else the reason a CPU without it is skipped; "npu": a
+    fourth NPU is absent with the reason OpenVINO gives for NPU (or, where NPUs are, as unknown)."""
+    import re
+
     if reason == "bf16":
         reason = None if "bf16" in cpu_precisions else r"CPU does not support bf16 \(its precisions: f32"
+    if reason == "npu":
+        why = next((absent.reason for absent in devices.absent if absent.name == "NPU"), "not known to OpenVINO")
+        reason = re.escape(f"NPU.3 is not available here: {why}") + "$"
     found = skip_reason(device, precision, devices)
     if reason is None:
         assert found is None

@@ -115,6 +115,26 @@ def test_a_release_that_cannot_be_installed_is_a_skip_with_pips_reason(openvino_
     assert not run.get("openvino_diffs") and "->" not in done.stdout  # a release that ran nothing is not compared
 
 
+def test_an_existing_environment_runs_the_jobs_and_is_recorded_with_its_exact_version(tmp_path):
+    """--openvino env:PATH (this test venv's prefix): its workers run the jobs; the results name it by
+    its distribution's version, and the run's metadata says what was asked and what openvino it is."""
+    from importlib import metadata
+
+    done = irtool("harness", str(suite(tmp_path, GRU.format(extra=""))), "--openvino", f"env:{sys.prefix}",
+                  "--openvino-cache", str(tmp_path / "cache"), "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = json.loads((tmp_path / "out" / "results.json").read_text())
+    label = metadata.version("openvino")
+    assert {r["openvino"] for r in run["results"]} == {label} and all(r["verdict"] == "pass" for r in run["results"])
+    assert {r["openvino_version"] for r in run["results"]} == {openvino.get_version()}
+    assert run["openvino_releases"][label] == {"release": f"env:{Path(sys.prefix).absolute()}",
+                                                       "openvino_version": openvino.get_version(),
+                                                       "distribution": label, "problem": None}
+    assert f"  openvino {label}: {openvino.get_version()} (environment {Path(sys.prefix).absolute()})" \
+        in done.stdout.splitlines()[:4]
+    assert not (tmp_path / "cache").exists()
+
+
 # ----------------------------------------------------------------------------- what ran
 
 

@@ -57,6 +57,21 @@ def test_a_suite_runs_as_tests(suite, spread):
     assert "tight[seed=0] on CPU at f32" in done.stdout and "outside tolerance: Y" in done.stdout
 
 
+def test_precision_default_judges_what_the_device_chose(suite, cpu_default_precision):
+    """--irtool-precision default: no hint; each job is judged at the precision the CPU picked (bf16
+    with bf16, f32 without), which junit.xml records per test."""
+    import lxml.etree as ET
+
+    done = pytest_run(suite, "suite.toml", "--irtool-device", "CPU", "--irtool-precision", "default", "-k", "gru",
+                      "--junitxml", "junit.xml")
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
+    cases = ET.parse(str(suite / "junit.xml")).findall(".//testcase")
+    assert len(cases) == 2 and all("at default" in case.get("name") for case in cases)
+    for case in cases:
+        values = {p.get("name"): p.get("value") for p in case.findall("properties/property")}
+        assert values["irtool_effective_precision"] == f"{cpu_default_precision} on CPU"
+
+
 def test_only_suites_named_on_the_command_line_are_collected(suite):
     done = pytest_run(suite, ".", "--collect-only")
     assert "suite.toml" not in done.stdout and done.returncode == 5  # no tests collected

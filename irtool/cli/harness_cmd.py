@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-d", "--device", default="CPU", metavar="DEVICES",
                         help="comma-separated devices, e.g. CPU,AUTO:CPU,HETERO:CPU,GPU; a virtual device's own "
                              "list joins with +: HETERO:GPU+CPU (default CPU)")
-    parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16 (default f32)")
+    parser.add_argument("--precision", default="f32", metavar="LIST", help="comma-separated: f32,bf16,f16, or default (no hint: the precision each device picks, "
+                             "read back and judged with its tolerance) (default f32)")
     parser.add_argument("--report-dir", type=Path, default=Path("irtool-report"), metavar="DIR",
                         help="where results and reports go (default irtool-report)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
@@ -125,7 +126,7 @@ def header(plan: Any) -> str:
     skipped = f", {plan.skipped} cannot run here" if plan.skipped else ""
     return joined([f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}",
                    f"  devices {', '.join(plan.devices)}; precisions {', '.join(plan.precisions)}; "
-                   f"openvino {plan.openvino_version}"])
+                   f"openvino {plan.openvino_version}", *(f"  openvino {line}" for line in plan.releases)])
 
 
 class Progress:
@@ -236,14 +237,20 @@ def _where(result: Any, report_dir: Path) -> str:
 
 
 def _table(results: list) -> list[str]:
-    """Verdict counts per device and precision."""
+    """Verdict counts per device and precision (``default``: with the precision the devices chose)."""
     from irtool.harness.reports import column_label
 
+    from irtool.compare import DEVICE_DEFAULT
+
     rows: dict[tuple[str, str, str | None], Counter] = {}
+    chose: dict[tuple[str, str, str | None], set[str]] = {}  # what the devices ran at, for --precision default
     for result in results:
-        rows.setdefault((result.device, result.precision, result.openvino), Counter())[result.verdict] += 1
+        row = (result.device, result.precision, result.openvino)
+        rows.setdefault(row, Counter())[result.verdict] += 1
+        chose.setdefault(row, set()).update(result.effective_precision.values())
     columns = [v for v in SHOWN_VERDICTS if any(c[v] for c in rows.values())]
-    names = [column_label(*row) for row in rows]
+    names = [column_label(*row) + (f" ({'/'.join(sorted(chose[row]))})" if row[1] == DEVICE_DEFAULT and chose[row]
+                                   else "") for row in rows]
     width = max([len("device precision")] + [len(n) for n in names])
     lines = [f"  {'device precision':<{width}}  " + "  ".join(f"{c:>7}" for c in columns)]
     for name, counts in zip(names, rows.values()):

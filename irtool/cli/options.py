@@ -23,8 +23,11 @@ def add_release_options(parser: argparse.ArgumentParser, what: str) -> None:
     """--openvino and --openvino-cache, for run and harness; ``what`` says what runs under each release."""
     parser.add_argument("--openvino", metavar="RELEASES",
                         help=f"run {what} under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "
-                             "(current: the one installed here); each other release gets its own environment, "
-                             "made with venv and pip on first use; the releases are compared with each other")
+                             "(current: the one installed here); each is a version pip resolves (a release, or a "
+                             "nightly such as 2026.5.0.dev20261120), a wheel file (openvino-VERSION-....whl) or "
+                             "env:PATH (an existing environment that has openvino, used as it is); each version and "
+                             "wheel gets its own environment, made with venv and pip on first use; each is recorded "
+                             "with its exact version, and they are compared with each other")
     parser.add_argument("--openvino-cache", type=Path, metavar="DIR",
                         help="where the releases' environments are kept (default $IRTOOL_OPENVINO_CACHE, else "
                              "~/.cache/irtool/openvino)")

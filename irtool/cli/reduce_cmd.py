@@ -3,18 +3,20 @@
 CASE is an IR .xml file (of one op, or of any model with --node NAME), a reproducer folder
 (from the harness or irtool run --reproducers), or SUITE.toml::CASE-ID.  Exit 0 when a
 reduced reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case
-does not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best
-reproducer found so far is kept).
+does not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is
+absent here or lacks the precision: a skip with OpenVINO's reason), 130 when interrupted
+(the best reproducer found so far is kept).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds, seed
-from irtool.compare import PRECISIONS
+from irtool.compare import PRECISION_CHOICES
 from irtool.devices import parse_device
 from irtool.text import shown
 
@@ -29,13 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     ".xml file (of one op, or of any model with --node NAME), a reproducer folder (from the "
                     "harness or irtool run --reproducers), or SUITE.toml::CASE-ID. Exit 0 when a reduced "
                     "reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
-                    "not fail (nothing to reduce), 2 on bad input, 130 when interrupted (the best reproducer "
+                    "not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is absent here or "
+                    "lacks the precision: a skip, with OpenVINO's reason), 130 when interrupted (the best reproducer "
                     "found so far is kept).")
     parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
     parser.add_argument("-d", "--device",
                         help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
-    parser.add_argument("--precision", choices=PRECISIONS,
-                        help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32)")
+    parser.add_argument("--precision", choices=PRECISION_CHOICES,
+                        help="INFERENCE_PRECISION_HINT (default: a reproducer folder's own, else f32); 'default' sets "
+                             "none and judges at the precision the device picks, read back from it")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUTDIR",
                         help=f"where the reduced reproducer and reduce.log go (default {DEFAULT_OUT})")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz",
@@ -59,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
+    from irtool.errors import RunSkipped
     from irtool.reduce.origin import NodePasses
 
     tolerance = parse_tolerances(args.atol, args.rtol)
@@ -70,6 +75,8 @@ def handle(args: argparse.Namespace) -> int:
     except NodePasses as error:
         print(f"irtool reduce: {shown(error.message)}")
         return 1
+    except RunSkipped as error:  # --node: the model could not run here as asked
+        return _skipped(error)
     device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")
@@ -85,12 +92,20 @@ def handle(args: argparse.Namespace) -> int:
     except NothingToReduce as error:
         print(f"irtool reduce: {shown(error.message)}")
         return 1
+    except RunSkipped as error:
+        return _skipped(error)
     if outcome.interrupted:
         fail(f"interrupted: the best reproducer so far is in {outcome.reproducer}")
         return 130
     for line in outcome.unmatched_faults:  # the reduction ran, but not as asked
         fail(line)
     return 2 if outcome.unmatched_faults else 0
+
+
+def _skipped(error: Any) -> int:
+    """A device absent here, or without the precision: a skip with OpenVINO's reason, exit 3 (as run's)."""
+    print(f"irtool: skipped: {error.message}", file=sys.stderr)
+    return 3
 
 
 def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:

@@ -1,7 +1,8 @@
 """``irtool run MODEL.xml -d DEVICE``: run on a device and diff against the reference or a second device.
 
 Exit 0 when every output is within tolerance, 1 on a mismatch, 2 when the model could not be
-run, 3 when nothing was judged (no reference applies, or the device lacks the precision).
+run, 3 when nothing was judged (no reference applies, or the device is absent here or lacks the
+precision: a skip with OpenVINO's reason; a device name OpenVINO does not know is a usage error, 2).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from irtool.cli.common import UsageError, fail
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
-from irtool.compare import PRECISIONS, OutputDiff, shown_pair
+from irtool.compare import DEVICE_DEFAULT, PRECISION_CHOICES, OutputDiff, shown_pair
 from irtool.runtime.core import release_label
 from irtool.runtime.what_ran import in_plain_words
 from irtool.jsonable import plain
@@ -31,16 +32,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "run", help="run any model on a device and judge each recurrent node in it against the reference",
         description="Run a model (IR .xml from any converter, or .onnx) on an OpenVINO device at an explicit "
-                    "precision, and judge every GRU, LSTM and RNN node in it: irtool's reference on the inputs "
-                    "the device gave the node, against the outputs the device computed for it.  Exit 0: every "
-                    "judged node within tolerance; 1: a mismatch; 2: could not run; 3: nothing was judged (no "
-                    "recurrent node, only nodes inside loop bodies, or a precision the device lacks).")
+                    "precision (or the one it picks itself: --precision default), and judge every GRU, LSTM and "
+                    "RNN node in it: irtool's reference on the inputs the device gave the node, against the outputs the device computed for it.  Exit 0: every "
+                    "judged node within tolerance; 1: a mismatch; 2: could not run (or a device name OpenVINO does "
+                    "not know); 3: nothing was judged (no recurrent node, only nodes inside loop bodies, or a "
+                    "skip: a device absent here or a precision it lacks, with OpenVINO's reason).")
     parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it) or .onnx")
     parser.add_argument("-d", "--device", required=True,
                         help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
                              "with +)")
-    parser.add_argument("--precision", choices=PRECISIONS, default="f32",
-                        help="INFERENCE_PRECISION_HINT to compile with (default f32; the CPU would pick bf16)")
+    parser.add_argument("--precision", choices=PRECISION_CHOICES, default="f32",
+                        help="INFERENCE_PRECISION_HINT to compile with (default f32); 'default' sets none and judges "
+                             "the precision the device picks for itself, read back from the compiled model "
+                             "(irtool devices shows each device's)")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
@@ -97,15 +101,16 @@ def handle(args: argparse.Namespace) -> int:
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
     """A run that stopped before judging: one line on stderr, and with --format json a JSON object
-    on stdout too, so a consumer always gets one (``unsupported``: OpenVINO, this release of it,
-    lacks what the model needs)."""
+    on stdout too, so a consumer always gets one (``skipped``: why nothing was run, for a skip;
+    ``unsupported``: OpenVINO, this release of it, lacks what the model needs)."""
     if code == NOTHING_JUDGED:
         print(f"irtool: {shown(message)}", file=sys.stderr)  # a skip, not an error
     else:
         fail(message)
     if args.format == "json":
-        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "nodes": [],
-                          "unsupported": unsupported}, indent=2))
+        skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
+        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
+                          "nodes": [], "unsupported": unsupported}, indent=2))
     return code
 
 
@@ -128,7 +133,7 @@ def parse_compare_with(text: str | None) -> tuple[str, str] | None:
     if text is None or text.lower() == ONNXRUNTIME:
         return None
     device, _, last = text.rpartition(":")
-    if last in PRECISIONS and device:
+    if last in PRECISION_CHOICES and device:
         return parse_device(device, "--compare-with"), last
     return parse_device(text, "--compare-with"), "f32"
 
@@ -157,7 +162,9 @@ def _render(result: Any) -> str:
     run = result.run
     lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
-    lines.append(f"  precision: {run.requested_precision} requested, {effective or 'effective one not reported'}; "
+    requested = "the device's default requested (no hint)" if run.requested_precision == DEVICE_DEFAULT else \
+        f"{run.requested_precision} requested"
+    lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
                  f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
     for filled in result.filled_defaults:
         lines.append(f"  filled default: {filled}")

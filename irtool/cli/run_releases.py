@@ -5,15 +5,19 @@ Each release runs this irtool in its own environment (irtool.environments) as ``
 from each release to the next newer one.  With one release the run is simply that release's
 ``irtool run``: its own report, its own exit code.  With several, a release that cannot run
 the model (it cannot be installed, it is too old for irtool, its opsets lack an op of the
-model, its device lacks the precision) is skipped with the reason, as the harness does.
+model, its openvino finds no such device here or the device lacks the precision) is skipped
+with the reason, as the harness does (irtool.runtime.devices.skip_reason, asked in that
+release's own environment).
 
 Exit codes, over the releases: 1 when a node fails on any of them; else 2 when one could not run
-the model for another reason than a skip (an error of the model, a device that is not here);
-else 0 when some release judged something; else 3 (nothing judged anywhere).
+the model for another reason than a skip (an error of the model; a device name OpenVINO does
+not know is refused before any release is made); else 0 when some release judged something;
+else 3 (nothing judged anywhere).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 from dataclasses import dataclass, field
@@ -21,7 +25,7 @@ from typing import Any, Callable
 
 from irtool.cli.common import UsageError
 from irtool.cli.run_cmd import stopped
-from irtool.environments import Environment, environments, worker_environment
+from irtool.environments import Environment, describe, environments, worker_environment
 from irtool.text import lines as joined
 
 SKIPPED = "skipped"
@@ -36,6 +40,7 @@ class ReleaseRun:
     data: dict = field(default_factory=dict)
     stopped: str | None = None  # the message of a run that judged nothing
     skipped: bool = False  # the release cannot run the model here (not an error of the model)
+    env: Environment | None = None  # where it ran: what was asked, and the exact version found there
 
     @property
     def verdict(self) -> str:
@@ -88,7 +93,7 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
             return stopped(args, "unjudged", f"skipped: openvino {env.release} cannot run here: {env.problem}", 3)
         return subprocess.run([env.python, "-m", "irtool", *child_argv(args, None)], env=worker_environment(),
                               stdin=subprocess.DEVNULL).returncode
-    runs = [_run_one(label, env, args) for label, env in envs.items()]  # oldest first
+    runs = [dataclasses.replace(_run_one(label, env, args), env=env) for label, env in envs.items()]  # oldest first
     if args.format == "json":
         print(json.dumps(to_json(args, runs), indent=2))
     else:
@@ -174,12 +179,20 @@ def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
         widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
         lines += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     for run in runs:
-        lines += [f"  {run.label}: {line}" for line in _release_lines(run)]
+        lines += [f"  {run.label}: {line}" for line in _where_lines(run) + _release_lines(run)]
     for older, newer in zip(runs, runs[1:]):
         found = changes(older, newer)
         lines.append(f"openvino {older.label} -> {newer.label}: " + ("; ".join(found) if found else "no change"))
     lines.append("; ".join(f"{run.verdict.upper()} on {run.label}" for run in runs))
     return joined(lines)
+
+
+def _where_lines(run: ReleaseRun) -> list[str]:
+    """Which openvino a release's column is, exactly (irtool.environments.describe)."""
+    env = run.env
+    if env is None or env.openvino_version is None:
+        return []
+    return [f"openvino {describe(env, run.label)}"]
 
 
 def _release_lines(run: ReleaseRun) -> list[str]:
@@ -205,6 +218,9 @@ def _release_lines(run: ReleaseRun) -> list[str]:
 def to_json(args: argparse.Namespace, runs: list[ReleaseRun]) -> dict[str, Any]:
     return {"model": str(args.model), "verdict": {0: "pass", 1: "fail", 2: "error", 3: "unjudged"}[exit_code(runs)],
             "releases": {run.label: {"verdict": run.verdict, "exit_code": run.code, "stopped": run.stopped,
+                                     "asked": run.env.release if run.env else None,
+                                     "openvino_version": run.env.openvino_version if run.env else None,
+                                     "distribution": run.env.distribution if run.env else None,
                                      "run": run.data or None} for run in runs},
             "changes": [{"older": older.label, "newer": newer.label, "what": changes(older, newer)}
                         for older, newer in zip(runs, runs[1:])]}

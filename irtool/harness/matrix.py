@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from irtool.compare import PRECISIONS
+from irtool.compare import PRECISION_CHOICES
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import Job, SuiteCase
 
@@ -45,10 +45,10 @@ def parse_list(text: str, option: str) -> list[str]:
 
 def check_precisions(precisions: Iterable[str]) -> list[str]:
     precisions = list(precisions)
-    unknown = [p for p in precisions if p not in PRECISIONS]
+    unknown = [p for p in precisions if p not in PRECISION_CHOICES]
     if unknown:
-        raise MatrixError(f"--precision {unknown[0]}: expected one of {', '.join(PRECISIONS)}"
-                          f"{did_you_mean(unknown[0], PRECISIONS)}")
+        raise MatrixError(f"--precision {unknown[0]}: expected one of {', '.join(PRECISION_CHOICES)}"
+                          f"{did_you_mean(unknown[0], PRECISION_CHOICES)}")
     return precisions
 
 

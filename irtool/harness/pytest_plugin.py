@@ -46,7 +46,8 @@ def pytest_addoption(parser: Any) -> None:
                     help="comma-separated devices to run suite files on, as irtool harness -d takes them "
                          "(HETERO:GPU+CPU for a list inside one device; default CPU)")
     group.addoption("--irtool-precision", default="f32", metavar="LIST",
-                    help="comma-separated precisions: f32,bf16,f16 (default f32)")
+                    help="comma-separated precisions: f32,bf16,f16, or default (no hint: the precision "
+                         "each device picks, read back and judged with its tolerance) (default f32)")
     group.addoption("--irtool-xfail", action="append", default=[], type=Path, metavar="FILE",
                     help="known-failures file (repeatable), besides each suite's own")
     group.addoption("--irtool-baseline", type=Path, metavar="OLD",
@@ -120,6 +121,9 @@ class JobItem(pytest.Item):
         results = [expectations.apply(self.expected, result) for result in results]
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
+        if result.effective_precision:  # what the device ran at (with --irtool-precision default: what it chose)
+            self.user_properties.append(("irtool_effective_precision", ", ".join(
+                f"{precision} on {device}" for device, precision in result.effective_precision.items())))
         regression = self._regression(results)
         if result.verdict in FAILED or regression:
             raise JobFailed(result, regression)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
-from irtool.environments import CURRENT, device_report, environments
+from irtool.environments import CURRENT, describe, device_report, environments
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.harness import coverage
 from irtool.harness import expectations as known
@@ -122,6 +122,7 @@ class HarnessPlan:
     to_run: int  # the jobs that run now (not kept from --resume, not skipped here)
     kept: int  # results kept from --resume
     skipped: int  # jobs that cannot run here (absent device, unsupported precision)
+    releases: tuple[str, ...] = ()  # with --openvino: "LABEL: exact version (what was asked)" of each usable one
 
 
 @dataclass
@@ -292,7 +293,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         meta["diff_rules"] = {"drift_factor": options.drift_factor, "time_factor": options.time_factor,
                               "time_floor": options.time_floor}
         meta["openvino_releases"] = {label: {"release": env.release, "openvino_version": env.openvino_version,
-                                             "problem": env.problem} for label, env in releases.items()}
+                                             "distribution": env.distribution, "problem": env.problem}
+                                     for label, env in releases.items()}
     results, writer = _open_store(report_dir, meta, options, order)
     results[:] = [known.apply(expected, r) for r in results]  # kept by --resume: the known failures of now
     done = {r.job_key for r in results}
@@ -328,7 +330,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     outcome.reran = len(runnable)
     if start:
         start(HarnessPlan(tuple(meta["suites"]), tuple(options.devices), tuple(options.precisions),
-                          ", ".join(releases) or meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped)))
+                          ", ".join(releases) or meta["openvino_version"], len(jobs), len(runnable), len(done), len(skipped),
+                          tuple(f"{label}: {describe(env, label)}" for label, env in releases.items() if env.usable)))
     for result in skipped:
         record(result)
     try:

@@ -29,7 +29,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from irtool.compare import PRECISIONS, TolerancePolicy
+from irtool.compare import PRECISION_CHOICES, TolerancePolicy
 from irtool.devices import check_device
 from irtool.errors import IrtoolBug
 from irtool.files import FileError, writable_target
@@ -71,8 +71,8 @@ class ReduceOptions:
     def __post_init__(self) -> None:
         """Refuse options that cannot make a reduction, naming the option, before a worker starts."""
         check_device(self.device)
-        if self.precision not in PRECISIONS:
-            raise ReduceError(f"--precision {self.precision}: expected one of {', '.join(PRECISIONS)}")
+        if self.precision not in PRECISION_CHOICES:
+            raise ReduceError(f"--precision {self.precision}: expected one of {', '.join(PRECISION_CHOICES)}")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
             raise ReduceError(f"--timeout {self.timeout:g}: expected seconds > 0 (a finite number)")
         if self.budget is not None and not (self.budget > 0 and math.isfinite(self.budget)):
@@ -129,9 +129,14 @@ class _OutOfBudget(Exception):
 
 def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
     """Reduce ``origin``; see the module docstring."""
-    from irtool.runtime.devices import check_device as check_device_here
+    from irtool.errors import RunSkipped
+    from irtool.runtime.devices import check_device as check_device_here, list_devices, skip_reason
 
-    check_device_here(options.device)  # present here, not only a name OpenVINO knows
+    report = list_devices()
+    check_device_here(options.device, report)  # a name OpenVINO knows here
+    reason = skip_reason(options.device, options.precision, report)  # absent, or without the precision
+    if reason:
+        raise RunSkipped(f"{reason}: nothing was run")
     check_options(options)
     injected = faults.parse_faults((os.environ if options.env is None else options.env).get(faults.ENV, ""))
     original = concrete_case(origin.case)

@@ -7,14 +7,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.compare import loosest_precision
+from irtool.compare import DEVICE_DEFAULT, loosest_precision
 from irtool.errors import IrtoolBug, RunError
 from irtool.runtime.core import core, openvino_message, openvino_version
-from irtool.runtime.devices import VIRTUAL_DEVICES, physical_devices
+from irtool.runtime.devices import PRECISION_HINT, VIRTUAL_DEVICES, physical_devices, precision_name
 from irtool.runtime.model import tensor_name
 from irtool.runtime.nodes import node_spec
-
-PRECISION_HINT = "INFERENCE_PRECISION_HINT"
 
 
 @dataclass(frozen=True)
@@ -61,21 +59,27 @@ def support_note(model: Any, device: str, listed: int = 8) -> str | None:
 
 
 def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str], xml_path: Path) -> tuple[Any, DeviceRun]:
-    """Compile with an explicit precision hint (the CPU would pick bf16 itself) and read back
-    what the device really runs at.
+    """Compile with an explicit precision hint, or with none for ``default`` (the precision the
+    device picks for itself: bf16 on a CPU with AVX512_BF16 or AMX, f32 on one without, as its
+    INFERENCE_PRECISION_HINT property says), and read back what the device really runs at.
+    A ``default`` compile whose precision cannot be read back is a RunError: its tolerance
+    would be a guess.
 
     Measured with openvino 2026.4.1: CPU, AUTO, HETERO, MULTI and BATCH all accept the hint as
     a top-level property and pass it on; CPU and BATCH report it back directly, AUTO, HETERO and
     MULTI only per device under DEVICE_PROPERTIES (and BATCH refuses DEVICE_PROPERTIES).
     """
-    full_config = {PRECISION_HINT: precision, **config}
+    full_config = dict(config) if precision == DEVICE_DEFAULT else {PRECISION_HINT: precision, **config}
     try:
         compiled = core().compile_model(model, device, full_config)
     except RuntimeError as error:
         raise RunError(explain_failure(model, device, xml_path, error)) from None
     execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
-    return compiled, DeviceRun(device, precision, _effective_precision(compiled, execution), execution,
-                               dict(full_config), openvino_version())
+    effective = _effective_precision(compiled, execution)
+    if precision == DEVICE_DEFAULT and not effective:
+        raise RunError(f"{device} does not say which precision it chose for {xml_path.name} (no {PRECISION_HINT} "
+                       f"on the compiled model): --precision default cannot be judged there; give a precision")
+    return compiled, DeviceRun(device, precision, effective, execution, dict(full_config), openvino_version())
 
 
 def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:
@@ -88,14 +92,10 @@ def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:
 def _effective_precision(compiled: Any, execution: tuple[str, ...]) -> dict[str, str]:
     direct = _compiled_property(compiled, PRECISION_HINT, None)
     if direct is not None:
-        return {name: _type_name(direct) for name in execution or ("?",)}
+        return {name: precision_name(direct) for name in execution or ("?",)}
     per_device = _compiled_property(compiled, "DEVICE_PROPERTIES", {}) or {}
-    return {name: _type_name(props[PRECISION_HINT]) for name, props in per_device.items()
+    return {name: precision_name(props[PRECISION_HINT]) for name, props in per_device.items()
             if isinstance(props, Mapping) and PRECISION_HINT in props}
-
-
-def _type_name(value: Any) -> str:
-    return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
 
 
 def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError) -> str:
