@@ -75,5 +75,5 @@ def test_a_run_of_120_steps_fits_120_columns(tmp_path, capsys):
     xml = build_and_save(case, tmp_path / "gru.xml")[0]
     code, out = run(capsys, str(xml), "-d", "CPU", "--atol", "0", "--rtol", "0")
     assert code == 1
-    assert max(len(line) for line in out.splitlines()) <= WIDTH
+    assert max(len(line) for line in out.splitlines()[1:]) <= WIDTH  # the first names the model path, kept whole
     assert "max abs per time step, 120 steps: worst" in out
