@@ -75,3 +75,21 @@ def test_a_lost_job_records_how_long_it_ran(run):
     _, results, _ = run
     assert results[case(2)]["time"] > 0 and results[case(5)]["time"] > 0
     assert results[case(3)]["time"] >= 10
+
+
+def test_workers_import_path_brings_irtool_alone(tmp_path):
+    """An installed irtool sits in a site-packages beside openvino: putting that folder on another
+    release's import path would run the installed openvino under the release's name."""
+    import os
+    import subprocess
+    import sys
+
+    from irtool.jobs.pool import worker_environment
+
+    env = worker_environment(None)
+    first = env["PYTHONPATH"].split(os.pathsep)[0]
+    assert os.listdir(first) == ["irtool"]
+    done = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.path.insert(0, sys.argv[1]); import irtool, "
+                           "irtool.specs; print(len(list(irtool.specs.registry())))", first],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and int(done.stdout) >= 6, done.stderr

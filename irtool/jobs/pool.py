@@ -85,15 +85,34 @@ class _Worker:
 def worker_environment(env: dict[str, str] | None) -> dict[str, str]:
     """The workers' environment: ``env`` (default this process's), with this irtool first on
     the import path, so that a worker runs the same code as its parent, installed or not, and
-    openvino's telemetry off."""
+    openvino's telemetry off.  The path holds irtool alone (:func:`irtool_only_path`): the folder
+    an installed irtool sits in is a site-packages with its own openvino, which would shadow
+    the openvino of another release's environment."""
     env = dict(os.environ if env is None else env)
-    package_root = str(Path(irtool.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [irtool_only_path(), env.get("PYTHONPATH")]))
     # Importing openvino 2026.4 sends a telemetry event from a thread that forks (multiprocessing).
     # A worker's main thread is by then reading requests from stdin, and the forked child hangs for
     # good closing stdin, outliving the worker.  openvino sends no telemetry when CI=true.
     env["CI"] = "true"
     return env
+
+
+_IRTOOL_ONLY: list[str] = []  # the folder made once per process
+
+
+def irtool_only_path() -> str:
+    """A private folder whose only entry is a link to this irtool package (removed when the
+    process ends): an import path that brings irtool and nothing else."""
+    if not _IRTOOL_ONLY:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="irtool-path-")
+        os.symlink(Path(irtool.__file__).resolve().parent, Path(folder) / "irtool")
+        atexit.register(shutil.rmtree, folder, True)
+        _IRTOOL_ONLY.append(folder)
+    return _IRTOOL_ONLY[0]
 
 
 def groups_of(jobs: Sequence[Job]) -> list[list[Job]]:
