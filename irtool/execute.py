@@ -38,7 +38,7 @@ from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
-from irtool.runtime.nodes import ProbedModel, RecurrentNode, probe_model, probed_arrays
+from irtool.runtime.nodes import ProbedModel, RecurrentNode, iteration_arrays, probe_model, reached_iterations
 from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
 
@@ -166,7 +166,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     try:
         plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
     except RunError as error:
-        if prepared.probed.judgeable:
+        if prepared.probed.judgeable or prepared.nodes:
             raise
         raise RunSkipped(f"{prepared.name} has no recurrent node to judge, so irtool does not size its dynamic "
                          f"inputs ({error.message})") from None
@@ -321,7 +321,8 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
             raise RunError(f"{error.message}; {note}") from None
         raise
     seconds = time.perf_counter() - started
-    return Compiled(plain, probed, device_run, seconds, what_ran(plain, [n.name for n in prepared.probed.judgeable]))
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, [n.name for n in prepared.probed.judgeable
+                                                                                 if not n.in_body]))
 
 
 @dataclass(frozen=True)
@@ -357,6 +358,9 @@ class NodeResult:
     semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
     notes: tuple[str, ...] = ()  # what explains a failure (a known frontend fault, which direction is off)
     converted_to: str | None = None  # an ONNX node: the OpenVINO node its frontend converted it to
+    reached: bool = True  # False: in an If branch not taken or a Loop that ran no iteration on these inputs
+    iteration: tuple[int, ...] | None = None  # a body node: the iteration its diffs are of (per loop, outermost first)
+    iterations: int | None = None  # a body node: how many iterations were judged
 
     @property
     def runs_as(self) -> str:
@@ -411,6 +415,10 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
         from irtool.judge_onnx import judge_onnx_nodes
 
         nodes = judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy, precision)
+        # the ONNX graph's nodes are its main graph's; those in If/Loop/Scan subgraphs are judged as
+        # what OpenVINO converted them to, in its bodies
+        nodes += tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
+                       for node in prepared.nodes if node.in_body)
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
     nodes = tuple(judge_node(node, inputs, executed.captured, policy, precision, reference)
@@ -435,13 +443,26 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
 
 def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
     """fail if any node fails or probing changed the model's outputs; else error if a node could
-    not be judged for an error; pass if any node passed; unjudged when nothing was judged."""
+    not be judged for an error; unjudged if a node the inputs reached was not judged (a pass
+    would overstate) or nothing was judged; pass only when every reached node was judged and passed."""
     verdicts = {node.verdict for node in nodes}
     if FAIL in verdicts or (probe_check is not None and not probe_check.passed):
         return FAIL
     if ERROR in verdicts:
         return ERROR
+    if any(node.verdict == UNJUDGED and node.reached for node in nodes):
+        return UNJUDGED
     return PASS if PASS in verdicts else UNJUDGED
+
+
+def not_judged(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes the inputs reached that were not judged (what keeps a verdict from pass)."""
+    return tuple(node for node in nodes if node.verdict == UNJUDGED and node.reached)
+
+
+def not_reached(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes these inputs did not reach (an If branch not taken, a Loop that ran no iteration)."""
+    return tuple(node for node in nodes if not node.reached)
 
 
 def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None:
@@ -492,26 +513,58 @@ def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> tuple[np
 def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                policy: TolerancePolicy, precision: str, reference: Reference = evaluate_node) -> NodeResult:
     """The reference on a node's captured inputs against its captured outputs.  A tolerance can be
-    given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``)."""
+    given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``).  A node in
+    a body is judged at every iteration it ran; its result holds the first iteration outside
+    tolerance (else the one farthest from the reference) and how many were judged."""
     head = (node.name, node.spec.type, node.spec.version, node.where)
-    if node.in_body:
-        return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged (a body's tensors cannot be "
-                                           f"probed from outside it)", tensors=node.tensors)
-    arrays, actual = probed_arrays(node, inputs, captured)
-    try:
-        expected = reference(node, arrays)
-    except ValueError as error:
-        return NodeResult(*head, ERROR, f"the reference refuses it: {error}", tensors=node.tensors)
-    diffs = tuple(compare_output(port.name, got, want,
-                                 output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
-                                                  got.dtype),
-                                 node.spec.time_axis(port))
-                  for port, got, want in zip(node.spec.outputs, actual, expected))
+    if node.unprobed:
+        return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
+                          tensors=node.tensors)
+    indices = reached_iterations(node, captured)
+    if not indices:
+        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({_why_not_reached(node, captured)})",
+                          tensors=node.tensors, reached=False)
+    chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
+    for index in indices:
+        arrays, actual = iteration_arrays(node, inputs, captured, index)
+        try:
+            expected = reference(node, arrays)
+        except ValueError as error:
+            return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
+                              tensors=node.tensors, iteration=index or None, iterations=len(indices))
+        diffs = tuple(compare_output(port.name, got, want,
+                                     output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
+                                                      got.dtype),
+                                     node.spec.time_axis(port))
+                      for port, got, want in zip(node.spec.outputs, actual, expected))
+        if not all(d.passed for d in diffs):
+            chosen = (index, diffs)
+            break
+        if chosen is None or max(d.max_abs for d in diffs) > max(d.max_abs for d in chosen[1]):
+            chosen = (index, diffs)
+    index, diffs = chosen
     failed = [d for d in diffs if not d.passed]
-    reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
-                                                if not d.problem else f"{d.name} ({d.problem})" for d in failed)
-              if failed else None)
-    return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors)
+    reason = (_at(node, index) + "outside tolerance: " + ", ".join(
+        f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
+        for d in failed) if failed else None)
+    return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors, iteration=index or None,
+                      iterations=len(indices) if node.in_body else None)
+
+
+def _at(node: RecurrentNode, index: tuple[int, ...]) -> str:
+    """"at iteration 3 of Loop 'l': " for a node in a loop body."""
+    if not index:
+        return ""
+    return "at " + ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, node.loops)) + ": "
+
+
+def _why_not_reached(node: RecurrentNode, captured: Sequence[np.ndarray]) -> str:
+    """Which container kept a body node from running: an If branch not taken, a loop with no iteration."""
+    for condition in node.conditions:
+        flags = np.asarray(captured[condition.probe]).reshape(-1)
+        if flags.size and not (flags.astype(bool) == condition.then).any():
+            return f"in the {condition.label}, not taken"
+    return f"{' or '.join(node.loops) or 'its container'} ran no iteration where it is"
 
 
 def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
@@ -708,7 +761,7 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
     from irtool.concrete import from_node
     from irtool.reproducer import write_reproducer
 
-    arrays, actual = probed_arrays(node, inputs, executed.captured)
+    arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
     concrete = from_node(node, arrays)
     expected = evaluate_node(node, arrays)
     ports = [port.name for port in node.spec.outputs]
