@@ -1,0 +1,181 @@
+"""``irtool run`` judges recurrent nodes inside TensorIterator, Loop and If bodies, at every iteration.
+
+The models come from tools no one here wrote (tests/real_models.py): a TensorIterator and a
+Loop built through openvino's opset API, an If model built with onnx.helper and converted by
+ov.convert_model, and a TensorIterator whose body node meets a real fault of OpenVINO's CPU
+plugin (ragged sequence lengths in a dynamic-shape LSTMSequence) at one iteration only.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.cli import main
+from irtool.execute import FAIL, PASS, UNJUDGED, NodeResult, model_verdict
+from real_models import loop_gru_cell_model, onnx_if_lstm_model, ti_lengths_model, ti_lstm_cell_model
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["run", *argv, "--format", "json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out else {}
+
+
+def by_name(result: dict) -> dict[str, dict]:
+    return {node["name"]: node for node in result["nodes"]}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("bodies")
+
+
+@pytest.fixture(scope="module")
+def loop_model(folder) -> Path:
+    return loop_gru_cell_model(folder / "loop.xml")
+
+
+@pytest.fixture(scope="module")
+def if_onnx(folder) -> Path:
+    return onnx_if_lstm_model(folder / "if.onnx")
+
+
+@pytest.fixture(scope="module")
+def if_ir(folder, if_onnx) -> Path:
+    import openvino as ov
+
+    ov.save_model(ov.convert_model(str(if_onnx)), str(folder / "if.xml"))
+    return folder / "if.xml"
+
+
+def save(folder: Path, name: str, **arrays: np.ndarray) -> Path:
+    np.savez(folder / name, **arrays)
+    return folder / name
+
+
+@pytest.mark.parametrize("verdicts, reached, expected", [
+    ([PASS] * 6 + [UNJUDGED], [True] * 7, UNJUDGED),  # six judged, one reached and not judged: not a pass
+    ([PASS, UNJUDGED], [True, False], PASS),  # the one not judged was not reached
+    ([UNJUDGED], [True], UNJUDGED),
+    ([FAIL, UNJUDGED], [True, True], FAIL),
+])
+def test_a_reached_node_not_judged_keeps_the_verdict_from_pass(verdicts, reached, expected):
+    nodes = [NodeResult(f"n{k}", "GRUCell", 3, "top level", verdict, reached=flag)
+             for k, (verdict, flag) in enumerate(zip(verdicts, reached))]
+    assert model_verdict(nodes, None) == expected
+
+
+def test_a_tensor_iterator_body_node_is_judged_at_every_iteration(folder, capsys):
+    path = ti_lstm_cell_model(folder / "ti.xml", seq=5)
+    code, result = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass" and result["not_judged"] == [] and result["not_reached"] == []
+    (node,) = result["nodes"]
+    assert node["name"] == "cell" and node["type"] == "LSTMCell" and node["verdict"] == "pass"
+    assert node["where"] == "body of TensorIterator 'ti'" and node["iterations"] == 5
+    assert len(node["iteration"]) == 1 and 0 <= node["iteration"][0] < 5 and node["max_abs"] < 1e-5
+
+
+def test_a_model_with_only_body_nodes_is_not_said_to_have_none(folder, capsys):
+    path = ti_lstm_cell_model(folder / "ti-text.xml")
+    assert main(["run", str(path), "-d", "CPU"]) == 0
+    text = capsys.readouterr().out
+    assert "no recurrent node" not in text and text.splitlines()[-1] == "PASS: 1 of 1 judged nodes within tolerance"
+
+
+def test_top_level_cells_and_a_loop_body_cell_are_all_judged(folder, loop_model, capsys):
+    inputs = save(folder, "steps3.npz", X=np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32),
+                  H0=np.zeros((2, 4), np.float32), steps=np.array(3, np.int64))
+    code, result = run_json(capsys, str(loop_model), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["verdict"] == "pass", result
+    nodes = by_name(result)
+    assert [nodes[name]["verdict"] for name in ("top0", "top1", "inner")] == ["pass"] * 3
+    assert nodes["inner"]["where"] == "body of Loop 'loop'" and nodes["inner"]["iterations"] == 3
+
+
+def test_a_loop_that_ran_no_iteration_names_its_node_as_not_reached(folder, loop_model, capsys):
+    inputs = save(folder, "steps0.npz", X=np.ones((4, 2, 3), np.float32), H0=np.zeros((2, 4), np.float32),
+                  steps=np.array(0, np.int64))
+    code, result = run_json(capsys, str(loop_model), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["verdict"] == "pass" and result["not_reached"] == ["inner"]
+    inner = by_name(result)["inner"]
+    assert inner["verdict"] == "unjudged" and inner["reached"] is False
+    assert inner["reason"] == "not reached on these inputs (Loop 'loop' ran no iteration where it is)"
+    main(["run", str(loop_model), "-d", "CPU", "--inputs", str(inputs)])
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "PASS: 2 of 2 judged nodes within tolerance; not reached on these inputs: 'inner'"
+
+
+@pytest.mark.parametrize("first, second, taken", [(True, False, "lstm_a_h"), (False, True, "lstm_b_h"),
+                                                  (False, False, "lstm_c_h")])
+@pytest.mark.parametrize("form", ["ir", "onnx"])
+def test_nested_if_branches_judge_the_lstm_taken_and_name_the_others(folder, if_ir, if_onnx, form, first, second,
+                                                                     taken, capsys):
+    inputs = save(folder, f"if{int(first)}{int(second)}.npz",
+                  X=np.random.default_rng(1).standard_normal((3, 2, 3)).astype(np.float32),
+                  first=np.array(first), second=np.array(second))
+    code, result = run_json(capsys, str(if_ir if form == "ir" else if_onnx), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["verdict"] == "pass", result
+    assert len(result["nodes"]) == 3
+    judged = [node for node in result["nodes"] if node["verdict"] == "pass"]
+    assert len(judged) == 1 and any(taken in tensor for tensor in judged[0]["tensors"])
+    assert sorted(result["not_reached"]) == sorted(n["name"] for n in result["nodes"] if n is not judged[0])
+    wheres = sorted(node["where"] for node in result["nodes"])
+    assert wheres == ["else branch of If 'inner_h' in the else branch of If 'Y_h'",
+                      "then branch of If 'Y_h'", "then branch of If 'inner_h' in the else branch of If 'Y_h'"]
+    for node in result["nodes"]:
+        if node is not judged[0]:
+            assert node["reached"] is False and node["reason"].startswith("not reached on these inputs (in the ")
+
+
+@pytest.fixture(scope="module")
+def lengths_case(folder) -> tuple[Path, Path]:
+    """Full sequence lengths at iterations 0, 1 and 3, ragged ones at iteration 2."""
+    path = ti_lengths_model(folder / "lengths.xml")
+    lengths = np.full((4, 3), 4, np.int32)
+    lengths[2] = [4, 2, 1]
+    inputs = save(folder, "lengths.npz", X=np.random.default_rng(2).standard_normal((4, 3, 4, 3)).astype(np.float32),
+                  L=lengths, H0=np.zeros((3, 1, 4), np.float32), C0=np.zeros((3, 1, 4), np.float32))
+    return path, inputs
+
+
+def test_a_wrong_body_node_fails_at_its_iteration_with_a_reproducer_that_fails_alone(folder, lengths_case, capsys):
+    path, inputs = lengths_case
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs),
+                            "--reproducers", str(folder / "reproducers"))
+    assert code == 1 and result["verdict"] == "fail"
+    (node,) = result["nodes"]
+    assert node["name"] == "seq" and node["verdict"] == "fail" and node["iteration"] == [2]
+    assert node["iterations"] == 4 and node["reason"].startswith("at iteration 2 of TensorIterator 'ti': outside")
+    assert node["first_step_outside"] == 1  # the batch element of length 1 goes wrong after its first step
+    folder = Path(result["reproducers"]["seq"])
+    stored = np.load(folder / "inputs.npz")
+    assert sorted(stored["sequence_lengths"].tolist()) == [1, 2, 4]  # the inputs of iteration 2
+    done = subprocess.run([sys.executable, str(folder / "reproduce.py")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_same_body_node_passes_where_every_iteration_has_full_lengths(folder, lengths_case, capsys):
+    path, _ = lengths_case
+    inputs = save(folder, "full.npz", X=np.random.default_rng(2).standard_normal((4, 3, 4, 3)).astype(np.float32),
+                  L=np.full((4, 3), 4, np.int32), H0=np.zeros((3, 1, 4), np.float32),
+                  C0=np.zeros((3, 1, 4), np.float32))
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["nodes"][0]["iterations"] == 4 and result["nodes"][0]["verdict"] == "pass"
+
+
+def test_probing_a_body_leaves_the_model_as_read_unchanged(folder):
+    import openvino as ov
+
+    from irtool.runtime.nodes import probe_model
+
+    model = ov.Core().read_model(str(ti_lstm_cell_model(folder / "ti-unchanged.xml")))
+    probed = probe_model(model)
+    (ti,) = [op for op in model.get_ordered_ops() if op.get_type_name() == "TensorIterator"]
+    assert ti.get_output_size() == 1 and len(ti.get_function().get_results()) == 2
+    assert len(probed.probed.outputs) > len(model.outputs)
