@@ -360,6 +360,7 @@ class NodeResult:
     converted_to: str | None = None  # an ONNX node: the OpenVINO node its frontend converted it to
     reached: bool = True  # False: in an If branch not taken or a Loop that ran no iteration on these inputs
     iteration: tuple[int, ...] | None = None  # a body node: the iteration its diffs are of (per loop, outermost first)
+    at: str | None = None  # that iteration in words: "iteration 2 of TensorIterator 'ti'"
     iterations: int | None = None  # a body node: how many iterations were judged
 
     @property
@@ -531,7 +532,8 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
             expected = reference(node, arrays)
         except ValueError as error:
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
-                              tensors=node.tensors, iteration=index or None, iterations=len(indices))
+                              tensors=node.tensors, iteration=index or None, at=_iteration(node, index),
+                              iterations=len(indices))
         diffs = tuple(compare_output(port.name, got, want,
                                      output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
                                                       got.dtype),
@@ -548,14 +550,17 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed) if failed else None)
     return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors, iteration=index or None,
-                      iterations=len(indices) if node.in_body else None)
+                      at=_iteration(node, index), iterations=len(indices) if node.in_body else None)
 
 
 def _at(node: RecurrentNode, index: tuple[int, ...]) -> str:
     """"at iteration 3 of Loop 'l': " for a node in a loop body."""
-    if not index:
-        return ""
-    return "at " + ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, node.loops)) + ": "
+    return f"at {_iteration(node, index)}: " if index else ""
+
+
+def _iteration(node: RecurrentNode, index: tuple[int, ...]) -> str | None:
+    """"iteration 3 of Loop 'l'" (per loop around the node, outermost first); None at the top level."""
+    return ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, node.loops)) if index else None
 
 
 def _why_not_reached(node: RecurrentNode, captured: Sequence[np.ndarray]) -> str:

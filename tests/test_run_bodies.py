@@ -179,3 +179,42 @@ def test_probing_a_body_leaves_the_model_as_read_unchanged(folder):
     (ti,) = [op for op in model.get_ordered_ops() if op.get_type_name() == "TensorIterator"]
     assert ti.get_output_size() == 1 and len(ti.get_function().get_results()) == 2
     assert len(probed.probed.outputs) > len(model.outputs)
+
+
+# ----------------------------------------------------------------------------- the one pipeline: harness, reduce
+
+def test_the_harness_judges_body_nodes_per_node_with_the_iteration_and_a_reproducer(folder, lengths_case, if_ir):
+    path, inputs = lengths_case
+    if_inputs = save(folder, "if-harness.npz", X=np.random.default_rng(1).standard_normal((3, 2, 3)).astype(np.float32),
+                     first=np.array(False), second=np.array(True))
+    suite = folder / "bodies.toml"
+    suite.write_text(f'[suite]\nname = "bodies"\n\n[[models]]\nid = "lengths"\npath = "{path}"\ninputs = "{inputs}"\n\n'
+                     f'[[models]]\nid = "if"\npath = "{if_ir}"\ninputs = "{if_inputs}"\n')
+    out = folder / "harness"
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(out), "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = {r["case"]: r for r in json.loads((out / "results.json").read_text())["results"]}
+    failed = results["lengths[inputs]::seq"]
+    assert failed["verdict"] == "fail"
+    assert failed["message"].startswith("at iteration 2 of TensorIterator 'ti': outside tolerance: ")
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=out / failed["reproducer"], capture_output=True,
+                           text=True, timeout=300)
+    assert alone.returncode == 1 and "MISMATCH" in alone.stdout
+    branches = [r for case, r in results.items() if case.startswith("if[")]
+    assert sorted(r["verdict"] for r in branches) == ["pass", "unjudged", "unjudged"]
+    assert all(r["message"].startswith("not reached on these inputs") for r in branches if r["verdict"] == "unjudged")
+
+
+def test_reduce_takes_a_body_node_by_name(folder, lengths_case):
+    path, inputs = lengths_case
+    out = folder / "reduced"
+    done = subprocess.run([sys.executable, "-m", "irtool", "reduce", str(path), "--node", "seq", "-d", "CPU",
+                           "--inputs", str(inputs), "-o", str(out), "--budget", "60"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    case = json.loads((out / "reproducer" / "case.json").read_text())
+    assert case["case"]["id"] == "lengths::seq reduced"
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=out / "reproducer", capture_output=True, text=True,
+                           timeout=300)
+    assert alone.returncode == 1 and "MISMATCH" in alone.stdout
