@@ -526,10 +526,11 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({_why_not_reached(node, captured)})",
                           tensors=node.tensors, reached=False)
     chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
-    for index in indices:
-        arrays, actual = iteration_arrays(node, inputs, captured, index)
+    per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]
+    batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], reference)
+    for k, (index, (arrays, actual)) in enumerate(zip(indices, per_iteration)):
         try:
-            expected = reference(node, arrays)
+            expected = batched[k] if batched is not None else reference(node, arrays)
         except ValueError as error:
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
                               tensors=node.tensors, iteration=index or None, at=_iteration(node, index),
@@ -551,6 +552,45 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
         for d in failed) if failed else None)
     return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors, iteration=index or None,
                       at=_iteration(node, index), iterations=len(indices) if node.in_body else None)
+
+
+def _batched_reference(node: RecurrentNode, per_iteration: Sequence[Sequence[np.ndarray]],
+                       reference: Reference) -> list[tuple[np.ndarray, ...]] | None:
+    """The reference's outputs at every iteration from one call, or None where that cannot be
+    done (then each iteration is evaluated alone).  A recurrent op computes each batch element
+    on its own, so the iterations' inputs stacked along the batch axis give each iteration's
+    outputs, with one matrix product per step instead of one per step and iteration; inputs
+    without a batch axis (weights) must then be equal at every iteration."""
+    count = len(per_iteration)
+    in_axes = [_batch_axis(port) for port in node.spec.inputs[:len(per_iteration[0])]] if count > 1 else []
+    out_axes = [_batch_axis(port) for port in node.spec.outputs]
+    batch_ports = [k for k, axis in enumerate(in_axes) if axis is not None]
+    if count < 2 or not batch_ports or None in out_axes:
+        return None
+    stacked = []
+    for k, axis in enumerate(in_axes):
+        column = [arrays[k] for arrays in per_iteration]
+        if axis is None:
+            if not all(np.array_equal(array, column[0]) for array in column[1:]):
+                return None
+            stacked.append(column[0])
+        elif column[0].ndim > axis:
+            stacked.append(np.concatenate(column, axis=axis))
+        else:
+            return None
+    try:
+        outputs = reference(node, stacked)
+    except ValueError:  # said by the iteration it concerns, one by one
+        return None
+    if any(out.ndim <= axis or out.shape[axis] % count for out, axis in zip(outputs, out_axes)):
+        return None
+    parts = [np.split(out, count, axis=axis) for out, axis in zip(outputs, out_axes)]
+    return [tuple(part[k] for part in parts) for k in range(count)]
+
+
+def _batch_axis(port: Any) -> int | None:
+    texts = port.dim_texts or ()
+    return texts.index("batch_size") if "batch_size" in texts else None
 
 
 def _at(node: RecurrentNode, index: tuple[int, ...]) -> str:

@@ -218,3 +218,25 @@ def test_reduce_takes_a_body_node_by_name(folder, lengths_case):
     alone = subprocess.run([sys.executable, "reproduce.py"], cwd=out / "reproducer", capture_output=True, text=True,
                            timeout=300)
     assert alone.returncode == 1 and "MISMATCH" in alone.stdout
+
+
+def test_iterations_stacked_on_the_batch_axis_give_each_iterations_reference(folder, lengths_case):
+    """The judge evaluates all iterations of a body node in one reference call (one matrix product
+    per step instead of one per step and iteration); each iteration's slice must be what the
+    reference gives that iteration alone, ragged lengths included."""
+    from irtool.execute import _batched_reference, case_inputs, compile_prepared, evaluate_node, execute, \
+        read_and_prepare
+    from irtool.runtime.nodes import iteration_arrays, reached_iterations
+
+    path, inputs_file = lengths_case
+    prepared = read_and_prepare(path)
+    inputs, _, _ = case_inputs(prepared, inputs_file)
+    executed = execute(compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
+    (node,) = prepared.nodes
+    per_iteration = [iteration_arrays(node, inputs, executed.captured, index)[0]
+                     for index in reached_iterations(node, executed.captured)]
+    batched = _batched_reference(node, per_iteration, evaluate_node)
+    assert batched is not None and len(batched) == 4
+    for arrays, together in zip(per_iteration, batched):
+        for alone, stacked in zip(evaluate_node(node, arrays), together):
+            np.testing.assert_allclose(stacked, alone, rtol=1e-6, atol=1e-7)
