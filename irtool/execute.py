@@ -321,8 +321,9 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
             raise RunError(f"{error.message}; {note}") from None
         raise
     seconds = time.perf_counter() - started
-    return Compiled(plain, probed, device_run, seconds, what_ran(plain, [n.name for n in prepared.probed.judgeable
-                                                                                 if not n.in_body]))
+    # a body node runs inside its top-level container: what ran for that is what ran for it
+    names = [n.container if n.in_body else n.name for n in prepared.probed.judgeable]
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(dict.fromkeys(names))))
 
 
 @dataclass(frozen=True)
@@ -362,6 +363,7 @@ class NodeResult:
     iteration: tuple[int, ...] | None = None  # a body node: the iteration its diffs are of (per loop, outermost first)
     at: str | None = None  # that iteration in words: "iteration 2 of TensorIterator 'ti'"
     iterations: int | None = None  # a body node: how many iterations were judged
+    container: str | None = None  # a body node: the top-level TensorIterator, Loop or If it runs inside
 
     @property
     def runs_as(self) -> str:
@@ -437,8 +439,15 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
     """The judgment with what the device ran for each node (from the unprobed compile)."""
     import dataclasses
 
-    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.runs_as].describe())
-                  if node.runs_as in compiled.implementations else node for node in judgment.nodes)
+    def described(node: NodeResult) -> str | None:
+        found = compiled.implementations.get(node.container or node.runs_as)
+        if found is None or not node.container:
+            return found.describe() if found is not None else None
+        # the container's own precision and form say nothing of the node inside it: its layer only
+        return f"in {'+'.join(dict.fromkeys(found.layer_types))}" if found.layer_types else None
+
+    nodes = tuple(dataclasses.replace(node, implementation=described(node)) if described(node) else node
+                  for node in judgment.nodes)
     return dataclasses.replace(judgment, nodes=nodes)
 
 
@@ -518,6 +527,16 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     a body is judged at every iteration it ran; its result holds the first iteration outside
     tolerance (else the one farthest from the reference) and how many were judged."""
     head = (node.name, node.spec.type, node.spec.version, node.where)
+    if node.in_body:
+        import dataclasses
+
+        result = _judge_node(node, head, inputs, captured, policy, precision, reference)
+        return dataclasses.replace(result, container=node.container)
+    return _judge_node(node, head, inputs, captured, policy, precision, reference)
+
+
+def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
+                policy: TolerancePolicy, precision: str, reference: Reference) -> NodeResult:
     if node.unprobed:
         return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
                           tensors=node.tensors)

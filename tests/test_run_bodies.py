@@ -95,6 +95,9 @@ def test_top_level_cells_and_a_loop_body_cell_are_all_judged(folder, loop_model,
     nodes = by_name(result)
     assert [nodes[name]["verdict"] for name in ("top0", "top1", "inner")] == ["pass"] * 3
     assert nodes["inner"]["where"] == "body of Loop 'loop'" and nodes["inner"]["iterations"] == 3
+    # what ran for it: the layer of its container in the unprobed compile (the CPU runs a Loop as
+    # its TensorIterator layer, measured with openvino 2026.4.1)
+    assert nodes["inner"]["container"] == "loop" and nodes["inner"]["implementation"] == "in TensorIterator"
 
 
 def test_a_loop_that_ran_no_iteration_names_its_node_as_not_reached(folder, loop_model, capsys):

@@ -72,6 +72,7 @@ class RecurrentNode:
     loops: tuple[str, ...] = ()  # a body node: the TensorIterators/Loops around it, outermost first (one axis each)
     conditions: tuple[Condition, ...] = ()  # a node in If branches: the branch each If must take to reach it
     unprobed: str | None = None  # why a body node's tensors could not be exposed
+    container: str | None = None  # a body node: the friendly name of the top-level container it sits in
 
     @property
     def in_body(self) -> bool:
@@ -193,7 +194,7 @@ def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
                                                      for flag, then, depth, label in item.conditions)
         nodes.append(RecurrentNode(len(nodes), item.op.get_friendly_name(), item.spec,
                                    node_attributes(item.op, item.spec), item.where, feeds, probes, None,
-                                   item.tensors, tuple(item.loops), conditions, item.unprobed))
+                                   item.tensors, tuple(item.loops), conditions, item.unprobed, item.container))
     named = _named_outputs(copy, tensor_names)
     tensors = {name: probe(output) for name, output in named.items()}
     sources = {name: source for name, output in named.items() if (source := _recurrent_source(output))}
@@ -226,6 +227,7 @@ class BodyNode:
     loops: list[str] = field(default_factory=list)  # TensorIterators/Loops around it, outermost first
     conditions: list[tuple[Any, bool, int, str]] = field(default_factory=list)  # (flag, then?, depth, label)
     unprobed: str | None = None
+    container: str | None = None  # the outermost container seen so far
 
 
 def _has_body_nodes(op: Any) -> bool:
@@ -271,7 +273,10 @@ def expose_bodies(graph: Any, where: str = "") -> list[BodyNode]:
             for _, _, items in inner:
                 for item in items:
                     item.unprobed = item.unprobed or f"{label} could not expose its tensors: {str(error).strip()[:200]}"
-        found += [item for _, _, items in inner for item in items]
+        for _, _, items in inner:
+            for item in items:
+                item.container = op.get_friendly_name()
+                found.append(item)
     return found
 
 
