@@ -243,3 +243,15 @@ def test_iterations_stacked_on_the_batch_axis_give_each_iterations_reference(fol
     for arrays, together in zip(per_iteration, batched):
         for alone, stacked in zip(evaluate_node(node, arrays), together):
             np.testing.assert_allclose(stacked, alone, rtol=1e-6, atol=1e-7)
+
+
+def test_dynamic_dims_that_reach_a_body_node_are_sized_and_its_lengths_made_valid(folder, lengths_case, capsys):
+    """Seeded inputs: the batch dim reaches the LSTMSequence only inside the TensorIterator's body,
+    and L feeds its sequence_lengths through the body's sliced input."""
+    path, _ = lengths_case
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--batch", "3")
+    shapes = {i["name"]: i["shape"] for i in result["inputs"]}
+    assert shapes == {"X": [4, 3, 4, 3], "L": [4, 3], "H0": [3, 1, 4], "C0": [3, 1, 4]}
+    assert result["shapes_chosen"]["X"] == "from the recurrent nodes"
+    # ragged lengths, all valid: the reference accepts them, and the CPU's fault is found
+    assert code == 1 and result["nodes"][0]["verdict"] == "fail" and result["nodes"][0]["iterations"] == 4
