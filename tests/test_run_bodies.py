@@ -255,3 +255,27 @@ def test_dynamic_dims_that_reach_a_body_node_are_sized_and_its_lengths_made_vali
     assert result["shapes_chosen"]["X"] == "from the recurrent nodes"
     # ragged lengths, all valid: the reference accepts them, and the CPU's fault is found
     assert code == 1 and result["nodes"][0]["verdict"] == "fail" and result["nodes"][0]["iterations"] == 4
+
+
+def test_the_summary_and_json_name_a_reached_node_that_was_not_judged(folder, loop_model):
+    """Six judged cells and one reached cell left unjudged printed "PASS: 6 of 6 judged nodes"; now
+    the verdict is unjudged (exit 3) and the node is named, with its reason."""
+    import dataclasses
+
+    from irtool.cli.run_cmd import render_text, to_json
+    from irtool.execute import RunOptions, run
+
+    inputs = save(folder, "steps2.npz", X=np.ones((4, 2, 3), np.float32), H0=np.zeros((2, 4), np.float32),
+                  steps=np.array(2, np.int64))
+    result = run(RunOptions(model=loop_model, device="CPU", inputs=inputs))
+    assert result.verdict == PASS
+    nodes = tuple(dataclasses.replace(node, verdict=UNJUDGED, reason="inside the body: not judged (for the test)",
+                                      outputs=()) if node.name == "inner" else node for node in result.nodes)
+    result = dataclasses.replace(result, nodes=nodes, verdict=model_verdict(nodes, result.probe_check))
+    assert result.verdict == UNJUDGED and result.passed is None
+    lines = render_text(result).splitlines()
+    assert lines[-1] == ("NOT JUDGED: 1 node(s) the inputs reached were not judged; 2 judged within tolerance; "
+                         "not judged: 'inner'")
+    assert "  UNJUDGED node 'inner' (GRUCell-3): inside the body: not judged (for the test)" in lines
+    data = to_json(result)
+    assert data["verdict"] == "unjudged" and data["not_judged"] == ["inner"] and data["not_reached"] == []

@@ -219,7 +219,7 @@ def _render_nodes(result: Any) -> list[str]:
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
-        elif node.reason and node.semantics == "ONNX":  # what was not read of an ONNX node
+        elif node.reason and (node.semantics == "ONNX" or node.verdict == "unjudged"):  # why not judged or reached
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
     if result.second_opinion is not None:
         lines.extend(_render_second_opinion(result.second_opinion))
