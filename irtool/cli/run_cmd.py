@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "the device gave the node, against the outputs the device computed for it.  Exit 0: every "
                     "judged node within tolerance; 1: a mismatch; 2: could not run; 3: nothing was judged (no "
                     "recurrent node, only nodes inside loop bodies, or a precision the device lacks).")
-    parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it) or .onnx")
+    parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it), .onnx, or what else "
+                        "OpenVINO reads: .tflite, .pb, .pdmodel, a SavedModel folder")
     parser.add_argument("-d", "--device", required=True,
                         help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
                              "with +)")

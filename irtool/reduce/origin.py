@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from irtool.compare import TolerancePolicy
 from irtool.concrete import ConcreteCase, from_node
 from irtool.files import read_text
+from irtool.formats import formats_text, model_format
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
 from irtool.reduce.errors import ReduceError
@@ -44,18 +45,18 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
         origin = _suite_case(Path(suite), case_id)
     else:
         path = Path(text)
-        if path.is_dir():
+        if path.is_dir() and model_format(path) is None:
             origin = _reproducer(path)
-        elif path.suffix == ".xml":
-            if not path.is_file():
+        elif model_format(path) is not None or path.suffix == ".xml":
+            if not (path.is_file() or path.is_dir()):
                 raise ReduceError(f"{path}: no such model file")
-            return Origin(SuiteCase(id=path.stem, suite=SUITE_NAME, file=str(path.resolve()),
+            return Origin(SuiteCase(id=path.stem or path.name, suite=SUITE_NAME, file=str(path.resolve()),
                                     inputs=str(Path(inputs).resolve()) if inputs else None, seed=seed))
         elif not path.exists():
-            raise ReduceError(f"{path}: no such file or folder; expected an IR .xml file, a reproducer folder "
-                              f"or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
+            raise ReduceError(f"{path}: no such file or folder; expected a model ({formats_text()}), a reproducer "
+                              f"folder or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
         else:
-            raise ReduceError(f"{path}: expected an IR .xml file, a reproducer folder or "
+            raise ReduceError(f"{path}: expected a model ({formats_text()}), a reproducer folder or "
                               f"SUITE.toml{SUITE_SEPARATOR}CASE-ID")
     if inputs is not None:
         raise ReduceError(f"{text}: --inputs applies to an IR file; this case brings its own inputs")
@@ -70,7 +71,7 @@ def node_origin(model: Path, node: str, device: str, precision: str, tolerance: 
     no such node; NothingToReduce's message if the node does not fail."""
     from irtool.execute import RunOptions, run
 
-    if not Path(model).is_file():
+    if not (Path(model).is_file() or model_format(model) is not None):
         raise ReduceError(f"{model}: no such model file")
     result = run(RunOptions(model=Path(model), device=device, precision=precision, inputs=inputs, seed=seed,
                             tolerance=tolerance, config=config, reproducers=folder))
