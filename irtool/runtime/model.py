@@ -43,7 +43,7 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
             with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
                 model, problem = read_ir_frontend(xml_path, found.frontend)
             if model is None:
-                raise (_unsupported_op(str(xml_path), problem or "")
+                raise (_unsupported_op(str(xml_path), problem or "", found.label)
                        or RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}"))
         elif fill_defaults:
             from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
@@ -89,7 +89,7 @@ _NOT_IN_OPSET = re.compile(r"Opset (\S+) doesn't contain the operation with type
 _NO_CONVERSION = re.compile(r"No conversion rule found for operations: (.+?)(?:\s+--|$)")
 
 
-def _unsupported_op(name: str, message: str) -> Unsupported | None:
+def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsupported | None:
     """OpenVINO refusing an op that this release's opsets (or ONNX frontend) do not hold, as
     Unsupported: a release that cannot run the model, skipped as an absent device is, not an
     error of the model.  An IR op that no opset of any release irtool knows holds (ErfInv claimed
@@ -108,7 +108,7 @@ def _unsupported_op(name: str, message: str) -> Unsupported | None:
         return Unsupported(f"{name}: openvino {release} cannot read it: its {opset} has no {op_type} "
                            f"(openvino {table.openvino}'s has)")
     if match := _NO_CONVERSION.search(message):
-        return Unsupported(f"{name}: the ONNX frontend of openvino {release} cannot convert "
+        return Unsupported(f"{name}: the {frontend} frontend of openvino {release} cannot convert "
                            f"{match.group(1)}")
     return None
 
@@ -265,5 +265,6 @@ def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | Non
         return frontend.convert(frontend.load(str(path))), None
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating"))]
+        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating",
+                                                                 "To facilitate"))]
         return None, (useful or lines or [type(error).__name__])[-1]
