@@ -231,11 +231,12 @@ def ti_lstm_cell_model(path: Path, batch: int = 2, seq: int = 5, size: int = 3, 
 
 
 def loop_gru_cell_model(path: Path, top_cells: int = 2, batch: int = 2, seq: int = 4, size: int = 3,
-                        hidden: int = 4) -> Path:
+                        hidden: int = 4, weights_outside: bool = False) -> Path:
     """``top_cells`` GRUCells at the top level (named 'top0'...) and a Loop ('loop') whose body
     holds a GRUCell ('inner') run once per step for ``steps`` (an input) steps over X [seq,
     batch, size], as TensorFlow's GRUBlockCell in a while loop converts; outputs: the top cells'
-    H and the loop's last H."""
+    H and the loop's last H.  ``weights_outside``: the inner cell's W, R, B are Consts of the
+    outer graph passed into the body as invariant inputs."""
     import openvino as ov
     import openvino.opset3 as ops3
     import openvino.opset8 as ops
@@ -253,14 +254,19 @@ def loop_gru_cell_model(path: Path, top_cells: int = 2, batch: int = 2, seq: int
     iteration = ops.parameter([], np.int64)
     xs, ht = ops.parameter([seq, batch, size], np.float32), ops.parameter([batch, hidden], np.float32)
     xt = ops.gather(xs, ops.floor_mod(iteration, ops.constant(np.int64(seq))), ops.constant(np.int64(0)))
-    inner = ops3.gru_cell(xt, ht, ops.constant(_uniform(rng, (3 * hidden, size))),
-                          ops.constant(_uniform(rng, (3 * hidden, hidden))), ops.constant(_uniform(rng, (3 * hidden,))),
-                          hidden, name="inner")
-    body = ov.Model([ops.result(ops.constant(True)), ops.result(inner.output(0))], [iteration, xs, ht], "body")
+    arrays = [_uniform(rng, shape) for shape in ((3 * hidden, size), (3 * hidden, hidden), (3 * hidden,))]
+    weights = [ops.parameter(list(a.shape), np.float32) for a in arrays] if weights_outside else \
+        [ops.constant(a) for a in arrays]
+    inner = ops3.gru_cell(xt, ht, *weights, hidden, name="inner")
+    body = ov.Model([ops.result(ops.constant(True)), ops.result(inner.output(0))],
+                    [iteration, xs, ht] + (weights if weights_outside else []), "body")
     loop = ops.loop(steps, ops.constant(True))
     loop.set_function(body)
     loop.set_special_body_ports([0, 0])
     loop.set_invariant_input(xs, x.output(0))
+    if weights_outside:
+        for parameter, array in zip(weights, arrays):
+            loop.set_invariant_input(parameter, ops.constant(array).output(0))
     loop.set_merged_input(ht, h.output(0), inner.output(0))
     loop.set_friendly_name("loop")
     outputs.append(loop.get_iter_value(inner.output(0), -1))

@@ -279,3 +279,19 @@ def test_the_summary_and_json_name_a_reached_node_that_was_not_judged(folder, lo
     assert "  UNJUDGED node 'inner' (GRUCell-3): inside the body: not judged (for the test)" in lines
     data = to_json(result)
     assert data["verdict"] == "unjudged" and data["not_judged"] == ["inner"] and data["not_reached"] == []
+
+
+def test_weights_passed_into_a_body_are_read_once_not_captured_per_iteration(folder, capsys):
+    """A Loop whose cell's W, R, B are Consts outside it, passed in as invariant inputs (as a
+    frontend may): they are constant data of the node, not a per-iteration probe."""
+    from irtool.runtime.nodes import probe_model
+    import openvino as ov
+
+    path = loop_gru_cell_model(folder / "loop-outside.xml", weights_outside=True)
+    inner = next(node for node in probe_model(ov.Core().read_model(str(path))).nodes if node.name == "inner")
+    assert [feed.port.name for feed in inner.feeds if feed.constant is not None] == ["W", "R", "B"]
+    assert [feed.port.name for feed in inner.feeds if feed.probe is not None] == ["X", "initial_hidden_state"]
+    inputs = save(folder, "outside.npz", X=np.random.default_rng(3).standard_normal((4, 2, 3)).astype(np.float32),
+                  H0=np.zeros((2, 4), np.float32), steps=np.array(4, np.int64))
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and by_name(result)["inner"]["iterations"] == 4 and by_name(result)["inner"]["verdict"] == "pass"

@@ -301,9 +301,12 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
     import openvino.opset8 as ops
 
     exposed: dict[tuple[str, int], Any] = {}
+    constants = _constant_inputs(op, body, op.get_input_descriptions())
 
     def expose(value: Any) -> Any:
         key = id_of(value)
+        if key in constants:  # a weight passed in unchanged: read once, not captured per iteration
+            return constants[key]
         if key not in exposed:
             stacked = ops.unsqueeze(value, ops.constant(np.array([0], np.int64)))
             body.add_results([ops.result(stacked)])
@@ -316,6 +319,20 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
         item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
         item.conditions = [(expose(flag), then, depth + 1, where) for flag, then, depth, where in item.conditions]
         item.loops.insert(0, label)
+
+
+def _constant_inputs(op: Any, body: Any, descriptions: Sequence[Any]) -> dict[tuple[str, int], np.ndarray]:
+    """The body Parameters that get constant data unchanged at every iteration (a TensorIterator's
+    or Loop's invariant inputs, an If's inputs), by their id_of key, with that data."""
+    parameters = list(body.get_parameters())
+    found = {}
+    for description in descriptions:
+        if type(description).__name__ not in ("InvariantInputDescription", "InputDescription"):
+            continue
+        data = constant_data(op.input_value(description.input_index).get_node())
+        if data is not None:
+            found[id_of(parameters[description.body_parameter_index].output(0))] = data
+    return found
 
 
 def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]]) -> None:
@@ -332,11 +349,14 @@ def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]
         return op.set_output(then_result, else_result)
 
     flag = output(ops.constant(np.array([1], np.int32)), ops.constant(np.array([0], np.int32)))
-    for _, then, items in inner:
+    for body, then, items in inner:
         exposed: dict[tuple[str, int], Any] = {}
+        constants = _constant_inputs(op, body, op.get_input_descriptions(0 if then else 1))
 
         def expose(value: Any) -> Any:
             key = id_of(value)
+            if key in constants:
+                return constants[key]
             if key not in exposed:
                 shape = value.get_partial_shape()
                 dims = [dim.get_length() if dim.is_static else 0 for dim in shape] if shape.rank.is_static else [0]
