@@ -340,3 +340,40 @@ def ti_lengths_model(path: Path, iterations: int = 4, batch: int = 3, seq: int =
     ov.save_model(ov.Model([ti.get_iter_value(node.output(1), -1)], [x, lengths, h0, c0], "ti_lengths"), str(path),
                   compress_to_fp16=False)
     return path
+
+
+def loop_if_gru_cell_model(path: Path, seq: int = 5, batch: int = 2, size: int = 3, hidden: int = 4) -> Path:
+    """A Loop ('loop') over X [seq, batch, size] whose body holds an If ('pick'): at even
+    iterations its then branch runs a GRUCell ('even_cell'), at odd ones its else branch halves H."""
+    import openvino as ov
+    import openvino.opset3 as ops3
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(8)
+    x, h0 = ops.parameter([seq, batch, size], np.float32, name="X"), ops.parameter([batch, hidden], np.float32, name="H0")
+    iteration = ops.parameter([], np.int64)
+    xs, ht = ops.parameter([seq, batch, size], np.float32), ops.parameter([batch, hidden], np.float32)
+    xt = ops.gather(xs, iteration, ops.constant(np.int64(0)))
+    even = ops.equal(ops.floor_mod(iteration, ops.constant(np.int64(2))), ops.constant(np.int64(0)))
+    then_x, then_h = ops.parameter([batch, size], np.float32), ops.parameter([batch, hidden], np.float32)
+    cell = ops3.gru_cell(then_x, then_h, ops.constant(_uniform(rng, (3 * hidden, size))),
+                         ops.constant(_uniform(rng, (3 * hidden, hidden))), ops.constant(_uniform(rng, (3 * hidden,))),
+                         hidden, name="even_cell")
+    then_result = ops.result(cell)
+    else_h = ops.parameter([batch, hidden], np.float32)
+    else_result = ops.result(ops.multiply(else_h, ops.constant(np.float32(0.5))))
+    pick = ops.if_op(even.output(0))
+    pick.set_then_body(ov.Model([then_result], [then_x, then_h], "then"))
+    pick.set_else_body(ov.Model([else_result], [else_h], "else"))
+    pick.set_friendly_name("pick")
+    pick.set_input(xt.output(0), then_x, None)
+    pick.set_input(ht.output(0), then_h, else_h)
+    h_next = pick.set_output(then_result, else_result)
+    loop = ops.loop(ops.constant(np.int64(seq)), ops.constant(True))
+    loop.set_function(ov.Model([ops.result(ops.constant(True)), ops.result(h_next)], [iteration, xs, ht], "body"))
+    loop.set_special_body_ports([0, 0])
+    loop.set_invariant_input(xs, x.output(0))
+    loop.set_merged_input(ht, h0.output(0), h_next)
+    loop.set_friendly_name("loop")
+    ov.save_model(ov.Model([loop.get_iter_value(h_next, -1)], [x, h0], "loop_if"), str(path), compress_to_fp16=False)
+    return path

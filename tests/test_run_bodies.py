@@ -17,7 +17,8 @@ import pytest
 
 from irtool.cli import main
 from irtool.execute import FAIL, PASS, UNJUDGED, NodeResult, model_verdict
-from real_models import loop_gru_cell_model, onnx_if_lstm_model, ti_lengths_model, ti_lstm_cell_model
+from real_models import (loop_gru_cell_model, loop_if_gru_cell_model, onnx_if_lstm_model, ti_lengths_model,
+                         ti_lstm_cell_model)
 
 
 def run_json(capsys, *argv: str) -> tuple[int, dict]:
@@ -295,3 +296,12 @@ def test_weights_passed_into_a_body_are_read_once_not_captured_per_iteration(fol
                   H0=np.zeros((2, 4), np.float32), steps=np.array(4, np.int64))
     code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs))
     assert code == 0 and by_name(result)["inner"]["iterations"] == 4 and by_name(result)["inner"]["verdict"] == "pass"
+
+
+def test_a_cell_in_an_if_inside_a_loop_is_judged_at_the_iterations_its_branch_ran(folder, capsys):
+    path = loop_if_gru_cell_model(folder / "loop-if.xml", seq=5)
+    code, result = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass"
+    (node,) = result["nodes"]
+    assert node["name"] == "even_cell" and node["where"] == "then branch of If 'pick' in the body of Loop 'loop'"
+    assert node["iterations"] == 3 and node["iteration"][0] in (0, 2, 4)  # iterations 0, 2 and 4 of 5
