@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from irtool.compare import TolerancePolicy
 from irtool.concrete import ConcreteCase, from_node
 from irtool.files import read_text
-from irtool.formats import formats_text, model_format
+from irtool.formats import model_format
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
 from irtool.reduce.errors import ReduceError
@@ -47,17 +47,19 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
         path = Path(text)
         if path.is_dir() and model_format(path) is None:
             origin = _reproducer(path)
-        elif model_format(path) is not None or path.suffix == ".xml":
-            if not (path.is_file() or path.is_dir()):
+        elif path.suffix == ".xml":
+            if not path.is_file():
                 raise ReduceError(f"{path}: no such model file")
-            return Origin(SuiteCase(id=path.stem or path.name, suite=SUITE_NAME, file=str(path.resolve()),
+            return Origin(SuiteCase(id=path.stem, suite=SUITE_NAME, file=str(path.resolve()),
                                     inputs=str(Path(inputs).resolve()) if inputs else None, seed=seed))
         elif not path.exists():
-            raise ReduceError(f"{path}: no such file or folder; expected a model ({formats_text()}), a reproducer "
-                              f"folder or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
+            raise ReduceError(f"{path}: no such file or folder; expected an IR .xml file, a reproducer folder "
+                              f"or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
         else:
-            raise ReduceError(f"{path}: expected a model ({formats_text()}), a reproducer folder or "
-                              f"SUITE.toml{SUITE_SEPARATOR}CASE-ID")
+            other = (f" (a model of another format, {model_format(path).label}, is reduced one node at a time: "
+                     f"--node NAME)" if model_format(path) is not None else "")
+            raise ReduceError(f"{path}: expected an IR .xml file, a reproducer folder or "
+                              f"SUITE.toml{SUITE_SEPARATOR}CASE-ID{other}")
     if inputs is not None:
         raise ReduceError(f"{text}: --inputs applies to an IR file; this case brings its own inputs")
     return origin
