@@ -305,3 +305,27 @@ def test_a_cell_in_an_if_inside_a_loop_is_judged_at_the_iterations_its_branch_ra
     (node,) = result["nodes"]
     assert node["name"] == "even_cell" and node["where"] == "then branch of If 'pick' in the body of Loop 'loop'"
     assert node["iterations"] == 3 and node["iteration"][0] in (0, 2, 4)  # iterations 0, 2 and 4 of 5
+
+
+def test_a_branch_tensor_of_dynamic_shape_inside_a_loop_is_named_not_judged(folder, capsys):
+    """Zeros of the other branch's shape cannot be made for it, and a Loop cannot stack tensors of
+    two shapes: the node is not judged, and the verdict says so (never PASS)."""
+    import openvino as ov
+
+    static = ov.Core().read_model(str(loop_if_gru_cell_model(folder / "loop-if-static.xml")))
+    model = static.clone()
+    for parameter in model.get_parameters():  # the batch dim dynamic, as a converter leaves it
+        shape = parameter.get_partial_shape()
+        shape[1 if len(shape) == 3 else 0] = ov.Dimension(-1)
+        parameter.set_partial_shape(shape)
+    (loop,) = [op for op in model.get_ordered_ops() if op.get_type_name() == "Loop"]
+    body = loop.get_function()
+    for parameter in body.get_parameters()[1:]:
+        shape = parameter.get_partial_shape()
+        shape[1 if len(shape) == 3 else 0] = ov.Dimension(-1)
+        parameter.set_partial_shape(shape)
+    model.validate_nodes_and_infer_types()
+    ov.save_model(model, str(folder / "loop-if-dynamic.xml"), compress_to_fp16=False)
+    code, result = run_json(capsys, str(folder / "loop-if-dynamic.xml"), "-d", "CPU")
+    assert code == 3 and result["verdict"] == "unjudged" and result["not_judged"] == ["even_cell"]
+    assert "its tensor of dynamic shape [?,3] is in a branch inside a loop" in result["nodes"][0]["reason"]

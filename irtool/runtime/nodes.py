@@ -245,9 +245,10 @@ def _bodies(op: Any) -> list[Any]:
     return [body] if body is not None else []
 
 
-def expose_bodies(graph: Any, where: str = "") -> list[BodyNode]:
+def expose_bodies(graph: Any, where: str = "", in_loop: bool = False) -> list[BodyNode]:
     """The recurrent nodes in the bodies of ``graph``'s containers, at any depth, with their
-    tensors made outputs of the containers in ``graph`` (which this changes: give it a clone)."""
+    tensors made outputs of the containers in ``graph`` (which this changes: give it a clone).
+    ``in_loop``: ``graph`` is the body of a TensorIterator or Loop (at any depth)."""
     found: list[BodyNode] = []
     for op in graph.get_ordered_ops():
         kind = op.get_type_name()
@@ -260,13 +261,14 @@ def expose_bodies(graph: Any, where: str = "") -> list[BodyNode]:
                         (op.get_else_body(), False, f"else branch of {label}{suffix}")]
         else:
             branches = [(_body(op), None, f"body of {label}{suffix}")]
+        looping = in_loop or kind != "If"
         inner = [(body, then, items) for body, then, here in branches if body is not None
-                 for items in [_direct_nodes(body, here) + expose_bodies(body, here)] if items]
+                 for items in [_direct_nodes(body, here) + expose_bodies(body, here, looping)] if items]
         if not inner:
             continue
         try:
             if kind == "If":
-                _out_of_if(op, label, inner)
+                _out_of_if(op, label, inner, in_loop)
             else:
                 _out_of_loop(op, label, inner[0][0], inner[0][2])
         except (RuntimeError, ValueError, TypeError) as error:  # OpenVINO refused a new output
@@ -335,9 +337,11 @@ def _constant_inputs(op: Any, body: Any, descriptions: Sequence[Any]) -> dict[tu
     return found
 
 
-def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]]) -> None:
+def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]], in_loop: bool) -> None:
     """Each branch tensor of the nodes in ``inner`` as an output of the If ``op`` (the other branch
-    gives zeros), and a flag output: 1 when the then branch ran, 0 when the else branch did."""
+    gives zeros, 1 along a dynamic dim), and a flag output: 1 when the then branch ran, 0 when
+    the else branch did.  Inside a loop a tensor of dynamic shape is refused (ValueError): were
+    the branches to alternate, the loop could not concatenate zeros and the tensor."""
     import openvino.opset8 as ops
 
     then_body, else_body = op.get_then_body(), op.get_else_body()
@@ -359,7 +363,12 @@ def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]
                 return constants[key]
             if key not in exposed:
                 shape = value.get_partial_shape()
-                dims = [dim.get_length() if dim.is_static else 0 for dim in shape] if shape.rank.is_static else [0]
+                if in_loop and shape.is_dynamic:
+                    raise ValueError(f"its tensor of dynamic shape {shape} is in a branch inside a loop, whose "
+                                     f"iterations irtool stacks with zeros from the other branch, and zeros of "
+                                     f"the same shape cannot be made there")
+                dims = [max(dim.get_length(), 1) if dim.is_static else 1 for dim in shape] if shape.rank.is_static \
+                    else [1]
                 zeros = ops.constant(np.zeros(dims, value.get_element_type().to_dtype()))
                 exposed[key] = output(value, zeros) if then else output(zeros, value)
             return exposed[key]
