@@ -274,11 +274,12 @@ def loop_gru_cell_model(path: Path, top_cells: int = 2, batch: int = 2, seq: int
     return path
 
 
-def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, hidden: int = 4) -> Path:
+def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, hidden: int = 4,
+                       dynamic: bool = False) -> Path:
     """An ONNX model built with onnx.helper, as silero-vad holds its LSTMs: If(first) runs LSTM
     'lstm_a' in its then branch; its else branch holds If(second), an LSTM in each branch
     ('lstm_b', 'lstm_c'); every branch outputs an LSTM's Y_h [1, batch, hidden] of X [seq,
-    batch, size]."""
+    batch, size] (seq and batch named dims with ``dynamic``)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -298,11 +299,13 @@ def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, 
         "inner_h", TensorProto.FLOAT, [1, batch, hidden])])
     outer = helper.make_node("If", ["first"], ["Y_h"], then_branch=branch("lstm_a"), else_branch=outer_else,
                              name="outer_if")
+    x_dims = ["seq", "batch", size] if dynamic else [seq, batch, size]
     graph = helper.make_graph([outer], "if_lstm",
-                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [seq, batch, size]),
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_dims),
                                helper.make_tensor_value_info("first", TensorProto.BOOL, []),
                                helper.make_tensor_value_info("second", TensorProto.BOOL, [])],
-                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [1, batch, hidden])])
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT,
+                                                             [1, x_dims[1], hidden])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, path)

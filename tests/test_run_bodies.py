@@ -329,3 +329,12 @@ def test_a_branch_tensor_of_dynamic_shape_inside_a_loop_is_named_not_judged(fold
     code, result = run_json(capsys, str(folder / "loop-if-dynamic.xml"), "-d", "CPU")
     assert code == 3 and result["verdict"] == "unjudged" and result["not_judged"] == ["even_cell"]
     assert "its tensor of dynamic shape [?,3] is in a branch inside a loop" in result["nodes"][0]["reason"]
+
+
+def test_dynamic_dims_reaching_lstms_only_in_if_branches_are_sized_and_the_taken_one_judged(folder, capsys):
+    """As silero-vad holds its LSTMs: every dim of X dynamic, reaching LSTMs only inside If branches."""
+    path = onnx_if_lstm_model(folder / "if-dynamic.onnx", dynamic=True)
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--batch", "3", "--seq-length", "5")
+    assert code == 0 and result["verdict"] == "pass", result
+    assert {i["name"]: i["shape"] for i in result["inputs"]}["X"] == [5, 3, 3]
+    assert len([n for n in result["nodes"] if n["verdict"] == "pass"]) == 1 and len(result["not_reached"]) == 2
