@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from irtool.errors import RunError, Unsupported
-from irtool.formats import model_format
+from irtool.formats import SAVED_MODEL_FILE, formats_text, model_format
 from irtool.runtime.core import core, openvino_message, openvino_release
 from irtool.shapes import Dim, Interval, format_shape
 from irtool.specs import registry
@@ -123,7 +123,6 @@ def check_model_path(path: Path) -> None:
     a FIFO), or a SavedModel folder whose files are all regular.  Reading anything else would
     let OpenVINO try every frontend, each printing to stderr."""
     from irtool.files import FileError, check_readable
-    from irtool.formats import SAVED_MODEL_FILE, formats_text, model_format
 
     if path.is_dir():
         if model_format(path) is None:
