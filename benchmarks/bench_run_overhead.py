@@ -1,8 +1,9 @@
 """What judging every recurrent node costs over a plain OpenVINO compile + infer of the same model.
 
-Models: single-op IRs that ``irtool build`` writes, and a real converted model: a two-layer
+Models: single-op IRs that ``irtool build`` writes, a real converted model: a two-layer
 bidirectional LSTM (batch 16, 100 steps, hidden 256, input 256) with a Linear head, as an
-onnx.helper graph converted by ``ov.convert_model`` with its default dynamic dims.
+onnx.helper graph converted by ``ov.convert_model`` with its default dynamic dims, and an
+LSTMCell inside a Loop body (100 iterations, batch 16, hidden 256), judged at every iteration.
 
 The peer is what a user would write by hand, in one process: ``Core.read_model``,
 ``compile_model(CPU, {INFERENCE_PRECISION_HINT: f32})``, one inference.  irtool's side is the
@@ -40,7 +41,38 @@ SINGLE = {
                                                     {"batch_size": 4, "seq_length": 32, "input_size": 64}),
 }
 CONVERTED = "2-layer bidi LSTM h256 T100 b16 + Linear (ONNX, ov.convert_model)"
+LOOP = "LSTMCell h256 b16 in a Loop body, 100 iterations (opset API)"
 BATCH, STEPS, HIDDEN = 16, 100, 256
+
+
+def loop_lstm_cell(folder: Path) -> Path:
+    """An LSTMCell inside a Loop body run once per step over X [T, batch, hidden], as TensorFlow's
+    BlockLSTM in a while loop converts: its tensors are probed through the Loop's concatenated
+    outputs, and it is judged at each of the 100 iterations."""
+    import openvino as ov
+    import openvino.opset4 as ops4
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(0)
+    scale = 1 / np.sqrt(HIDDEN)
+    x = ops.parameter([STEPS, BATCH, HIDDEN], np.float32, name="x")
+    iteration = ops.parameter([], np.int64)
+    xs = ops.parameter([STEPS, BATCH, HIDDEN], np.float32)
+    h, c = ops.parameter([BATCH, HIDDEN], np.float32), ops.parameter([BATCH, HIDDEN], np.float32)
+    weights = [ops.constant(rng.uniform(-scale, scale, shape).astype(np.float32))
+               for shape in ((4 * HIDDEN, HIDDEN), (4 * HIDDEN, HIDDEN), (4 * HIDDEN,))]
+    cell = ops4.lstm_cell(ops.gather(xs, iteration, ops.constant(np.int64(0))), h, c, *weights, HIDDEN, name="cell")
+    loop = ops.loop(ops.constant(np.int64(STEPS)), ops.constant(True))
+    loop.set_function(ov.Model([ops.result(ops.constant(True)), ops.result(cell.output(0)), ops.result(cell.output(1))],
+                               [iteration, xs, h, c], "body"))
+    loop.set_special_body_ports([0, 0])
+    loop.set_invariant_input(xs, x.output(0))
+    zeros = ops.constant(np.zeros((BATCH, HIDDEN), np.float32))
+    loop.set_merged_input(h, zeros.output(0), cell.output(0))
+    loop.set_merged_input(c, zeros.output(0), cell.output(1))
+    xml = folder / "loop.xml"
+    ov.save_model(ov.Model([loop.get_iter_value(cell.output(0), -1)], [x], "loop"), str(xml), compress_to_fp16=False)
+    return xml
 
 
 def converted_lstm(folder: Path) -> Path:
@@ -121,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         models = [(label, build_and_save(case, Path(folder) / f"{label.split()[0]}.xml")[0], {})
                   for label, case in SINGLE.items()]
         models.append((CONVERTED, converted_lstm(Path(folder)), {"batch_size": BATCH, "seq_length": STEPS}))
+        models.append((LOOP, loop_lstm_cell(Path(folder)), {}))
         for label, xml, sizes in models:
             prepared = read_and_prepare(xml)
             inputs, _, _ = case_inputs(prepared, sizes=sizes)

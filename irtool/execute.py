@@ -39,7 +39,7 @@ from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
-from irtool.runtime.nodes import ProbedModel, RecurrentNode, probe_model, probed_arrays
+from irtool.runtime.nodes import ProbedModel, RecurrentNode, iteration_arrays, probe_model, reached_iterations
 from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
 
@@ -168,7 +168,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     try:
         plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
     except RunError as error:
-        if prepared.probed.judgeable:
+        if prepared.probed.judgeable or prepared.nodes:
             raise
         raise RunSkipped(f"{prepared.name} has no recurrent node to judge, so irtool does not size its dynamic "
                          f"inputs ({error.message})") from None
@@ -323,7 +323,9 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
             raise RunError(f"{error.message}; {note}") from None
         raise
     seconds = time.perf_counter() - started
-    return Compiled(plain, probed, device_run, seconds, what_ran(plain, [n.name for n in prepared.probed.judgeable]))
+    # a body node runs inside its top-level container: what ran for that is what ran for it
+    names = [n.container if n.in_body else n.name for n in prepared.probed.judgeable]
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(dict.fromkeys(names))))
 
 
 @dataclass(frozen=True)
@@ -361,6 +363,11 @@ class NodeResult:
     # the OpenVINO node the device runs for it, where that is named otherwise: the node an ONNX node was
     # converted to, or the node itself where ``name`` was made unique (see :func:`unique_node_names`)
     converted_to: str | None = None
+    reached: bool = True  # False: in an If branch not taken or a Loop that ran no iteration on these inputs
+    iteration: tuple[int, ...] | None = None  # a body node: the iteration its diffs are of (per loop, outermost first)
+    at: str | None = None  # that iteration in words: "iteration 2 of TensorIterator 'ti'"
+    iterations: int | None = None  # a body node: how many iterations were judged
+    container: str | None = None  # a body node: the top-level TensorIterator, Loop or If it runs inside
 
     @property
     def runs_as(self) -> str:
@@ -414,8 +421,11 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     if prepared.onnx is not None:
         from irtool.judge_onnx import judge_onnx_nodes
 
-        nodes = unique_node_names(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
-                                                   policy, precision))
+        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy, precision)
+        # the ONNX graph's nodes are its main graph's; those in If/Loop/Scan subgraphs are judged as
+        # what OpenVINO converted them to, in its bodies
+        nodes = unique_node_names(nodes + tuple(judge_node(node, inputs, executed.captured, policy, precision,
+                                                           reference) for node in prepared.nodes if node.in_body))
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference)
@@ -457,20 +467,40 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
     """The judgment with what the device ran for each node (from the unprobed compile)."""
     import dataclasses
 
-    nodes = tuple(dataclasses.replace(node, implementation=compiled.implementations[node.runs_as].describe())
-                  if node.runs_as in compiled.implementations else node for node in judgment.nodes)
+    def described(node: NodeResult) -> str | None:
+        found = compiled.implementations.get(node.container or node.runs_as)
+        if found is None or not node.container:
+            return found.describe() if found is not None else None
+        # the container's own precision and form say nothing of the node inside it: its layer only
+        return f"in {'+'.join(dict.fromkeys(found.layer_types))}" if found.layer_types else None
+
+    nodes = tuple(dataclasses.replace(node, implementation=described(node)) if described(node) else node
+                  for node in judgment.nodes)
     return dataclasses.replace(judgment, nodes=nodes)
 
 
 def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
     """fail if any node fails or probing changed the model's outputs; else error if a node could
-    not be judged for an error; pass if any node passed; unjudged when nothing was judged."""
+    not be judged for an error; unjudged if a node the inputs reached was not judged (a pass
+    would overstate) or nothing was judged; pass only when every reached node was judged and passed."""
     verdicts = {node.verdict for node in nodes}
     if FAIL in verdicts or (probe_check is not None and not probe_check.passed):
         return FAIL
     if ERROR in verdicts:
         return ERROR
+    if any(node.verdict == UNJUDGED and node.reached for node in nodes):
+        return UNJUDGED
     return PASS if PASS in verdicts else UNJUDGED
+
+
+def not_judged(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes the inputs reached that were not judged (what keeps a verdict from pass)."""
+    return tuple(node for node in nodes if node.verdict == UNJUDGED and node.reached)
+
+
+def not_reached(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes these inputs did not reach (an If branch not taken, a Loop that ran no iteration)."""
+    return tuple(node for node in nodes if not node.reached)
 
 
 def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None:
@@ -521,30 +551,58 @@ def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> tuple[np
 def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                policy: TolerancePolicy, precision: str, reference: Reference = evaluate_node) -> NodeResult:
     """The reference on a node's captured inputs against its captured outputs.  A tolerance can be
-    given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``)."""
+    given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``).  A node in
+    a body is judged at every iteration it ran; its result holds the first iteration outside
+    tolerance (else the one farthest from the reference) and how many were judged."""
     head = (node.name, node.spec.type, node.spec.version, node.where)
     if node.in_body:
-        return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged (a body's tensors cannot be "
-                                           f"probed from outside it)", tensors=node.tensors)
-    arrays, actual = probed_arrays(node, inputs, captured)
-    try:
-        expected = reference(node, arrays)
-    except ValueError as error:
-        return NodeResult(*head, ERROR, f"the reference refuses it: {error}", tensors=node.tensors)
-    diffs = tuple(compare_output(port.name, got, want,
-                                 output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
-                                                  got.dtype),
-                                 node.spec.time_axis(port))
-                  for port, got, want in zip(node.spec.outputs, actual, expected))
+        import dataclasses
+
+        result = _judge_node(node, head, inputs, captured, policy, precision, reference)
+        return dataclasses.replace(result, container=node.container)
+    return _judge_node(node, head, inputs, captured, policy, precision, reference)
+
+
+def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
+                policy: TolerancePolicy, precision: str, reference: Reference) -> NodeResult:
+    if node.unprobed:
+        return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
+                          tensors=node.tensors)
+    indices = reached_iterations(node, captured)
+    if not indices:
+        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({_why_not_reached(node, captured)})",
+                          tensors=node.tensors, reached=False)
+    chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
+    per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]
+    batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], reference)
+    for k, (index, (arrays, actual)) in enumerate(zip(indices, per_iteration)):
+        try:
+            expected = batched[k] if batched is not None else reference(node, arrays)
+        except ValueError as error:
+            return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
+                              tensors=node.tensors, iteration=index or None, at=_iteration(node, index),
+                              iterations=len(indices))
+        diffs = tuple(compare_output(port.name, got, want,
+                                     output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
+                                                      got.dtype),
+                                     node.spec.time_axis(port))
+                      for port, got, want in zip(node.spec.outputs, actual, expected))
+        if not all(d.passed for d in diffs):
+            chosen = (index, diffs)
+            break
+        if chosen is None or max(d.max_abs for d in diffs) > max(d.max_abs for d in chosen[1]):
+            chosen = (index, diffs)
+    index, diffs = chosen
     failed = [d for d in diffs if not d.passed]
+    where = dict(iteration=index or None, at=_iteration(node, index), iterations=len(indices) if node.in_body else None)
     if not failed:
-        return NodeResult(*head, PASS, None, diffs, node.tensors)
-    reason = "outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
-                                               if not d.problem else f"{d.name} ({d.problem})" for d in failed)
+        return NodeResult(*head, PASS, None, diffs, node.tensors, **where)
+    reason = _at(node, index) + "outside tolerance: " + ", ".join(
+        f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
+        for d in failed)
     notes = _known_faults(node, arrays, actual, expected, diffs)
     reason += "".join(f"; {note}" for note in notes)
-    return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes)
-
+    return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where)
 
 def _known_faults(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
                   expected: Sequence[np.ndarray], diffs: Sequence[OutputDiff]) -> tuple[str, ...]:
@@ -558,6 +616,64 @@ def _known_faults(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Seq
         node.spec.type, str(node.attributes.get("direction", "forward")),
         None if lengths is None else np.asarray(lengths), dict(zip(outputs, actual)), dict(zip(outputs, expected)),
         tolerance.atol, tolerance.rtol))
+
+
+def _batched_reference(node: RecurrentNode, per_iteration: Sequence[Sequence[np.ndarray]],
+                       reference: Reference) -> list[tuple[np.ndarray, ...]] | None:
+    """The reference's outputs at every iteration from one call, or None where that cannot be
+    done (then each iteration is evaluated alone).  A recurrent op computes each batch element
+    on its own, so the iterations' inputs stacked along the batch axis give each iteration's
+    outputs, with one matrix product per step instead of one per step and iteration; inputs
+    without a batch axis (weights) must then be equal at every iteration."""
+    count = len(per_iteration)
+    in_axes = [_batch_axis(port) for port in node.spec.inputs[:len(per_iteration[0])]] if count > 1 else []
+    out_axes = [_batch_axis(port) for port in node.spec.outputs]
+    batch_ports = [k for k, axis in enumerate(in_axes) if axis is not None]
+    if count < 2 or not batch_ports or None in out_axes:
+        return None
+    stacked = []
+    for k, axis in enumerate(in_axes):
+        column = [arrays[k] for arrays in per_iteration]
+        if axis is None:
+            if not all(np.array_equal(array, column[0]) for array in column[1:]):
+                return None
+            stacked.append(column[0])
+        elif column[0].ndim > axis:
+            stacked.append(np.concatenate(column, axis=axis))
+        else:
+            return None
+    try:
+        outputs = reference(node, stacked)
+    except ValueError:  # said by the iteration it concerns, one by one
+        return None
+    if any(out.ndim <= axis or out.shape[axis] % count for out, axis in zip(outputs, out_axes)):
+        return None
+    parts = [np.split(out, count, axis=axis) for out, axis in zip(outputs, out_axes)]
+    return [tuple(part[k] for part in parts) for k in range(count)]
+
+
+def _batch_axis(port: Any) -> int | None:
+    texts = port.dim_texts or ()
+    return texts.index("batch_size") if "batch_size" in texts else None
+
+
+def _at(node: RecurrentNode, index: tuple[int, ...]) -> str:
+    """"at iteration 3 of Loop 'l': " for a node in a loop body."""
+    return f"at {_iteration(node, index)}: " if index else ""
+
+
+def _iteration(node: RecurrentNode, index: tuple[int, ...]) -> str | None:
+    """"iteration 3 of Loop 'l'" (per loop around the node, outermost first); None at the top level."""
+    return ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, node.loops)) if index else None
+
+
+def _why_not_reached(node: RecurrentNode, captured: Sequence[np.ndarray]) -> str:
+    """Which container kept a body node from running: an If branch not taken, a loop with no iteration."""
+    for condition in node.conditions:
+        flags = np.asarray(captured[condition.probe]).reshape(-1)
+        if flags.size and not (flags.astype(bool) == condition.then).any():
+            return f"in the {condition.label}, not taken"
+    return f"{' or '.join(node.loops) or 'its container'} ran no iteration where it is"
 
 
 def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
@@ -756,7 +872,7 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
     from irtool.concrete import from_node
     from irtool.reproducer import write_reproducer
 
-    arrays, actual = probed_arrays(node, inputs, executed.captured)
+    arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
     concrete = from_node(node, arrays)
     expected = evaluate_node(node, arrays)
     ports = [port.name for port in node.spec.outputs]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -192,4 +193,190 @@ def newest_opset_model(folder: Path) -> Path:
     node = o5.gru_sequence(fed, h, o1.constant(np.array([4, 4], np.int32)), *weights, 5, "forward", name="gru")
     path = folder / "newest-opset-gru.xml"
     ov.save_model(ov.Model([node.output(0), node.output(1)], [x, h], "newest-opset-gru"), str(path))
+    return path
+
+
+# ----------------------------------------------------------------------------- recurrent nodes in bodies
+
+def _uniform(rng, shape, scale=0.5):
+    return rng.uniform(-scale, scale, shape).astype(np.float32)
+
+
+def ti_lstm_cell_model(path: Path, batch: int = 2, seq: int = 5, size: int = 3, hidden: int = 4) -> Path:
+    """A TensorIterator built through openvino's opset API, as OpenVINO's own CPU tests make them:
+    X [batch, seq, size] sliced along axis 1, an LSTMCell (named 'cell') in the body, its
+    states carried from step to step; output: the last H."""
+    import openvino as ov
+    import openvino.opset4 as ops4
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(3)
+    x = ops.parameter([batch, seq, size], np.float32, name="X")
+    h0 = ops.parameter([batch, hidden], np.float32, name="H0")
+    c0 = ops.parameter([batch, hidden], np.float32, name="C0")
+    xt = ops.parameter([batch, 1, size], np.float32)
+    ht, ct = ops.parameter([batch, hidden], np.float32), ops.parameter([batch, hidden], np.float32)
+    cell = ops4.lstm_cell(ops.squeeze(xt, ops.constant(np.array([1], np.int64))), ht, ct,
+                          ops.constant(_uniform(rng, (4 * hidden, size))), ops.constant(_uniform(rng, (4 * hidden, hidden))),
+                          ops.constant(_uniform(rng, (4 * hidden,))), hidden, name="cell")
+    ti = ops.tensor_iterator()
+    ti.set_body(ov.Model([ops.result(cell.output(0)), ops.result(cell.output(1))], [xt, ht, ct], "body"))
+    ti.set_sliced_input(xt, x.output(0), 0, 1, 1, -1, 1)
+    ti.set_merged_input(ht, h0.output(0), cell.output(0))
+    ti.set_merged_input(ct, c0.output(0), cell.output(1))
+    ti.set_friendly_name("ti")
+    ov.save_model(ov.Model([ti.get_iter_value(cell.output(0), -1)], [x, h0, c0], "ti_lstm_cell"), str(path),
+                  compress_to_fp16=False)
+    return path
+
+
+def loop_gru_cell_model(path: Path, top_cells: int = 2, batch: int = 2, seq: int = 4, size: int = 3,
+                        hidden: int = 4, weights_outside: bool = False) -> Path:
+    """``top_cells`` GRUCells at the top level (named 'top0'...) and a Loop ('loop') whose body
+    holds a GRUCell ('inner') run once per step for ``steps`` (an input) steps over X [seq,
+    batch, size], as TensorFlow's GRUBlockCell in a while loop converts; outputs: the top cells'
+    H and the loop's last H.  ``weights_outside``: the inner cell's W, R, B are Consts of the
+    outer graph passed into the body as invariant inputs."""
+    import openvino as ov
+    import openvino.opset3 as ops3
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(4)
+    x = ops.parameter([seq, batch, size], np.float32, name="X")
+    h0 = ops.parameter([batch, hidden], np.float32, name="H0")
+    steps = ops.parameter([], np.int64, name="steps")
+    outputs, h = [], h0
+    for k in range(top_cells):
+        h = ops3.gru_cell(ops.gather(x, ops.constant(np.int64(k % seq)), ops.constant(np.int64(0))), h,
+                          ops.constant(_uniform(rng, (3 * hidden, size))), ops.constant(_uniform(rng, (3 * hidden, hidden))),
+                          ops.constant(_uniform(rng, (3 * hidden,))), hidden, name=f"top{k}")
+        outputs.append(h.output(0))
+    iteration = ops.parameter([], np.int64)
+    xs, ht = ops.parameter([seq, batch, size], np.float32), ops.parameter([batch, hidden], np.float32)
+    xt = ops.gather(xs, ops.floor_mod(iteration, ops.constant(np.int64(seq))), ops.constant(np.int64(0)))
+    arrays = [_uniform(rng, shape) for shape in ((3 * hidden, size), (3 * hidden, hidden), (3 * hidden,))]
+    weights = [ops.parameter(list(a.shape), np.float32) for a in arrays] if weights_outside else \
+        [ops.constant(a) for a in arrays]
+    inner = ops3.gru_cell(xt, ht, *weights, hidden, name="inner")
+    body = ov.Model([ops.result(ops.constant(True)), ops.result(inner.output(0))],
+                    [iteration, xs, ht] + (weights if weights_outside else []), "body")
+    loop = ops.loop(steps, ops.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([0, 0])
+    loop.set_invariant_input(xs, x.output(0))
+    if weights_outside:
+        for parameter, array in zip(weights, arrays):
+            loop.set_invariant_input(parameter, ops.constant(array).output(0))
+    loop.set_merged_input(ht, h.output(0), inner.output(0))
+    loop.set_friendly_name("loop")
+    outputs.append(loop.get_iter_value(inner.output(0), -1))
+    ov.save_model(ov.Model(outputs, [x, h0, steps], "loop_gru_cell"), str(path), compress_to_fp16=False)
+    return path
+
+
+def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, hidden: int = 4,
+                       dynamic: bool = False) -> Path:
+    """An ONNX model built with onnx.helper, as silero-vad holds its LSTMs: If(first) runs LSTM
+    'lstm_a' in its then branch; its else branch holds If(second), an LSTM in each branch
+    ('lstm_b', 'lstm_c'); every branch outputs an LSTM's Y_h [1, batch, hidden] of X [seq,
+    batch, size] (seq and batch named dims with ``dynamic``)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+
+    def branch(name: str) -> Any:
+        weights = [numpy_helper.from_array(_uniform(rng, shape), f"{name}_{w}")
+                   for w, shape in (("W", (1, 4 * hidden, size)), ("R", (1, 4 * hidden, hidden)), ("B", (1, 8 * hidden)))]
+        node = helper.make_node("LSTM", ["X", *(w.name for w in weights)], ["", f"{name}_h"], hidden_size=hidden,
+                                name=name)
+        return helper.make_graph([node], f"{name}_graph", [], [helper.make_tensor_value_info(
+            f"{name}_h", TensorProto.FLOAT, [1, batch, hidden])], weights)
+
+    inner = helper.make_node("If", ["second"], ["inner_h"], then_branch=branch("lstm_b"), else_branch=branch("lstm_c"),
+                             name="inner_if")
+    outer_else = helper.make_graph([inner], "outer_else", [], [helper.make_tensor_value_info(
+        "inner_h", TensorProto.FLOAT, [1, batch, hidden])])
+    outer = helper.make_node("If", ["first"], ["Y_h"], then_branch=branch("lstm_a"), else_branch=outer_else,
+                             name="outer_if")
+    x_dims = ["seq", "batch", size] if dynamic else [seq, batch, size]
+    graph = helper.make_graph([outer], "if_lstm",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_dims),
+                               helper.make_tensor_value_info("first", TensorProto.BOOL, []),
+                               helper.make_tensor_value_info("second", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT,
+                                                             [1, x_dims[1], hidden])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+def ti_lengths_model(path: Path, iterations: int = 4, batch: int = 3, seq: int = 4, size: int = 3,
+                     hidden: int = 4) -> Path:
+    """A TensorIterator whose body holds an LSTMSequence ('seq') with dynamic batch, fed per
+    iteration a slice of X [iterations, batch, seq, size] and of sequence lengths L
+    [iterations, batch]: ragged lengths in a dynamic-shape body reach OpenVINO's CPU
+    sequence_lengths bug (samples/suites/full.xfail.toml) at that iteration only."""
+    import openvino as ov
+    import openvino.opset5 as ops5
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(6)
+    x = ops.parameter([iterations, -1, seq, size], np.float32, name="X")
+    lengths = ops.parameter([iterations, -1], np.int32, name="L")
+    h0, c0 = (ops.parameter([-1, 1, hidden], np.float32, name=name) for name in ("H0", "C0"))
+    xt, lt = ops.parameter([1, -1, seq, size], np.float32), ops.parameter([1, -1], np.int32)
+    ht, ct = ops.parameter([-1, 1, hidden], np.float32), ops.parameter([-1, 1, hidden], np.float32)
+    axis = ops.constant(np.array([0], np.int64))
+    node = ops5.lstm_sequence(ops.squeeze(xt, axis), ht, ct, ops.squeeze(lt, axis),
+                              ops.constant(_uniform(rng, (1, 4 * hidden, size))),
+                              ops.constant(_uniform(rng, (1, 4 * hidden, hidden))),
+                              ops.constant(_uniform(rng, (1, 4 * hidden))), hidden, "forward", name="seq")
+    ti = ops.tensor_iterator()
+    ti.set_body(ov.Model([ops.result(node.output(1)), ops.result(node.output(2))], [xt, lt, ht, ct], "body"))
+    ti.set_sliced_input(xt, x.output(0), 0, 1, 1, -1, 0)
+    ti.set_sliced_input(lt, lengths.output(0), 0, 1, 1, -1, 0)
+    ti.set_merged_input(ht, h0.output(0), node.output(1))
+    ti.set_merged_input(ct, c0.output(0), node.output(2))
+    ti.set_friendly_name("ti")
+    ov.save_model(ov.Model([ti.get_iter_value(node.output(1), -1)], [x, lengths, h0, c0], "ti_lengths"), str(path),
+                  compress_to_fp16=False)
+    return path
+
+
+def loop_if_gru_cell_model(path: Path, seq: int = 5, batch: int = 2, size: int = 3, hidden: int = 4) -> Path:
+    """A Loop ('loop') over X [seq, batch, size] whose body holds an If ('pick'): at even
+    iterations its then branch runs a GRUCell ('even_cell'), at odd ones its else branch halves H."""
+    import openvino as ov
+    import openvino.opset3 as ops3
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(8)
+    x, h0 = ops.parameter([seq, batch, size], np.float32, name="X"), ops.parameter([batch, hidden], np.float32, name="H0")
+    iteration = ops.parameter([], np.int64)
+    xs, ht = ops.parameter([seq, batch, size], np.float32), ops.parameter([batch, hidden], np.float32)
+    xt = ops.gather(xs, iteration, ops.constant(np.int64(0)))
+    even = ops.equal(ops.floor_mod(iteration, ops.constant(np.int64(2))), ops.constant(np.int64(0)))
+    then_x, then_h = ops.parameter([batch, size], np.float32), ops.parameter([batch, hidden], np.float32)
+    cell = ops3.gru_cell(then_x, then_h, ops.constant(_uniform(rng, (3 * hidden, size))),
+                         ops.constant(_uniform(rng, (3 * hidden, hidden))), ops.constant(_uniform(rng, (3 * hidden,))),
+                         hidden, name="even_cell")
+    then_result = ops.result(cell)
+    else_h = ops.parameter([batch, hidden], np.float32)
+    else_result = ops.result(ops.multiply(else_h, ops.constant(np.float32(0.5))))
+    pick = ops.if_op(even.output(0))
+    pick.set_then_body(ov.Model([then_result], [then_x, then_h], "then"))
+    pick.set_else_body(ov.Model([else_result], [else_h], "else"))
+    pick.set_friendly_name("pick")
+    pick.set_input(xt.output(0), then_x, None)
+    pick.set_input(ht.output(0), then_h, else_h)
+    h_next = pick.set_output(then_result, else_result)
+    loop = ops.loop(ops.constant(np.int64(seq)), ops.constant(True))
+    loop.set_function(ov.Model([ops.result(ops.constant(True)), ops.result(h_next)], [iteration, xs, ht], "body"))
+    loop.set_special_body_ports([0, 0])
+    loop.set_invariant_input(xs, x.output(0))
+    loop.set_merged_input(ht, h0.output(0), h_next)
+    loop.set_friendly_name("loop")
+    ov.save_model(ov.Model([loop.get_iter_value(h_next, -1)], [x, h0], "loop_if"), str(path), compress_to_fp16=False)
     return path

@@ -223,14 +223,17 @@ def test_a_device_name_openvino_does_not_know_is_one_line_with_a_suggestion(gru,
 
 @pytest.mark.parametrize("target, says", [
     ("gru.bin", "gru.bin: is an IR's weights file; give the .xml beside it"),
-    (".", ": is a folder; expected a model file (IR .xml or .onnx)"),
-    ("model.pb", "model.pb: irtool runs IR (.xml) and ONNX (.onnx) models; convert others to IR with ovc first"),
+    (".", ": is a folder without saved_model.pb; expected a model: IR .xml, ONNX .onnx, TensorFlow Lite .tflite, "
+          "TensorFlow frozen graph .pb, PaddlePaddle .pdmodel and TensorFlow SavedModel folders"),
+    ("model.caffemodel", "model.caffemodel: irtool runs the models OpenVINO reads: IR .xml, ONNX .onnx"),
+    # a .pb is TensorFlow's: its frontend's verdict in one line, nothing it logs on the way
+    ("model.pb", "model.pb: OpenVINO's TensorFlow frozen graph frontend cannot read it: "),
     ("/dev/null", "/dev/null: not a regular file"),
     ("gone.xml", "gone.xml: no such model file"),
 ])
 def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, target, says):
     path = target if target.startswith("/") else str(gru.parent / target)
-    if target == "model.pb":
+    if target in ("model.pb", "model.caffemodel"):
         (gru.parent / target).write_bytes(b"\x08\x01")
     code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
     assert code == 2 and says in one_error_line(err) and "Error parsing" not in err

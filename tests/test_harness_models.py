@@ -94,7 +94,7 @@ def test_a_model_with_no_recurrent_node_is_unjudged_and_the_run_says_so(tmp_path
 
 @pytest.mark.parametrize("table, says", [
     ('[[models]]\nid = "x"\n', "'path' is required"),
-    ('[[models]]\npath = "m.pb"\n', "is not an IR .xml or an .onnx model"),
+    ('[[models]]\npath = "m.caffemodel"\n', "is not a model OpenVINO reads: IR .xml, ONNX .onnx"),
     ('[[models]]\npath = "gone.xml"\n', "is no model file"),
     ('[[models]]\npath = "m.xml"\nshapes = { x = [2, -1] }\n', "shapes.x is [2, -1]; expected a list of sizes"),
     ('[[models]]\npath = "m.xml"\ntolerances = { Y = 1e-3 }\n', "tolerances.Y is 0.001; expected [atol, rtol]"),
@@ -104,7 +104,7 @@ def test_a_model_with_no_recurrent_node_is_unjudged_and_the_run_says_so(tmp_path
 ])
 def test_bad_model_tables_name_the_table_and_the_key(tmp_path, table, says):
     (tmp_path / "m.xml").write_text("<net/>")
-    (tmp_path / "m.pb").write_text("")
+    (tmp_path / "m.caffemodel").write_text("")
     (tmp_path / "s.toml").write_text(table)
     with pytest.raises(SuiteError, match=None) as caught:
         load_suite(tmp_path / "s.toml")

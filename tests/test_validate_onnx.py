@@ -181,3 +181,63 @@ def test_onnx_is_imported_only_for_onnx_files(tmp_path, target, expected: str) -
     done = subprocess.run([sys.executable, "-c", PROBE, "validate", str(target)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.stderr.strip().splitlines()[-1] == expected, done.stderr
+
+
+def lstm_branch(name: str, w_rows: int = 16, hidden: int = 4) -> onnx.GraphProto:
+    """A branch graph of one LSTM on the outer X [3, 2, 3] (an If's then/else branch)."""
+    weights = [numpy_helper.from_array(np.zeros(shape, np.float32), f"{name}_{w}")
+               for w, shape in (("W", (1, w_rows, 3)), ("R", (1, 16, 4)))]
+    node = helper.make_node("LSTM", ["X", *(w.name for w in weights)], ["", f"{name}_h"], hidden_size=hidden,
+                            name=name)
+    return helper.make_graph([node], f"{name}_graph", [],
+                             [helper.make_tensor_value_info(f"{name}_h", TensorProto.FLOAT, [1, 2, 4])], weights)
+
+
+def nested_if_model(inner_else: onnx.GraphProto) -> onnx.ModelProto:
+    """If(first) {then: LSTM 'a'} {else: If(second) {then: LSTM 'b'} {else: ``inner_else``}}, as
+    silero-vad nests its LSTMs."""
+    inner = helper.make_node("If", ["second"], ["inner_h"], then_branch=lstm_branch("b"), else_branch=inner_else)
+    outer_else = helper.make_graph([inner], "outer_else", [],
+                                   [helper.make_tensor_value_info("inner_h", TensorProto.FLOAT, [1, 2, 4])])
+    outer = helper.make_node("If", ["first"], ["Y_h"], then_branch=lstm_branch("a"), else_branch=outer_else)
+    graph = helper.make_graph([outer], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2, 3]),
+                                             helper.make_tensor_value_info("first", TensorProto.BOOL, []),
+                                             helper.make_tensor_value_info("second", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [1, 2, 4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+
+
+def test_nodes_inside_if_subgraphs_are_checked_at_any_depth(capsys, tmp_path) -> None:
+    code, found = diagnostics(capsys, tmp_path, nested_if_model(lstm_branch("c")))
+    assert code == 0 and "3 GRU/LSTM/RNN nodes" in found[0]["message"]
+    code, found = diagnostics(capsys, tmp_path, nested_if_model(lstm_branch("c", w_rows=12)))
+    assert code == 1
+    (wrong,) = [d for d in found if d["code"] == "ONNX031"]
+    assert wrong["layer_id"] == "0/else_branch/0/else_branch/0" and wrong["layer_name"] == "c"
+    assert wrong["port_id"] == "W" and wrong["expected"] == "4*hidden_size = 16" and wrong["found"] == "12"
+    assert wrong["message"].startswith("node 0/else_branch/0/else_branch/0 'c' (LSTM-14)")
+
+
+def test_a_node_in_a_loop_body_is_checked(capsys, tmp_path) -> None:
+    weights = [numpy_helper.from_array(np.zeros(shape, np.float32), name)
+               for name, shape in (("W", (1, 12, 3)), ("R", (1, 12, 4)))]
+    body = helper.make_graph(
+        [helper.make_node("GRU", ["X", "W", "R", "", "", "h"], ["", "h_next"], hidden_size=4, direction="sideways",
+                          name="inner"),
+         helper.make_node("Identity", ["cond"], ["cond_next"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 2, 4])],
+        [helper.make_tensor_value_info("cond_next", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_next", TensorProto.FLOAT, [1, 2, 4])], weights)
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "h0"], ["hT"], body=body)], "loop",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [5, 2, 3]),
+         helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, 2, 4])],
+        [helper.make_tensor_value_info("hT", TensorProto.FLOAT, [1, 2, 4])],
+        [numpy_helper.from_array(np.array(3, np.int64), "M")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+    code, found = diagnostics(capsys, tmp_path, model)
+    assert code == 1
+    (wrong,) = [d for d in found if d["code"] == "ONNX013"]
+    assert wrong["layer_id"] == "0/body/0" and wrong["attribute"] == "direction"

@@ -1,6 +1,6 @@
 """``irtool reduce CASE -d DEVICE``: shrink a failing case to the smallest case that still fails the same way.
 
-CASE is an IR .xml file (of one op, or of any model with --node NAME), a reproducer folder
+CASE is a model file (an IR .xml of one op, or any model OpenVINO reads with --node NAME), a reproducer folder
 (from the harness or irtool run --reproducers), or SUITE.toml::CASE-ID.  Exit 0 when a
 reduced reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case
 does not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is
@@ -27,14 +27,16 @@ DEFAULT_TIMEOUT = 60.0
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "reduce", help="shrink a failing case to its smallest reproducer",
-        description="Shrink a failing case to the smallest case that still fails the same way. CASE is an IR "
-                    ".xml file (of one op, or of any model with --node NAME), a reproducer folder (from the "
+        description="Shrink a failing case to the smallest case that still fails the same way. CASE is a model "
+                    "(an IR .xml of one op, or with --node NAME any model OpenVINO reads: .xml, .onnx, .tflite, .pb, "
+                    ".pdmodel, a SavedModel folder), a reproducer folder (from the "
                     "harness or irtool run --reproducers), or SUITE.toml::CASE-ID. Exit 0 when a reduced "
                     "reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
                     "not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is absent here or "
                     "lacks the precision: a skip, with OpenVINO's reason), 130 when interrupted (the best reproducer "
                     "found so far is kept).")
-    parser.add_argument("case", metavar="CASE", help="MODEL.xml, a reproducer folder, or SUITE.toml::CASE-ID")
+    parser.add_argument("case", metavar="CASE", help="MODEL (.xml, or any format with --node), a reproducer folder, "
+                                                       "or SUITE.toml::CASE-ID")
     parser.add_argument("-d", "--device",
                         help="OpenVINO device, e.g. CPU or HETERO:GPU+CPU (default: a reproducer folder's own)")
     parser.add_argument("--precision", choices=PRECISION_CHOICES,

@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "judged node within tolerance; 1: a mismatch; 2: could not run (or a device name OpenVINO does "
                     "not know); 3: nothing was judged (no recurrent node, only nodes inside loop bodies, or a "
                     "skip: a device absent here or a precision it lacks, with OpenVINO's reason).")
-    parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it) or .onnx")
+    parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it), .onnx, or "
+                        "what else OpenVINO reads: .tflite, .pb, .pdmodel, a SavedModel folder")
     parser.add_argument("-d", "--device", required=True,
                         help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
                              "with +)")
@@ -257,6 +258,8 @@ def _render_second_opinion(second: Any) -> list[str]:
 
 
 def _render_nodes(result: Any) -> list[str]:
+    from irtool.execute import not_judged, not_reached
+
     lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
     if check is not None:
@@ -273,24 +276,32 @@ def _render_nodes(result: Any) -> list[str]:
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
-        elif node.reason and node.semantics == "ONNX":  # what was not read of an ONNX node
+        elif node.reason and (node.semantics == "ONNX" or node.verdict == "unjudged"):  # why not judged or reached
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
     if result.second_opinion is not None:
         lines.extend(_render_second_opinion(result.second_opinion))
     judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
-    unjudged = len(result.nodes) - len(judged) - len(errors)
-    extra = f"; {unjudged} not judged" if unjudged else ""
+    unjudged, unreached = _names(not_judged(result.nodes)), _names(not_reached(result.nodes))
+    extra = (f"; not judged: {unjudged}" if unjudged else "") + \
+        (f"; not reached on these inputs: {unreached}" if unreached else "")
     if result.verdict == "fail":
         what = f"{len(failed)} of {len(judged)} judged nodes outside tolerance ({', '.join(failed)})" if failed else \
             "probing changed the model's outputs"
         lines.append(f"FAIL: {what}{extra}")
     elif result.verdict == "error":
         lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
+    elif result.verdict == "unjudged":
+        lines.append(f"NOT JUDGED: {len(not_judged(result.nodes))} node(s) the inputs reached were not judged; "
+                     f"{len(judged)} judged within tolerance{extra}")
     else:
         lines.append(f"PASS: {len(judged)} of {len(judged)} judged nodes within tolerance{extra}")
     return lines
+
+
+def _names(nodes: Any) -> str:
+    return ", ".join(f"'{node.name}'" for node in nodes)
 
 
 def _render_diff(diff: OutputDiff, width: int) -> list[str]:
@@ -347,11 +358,15 @@ def step_summary(steps: Sequence[float], first_outside: int | None, atol: float)
 
 
 def to_json(result: Any) -> dict:
+    from irtool.execute import not_judged, not_reached
+
     data = plain(result)
     data["passed"] = result.passed
     for node, record in zip(result.nodes, data["nodes"]):
         record["max_abs"] = node.max_abs
         record["first_step_outside"] = node.first_step_outside
+    data["not_judged"] = [node.name for node in not_judged(result.nodes)]
+    data["not_reached"] = [node.name for node in not_reached(result.nodes)]
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):
         out["outside_share"] = diff.outside_share

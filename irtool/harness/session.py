@@ -262,6 +262,8 @@ def _file_output_names(path: str) -> set[str]:
     """Every name an IR file gives a layer output or a Result (what run accepts, and more)."""
     from irtool.ir import IRParseError, parse_ir
 
+    if not path.endswith(".xml"):  # another format's names are OpenVINO's to tell, when it reads the model
+        return set()
     try:
         model = parse_ir(path)
     except (IRParseError, OSError):

@@ -78,6 +78,7 @@ from typing import Any, Iterator, Mapping
 from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, VALUES, CaseError, OpCase, case_ports
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
+from irtool.formats import formats_text, model_format
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
 from irtool.jobs.records import SuiteCase
 from irtool.jsonable import shown
@@ -95,7 +96,6 @@ GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", 
 DATA_AXES = ("lengths", "lengths_type", "values")  # grid keys of an op case's data, each a string or a list
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
 MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
-MODEL_SUFFIXES = (".xml", ".onnx")
 WEIGHTS = {"const": False, "parameter": True}
 LIST_TYPES = frozenset({"string_list", "float_list", "int_list", "shape"})
 
@@ -512,10 +512,10 @@ def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -
     if not isinstance(given, str) or not given:
         raise SuiteError(f"{path}: {where}: 'path' is required: the model file, e.g. path = \"models/lstm.xml\"")
     model = (path.parent / given).resolve()
-    if model.suffix not in MODEL_SUFFIXES:
-        raise SuiteError(f"{path}: {where}: {given!r} is not an IR .xml or an .onnx model")
-    if not model.is_file():
+    if not model.exists():
         raise SuiteError(f"{path}: {where}: {given!r} is no model file (relative to {path.parent})")
+    if model_format(model) is None or not (model.is_file() or model.is_dir()):
+        raise SuiteError(f"{path}: {where}: {given!r} is not a model OpenVINO reads: {formats_text()}")
     inputs = table.get("inputs")
     if inputs is not None:
         if not isinstance(inputs, str) or not (path.parent / inputs).is_file():

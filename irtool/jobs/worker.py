@@ -216,8 +216,10 @@ class Runner:
             result.outputs = [output_record(d) for d in verdict.outputs]
             result.max_abs = verdict.max_abs
             result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict
-            reasons = ([f"no reference applies: {verdict.reason}"] if verdict.verdict == UNJUDGED else
-                       ["outside tolerance: " + ", ".join(_problem(d) for d in verdict.outputs if not d.passed)]
+            reasons = ([verdict.reason if not verdict.reached else f"no reference applies: {verdict.reason}"]
+                       if verdict.verdict == UNJUDGED else
+                       [(f"at {verdict.at}: " if verdict.at else "") + "outside tolerance: "
+                        + ", ".join(_problem(d) for d in verdict.outputs if not d.passed)]
                        + list(verdict.notes) if verdict.verdict == FAIL
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
             result.message = "; ".join(filter(None, reasons + probe))

@@ -1,17 +1,19 @@
 """``irtool validate model.onnx``: onnx.checker, then irtool's checks of every GRU, LSTM and RNN node.
 
-Each node of those types in the main graph is checked against its op's schema in the
-model's opset (onnx's registry, through irtool.onnx.schema): attribute names, types and
+Each node of those types, in the main graph and in the subgraphs of If, Loop and Scan nodes
+at any depth, is checked against its op's schema in the model's opset (onnx's registry, through irtool.onnx.schema): attribute names, types and
 the values the page allows, the activations (names, one set per direction, alpha/beta),
 the input count, element types against the type constraints, and every input and
 declared output dim against the dims the ONNX page gives (irtool.onnx.shapes), with the
 shapes onnx's shape inference finds.  Every finding is a Diagnostic with an ONNXnnn code;
-``layer_id`` is the node's index in the graph, ``layer_name`` its name, ``port_id`` the
+``layer_id`` is the node's index in the graph (in a subgraph, the path to it: ``3/then_branch/0``
+is node 0 of the then_branch of main-graph node 3), ``layer_name`` its name, ``port_id`` the
 ONNX input or output name.  Nothing here raises for a bad file; only an unreadable path
 raises OSError.
 """
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
@@ -90,16 +92,51 @@ class _Tensors:
             inferred = model.graph
         self.types: dict[str, int] = {}
         self.shapes: dict[str, tuple[int | None, ...] | None] = {}
-        for info in [*inferred.value_info, *model.graph.input, *model.graph.output]:
+        # ONNX names every tensor once across a graph and its subgraphs: one table holds them all
+        declared = list(_graphs(model.graph))
+        infos = [info for graph in _graphs(inferred) for info in graph.value_info]
+        for info in infos + [info for graph in declared for info in [*graph.input, *graph.output]]:
             tensor = info.type.tensor_type
             self.types[info.name] = tensor.elem_type
-            self.shapes[info.name] = (tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
-                                      if tensor.HasField("shape") else None)
-        self.declared_outputs = {info.name for info in [*model.graph.output, *model.graph.value_info]}
-        self.initializers = {t.name: t for t in model.graph.initializer}
-        for tensor in model.graph.initializer:
+            self.shapes[info.name] = (tuple(d.dim_value if d.HasField("dim_value") else None
+                                            for d in tensor.shape.dim) if tensor.HasField("shape") else None)
+        self.declared_outputs = {info.name for graph in declared for info in [*graph.output, *graph.value_info]}
+        self.initializers = {t.name: t for graph in declared for t in graph.initializer}
+        for tensor in self.initializers.values():
             self.types[tensor.name] = tensor.data_type
             self.shapes[tensor.name] = tuple(tensor.dims)
+
+
+def _subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
+    """The graphs a node holds in its attributes (If's branches, Loop's and Scan's body), named."""
+    found = []
+    for attribute in node.attribute:
+        if attribute.type == onnx.AttributeProto.GRAPH:
+            found.append((attribute.name, attribute.g))
+        elif attribute.type == onnx.AttributeProto.GRAPHS:
+            found += [(f"{attribute.name}[{k}]", graph) for k, graph in enumerate(attribute.graphs)]
+    return found
+
+
+def _graphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
+    """A graph and every subgraph in it, at any depth (iteratively: a deep nesting costs no stack)."""
+    found, pending = [], [graph]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending += [sub for node in current.node for _, sub in _subgraphs(node)]
+    return found
+
+
+def _nodes(graph: onnx.GraphProto) -> list[tuple[str, onnx.NodeProto]]:
+    """Every node of a graph and of its subgraphs, with its path (``3/then_branch/0``), in graph order."""
+    found, pending = [], deque([("", graph)])
+    while pending:
+        prefix, current = pending.popleft()
+        for index, node in enumerate(current.node):
+            found.append((f"{prefix}{index}", node))
+            pending += [(f"{prefix}{index}/{name}/", sub) for name, sub in _subgraphs(node)]
+    return found
 
 
 def _type_name(element: int) -> str:
@@ -114,7 +151,7 @@ def _opset(model: onnx.ModelProto) -> int | None:
 
 
 def _check_nodes(model: onnx.ModelProto, add: Callable[..., None], path: Path) -> int:
-    recurrent = [(index, node) for index, node in enumerate(model.graph.node)
+    recurrent = [(index, node) for index, node in _nodes(model.graph)
                  if node.op_type in schema.OPS and node.domain in ("", "ai.onnx")]
     if not recurrent:
         return 0
@@ -134,7 +171,7 @@ def _check_nodes(model: onnx.ModelProto, add: Callable[..., None], path: Path) -
     return len(recurrent)
 
 
-def _check_node(index: int, node: onnx.NodeProto, spec: schema.OpSchema, tensors: _Tensors,
+def _check_node(index: str, node: onnx.NodeProto, spec: schema.OpSchema, tensors: _Tensors,
                 add: Callable[..., None]) -> None:
     where = {"layer_id": str(index), "layer_name": node.name or None}
     label = f"node {index}{f' {node.name!r}' if node.name else ''} ({spec.key})"

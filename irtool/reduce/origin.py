@@ -15,6 +15,7 @@ from typing import Any, Mapping
 from irtool.compare import TolerancePolicy
 from irtool.concrete import ConcreteCase, from_node
 from irtool.files import read_text
+from irtool.formats import model_format
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
 from irtool.model_files import ModelFileError, check_folder_file
@@ -46,7 +47,7 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
         origin = _suite_case(Path(suite), case_id)
     else:
         path = Path(text)
-        if path.is_dir():
+        if path.is_dir() and model_format(path) is None:
             origin = _reproducer(path)
         elif path.suffix == ".xml":
             if not path.is_file():
@@ -57,8 +58,10 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
             raise ReduceError(f"{path}: no such file or folder; expected an IR .xml file, a reproducer folder "
                               f"or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
         else:
+            other = (f" (a model of another format, {model_format(path).label}, is reduced one node at a time: "
+                     f"--node NAME)" if model_format(path) is not None else "")
             raise ReduceError(f"{path}: expected an IR .xml file, a reproducer folder or "
-                              f"SUITE.toml{SUITE_SEPARATOR}CASE-ID")
+                              f"SUITE.toml{SUITE_SEPARATOR}CASE-ID{other}")
     if inputs is not None:
         raise ReduceError(f"{text}: --inputs applies to an IR file; this case brings its own inputs")
     return origin
@@ -72,7 +75,7 @@ def node_origin(model: Path, node: str, device: str, precision: str, tolerance: 
     no such node; NothingToReduce's message if the node does not fail."""
     from irtool.execute import RunOptions, run
 
-    if not Path(model).is_file():
+    if not (Path(model).is_file() or model_format(model) is not None):
         raise ReduceError(f"{model}: no such model file")
     result = run(RunOptions(model=Path(model), device=device, precision=precision, inputs=inputs, seed=seed,
                             tolerance=tolerance, config=config, reproducers=folder))

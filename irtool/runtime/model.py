@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from irtool.errors import RunError, Unsupported
+from irtool.formats import SAVED_MODEL_FILE, formats_text, model_format
 from irtool.runtime.core import core, openvino_message, openvino_release
 from irtool.shapes import Dim, Interval, format_shape
 from irtool.specs import registry
@@ -23,8 +26,9 @@ class LoadedModel:
 
 
 def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel:
-    """Read IR .xml + .bin; with ``fill_defaults`` write the spec's defaults for omitted
-    attributes into the XML first (OpenVINO leaves an omitted activations list empty)."""
+    """Read a model (IR .xml + .bin, or any format of irtool.formats); with ``fill_defaults`` write
+    the spec's defaults for omitted attributes into the XML first (OpenVINO leaves an omitted
+    activations list empty)."""
     import openvino as ov
 
     xml_path = Path(xml_path)
@@ -34,7 +38,14 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
         raise RunError(f"{xml_path}: --fill-defaults writes into IR XML; it does not apply to {xml_path.suffix} files")
     filled: tuple[str, ...] = ()
     try:
-        if fill_defaults:
+        found = model_format(xml_path)
+        if found is not None and found.frontend not in ("ir", "onnx"):  # TensorFlow, TFLite, Paddle
+            with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
+                model, problem = read_ir_frontend(xml_path, found.frontend)
+            if model is None:
+                raise (_unsupported_op(str(xml_path), problem or "", found.label)
+                       or RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}"))
+        elif fill_defaults:
             from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
 
             from irtool.files import GIB, read_bytes
@@ -59,13 +70,28 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
     return LoadedModel(xml_path, model, filled)
 
 
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """The process's stderr (file descriptor 2, where C++ libraries log) sent nowhere meanwhile:
+    what OpenVINO's frontends print while failing is said by the exception, in one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 # OpenVINO's words for an op its opsets do not hold (the IR reader's two, the ONNX frontend's one)
 _NO_SUCH_OPSET = re.compile(r"Cannot create (\S+) layer (.+?) id:\S+ from unsupported opset: (\S+)")
 _NOT_IN_OPSET = re.compile(r"Opset (\S+) doesn't contain the operation with type: (\S+)")
 _NO_CONVERSION = re.compile(r"No conversion rule found for operations: (.+?)(?:\s+--|$)")
 
 
-def _unsupported_op(name: str, message: str) -> Unsupported | None:
+def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsupported | None:
     """OpenVINO refusing an op that this release's opsets (or ONNX frontend) do not hold, as
     Unsupported: a release that cannot run the model, skipped as an absent device is, not an
     error of the model.  An IR op that no opset of any release irtool knows holds (ErfInv claimed
@@ -84,39 +110,62 @@ def _unsupported_op(name: str, message: str) -> Unsupported | None:
         return Unsupported(f"{name}: openvino {release} cannot read it: its {opset} has no {op_type} "
                            f"(openvino {table.openvino}'s has)")
     if match := _NO_CONVERSION.search(message):
-        return Unsupported(f"{name}: the ONNX frontend of openvino {release} cannot convert "
+        return Unsupported(f"{name}: the {frontend} frontend of openvino {release} cannot convert "
                            f"{match.group(1)}")
     return None
 
 
-MODEL_SUFFIXES = {".xml": "IR", ".onnx": "ONNX"}
+WEIGHTS_BESIDE = {".xml": ".bin", ".pdmodel": ".pdiparams"}  # the weights file a model file reads beside it
+MAX_SAVED_MODEL_ENTRIES = 10_000  # files checked in a SavedModel folder before OpenVINO reads it
 
 
 def check_model_path(path: Path) -> None:
-    """RunError unless ``path`` is a regular file irtool reads: IR .xml (its .bin beside it, a
-    regular file too: OpenVINO would wait forever on a FIFO) or .onnx.  Reading anything else
-    would let OpenVINO try every frontend, each printing to stderr."""
+    """RunError unless ``path`` is a model irtool reads (irtool.formats): a regular file of a
+    known suffix (its weights file beside it a regular file too: OpenVINO would wait forever on
+    a FIFO), or a SavedModel folder whose files are all regular.  Reading anything else would
+    let OpenVINO try every frontend, each printing to stderr."""
     from irtool.files import FileError, check_readable
 
     if path.is_dir():
-        raise RunError(f"{path}: is a folder; expected a model file (IR .xml or .onnx)")
+        if model_format(path) is None:
+            raise RunError(f"{path}: is a folder without {SAVED_MODEL_FILE}; expected a model: {formats_text()}")
+        _check_saved_model(path)
+        return
     if not path.exists():
         raise RunError(f"{path}: no such model file")
     if not path.is_file():
-        raise RunError(f"{path}: not a regular file; expected a model file (IR .xml or .onnx)")
+        raise RunError(f"{path}: not a regular file; expected a model: {formats_text()}")
     from irtool.model_files import check_model_file
 
     try:
         check_readable(path, "model file")
-        weights = path.with_suffix(".bin")
-        if path.suffix == ".xml" and os.path.lexists(weights):  # inside the model's folder, a regular file
+        weights = path.with_suffix(WEIGHTS_BESIDE.get(path.suffix.lower(), path.suffix))
+        if weights != path and os.path.lexists(weights):  # inside the model's folder, a regular file
             check_model_file(path, weights.name, "its weights file")
     except FileError as error:
         raise RunError(error.message) from None
     if path.suffix == ".bin":
         raise RunError(f"{path}: is an IR's weights file; give the .xml beside it ({path.with_suffix('.xml')})")
-    if path.suffix.lower() not in MODEL_SUFFIXES:
-        raise RunError(f"{path}: irtool runs IR (.xml) and ONNX (.onnx) models; convert others to IR with ovc first")
+    if model_format(path) is None:
+        raise RunError(f"{path}: irtool runs the models OpenVINO reads: {formats_text()}; "
+                       f"convert others with ovc first")
+
+
+def _check_saved_model(folder: Path) -> None:
+    """Every entry of a SavedModel folder (saved_model.pb, variables/...) a regular file or a
+    folder, and not too many of them."""
+    from irtool.files import FileError, check_readable
+
+    count = 0
+    for root, folders, files in os.walk(folder):
+        for name in files:
+            count += 1
+            if count > MAX_SAVED_MODEL_ENTRIES:
+                raise RunError(f"{folder}: more than {MAX_SAVED_MODEL_ENTRIES} files; not a SavedModel irtool reads")
+            try:
+                check_readable(Path(root, name), "SavedModel file")
+            except FileError as error:
+                raise RunError(error.message) from None
 
 
 def _read_failure(xml_path: Path, bin_path: Path, error: RuntimeError) -> str:
@@ -207,8 +256,8 @@ def read_onnx_bytes(data: bytes, name: str) -> Any:
 
 
 def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | None, str | None]:
-    """OpenVINO's own verdict on a file, through one frontend alone ("ir" or "onnx"; read_model
-    would try every frontend and let them print to stderr): the ov.Model, or None and the reason
+    """OpenVINO's own verdict on a file, through one frontend alone ("ir", "onnx", "tflite", "tf",
+    "paddle"; read_model would try every frontend and let them print to stderr): the ov.Model, or None and the reason
     on one line (where OpenVINO failed comes first in its text and what failed last)."""
     from openvino.frontend import FrontEndManager
 
@@ -219,5 +268,6 @@ def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | Non
         return frontend.convert(frontend.load(str(path))), None
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating"))]
+        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating",
+                                                                 "To facilitate"))]
         return None, (useful or lines or [type(error).__name__])[-1]

@@ -8,8 +8,12 @@ copy adds as an extra output.  Its outputs are added likewise.  One inference of
 copy on the device under test then gives every node's inputs and outputs as the device
 computes them inside the whole model.
 
-Nodes inside the body of a TensorIterator or Loop are listed, with where they are, but
-cannot be probed (a body's tensors are not outputs of the model).
+Nodes inside the bodies of TensorIterator, Loop and If ops, at any depth, are probed through
+the containers' own outputs: each tensor of such a node becomes a Result of its body, which a
+TensorIterator or Loop exposes as a concatenated output (one slice per iteration, stacked on
+a new leading axis) and an If as an output of both branches (the branch without the node
+gives zeros, and a flag output says which branch ran).  Nested containers repeat this on the
+way out, so a node inside a Loop inside a TensorIterator arrives with two iteration axes.
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ import numpy as np
 from irtool.runtime.model import tensor_name
 from irtool.specs import OpSpec, PortSpec, registry
 
-BODY_OPS = ("TensorIterator", "Loop")
+BODY_OPS = ("TensorIterator", "Loop")  # containers that iterate their body
+CONTAINERS = BODY_OPS + ("If",)
 TOP_LEVEL = "top level"
 
 
@@ -41,6 +46,17 @@ class Feed:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """An If around a body node: the probed flag output that says which branch ran (1: then,
+    0: else, with one leading axis per loop around the If) and the branch the node is in."""
+
+    probe: int
+    then: bool
+    depth: int  # the flag's leading iteration axes
+    label: str  # "then branch of If 'name'"
+
+
+@dataclass(frozen=True)
 class RecurrentNode:
     """One node of the family in a model: what it is, where it is, and how to see its tensors."""
 
@@ -53,10 +69,19 @@ class RecurrentNode:
     outputs: tuple[int, ...] = ()  # for each output port, the probed copy's output index
     model_outputs: Mapping[int, int] | None = None  # output port -> model output index, where one is
     tensors: tuple[str, ...] = ()  # its output tensors' names (a converted model's own), or what feeds and reads it
+    loops: tuple[str, ...] = ()  # a body node: the TensorIterators/Loops around it, outermost first (one axis each)
+    conditions: tuple[Condition, ...] = ()  # a node in If branches: the branch each If must take to reach it
+    unprobed: str | None = None  # why a body node's tensors could not be exposed
+    container: str | None = None  # a body node: the friendly name of the top-level container it sits in
 
     @property
     def in_body(self) -> bool:
         return self.where != TOP_LEVEL
+
+    @property
+    def depth(self) -> int:
+        """How many leading iteration axes its probed tensors have."""
+        return len(self.loops)
 
     @property
     def label(self) -> str:
@@ -85,7 +110,7 @@ class ProbedModel:
 
     @property
     def judgeable(self) -> tuple[RecurrentNode, ...]:
-        return tuple(node for node in self.nodes if not node.in_body)
+        return tuple(node for node in self.nodes if node.unprobed is None)
 
 
 def node_spec(node: Any) -> OpSpec | None:
@@ -114,15 +139,13 @@ def node_attributes(node: Any, spec: OpSpec) -> dict[str, Any]:
 
 
 def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
-    """Find the model's recurrent nodes and make the copy that exposes their tensors, and also
-    the tensors that carry one of ``tensor_names`` (a converted ONNX model keeps ONNX's tensor
-    names on the outputs that compute them; a name no output carries is left out of ``tensors``)."""
+    """Find the model's recurrent nodes (at the top level and in bodies) and make the copy that
+    exposes their tensors, and also the tensors that carry one of ``tensor_names`` (a converted
+    ONNX model keeps ONNX's tensor names on the outputs that compute them; a name no output
+    carries is left out of ``tensors``)."""
     found = [op for op in model.get_ordered_ops() if node_spec(op) is not None]
-    bodies = list(_body_nodes(model))
-    if not found and not tensor_names:
-        nodes = tuple(RecurrentNode(k, name, spec, attributes, where) for k, (name, spec, attributes, where)
-                      in enumerate(bodies))
-        return ProbedModel(model, model, nodes, len(model.outputs))
+    if not found and not tensor_names and not _has_body_nodes(model):
+        return ProbedModel(model, model, (), len(model.outputs))
     copy = model.clone()
     copied = [op for op in copy.get_ordered_ops() if node_spec(op) is not None]
     if [op.get_friendly_name() for op in copied] != [op.get_friendly_name() for op in found]:
@@ -149,21 +172,29 @@ def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
         for port, value in zip(spec.inputs, (i.get_source_output() for i in op.inputs())):
             source = value.get_node()
             data = constant_data(source)
-            shape = value.get_partial_shape()
-            dynamic = tuple(k for k, dim in enumerate(shape) if dim.is_dynamic) if shape.rank.is_static else ()
             if data is not None:
                 feeds.append(Feed(port, constant=data))
             elif source.get_type_name() == "Parameter":
-                feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=dynamic))
+                feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=_dynamic_axes(value)))
             else:
-                feeds.append(Feed(port, probe=probe(value), dynamic=dynamic))
+                feeds.append(Feed(port, probe=probe(value), dynamic=_dynamic_axes(value)))
         outputs = tuple(probe(op.output(j)) for j in range(len(spec.outputs)))
         model_outputs = {j: index for j, index in enumerate(outputs) if index < len(copy.outputs)}
         tensors = tuple(sorted(name for output in op.outputs() for name in output.get_names())) or _neighbours(op)
         nodes.append(RecurrentNode(k, op.get_friendly_name(), spec, node_attributes(op, spec), TOP_LEVEL,
                                    tuple(feeds), outputs, model_outputs, tensors))
-    nodes += [RecurrentNode(len(nodes) + k, name, spec, attributes, where)
-              for k, (name, spec, attributes, where) in enumerate(bodies)]
+    for item in expose_bodies(copy):
+        inputs, outputs = item.values[:len(item.inputs)], item.values[len(item.inputs):]
+        feeds = () if item.unprobed else tuple(
+            Feed(port, constant=value) if isinstance(value, np.ndarray) else
+            Feed(port, probe=probe(value), dynamic=dynamic)
+            for port, value, dynamic in zip(item.spec.inputs, inputs, item.dynamic))
+        probes = () if item.unprobed else tuple(probe(value) for value in outputs)
+        conditions = () if item.unprobed else tuple(Condition(probe(flag), then, depth, label)
+                                                     for flag, then, depth, label in item.conditions)
+        nodes.append(RecurrentNode(len(nodes), item.op.get_friendly_name(), item.spec,
+                                   node_attributes(item.op, item.spec), item.where, feeds, probes, None,
+                                   item.tensors, tuple(item.loops), conditions, item.unprobed, item.container))
     named = _named_outputs(copy, tensor_names)
     tensors = {name: probe(output) for name, output in named.items()}
     sources = {name: source for name, output in named.items() if (source := _recurrent_source(output))}
@@ -172,6 +203,182 @@ def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
         return ProbedModel(model, model, tuple(nodes), count, tensors, sources)
     copy.add_outputs(wanted)
     return ProbedModel(model, copy, tuple(nodes), count, tensors, sources)
+
+
+def _dynamic_axes(value: Any) -> tuple[int, ...]:
+    shape = value.get_partial_shape()
+    return tuple(k for k, dim in enumerate(shape) if dim.is_dynamic) if shape.rank.is_static else ()
+
+
+# ----------------------------------------------------------------------------- nodes in bodies
+
+@dataclass
+class BodyNode:
+    """A recurrent node in a body, with its tensors as values of the graph the search started
+    from: constant data (np.ndarray) or an output of that graph (a container's exposed output)."""
+
+    op: Any  # the node, in its body
+    spec: OpSpec
+    where: str
+    inputs: list[Any]  # the node's input ports' sources in its body (what ``values`` started as)
+    values: list[Any]  # per input port, then per output port: np.ndarray or an Output of the outer graph
+    dynamic: list[tuple[int, ...]]  # per input port: the axes dynamic in the body
+    tensors: tuple[str, ...] = ()  # what feeds and reads it in its body, before any probe was added
+    loops: list[str] = field(default_factory=list)  # TensorIterators/Loops around it, outermost first
+    conditions: list[tuple[Any, bool, int, str]] = field(default_factory=list)  # (flag, then?, depth, label)
+    unprobed: str | None = None
+    container: str | None = None  # the outermost container seen so far
+
+
+def _has_body_nodes(op: Any) -> bool:
+    """Whether ``op`` (an ov.Model or a node) holds a recurrent node in a body, at any depth."""
+    if hasattr(op, "get_ordered_ops"):
+        return any(_has_body_nodes(inner) for inner in op.get_ordered_ops())
+    return op.get_type_name() in CONTAINERS and any(
+        node_spec(inner) is not None or _has_body_nodes(inner) for body in _bodies(op) for inner in body.get_ordered_ops())
+
+
+def _bodies(op: Any) -> list[Any]:
+    if op.get_type_name() == "If":
+        return [op.get_then_body(), op.get_else_body()]
+    body = _body(op)
+    return [body] if body is not None else []
+
+
+def expose_bodies(graph: Any, where: str = "", in_loop: bool = False) -> list[BodyNode]:
+    """The recurrent nodes in the bodies of ``graph``'s containers, at any depth, with their
+    tensors made outputs of the containers in ``graph`` (which this changes: give it a clone).
+    ``in_loop``: ``graph`` is the body of a TensorIterator or Loop (at any depth)."""
+    found: list[BodyNode] = []
+    for op in graph.get_ordered_ops():
+        kind = op.get_type_name()
+        if kind not in CONTAINERS:
+            continue
+        label = f"{kind} '{op.get_friendly_name()}'"
+        suffix = f" in the {where}" if where else ""
+        if kind == "If":
+            branches = [(op.get_then_body(), True, f"then branch of {label}{suffix}"),
+                        (op.get_else_body(), False, f"else branch of {label}{suffix}")]
+        else:
+            branches = [(_body(op), None, f"body of {label}{suffix}")]
+        looping = in_loop or kind != "If"
+        inner = [(body, then, items) for body, then, here in branches if body is not None
+                 for items in [_direct_nodes(body, here) + expose_bodies(body, here, looping)] if items]
+        if not inner:
+            continue
+        try:
+            if kind == "If":
+                _out_of_if(op, label, inner, in_loop)
+            else:
+                _out_of_loop(op, label, inner[0][0], inner[0][2])
+        except (RuntimeError, ValueError, TypeError) as error:  # OpenVINO refused a new output
+            for _, _, items in inner:
+                for item in items:
+                    item.unprobed = item.unprobed or f"{label} could not expose its tensors: {str(error).strip()[:200]}"
+        for _, _, items in inner:
+            for item in items:
+                item.container = op.get_friendly_name()
+                found.append(item)
+    return found
+
+
+def _direct_nodes(body: Any, where: str) -> list[BodyNode]:
+    found = []
+    for op in body.get_ordered_ops():
+        spec = node_spec(op)
+        if spec is None:
+            continue
+        sources = [i.get_source_output() for i in op.inputs()][:len(spec.inputs)]
+        values = [constant_data(value.get_node()) for value in sources]
+        values = [value if value is not None else source for value, source in zip(values, sources)]
+        values += [op.output(j) for j in range(len(spec.outputs))]
+        found.append(BodyNode(op, spec, where, sources, values, [_dynamic_axes(value) for value in sources],
+                              _neighbours(op)))
+    return found
+
+
+def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
+    """Each body tensor of ``items`` (and each If flag among them) as a concatenated output of the
+    TensorIterator or Loop ``op``: one slice per iteration on a new leading axis."""
+    import openvino.opset8 as ops
+
+    exposed: dict[tuple[str, int], Any] = {}
+    constants = _constant_inputs(op, body, op.get_input_descriptions())
+
+    def expose(value: Any) -> Any:
+        key = id_of(value)
+        if key in constants:  # a weight passed in unchanged: read once, not captured per iteration
+            return constants[key]
+        if key not in exposed:
+            stacked = ops.unsqueeze(value, ops.constant(np.array([0], np.int64)))
+            body.add_results([ops.result(stacked)])
+            exposed[key] = op.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
+        return exposed[key]
+
+    for item in items:
+        if item.unprobed:
+            continue
+        item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
+        item.conditions = [(expose(flag), then, depth + 1, where) for flag, then, depth, where in item.conditions]
+        item.loops.insert(0, label)
+
+
+def _constant_inputs(op: Any, body: Any, descriptions: Sequence[Any]) -> dict[tuple[str, int], np.ndarray]:
+    """The body Parameters that get constant data unchanged at every iteration (a TensorIterator's
+    or Loop's invariant inputs, an If's inputs), by their id_of key, with that data."""
+    parameters = list(body.get_parameters())
+    found = {}
+    for description in descriptions:
+        if type(description).__name__ not in ("InvariantInputDescription", "InputDescription"):
+            continue
+        data = constant_data(op.input_value(description.input_index).get_node())
+        if data is not None:
+            found[id_of(parameters[description.body_parameter_index].output(0))] = data
+    return found
+
+
+def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]], in_loop: bool) -> None:
+    """Each branch tensor of the nodes in ``inner`` as an output of the If ``op`` (the other branch
+    gives zeros, 1 along a dynamic dim), and a flag output: 1 when the then branch ran, 0 when
+    the else branch did.  Inside a loop a tensor of dynamic shape is refused (ValueError): were
+    the branches to alternate, the loop could not concatenate zeros and the tensor."""
+    import openvino.opset8 as ops
+
+    then_body, else_body = op.get_then_body(), op.get_else_body()
+
+    def output(then_value: Any, else_value: Any) -> Any:
+        then_result, else_result = ops.result(then_value), ops.result(else_value)
+        then_body.add_results([then_result])
+        else_body.add_results([else_result])
+        return op.set_output(then_result, else_result)
+
+    flag = output(ops.constant(np.array([1], np.int32)), ops.constant(np.array([0], np.int32)))
+    for body, then, items in inner:
+        exposed: dict[tuple[str, int], Any] = {}
+        constants = _constant_inputs(op, body, op.get_input_descriptions(0 if then else 1))
+
+        def expose(value: Any) -> Any:
+            key = id_of(value)
+            if key in constants:
+                return constants[key]
+            if key not in exposed:
+                shape = value.get_partial_shape()
+                if in_loop and shape.is_dynamic:
+                    raise ValueError(f"its tensor of dynamic shape {shape} is in a branch inside a loop, whose "
+                                     f"iterations irtool stacks with zeros from the other branch, and zeros of "
+                                     f"the same shape cannot be made there")
+                dims = [max(dim.get_length(), 1) if dim.is_static else 1 for dim in shape] if shape.rank.is_static \
+                    else [1]
+                zeros = ops.constant(np.zeros(dims, value.get_element_type().to_dtype()))
+                exposed[key] = output(value, zeros) if then else output(zeros, value)
+            return exposed[key]
+
+        for item in items:
+            if item.unprobed:
+                continue
+            item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
+            item.conditions = [(flag, then, 0, f"{'then' if then else 'else'} branch of {label}")] + \
+                [(expose(inner_flag), inner_then, depth, where) for inner_flag, inner_then, depth, where in item.conditions]
 
 
 def _recurrent_source(output: Any, hops: int = 8) -> str | None:
@@ -218,24 +425,6 @@ def id_of(output: Any) -> tuple[str, int]:
     return (f"{node.get_type_name()}:{node.get_friendly_name()}", output.get_index())
 
 
-def _body_nodes(model: Any, where: str = "") -> Sequence[tuple[str, OpSpec, dict, str]]:
-    """Recurrent nodes inside TensorIterator and Loop bodies, at any depth."""
-    found = []
-    for op in model.get_ordered_ops():
-        if op.get_type_name() not in BODY_OPS:
-            continue
-        body = _body(op)
-        if body is None:
-            continue
-        here = f"body of {op.get_type_name()} '{op.get_friendly_name()}'" + (f" in the {where}" if where else "")
-        for inner in body.get_ordered_ops():
-            spec = node_spec(inner)
-            if spec is not None:
-                found.append((inner.get_friendly_name(), spec, node_attributes(inner, spec), here))
-        found += _body_nodes(body, here)
-    return found
-
-
 def _body(op: Any) -> Any:
     for getter in ("get_function", "get_body"):
         if hasattr(op, getter):
@@ -266,3 +455,28 @@ def probed_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
     """A node's input arrays (port order) and output arrays, from the model's inputs and the
     probed copy's outputs."""
     return input_arrays(node, inputs, captured), [captured[index] for index in node.outputs]
+
+
+def reached_iterations(node: RecurrentNode, captured: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+    """The iterations (one index per loop around it) at which a body node ran: every index of its
+    probed tensors' leading axes whose If flags say its branches were taken; ``[()]`` for a
+    top-level node."""
+    if not node.in_body:
+        return [()]
+    first = next((feed.probe for feed in node.feeds if feed.probe is not None), node.outputs[0] if node.outputs else None)
+    if first is None:
+        return []
+    leading = captured[first].shape[:node.depth]
+    return [index for index in np.ndindex(*leading)
+            if all(bool(np.asarray(captured[c.probe][index[:c.depth]]).reshape(-1)[0]) == c.then
+                   for c in node.conditions)]
+
+
+def iteration_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
+                     index: tuple[int, ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A node's input arrays (port order) and output arrays at one iteration (``()`` at the top level)."""
+    arrays, actual = probed_arrays(node, inputs, captured)
+    if not index:
+        return arrays, actual
+    return ([array if feed.probe is None else array[index] for feed, array in zip(node.feeds, arrays)],
+            [array[index] for array in actual])

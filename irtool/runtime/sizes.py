@@ -94,7 +94,8 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             representatives.append((symbol, size))
 
     lengths: dict[str, int] = {}
-    for op in copy.get_ordered_ops():
+    ops, outer = _ops_with_bodies(copy)
+    for op in ops:
         spec = node_spec(op)
         if spec is None:
             continue
@@ -106,6 +107,8 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
                     assign(dim.get_symbol(), node_sizes[expr.name])
             if port.role == "lengths":
                 feeder = _through(value.get_node())
+                while feeder.get_type_name() == "Parameter" and feeder.get_instance_id() in outer:  # a body's
+                    feeder = _through(outer[feeder.get_instance_id()].get_node())  # the container's input
                 if feeder.get_type_name() == "Parameter":
                     lengths[tensor_name(feeder.output(0))] = node_sizes.get(spec.time_symbol or "", 1)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -129,6 +132,31 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
             chosen[name] = "from the recurrent nodes"
     return InputPlan(shapes, lengths, chosen)
+
+
+def _ops_with_bodies(model: Any) -> tuple[list[Any], dict[int, Any]]:
+    """Every op of ``model`` and of the bodies of its TensorIterators, Loops and Ifs at any depth
+    (OpenVINO's shape inference carries the inputs' symbols into bodies), and for each body
+    Parameter (by its node's instance id) the container input it gets."""
+    ops: list[Any] = []
+    outer: dict[int, Any] = {}
+    pending = [model]
+    while pending:
+        graph = pending.pop()
+        for op in graph.get_ordered_ops():
+            ops.append(op)
+            kind = op.get_type_name()
+            if kind not in ("TensorIterator", "Loop", "If"):
+                continue
+            bodies = [(op.get_then_body(), op.get_input_descriptions(0)), (op.get_else_body(), op.get_input_descriptions(1))] \
+                if kind == "If" else [(op.get_function(), op.get_input_descriptions())]
+            for body, descriptions in bodies:
+                parameters = list(body.get_parameters())
+                for description in descriptions:
+                    parameter = parameters[description.body_parameter_index]
+                    outer[parameter.get_instance_id()] = op.input_value(description.input_index)
+                pending.append(body)
+    return ops, outer
 
 
 def _node_sizes(op: Any, spec: Any, sizes: Mapping[str, int]) -> dict[str, int]:

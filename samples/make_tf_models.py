@@ -1,0 +1,114 @@
+"""Writes samples/models/tf: TensorFlow models as their users have them, for the formats OpenVINO
+reads directly (not run by CI: tensorflow is not a test dependency; its files are committed).
+
+- block_lstm_while.pb (a frozen graph): a ``tf.while_loop`` over the steps of X [6, 2, 3] running TensorFlow's fused BlockLSTM (hidden
+  8) on one step per iteration; OpenVINO's TensorFlow frontend converts it to a Loop whose
+  body holds the BlockLSTM's own Loop around an LSTMCell.
+- gru_block_while.pb: the same loop with GRUBlockCell (a GRUCell inside a Loop body).
+  Each step is read with tf.gather: with ``x[t]`` the CPU plugin of openvino 2026.4.1 fails to
+  infer the converted Loop ("StridedSlice node ... doesn't have compiled executor!"), and as
+  SavedModels neither loop converts (no conversion rule for BlockLSTM, GRUBlockCell there).
+- keras_lstm.tflite and keras_lstm/ (a SavedModel folder, from Keras's export): a Keras LSTM
+  layer (hidden 8), converted by TFLiteConverter for the .tflite; OpenVINO keeps no recurrent
+  op of either (a loop of MatMul/Sigmoid), so irtool runs them and has no node to judge.
+
+Each has NAME.inputs.npz (by the input names OpenVINO gives the converted model: x:0 for a
+TensorFlow graph, serving_default_keras_tensor:0 for the TFLite file) and
+NAME.outputs.npz, TensorFlow's own outputs on those inputs.
+
+    python -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
+    /tmp/tfenv/bin/python samples/make_tf_models.py      # from the repository root
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "models" / "tf"
+STEPS, BATCH, SIZE, HIDDEN = 6, 2, 3, 8
+
+
+def uniform(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    scale = 1 / np.sqrt(HIDDEN)
+    return rng.uniform(-scale, scale, shape).astype(np.float32)
+
+
+def block_lstm_function():
+    """BlockLSTM over one step per iteration of a while loop.  The weights are made inside the
+    loop body: captured from outside, they would reach the body as loop inputs of unknown
+    shape, and OpenVINO's frontend converts BlockLSTM only with a static hidden size."""
+    rng = np.random.default_rng(11)
+    w, b = uniform(rng, SIZE + HIDDEN, 4 * HIDDEN), uniform(rng, 4 * HIDDEN)
+
+    @tf.function(input_signature=[tf.TensorSpec([STEPS, BATCH, SIZE], tf.float32, name="x")])
+    def block_lstm(x):
+        def step(t, h, c):
+            zeros = tf.constant(np.zeros(HIDDEN, np.float32))
+            outputs = tf.raw_ops.BlockLSTM(seq_len_max=tf.constant(1, tf.int64), x=tf.expand_dims(tf.gather(x, t), 0), cs_prev=c,
+                                           h_prev=h, w=tf.constant(w), wci=zeros, wcf=zeros, wco=zeros,
+                                           b=tf.constant(b), forget_bias=1.0, cell_clip=-1.0, use_peephole=False)
+            return t + 1, tf.reshape(outputs[6], [BATCH, HIDDEN]), tf.reshape(outputs[1], [BATCH, HIDDEN])  # h, cs
+
+        state = tf.zeros([BATCH, HIDDEN], np.float32)
+        _, h, c = tf.while_loop(lambda t, h, c: t < STEPS, step, [tf.constant(0), state, state])
+        return {"h": h, "c": c}
+
+    return block_lstm
+
+
+def gru_block_function():
+    """GRUBlockCell once per iteration of a while loop (weights made in the body, as above)."""
+    rng = np.random.default_rng(12)
+    w_ru, w_c = uniform(rng, SIZE + HIDDEN, 2 * HIDDEN), uniform(rng, SIZE + HIDDEN, HIDDEN)
+    b_ru, b_c = uniform(rng, 2 * HIDDEN), uniform(rng, HIDDEN)
+
+    @tf.function(input_signature=[tf.TensorSpec([STEPS, BATCH, SIZE], tf.float32, name="x")])
+    def gru_block(x):
+        def step(t, h):
+            outputs = tf.raw_ops.GRUBlockCell(x=tf.gather(x, t), h_prev=h, w_ru=tf.constant(w_ru), w_c=tf.constant(w_c),
+                                              b_ru=tf.constant(b_ru), b_c=tf.constant(b_c))
+            return t + 1, outputs[3]
+
+        _, h = tf.while_loop(lambda t, h: t < STEPS, step, [tf.constant(0), tf.zeros([BATCH, HIDDEN], np.float32)])
+        return {"h": h}
+
+    return gru_block
+
+
+def frozen(function, path: Path) -> None:
+    graph = convert_variables_to_constants_v2(function.get_concrete_function()).graph.as_graph_def()
+    path.write_bytes(graph.SerializeToString())
+
+
+def save_io(name: str, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
+    np.savez(OUT / f"{name}.inputs.npz", **inputs)
+    np.savez(OUT / f"{name}.outputs.npz", **outputs)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    x = np.random.default_rng(1).standard_normal((STEPS, BATCH, SIZE)).astype(np.float32)
+
+    lstm = block_lstm_function()
+    frozen(lstm, OUT / "block_lstm_while.pb")
+    save_io("block_lstm_while", {"x:0": x}, {k: v.numpy() for k, v in lstm(x).items()})
+
+    gru = gru_block_function()
+    frozen(gru, OUT / "gru_block_while.pb")
+    save_io("gru_block_while", {"x:0": x}, {k: v.numpy() for k, v in gru(x).items()})
+
+    keras = tf.keras.Sequential([tf.keras.Input((STEPS, SIZE), batch_size=BATCH), tf.keras.layers.LSTM(HIDDEN)])
+    (OUT / "keras_lstm.tflite").write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
+    keras.export(str(OUT / "keras_lstm"))  # a SavedModel folder
+    batch_first = x.transpose(1, 0, 2)
+    save_io("keras_lstm", {"serving_default_keras_tensor:0": batch_first}, {"output": keras(batch_first).numpy()})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+"""``irtool run`` judges recurrent nodes inside TensorIterator, Loop and If bodies, at every iteration.
+
+The models come from tools no one here wrote (tests/real_models.py): a TensorIterator and a
+Loop built through openvino's opset API, an If model built with onnx.helper and converted by
+ov.convert_model, and a TensorIterator whose body node meets a real fault of OpenVINO's CPU
+plugin (ragged sequence lengths in a dynamic-shape LSTMSequence) at one iteration only.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.cli import main
+from irtool.execute import FAIL, PASS, UNJUDGED, NodeResult, model_verdict
+from real_models import (loop_gru_cell_model, loop_if_gru_cell_model, onnx_if_lstm_model, ti_lengths_model,
+                         ti_lstm_cell_model)
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["run", *argv, "--format", "json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out else {}
+
+
+def by_name(result: dict) -> dict[str, dict]:
+    return {node["name"]: node for node in result["nodes"]}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("bodies")
+
+
+@pytest.fixture(scope="module")
+def loop_model(folder) -> Path:
+    return loop_gru_cell_model(folder / "loop.xml")
+
+
+@pytest.fixture(scope="module")
+def if_onnx(folder) -> Path:
+    return onnx_if_lstm_model(folder / "if.onnx")
+
+
+@pytest.fixture(scope="module")
+def if_ir(folder, if_onnx) -> Path:
+    import openvino as ov
+
+    ov.save_model(ov.convert_model(str(if_onnx)), str(folder / "if.xml"))
+    return folder / "if.xml"
+
+
+def save(folder: Path, name: str, **arrays: np.ndarray) -> Path:
+    np.savez(folder / name, **arrays)
+    return folder / name
+
+
+@pytest.mark.parametrize("verdicts, reached, expected", [
+    ([PASS] * 6 + [UNJUDGED], [True] * 7, UNJUDGED),  # six judged, one reached and not judged: not a pass
+    ([PASS, UNJUDGED], [True, False], PASS),  # the one not judged was not reached
+    ([UNJUDGED], [True], UNJUDGED),
+    ([FAIL, UNJUDGED], [True, True], FAIL),
+])
+def test_a_reached_node_not_judged_keeps_the_verdict_from_pass(verdicts, reached, expected):
+    nodes = [NodeResult(f"n{k}", "GRUCell", 3, "top level", verdict, reached=flag)
+             for k, (verdict, flag) in enumerate(zip(verdicts, reached))]
+    assert model_verdict(nodes, None) == expected
+
+
+def test_a_tensor_iterator_body_node_is_judged_at_every_iteration(folder, capsys):
+    path = ti_lstm_cell_model(folder / "ti.xml", seq=5)
+    code, result = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass" and result["not_judged"] == [] and result["not_reached"] == []
+    (node,) = result["nodes"]
+    assert node["name"] == "cell" and node["type"] == "LSTMCell" and node["verdict"] == "pass"
+    assert node["where"] == "body of TensorIterator 'ti'" and node["iterations"] == 5
+    assert len(node["iteration"]) == 1 and 0 <= node["iteration"][0] < 5 and node["max_abs"] < 1e-5
+
+
+def test_a_model_with_only_body_nodes_is_not_said_to_have_none(folder, capsys):
+    path = ti_lstm_cell_model(folder / "ti-text.xml")
+    assert main(["run", str(path), "-d", "CPU"]) == 0
+    text = capsys.readouterr().out
+    assert "no recurrent node" not in text and text.splitlines()[-1] == "PASS: 1 of 1 judged nodes within tolerance"
+
+
+def test_top_level_cells_and_a_loop_body_cell_are_all_judged(folder, loop_model, capsys):
+    inputs = save(folder, "steps3.npz", X=np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32),
+                  H0=np.zeros((2, 4), np.float32), steps=np.array(3, np.int64))
+    code, result = run_json(capsys, str(loop_model), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["verdict"] == "pass", result
+    nodes = by_name(result)
+    assert [nodes[name]["verdict"] for name in ("top0", "top1", "inner")] == ["pass"] * 3
+    assert nodes["inner"]["where"] == "body of Loop 'loop'" and nodes["inner"]["iterations"] == 3
+    # what ran for it: the layer of its container in the unprobed compile (the CPU runs a Loop as
+    # its TensorIterator layer, measured with openvino 2026.4.1)
+    assert nodes["inner"]["container"] == "loop" and nodes["inner"]["implementation"] == "in TensorIterator"
+
+
+def test_a_loop_that_ran_no_iteration_names_its_node_as_not_reached(folder, loop_model, capsys):
+    inputs = save(folder, "steps0.npz", X=np.ones((4, 2, 3), np.float32), H0=np.zeros((2, 4), np.float32),
+                  steps=np.array(0, np.int64))
+    code, result = run_json(capsys, str(loop_model), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["verdict"] == "pass" and result["not_reached"] == ["inner"]
+    inner = by_name(result)["inner"]
+    assert inner["verdict"] == "unjudged" and inner["reached"] is False
+    assert inner["reason"] == "not reached on these inputs (Loop 'loop' ran no iteration where it is)"
+    main(["run", str(loop_model), "-d", "CPU", "--inputs", str(inputs)])
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "PASS: 2 of 2 judged nodes within tolerance; not reached on these inputs: 'inner'"
+
+
+@pytest.mark.parametrize("first, second, taken", [(True, False, "lstm_a_h"), (False, True, "lstm_b_h"),
+                                                  (False, False, "lstm_c_h")])
+@pytest.mark.parametrize("form", ["ir", "onnx"])
+def test_nested_if_branches_judge_the_lstm_taken_and_name_the_others(folder, if_ir, if_onnx, form, first, second,
+                                                                     taken, capsys):
+    inputs = save(folder, f"if{int(first)}{int(second)}.npz",
+                  X=np.random.default_rng(1).standard_normal((3, 2, 3)).astype(np.float32),
+                  first=np.array(first), second=np.array(second))
+    code, result = run_json(capsys, str(if_ir if form == "ir" else if_onnx), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["verdict"] == "pass", result
+    assert len(result["nodes"]) == 3
+    judged = [node for node in result["nodes"] if node["verdict"] == "pass"]
+    assert len(judged) == 1 and any(taken in tensor for tensor in judged[0]["tensors"])
+    assert sorted(result["not_reached"]) == sorted(n["name"] for n in result["nodes"] if n is not judged[0])
+    wheres = sorted(node["where"] for node in result["nodes"])
+    assert wheres == ["else branch of If 'inner_h' in the else branch of If 'Y_h'",
+                      "then branch of If 'Y_h'", "then branch of If 'inner_h' in the else branch of If 'Y_h'"]
+    for node in result["nodes"]:
+        if node is not judged[0]:
+            assert node["reached"] is False and node["reason"].startswith("not reached on these inputs (in the ")
+
+
+@pytest.fixture(scope="module")
+def lengths_case(folder) -> tuple[Path, Path]:
+    """Full sequence lengths at iterations 0, 1 and 3, ragged ones at iteration 2."""
+    path = ti_lengths_model(folder / "lengths.xml")
+    lengths = np.full((4, 3), 4, np.int32)
+    lengths[2] = [4, 2, 1]
+    inputs = save(folder, "lengths.npz", X=np.random.default_rng(2).standard_normal((4, 3, 4, 3)).astype(np.float32),
+                  L=lengths, H0=np.zeros((3, 1, 4), np.float32), C0=np.zeros((3, 1, 4), np.float32))
+    return path, inputs
+
+
+def test_a_wrong_body_node_fails_at_its_iteration_with_a_reproducer_that_fails_alone(folder, lengths_case, capsys):
+    path, inputs = lengths_case
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs),
+                            "--reproducers", str(folder / "reproducers"))
+    assert code == 1 and result["verdict"] == "fail"
+    (node,) = result["nodes"]
+    assert node["name"] == "seq" and node["verdict"] == "fail" and node["iteration"] == [2]
+    assert node["iterations"] == 4 and node["reason"].startswith("at iteration 2 of TensorIterator 'ti': outside")
+    assert node["first_step_outside"] == 1  # the batch element of length 1 goes wrong after its first step
+    folder = Path(result["reproducers"]["seq"])
+    stored = np.load(folder / "inputs.npz")
+    assert sorted(stored["sequence_lengths"].tolist()) == [1, 2, 4]  # the inputs of iteration 2
+    done = subprocess.run([sys.executable, str(folder / "reproduce.py")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_same_body_node_passes_where_every_iteration_has_full_lengths(folder, lengths_case, capsys):
+    path, _ = lengths_case
+    inputs = save(folder, "full.npz", X=np.random.default_rng(2).standard_normal((4, 3, 4, 3)).astype(np.float32),
+                  L=np.full((4, 3), 4, np.int32), H0=np.zeros((3, 1, 4), np.float32),
+                  C0=np.zeros((3, 1, 4), np.float32))
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and result["nodes"][0]["iterations"] == 4 and result["nodes"][0]["verdict"] == "pass"
+
+
+def test_probing_a_body_leaves_the_model_as_read_unchanged(folder):
+    import openvino as ov
+
+    from irtool.runtime.nodes import probe_model
+
+    model = ov.Core().read_model(str(ti_lstm_cell_model(folder / "ti-unchanged.xml")))
+    probed = probe_model(model)
+    (ti,) = [op for op in model.get_ordered_ops() if op.get_type_name() == "TensorIterator"]
+    assert ti.get_output_size() == 1 and len(ti.get_function().get_results()) == 2
+    assert len(probed.probed.outputs) > len(model.outputs)
+
+
+# ----------------------------------------------------------------------------- the one pipeline: harness, reduce
+
+def test_the_harness_judges_body_nodes_per_node_with_the_iteration_and_a_reproducer(folder, lengths_case, if_ir):
+    path, inputs = lengths_case
+    if_inputs = save(folder, "if-harness.npz", X=np.random.default_rng(1).standard_normal((3, 2, 3)).astype(np.float32),
+                     first=np.array(False), second=np.array(True))
+    suite = folder / "bodies.toml"
+    suite.write_text(f'[suite]\nname = "bodies"\n\n[[models]]\nid = "lengths"\npath = "{path}"\ninputs = "{inputs}"\n\n'
+                     f'[[models]]\nid = "if"\npath = "{if_ir}"\ninputs = "{if_inputs}"\n')
+    out = folder / "harness"
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(out), "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = {r["case"]: r for r in json.loads((out / "results.json").read_text())["results"]}
+    failed = results["lengths[inputs]::seq"]
+    assert failed["verdict"] == "fail"
+    assert failed["message"].startswith("at iteration 2 of TensorIterator 'ti': outside tolerance: ")
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=out / failed["reproducer"], capture_output=True,
+                           text=True, timeout=300)
+    assert alone.returncode == 1 and "MISMATCH" in alone.stdout
+    branches = [r for case, r in results.items() if case.startswith("if[")]
+    assert sorted(r["verdict"] for r in branches) == ["pass", "unjudged", "unjudged"]
+    assert all(r["message"].startswith("not reached on these inputs") for r in branches if r["verdict"] == "unjudged")
+
+
+def test_reduce_takes_a_body_node_by_name(folder, lengths_case):
+    path, inputs = lengths_case
+    out = folder / "reduced"
+    done = subprocess.run([sys.executable, "-m", "irtool", "reduce", str(path), "--node", "seq", "-d", "CPU",
+                           "--inputs", str(inputs), "-o", str(out), "--budget", "60"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    case = json.loads((out / "reproducer" / "case.json").read_text())
+    assert case["case"]["id"] == "lengths::seq reduced"
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=out / "reproducer", capture_output=True, text=True,
+                           timeout=300)
+    assert alone.returncode == 1 and "MISMATCH" in alone.stdout
+
+
+def test_iterations_stacked_on_the_batch_axis_give_each_iterations_reference(folder, lengths_case):
+    """The judge evaluates all iterations of a body node in one reference call (one matrix product
+    per step instead of one per step and iteration); each iteration's slice must be what the
+    reference gives that iteration alone, ragged lengths included."""
+    from irtool.execute import _batched_reference, case_inputs, compile_prepared, evaluate_node, execute, \
+        read_and_prepare
+    from irtool.runtime.nodes import iteration_arrays, reached_iterations
+
+    path, inputs_file = lengths_case
+    prepared = read_and_prepare(path)
+    inputs, _, _ = case_inputs(prepared, inputs_file)
+    executed = execute(compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
+    (node,) = prepared.nodes
+    per_iteration = [iteration_arrays(node, inputs, executed.captured, index)[0]
+                     for index in reached_iterations(node, executed.captured)]
+    batched = _batched_reference(node, per_iteration, evaluate_node)
+    assert batched is not None and len(batched) == 4
+    for arrays, together in zip(per_iteration, batched):
+        for alone, stacked in zip(evaluate_node(node, arrays), together):
+            np.testing.assert_allclose(stacked, alone, rtol=1e-6, atol=1e-7)
+
+
+def test_dynamic_dims_that_reach_a_body_node_are_sized_and_its_lengths_made_valid(folder, lengths_case, capsys):
+    """Seeded inputs: the batch dim reaches the LSTMSequence only inside the TensorIterator's body,
+    and L feeds its sequence_lengths through the body's sliced input."""
+    path, _ = lengths_case
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--batch", "3")
+    shapes = {i["name"]: i["shape"] for i in result["inputs"]}
+    assert shapes == {"X": [4, 3, 4, 3], "L": [4, 3], "H0": [3, 1, 4], "C0": [3, 1, 4]}
+    assert result["shapes_chosen"]["X"] == "from the recurrent nodes"
+    # ragged lengths, all valid: the reference accepts them, and the CPU's fault is found
+    assert code == 1 and result["nodes"][0]["verdict"] == "fail" and result["nodes"][0]["iterations"] == 4
+
+
+def test_the_summary_and_json_name_a_reached_node_that_was_not_judged(folder, loop_model):
+    """Six judged cells and one reached cell left unjudged printed "PASS: 6 of 6 judged nodes"; now
+    the verdict is unjudged (exit 3) and the node is named, with its reason."""
+    import dataclasses
+
+    from irtool.cli.run_cmd import render_text, to_json
+    from irtool.execute import RunOptions, run
+
+    inputs = save(folder, "steps2.npz", X=np.ones((4, 2, 3), np.float32), H0=np.zeros((2, 4), np.float32),
+                  steps=np.array(2, np.int64))
+    result = run(RunOptions(model=loop_model, device="CPU", inputs=inputs))
+    assert result.verdict == PASS
+    nodes = tuple(dataclasses.replace(node, verdict=UNJUDGED, reason="inside the body: not judged (for the test)",
+                                      outputs=()) if node.name == "inner" else node for node in result.nodes)
+    result = dataclasses.replace(result, nodes=nodes, verdict=model_verdict(nodes, result.probe_check))
+    assert result.verdict == UNJUDGED and result.passed is None
+    lines = render_text(result).splitlines()
+    assert lines[-1] == ("NOT JUDGED: 1 node(s) the inputs reached were not judged; 2 judged within tolerance; "
+                         "not judged: 'inner'")
+    assert "  UNJUDGED node 'inner' (GRUCell-3): inside the body: not judged (for the test)" in lines
+    data = to_json(result)
+    assert data["verdict"] == "unjudged" and data["not_judged"] == ["inner"] and data["not_reached"] == []
+
+
+def test_weights_passed_into_a_body_are_read_once_not_captured_per_iteration(folder, capsys):
+    """A Loop whose cell's W, R, B are Consts outside it, passed in as invariant inputs (as a
+    frontend may): they are constant data of the node, not a per-iteration probe."""
+    from irtool.runtime.nodes import probe_model
+    import openvino as ov
+
+    path = loop_gru_cell_model(folder / "loop-outside.xml", weights_outside=True)
+    inner = next(node for node in probe_model(ov.Core().read_model(str(path))).nodes if node.name == "inner")
+    assert [feed.port.name for feed in inner.feeds if feed.constant is not None] == ["W", "R", "B"]
+    assert [feed.port.name for feed in inner.feeds if feed.probe is not None] == ["X", "initial_hidden_state"]
+    inputs = save(folder, "outside.npz", X=np.random.default_rng(3).standard_normal((4, 2, 3)).astype(np.float32),
+                  H0=np.zeros((2, 4), np.float32), steps=np.array(4, np.int64))
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(inputs))
+    assert code == 0 and by_name(result)["inner"]["iterations"] == 4 and by_name(result)["inner"]["verdict"] == "pass"
+
+
+def test_a_cell_in_an_if_inside_a_loop_is_judged_at_the_iterations_its_branch_ran(folder, capsys):
+    path = loop_if_gru_cell_model(folder / "loop-if.xml", seq=5)
+    code, result = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass"
+    (node,) = result["nodes"]
+    assert node["name"] == "even_cell" and node["where"] == "then branch of If 'pick' in the body of Loop 'loop'"
+    assert node["iterations"] == 3 and node["iteration"][0] in (0, 2, 4)  # iterations 0, 2 and 4 of 5
+
+
+def test_a_branch_tensor_of_dynamic_shape_inside_a_loop_is_named_not_judged(folder, capsys):
+    """Zeros of the other branch's shape cannot be made for it, and a Loop cannot stack tensors of
+    two shapes: the node is not judged, and the verdict says so (never PASS)."""
+    import openvino as ov
+
+    static = ov.Core().read_model(str(loop_if_gru_cell_model(folder / "loop-if-static.xml")))
+    model = static.clone()
+    for parameter in model.get_parameters():  # the batch dim dynamic, as a converter leaves it
+        shape = parameter.get_partial_shape()
+        shape[1 if len(shape) == 3 else 0] = ov.Dimension(-1)
+        parameter.set_partial_shape(shape)
+    (loop,) = [op for op in model.get_ordered_ops() if op.get_type_name() == "Loop"]
+    body = loop.get_function()
+    for parameter in body.get_parameters()[1:]:
+        shape = parameter.get_partial_shape()
+        shape[1 if len(shape) == 3 else 0] = ov.Dimension(-1)
+        parameter.set_partial_shape(shape)
+    model.validate_nodes_and_infer_types()
+    ov.save_model(model, str(folder / "loop-if-dynamic.xml"), compress_to_fp16=False)
+    code, result = run_json(capsys, str(folder / "loop-if-dynamic.xml"), "-d", "CPU")
+    assert code == 3 and result["verdict"] == "unjudged" and result["not_judged"] == ["even_cell"]
+    assert "its tensor of dynamic shape [?,3] is in a branch inside a loop" in result["nodes"][0]["reason"]
+
+
+def test_dynamic_dims_reaching_lstms_only_in_if_branches_are_sized_and_the_taken_one_judged(folder, capsys):
+    """As silero-vad holds its LSTMs: every dim of X dynamic, reaching LSTMs only inside If branches."""
+    path = onnx_if_lstm_model(folder / "if-dynamic.onnx", dynamic=True)
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--batch", "3", "--seq-length", "5")
+    assert code == 0 and result["verdict"] == "pass", result
+    assert {i["name"]: i["shape"] for i in result["inputs"]}["X"] == [5, 3, 3]
+    assert len([n for n in result["nodes"] if n["verdict"] == "pass"]) == 1 and len(result["not_reached"]) == 2
