@@ -211,6 +211,7 @@ def render(outcome: Any, report_dir: Path) -> str:
         lines.append(f"openvino {older} -> {newer}:")
         lines.append(render_diff(diff, where=lambda r: _where(r, report_dir)))
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
+    lines += [f"NOT WRITTEN: {result.name}: {result.unwritten}" for result in run.results if result.unwritten]
     word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
     lines.append(f"{word} in {duration(outcome.seconds)}: {counts}")
@@ -247,6 +248,8 @@ def summary_json(outcome: Any) -> dict[str, Any]:
             "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
+            "unwritten": [{"name": r.name, "verdict": r.verdict, "unwritten": r.unwritten}
+                          for r in outcome.run.results if r.unwritten],
             "reduced": [{"name": r.job, "folder": str(r.folder) if r.folder else None, "summary": r.summary}
                         for r in outcome.reduced]}
     if outcome.diff is not None:

@@ -87,7 +87,15 @@ def handle(args: argparse.Namespace) -> int:
     except (IrtoolError, IrtoolBug) as error:
         return stopped(args, "error", error.message, 2)
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
-    return {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
+    return exit_code(result)
+
+
+def exit_code(result: Any) -> int:
+    """The verdict's exit code; but a PASS whose files (--save-outputs) could not be written is 2: the
+    command did not do all it was asked.  Any other verdict keeps its code (a FAIL stays 1 however
+    its reproducer fared), and the files not written are listed above the verdict line."""
+    code = {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
+    return 2 if code == 0 and result.unwritten else code
 
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
@@ -135,6 +143,12 @@ def _num(value: float | None) -> str:
 
 
 def render_text(result: Any) -> str:
+    """The run as text; its last line is the verdict, with what could not be written just above it."""
+    lines = _render_text(result).split("\n")
+    return "\n".join(lines[:-1] + [f"NOT WRITTEN: {what}" for what in result.unwritten] + lines[-1:])
+
+
+def _render_text(result: Any) -> str:
     run = result.run
     lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())

@@ -181,6 +181,7 @@ class Runner:
         reproducer of the node (a single-op IR with its captured inputs) where it fails.  Probing
         that changed the model's outputs fails every node: none of them may be what the model runs."""
         from irtool.execute import node_folder_name, write_node_reproducer
+        from irtool.reproducer import ReproducerError
 
         probe = _probe_problem(judgment)
         results = []
@@ -202,9 +203,12 @@ class Runner:
             if verdict.verdict == FAIL and node is not None and self.options.report_dir is not None:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(node.name)}"
                 folder = Path(self.options.report_dir) / relative
-                write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
-                                      self.options.config)
-                result.reproducer = relative
+                try:
+                    write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
+                                          self.options.config)
+                    result.reproducer = relative
+                except ReproducerError as error:  # the verdict stands; what was not written is said beside it
+                    result.unwritten = error.message
             results.append(result)
         return results
 
@@ -305,7 +309,7 @@ class Runner:
                    diffs: tuple = ()) -> None:
         if self.options.report_dir is None:
             return
-        from irtool.reproducer import write_reproducer
+        from irtool.reproducer import ReproducerError, write_reproducer
 
         relative = f"{REPRODUCERS}/{reproducer_name(job)}"
         names = [labels[0] for labels in prepared.labels]
@@ -313,12 +317,14 @@ class Runner:
                       if len(diffs) == len(names) else self._tolerances(job, prepared))
         result.reproducer = relative
         folder = Path(self.options.report_dir) / relative
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        write_reproducer(folder, model=prepared.model, inputs=inputs,
-                         expected=dict(zip(names, expected)) if expected is not None else None,
-                         actual=dict(zip(names, actual)) if actual is not None else None,
-                         device=job.device, precision=job.precision, config=self.options.config,
-                         tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
+        try:
+            write_reproducer(folder, model=prepared.model, inputs=inputs,
+                             expected=dict(zip(names, expected)) if expected is not None else None,
+                             actual=dict(zip(names, actual)) if actual is not None else None,
+                             device=job.device, precision=job.precision, config=self.options.config,
+                             tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
+        except ReproducerError as error:  # the verdict stands; what was not written is said beside it
+            result.reproducer, result.unwritten = None, error.message
 
     def _tolerances(self, job: Job, prepared: Any) -> dict[str, tuple[float, float]]:
         """Each output's tolerance at the requested precision, for a job that compared nothing."""
