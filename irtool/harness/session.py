@@ -391,7 +391,7 @@ def _write_reports(report_dir: Path, outcome: HarnessOutcome) -> None:
     from irtool.harness.reports import write_reports
 
     try:
-        write_reports(report_dir, outcome.run)
+        write_reports(report_dir, outcome.run, force=True)  # checked before the run began (_open_store)
     except IrtoolError as error:
         if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
             raise
@@ -422,7 +422,12 @@ def _report_dir(path: Path) -> Path:
 def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
                 order: dict) -> tuple[list[CaseResult], JsonlWriter]:
     """The results already there (with --resume) and the writer that appends the new ones."""
+    from irtool.harness.marker import check_owned, record_owned
+    from irtool.harness.reports import REPORT_NAMES
+
     jsonl = report_dir / JSONL_NAME
+    # the reports this run will write, and the folders it empties, must be irtool's (or --force)
+    check_owned(report_dir, REPORT_NAMES, (REPRODUCERS, REDUCED), options.force)
     if options.resume and jsonl.is_file():
         previous = read_jsonl(jsonl, repair=True)
         _check_same_run(jsonl, previous.meta, meta)
@@ -432,6 +437,10 @@ def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
         _check_no_earlier_run(report_dir, options.resume)
     for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only
         shutil.rmtree(report_dir / folder, ignore_errors=True)
+    try:
+        record_owned(report_dir, folders=(REPRODUCERS, REDUCED))
+    except IrtoolError as error:
+        raise SessionError(f"{report_dir}: cannot write in the report dir ({error.message})") from None
     return [], JsonlWriter(jsonl, meta, append=False)
 
 
