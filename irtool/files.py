@@ -144,6 +144,26 @@ def read_text(path: str | Path, what: str = "file", limit: int = TEXT_LIMIT) -> 
         raise FileError(f"{path}: the {what} is not UTF-8 text (byte {error.start})") from None
 
 
+def open_lock_file(path: str | Path, what: str = "lock file") -> int:
+    """A lock file opened read-write (made if absent, mode 0644): never through a symlink (O_NOFOLLOW:
+    a link planted there cannot make irtool create a file elsewhere), never blocking (O_NONBLOCK:
+    a FIFO there does not hang), and a FileError unless what was opened is a regular file."""
+    path = Path(path)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileError(f"{path}: the {what} is a symlink; irtool opens it only as a regular file "
+                            f"(remove the link)") from None
+        raise FileError(f"{path}: cannot open the {what} ({error.strerror})") from None
+    kind = kind_of(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise FileError(f"{path}: the {what} is {kind}; irtool locks only a regular file (remove it)")
+    return fd
+
+
 # ----------------------------------------------------------------------------- writing
 
 def user_file_mode() -> int:

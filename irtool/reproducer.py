@@ -42,6 +42,30 @@ SCRIPT_NAME = "reproduce.py"
 class ReproducerError(FileError):
     """A reproducer folder that could not be written: one line naming it and why."""
 
+
+# Compile properties a case.json from elsewhere may carry: they tune how a device computes and
+# cannot make OpenVINO write a file or load code.  Anything else (CACHE_DIR, any *_DIR, *_PATH or
+# *_FILE property, dumps, CONFIG_FILE, device extensions and plugin libraries, properties no
+# release had when this list was made) is dropped with a note: an allow-list, not a deny-list.
+SAFE_CONFIG = frozenset({
+    "INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS",
+    "NUM_STREAMS", "INFERENCE_NUM_THREADS", "ENABLE_CPU_PINNING", "ENABLE_HYPER_THREADING", "SCHEDULING_CORE_TYPE",
+    "MODEL_PRIORITY", "DYNAMIC_QUANTIZATION_GROUP_SIZE", "KV_CACHE_PRECISION", "KEY_CACHE_PRECISION",
+    "VALUE_CACHE_PRECISION", "CPU_DENORMALS_OPTIMIZATION", "CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE",
+    "ACTIVATIONS_SCALE_FACTOR", "GPU_HOST_TASK_PRIORITY", "GPU_QUEUE_PRIORITY", "GPU_QUEUE_THROTTLE",
+    "GPU_ENABLE_LOOP_UNROLLING", "GPU_DISABLE_WINOGRAD_CONVOLUTION", "ENABLE_PROFILING",
+})
+
+
+def safe_config(config: Mapping[str, Any], where: str) -> tuple[dict[str, str], list[str]]:
+    """The properties of ``config`` (read from ``where``, a file irtool did not necessarily write)
+    that are on SAFE_CONFIG, and a note per property dropped."""
+    kept = {str(k): str(v) for k, v in config.items() if str(k) in SAFE_CONFIG}
+    dropped = [str(k) for k in config if str(k) not in SAFE_CONFIG]
+    notes = [f"{where}: config {name} dropped: only properties that cannot write files or load code are taken "
+             f"from a reproducer (give it with --config to use it)" for name in dropped]
+    return kept, notes
+
 SCRIPT = Template('''\
 #!/usr/bin/env python3
 """Reproduce one irtool harness job (CASE on DEVICE at PRECISION below) with openvino and numpy only.

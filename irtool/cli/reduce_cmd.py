@@ -9,6 +9,7 @@ reproducer found so far is kept).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,8 @@ def handle(args: argparse.Namespace) -> int:
     except NodePasses as error:
         print(f"irtool reduce: {error.message}")
         return 1
+    for note in origin.notes:
+        print(f"irtool reduce: note: {note}", file=sys.stderr)
     device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")

@@ -191,6 +191,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     _check_output_names(options.tolerance, cases)
     timeout = options.timeout or max(suite.timeout for suite in suites)
     report_dir = _report_dir(options.report_dir)
+    _check_inputs_outside(report_dir, _run_inputs(options, suites, cases))
     lock = ReportDirLock.acquire(report_dir)
     try:
         releases = environments(options.openvino, options.openvino_cache, log) if options.openvino else {}
@@ -214,6 +215,42 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     outcome.notes += [note] if note else []
     outcome.seconds = time.monotonic() - began
     return outcome
+
+
+def _run_inputs(options: HarnessOptions, suites: list, cases: Sequence[SuiteCase]) -> list[tuple[str, Path]]:
+    """Every file a run reads, by what it is to the run: nothing the run writes may replace them."""
+    found = [("the suite", Path(suite.path)) for suite in suites]
+    found += [("the known-failures file", Path(suite.expected_failures)) for suite in suites
+              if suite.expected_failures]
+    found += [("the known-failures file", Path(path)) for path in options.expected_failures]
+    if options.baseline is not None and not options.force:  # --force: replace the run it was (read first)
+        found += [("the baseline", Path(options.baseline) / name) for name in (JSON_NAME, JSONL_NAME)] \
+            if Path(options.baseline).is_dir() else [("the baseline", Path(options.baseline))]
+    for case in cases:
+        if case.file is not None:
+            found.append((f"the model of case {case.id}", Path(case.file)))
+            if case.file.endswith(".xml"):
+                found.append((f"the weights of case {case.id}", Path(case.file).with_suffix(".bin")))
+        if case.inputs is not None:
+            found.append((f"the inputs of case {case.id}", Path(case.inputs)))
+    return list(dict.fromkeys(found))
+
+
+def _check_inputs_outside(report_dir: Path, inputs: list[tuple[str, Path]]) -> None:
+    """SessionError if a file the run writes in ``report_dir`` (its results, reports, lock, marker)
+    is one of ``inputs``, or a folder it empties (reproducers/, reduced/) holds one."""
+    from irtool.files import check_holds_no_input, check_not_input
+    from irtool.harness.lock import LOCK_NAME
+    from irtool.harness.marker import MARKER_NAME
+    from irtool.harness.reports import REPORT_NAMES
+
+    try:
+        for name in (*REPORT_NAMES, JSONL_NAME, LOCK_NAME, MARKER_NAME):
+            check_not_input(report_dir / name, inputs, name)
+        for folder in (REPRODUCERS, REDUCED):
+            check_holds_no_input(report_dir / folder, inputs, f"{folder} folder of the report dir")
+    except IrtoolError as error:
+        raise SessionError(f"{error.message} (--report-dir {report_dir})") from None
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
