@@ -433,10 +433,11 @@ def expand_glob(base: Path, pattern: str) -> list[Path]:
     if not rest.parts:
         return [root] if root.exists() else []
     literal = set(rest.parts)
+    dotted = any(part.startswith(".") and part not in (".", "..") for part in rest.parts)  # ".*.xml"
     found = []
     for match in root.glob(str(rest)):  # pathlib's ** does not follow symlinks
         parts = match.relative_to(root).parts
-        if any(part.startswith(".") and part not in literal for part in parts):
+        if not dotted and any(part.startswith(".") and part not in literal for part in parts):
             continue
         found.append(match)
     return found
