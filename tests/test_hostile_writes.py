@@ -169,6 +169,19 @@ def test_a_harness_reproducer_on_a_full_disk_keeps_the_fail_and_resume_keeps_it(
         assert stored["verdict"] == "fail"
 
 
+def test_a_crashed_jobs_reproducer_on_a_full_disk_keeps_the_crash(sentinel, monkeypatch):
+    suite = sentinel.work / "suite.toml"
+    suite.write_text(SUITE)
+    report = sentinel.work / "report"
+    with full_folder(report / "reproducers", monkeypatch, "fault"):
+        done = irtool("harness", str(suite), "--report-dir", str(report), "--precision", "f32", "--force",
+                      env={**os.environ, "IRTOOL_FAULT": "abort:case=tight*"})
+    assert done.returncode == 1 and "CRASH: tight[seed=0] on CPU at f32" in done.stdout, done.stdout + done.stderr
+    (stored,) = json.loads((report / "results.json").read_text())["results"]
+    assert stored["verdict"] == "crash" and stored["reproducer"] is None
+    assert "the reproducer could not be written (no space left on device)" in stored["unwritten"]
+
+
 def test_the_write_fault_hook_fails_only_the_paths_it_names(tmp_path, monkeypatch):
     from irtool.files import FileError, write_atomic
 

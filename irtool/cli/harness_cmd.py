@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     parser.add_argument("--timeout", type=seconds, metavar="S", help="seconds per case (default: the suite's, or 120)")
     parser.add_argument("--force", action="store_true",
-                        help="replace the results of an earlier run in the report dir (refused without it)")
+                        help="replace the results of an earlier run in the report dir, and report files or "
+                             "reproducers/reduced folders there that irtool did not write (refused without it)")
     parser.add_argument("--max-cases", type=int, metavar="N",
                         help="refuse a suite that makes more cases than N (default: the suite's max_cases, or 50000)")
     parser.add_argument("--resume", action="store_true",

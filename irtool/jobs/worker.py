@@ -286,9 +286,10 @@ class Runner:
         return self._compiled.put(key, compiled), False
 
     # ------------------------------------------------------------------ reproducers
-    def reproduce_only(self, job: Job) -> str | None:
+    def reproduce_only(self, job: Job, unwritten: list[str] | None = None) -> str | None:
         """The reproducer of a job whose worker crashed or hung: the model, its inputs and the
-        reference's outputs where they need no device; nothing is compiled."""
+        reference's outputs where they need no device; nothing is compiled.  Why it could not be
+        written (a full disk), if so, is appended to ``unwritten``."""
         try:
             prepared = self.prepare(job.case)
             data = self.data(job.case, prepared)
@@ -302,6 +303,8 @@ class Runner:
             return None
         result = base_result(job)
         self._reproduce(job, result, prepared, data.inputs, expected=expected)
+        if result.unwritten and unwritten is not None:
+            unwritten.append(result.unwritten)
         return result.reproducer
 
     def _reproduce(self, job: Job, result: CaseResult, prepared: Any, inputs: Mapping[str, np.ndarray],
@@ -440,12 +443,13 @@ def serve(requests: Any, answers: Any) -> None:
                 results = [result]
             _send(answers, {"results": [result_to_json(result) for result in results]})
         elif "reproduce" in request:
+            unwritten: list[str] = []
             try:
-                folder = runner.reproduce_only(job_from_json(request["reproduce"]))
+                folder = runner.reproduce_only(job_from_json(request["reproduce"]), unwritten)
             except Exception:  # irtool's own bug: the job is recorded without a reproducer
                 traceback.print_exc()
                 folder = None
-            _send(answers, {"reproducer": folder})
+            _send(answers, {"reproducer": folder, "unwritten": unwritten[0] if unwritten else None})
 
 
 def _send(answers: Any, message: Mapping[str, Any]) -> None:
