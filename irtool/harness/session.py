@@ -223,7 +223,9 @@ def _run_inputs(options: HarnessOptions, suites: list, cases: Sequence[SuiteCase
     found += [("the known-failures file", Path(suite.expected_failures)) for suite in suites
               if suite.expected_failures]
     found += [("the known-failures file", Path(path)) for path in options.expected_failures]
-    if options.baseline is not None and not options.force:  # --force: replace the run it was (read first)
+    # A fresh run refuses a dir holding results unless forced, and --force replaces the run the baseline
+    # was (read whole first: the rolling baseline); --resume would replace it unasked.
+    if options.baseline is not None and options.resume:
         found += [("the baseline", Path(options.baseline) / name) for name in (JSON_NAME, JSONL_NAME)] \
             if Path(options.baseline).is_dir() else [("the baseline", Path(options.baseline))]
     for case in cases:
