@@ -81,20 +81,25 @@ def _os_error(path: Path, what: str, error: OSError, doing: str = "read") -> Fil
 
 # ----------------------------------------------------------------------------- reading
 
-def open_regular(path: str | Path, what: str = "file", limit: int | None = None) -> BinaryIO:
+def open_regular(path: str | Path, what: str = "file", limit: int | None = None,
+                 follow: bool = True) -> BinaryIO:
     """The file opened for binary reading, if it is a regular file of at most ``limit`` bytes.
 
     Never blocks: a FIFO or device is refused from ``stat`` before it is opened, and the
-    open itself is non-blocking and checked again with ``fstat``.
+    open itself is non-blocking and checked again with ``fstat``.  ``follow=False``: a
+    symlink is refused too (for files in a folder irtool does not own).
     """
     path = Path(path)
     try:
-        found = os.stat(path)
+        found = os.stat(path, follow_symlinks=follow)
     except OSError as error:
         raise _os_error(path, what, error) from None
+    if not follow and stat.S_ISLNK(found.st_mode):
+        raise FileError(f"{path}: the {what} is a symlink; irtool reads it only as a regular file")
     _check_regular(path, what, found, limit)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags | (0 if follow else os.O_NOFOLLOW))
     except OSError as error:
         raise _os_error(path, what, error) from None
     try:

@@ -139,11 +139,11 @@ def _reproducer_files(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 
 
 def _copy_regular(path: Path, target: Path) -> None:
-    """Copy one regular file (opened without blocking, checked again once open), at most the size
-    it had when listed plus nothing: a file that grows while copied is cut at REPRODUCER_BYTES."""
+    """Copy one regular file (opened without following a link or blocking, checked again once
+    open); a file that grows while copied is cut at REPRODUCER_BYTES."""
     from irtool.files import atomic_writer, open_regular
 
-    with open_regular(path, "reproducer file", REPRODUCER_BYTES) as source, \
+    with open_regular(path, "reproducer file", REPRODUCER_BYTES, follow=False) as source, \
             atomic_writer(target, "reproducer file") as copy:
         left = REPRODUCER_BYTES
         while left > 0:
