@@ -10,12 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from irtool.build import build_and_save
