@@ -31,6 +31,13 @@ like an absent device's.  What a release can run on (its devices and their preci
 asked of that release's openvino, not of the one installed here (:func:`device_report`).
 No text from the command line reaches pip as an option: a version must match the version
 syntax, and a wheel is given to pip as an absolute path.
+
+An environment is code irtool runs, so the cache is trusted only as far as its owner:
+the cache folder, a release's folder, its marker and its ``bin/python`` are used only when
+this user owns them and no group or other user may write them (:func:`untrusted` says why
+not, and the release is refused saying it).  A planted environment in a world-writable
+cache is never run.  A release's lock file is opened without following a link or blocking
+on a FIFO (:func:`irtool.files.open_lock_file`).
 """
 from __future__ import annotations
 
@@ -40,6 +47,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tomllib
@@ -48,6 +56,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from irtool.errors import IrtoolError
+from irtool.files import FileError, open_lock_file
 from irtool.runtime.core import release_label
 
 CURRENT = "current"
@@ -264,11 +273,15 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
     if cache.exists() and not cache.is_dir():
         raise EnvironmentError_(f"--openvino-cache {cache}: not a folder")
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        lock = open(cache / f"openvino-{key}.lock", "a")
+        cache.mkdir(mode=0o755, parents=True, exist_ok=True)
     except OSError as error:
         raise EnvironmentError_(f"--openvino-cache {cache}: cannot use it ({error.strerror})") from None
-    with lock:  # one process makes a release's environment; the others wait, then use it
+    _refuse_untrusted((cache, "the cache folder"))
+    try:
+        fd = open_lock_file(cache / f"openvino-{key}.lock", "release's lock file")
+    except FileError as error:
+        raise EnvironmentError_(f"--openvino-cache: {error.message}") from None
+    with os.fdopen(fd, "r+b") as lock:  # one process makes a release's environment; the others wait, then use it
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _ensure(release, key, install, cache, log)
 
@@ -291,6 +304,36 @@ def _file_hash(path: Path, release: str) -> str:
     except OSError as error:
         raise EnvironmentError_(f"--openvino {release}: cannot read it ({error.strerror})") from None
     return digest.hexdigest()[:16]
+
+
+def untrusted(path: str | Path, what: str) -> str | None:
+    """Why ``path`` must not be trusted to hold code irtool runs, or None when it may: it must be
+    owned by this user and not writable by group or others.  A symlink (a venv's ``bin/python``)
+    must itself be this user's, and what it leads to this user's or root's, not writable by
+    group or others."""
+    path = Path(path)
+    uid = os.getuid()
+    try:
+        link = os.lstat(path)
+        final = os.stat(path)
+    except OSError as error:
+        return f"{what} {path} cannot be read ({error.strerror})"
+    owners = (link.st_uid, final.st_uid)
+    if link.st_uid != uid or final.st_uid not in (uid, 0):
+        return f"{what} {path} is owned by user {owners[0] if link.st_uid != uid else owners[1]}, not by you " \
+               f"(user {uid})"
+    if final.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"{what} {path} is writable by {'others' if final.st_mode & stat.S_IWOTH else 'its group'} "
+                f"(mode {stat.S_IMODE(final.st_mode):o}; chmod go-w it)")
+    return None
+
+
+def _refuse_untrusted(*checks: tuple[Path, str]) -> None:
+    for path, what in checks:
+        problem = untrusted(path, what)
+        if problem:
+            raise EnvironmentError_(f"--openvino-cache: {problem}; irtool runs only environments that you "
+                                    f"own and that no one else can write")
 
 
 def worker_requirements() -> list[str]:
@@ -318,7 +361,10 @@ def _ensure(release: str, key: str, install: Sequence[str], cache: Path,
     marker = folder / MARKER
     requirements = worker_requirements()
     why_again = "is not a whole environment"  # half-made (no marker) or not ours
+    if os.path.lexists(folder):  # someone else's (or a world-writable) environment is never run nor removed
+        _refuse_untrusted((folder, f"openvino {release}'s environment"))
     if marker.is_file():
+        _refuse_untrusted((marker, f"openvino {release}'s marker"), (Path(python), f"openvino {release}'s python"))
         try:
             recorded = json.loads(marker.read_text(encoding="utf-8"))
             if recorded.get("release") == key and Path(python).exists():
@@ -336,6 +382,8 @@ def _ensure(release: str, key: str, install: Sequence[str], cache: Path,
     if log:
         log(f"openvino {release}: making an environment in {folder} (python -m venv, pip install)")
     problem = _make(folder, install, requirements)
+    if not problem:
+        os.chmod(folder, 0o755)  # as trusted as its cache, whatever the umask (untrusted() checks it)
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
@@ -346,6 +394,7 @@ def _ensure(release: str, key: str, install: Sequence[str], cache: Path,
     marker.write_text(json.dumps({"release": key, "asked": release, "openvino_version": version,
                                   "distribution": distribution, "python": python,
                                   "requirements": requirements}) + "\n", encoding="utf-8")
+    os.chmod(marker, 0o644)
     return Environment(release, python, version, distribution=distribution)
 
 

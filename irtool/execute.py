@@ -21,6 +21,7 @@ expected; nothing here prints or exits, and openvino is touched only through irt
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from irtool import known_faults
 from irtool.cases import DataKind, generic_tensor, port_tensor, sequence_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
-from irtool.files import writable_target
+from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -774,6 +775,7 @@ class RunResult:
     input_notes: tuple[str, ...] = ()
     reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
     second_opinion: Any = None  # irtool.judge_onnx.SecondOpinion with --compare-with onnxruntime
+    unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
 
     @property
     def passed(self) -> bool | None:
@@ -791,7 +793,9 @@ def run(options: RunOptions) -> RunResult:
         reason = skip_reason(device, precision, report)
         if reason:
             raise RunSkipped(f"{reason}: nothing was run")
+    inputs_read = run_inputs(options)
     if options.save_outputs is not None:
+        check_not_input(options.save_outputs, inputs_read, "--save-outputs file")
         writable_target(options.save_outputs, "outputs file")
     if options.compare_with_onnxruntime:
         _check_onnxruntime(options.model)
@@ -799,6 +803,10 @@ def run(options: RunOptions) -> RunResult:
     if prepared.onnx is not None and options.reproducers is not None:
         raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
                        f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
+    if options.reproducers is not None:  # a node's folder is replaced whole: it must hold no input
+        for node in prepared.nodes:
+            check_holds_no_input(Path(options.reproducers) / node_folder_name(node.name), inputs_read,
+                                 f"reproducer folder of node '{node.name}'")
     inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
@@ -810,8 +818,33 @@ def run(options: RunOptions) -> RunResult:
                   run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
                   inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
-                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
-                  saved_outputs=_save_outputs(options.save_outputs, prepared.labels, executed.outputs))
+                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
+    result = _judged_run(options, prepared, compiled, inputs, executed, common)
+    # written after the verdict: a file that cannot be written (a full disk) is a note beside it
+    unwritten = list(result.unwritten)
+    saved = None
+    if options.save_outputs is not None:
+        try:
+            saved = _save_outputs(options.save_outputs, prepared.labels, executed.outputs)
+        except FileError as error:
+            unwritten.append(error.message)
+    return dataclasses.replace(result, saved_outputs=saved, unwritten=tuple(unwritten))
+
+
+def run_inputs(options: RunOptions) -> list[tuple[str, Path]]:
+    """The files ``irtool run`` reads, by what they are to it: nothing it writes may replace them."""
+    model = Path(options.model)
+    found = [("the model", model)]
+    if model.suffix.lower() == ".xml":
+        found.append(("the model's weights", model.with_suffix(".bin")))
+    if options.inputs is not None:
+        found.append(("the --inputs file", Path(options.inputs)))
+    return found
+
+
+def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: Mapping[str, np.ndarray],
+                executed: Executed, common: dict) -> RunResult:
+    """The verdict of a run (and its reproducers, each written after the verdict it belongs to)."""
     if options.compare_with:
         other = compile_prepared(prepared, *options.compare_with, options.config, probe=False)
         expected = execute(other, inputs, options.compare_with[0]).outputs
@@ -825,12 +858,19 @@ def run(options: RunOptions) -> RunResult:
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision)
     judgment = with_implementations(judgment, compiled)
     reproducers = {}
+    unwritten = []
     if options.reproducers is not None:
+        from irtool.reproducer import ReproducerError
+
         for node, result in zip(prepared.nodes, judgment.nodes):
             if result.verdict == FAIL:
                 folder = Path(options.reproducers) / node_folder_name(result.name)
-                write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run, options.config)
-                reproducers[result.name] = str(folder)
+                try:
+                    write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run,
+                                          options.config)
+                    reproducers[result.name] = str(folder)
+                except ReproducerError as error:
+                    unwritten.append(error.message)
     against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
     second = None
     if options.compare_with_onnxruntime:
@@ -841,7 +881,7 @@ def run(options: RunOptions) -> RunResult:
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
-                     second_opinion=second)
+                     second_opinion=second, unwritten=tuple(unwritten))
 
 
 def _check_onnxruntime(model: Path) -> None:
@@ -876,7 +916,6 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
     concrete = from_node(node, arrays)
     expected = evaluate_node(node, arrays)
     ports = [port.name for port in node.spec.outputs]
-    folder.parent.mkdir(parents=True, exist_ok=True)
     write_reproducer(folder, model=concrete.to_model(), inputs=concrete.inputs, expected=dict(zip(ports, expected)),
                      actual=dict(zip(ports, actual)), device=device_run.device,
                      precision=device_run.requested_precision, config=config,

@@ -17,22 +17,34 @@ replaced and the link is kept, so ``out.npz -> runs/7/out.npz`` updates ``runs/7
 New files get the mode the user's umask gives (0644 under the usual 022, as ``open()``
 would); a replaced file keeps its mode.  :func:`replace_files` replaces several files
 (an IR's .xml and .bin) so that a failure part-way restores every old file.
+
+Inputs (:func:`check_not_input`, :func:`check_holds_no_input`): nothing a command writes
+may replace a file the same command reads (its model, the model's weights, ``--inputs``,
+a suite, a known-failures file, a baseline), compared by resolved path and by inode, so
+that a symlink or a hard link to an input counts as the input.
+
+Faults (:func:`injected_write_fault`): ``IRTOOL_WRITE_FAULT`` holds ``enospc:GLOB`` or
+``eio:GLOB`` items separated by ``;``; a write whose absolute target path matches GLOB
+fails with that error, as a full or broken disk would.  It exists for tests, where a
+small tmpfs cannot be mounted.
 """
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from irtool.errors import IrtoolError
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 TEXT_LIMIT = 16 * MIB  # suites, known-failures files, case.json: hand-written or small
 RESULTS_LIMIT = 1 * GIB  # results.json / results.jsonl of a big run
+WRITE_FAULT_ENV = "IRTOOL_WRITE_FAULT"
 
 
 class FileError(IrtoolError):
@@ -69,20 +81,25 @@ def _os_error(path: Path, what: str, error: OSError, doing: str = "read") -> Fil
 
 # ----------------------------------------------------------------------------- reading
 
-def open_regular(path: str | Path, what: str = "file", limit: int | None = None) -> BinaryIO:
+def open_regular(path: str | Path, what: str = "file", limit: int | None = None,
+                 follow: bool = True) -> BinaryIO:
     """The file opened for binary reading, if it is a regular file of at most ``limit`` bytes.
 
     Never blocks: a FIFO or device is refused from ``stat`` before it is opened, and the
-    open itself is non-blocking and checked again with ``fstat``.
+    open itself is non-blocking and checked again with ``fstat``.  ``follow=False``: a
+    symlink is refused too (for files in a folder irtool does not own).
     """
     path = Path(path)
     try:
-        found = os.stat(path)
+        found = os.stat(path, follow_symlinks=follow)
     except OSError as error:
         raise _os_error(path, what, error) from None
+    if not follow and stat.S_ISLNK(found.st_mode):
+        raise FileError(f"{path}: the {what} is a symlink; irtool reads it only as a regular file")
     _check_regular(path, what, found, limit)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags | (0 if follow else os.O_NOFOLLOW))
     except OSError as error:
         raise _os_error(path, what, error) from None
     try:
@@ -132,6 +149,26 @@ def read_text(path: str | Path, what: str = "file", limit: int = TEXT_LIMIT) -> 
         raise FileError(f"{path}: the {what} is not UTF-8 text (byte {error.start})") from None
 
 
+def open_lock_file(path: str | Path, what: str = "lock file") -> int:
+    """A lock file opened read-write (made if absent, mode 0644): never through a symlink (O_NOFOLLOW:
+    a link planted there cannot make irtool create a file elsewhere), never blocking (O_NONBLOCK:
+    a FIFO there does not hang), and a FileError unless what was opened is a regular file."""
+    path = Path(path)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileError(f"{path}: the {what} is a symlink; irtool opens it only as a regular file "
+                            f"(remove the link)") from None
+        raise FileError(f"{path}: cannot open the {what} ({error.strerror})") from None
+    kind = kind_of(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise FileError(f"{path}: the {what} is {kind}; irtool locks only a regular file (remove it)")
+    return fd
+
+
 # ----------------------------------------------------------------------------- writing
 
 def user_file_mode() -> int:
@@ -169,6 +206,53 @@ def writable_target(path: str | Path, what: str = "file") -> Path:
     return final
 
 
+def injected_write_fault(path: str | Path) -> None:
+    """OSError(ENOSPC or EIO) when ``IRTOOL_WRITE_FAULT`` names ``path`` (see the module docstring)."""
+    text = os.environ.get(WRITE_FAULT_ENV)
+    if not text:
+        return
+    target = os.path.abspath(path)
+    for item in text.split(";"):
+        kind, sep, pattern = item.strip().partition(":")
+        code = {"enospc": errno.ENOSPC, "eio": errno.EIO}.get(kind.strip().lower())
+        if code is not None and sep and fnmatch.fnmatchcase(target, pattern.strip()):
+            raise OSError(code, os.strerror(code), target)
+
+
+Inputs = Iterable[tuple[str, "str | Path"]]  # (what it is to the command, its path): ("the model", m.xml)
+
+
+def _identity(path: str | Path) -> tuple[str, tuple[int, int] | None]:
+    """A file's resolved path and (device, inode), the latter None when it does not exist."""
+    final = os.path.realpath(path)
+    try:
+        found = os.stat(final)
+    except OSError:
+        return final, None
+    return final, (found.st_dev, found.st_ino)
+
+
+def check_not_input(target: str | Path, inputs: Inputs, what: str = "file") -> None:
+    """FileError if writing ``target`` would replace one of ``inputs`` (by resolved path, or the
+    same inode: a symlink or hard link to an input is the input)."""
+    final, inode = _identity(target)
+    for role, path in inputs:
+        other, other_inode = _identity(path)
+        if final == other or (inode is not None and inode == other_inode):
+            raise FileError(f"{target}: the {what} would replace {role} {path}, which this command reads; "
+                            f"write it elsewhere")
+
+
+def check_holds_no_input(folder: str | Path, inputs: Inputs, what: str = "folder") -> None:
+    """FileError if ``folder`` (which a command replaces or empties) is, or holds, one of ``inputs``."""
+    final = Path(os.path.realpath(folder))
+    for role, path in inputs:
+        other = Path(os.path.realpath(path))
+        if other == final or other.is_relative_to(final):
+            raise FileError(f"{folder}: the {what} holds {role} {path}, which this command reads, and would be "
+                            f"replaced; write it elsewhere")
+
+
 def _new_mode(final: Path) -> int:
     try:
         return stat.S_IMODE(os.stat(final).st_mode)
@@ -192,6 +276,7 @@ def atomic_writer(path: str | Path, what: str = "file") -> Iterator[BinaryIO]:
     fd, temp = _temp_file(final, what)
     try:
         with os.fdopen(fd, "wb") as handle:
+            injected_write_fault(final)
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -223,6 +308,7 @@ def replace_files(moves: Sequence[tuple[Path, Path]], what: str = "file") -> Non
     done: list[tuple[Path, Path | None]] = []
     try:
         for _, final in finals:
+            injected_write_fault(final)
             backups.append((final, _backup(final) if os.path.lexists(final) else None))
         for (new, final), (_, backup) in zip(finals, backups):
             os.chmod(new, _new_mode(final))

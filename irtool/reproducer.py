@@ -11,9 +11,13 @@ and outputs by position; the .npz keys are names for people to read.
 
 The script is a fixed template; the values of the job go into it only as JSON inside
 Python string literals (``repr``), never as code.
+
+A reproducer that cannot be written (a full disk, an I/O error) is a
+:class:`ReproducerError`; the caller keeps the job's verdict and records the error beside it.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -24,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from irtool.errors import IrtoolBug
+from irtool.errors import IrtoolBug, IrtoolError
+from irtool.files import FileError, injected_write_fault
 from irtool.jsonable import plain
 from irtool.npz import write_npz
 
@@ -32,6 +37,34 @@ if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
 
 SCRIPT_NAME = "reproduce.py"
+
+
+class ReproducerError(FileError):
+    """A reproducer folder that could not be written: one line naming it and why."""
+
+
+# Compile properties a case.json from elsewhere may carry: they tune how a device computes and
+# cannot make OpenVINO write a file or load code.  Anything else (CACHE_DIR, any *_DIR, *_PATH or
+# *_FILE property, dumps, CONFIG_FILE, device extensions and plugin libraries, properties no
+# release had when this list was made) is dropped with a note: an allow-list, not a deny-list.
+SAFE_CONFIG = frozenset({
+    "INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS",
+    "NUM_STREAMS", "INFERENCE_NUM_THREADS", "ENABLE_CPU_PINNING", "ENABLE_HYPER_THREADING", "SCHEDULING_CORE_TYPE",
+    "MODEL_PRIORITY", "DYNAMIC_QUANTIZATION_GROUP_SIZE", "KV_CACHE_PRECISION", "KEY_CACHE_PRECISION",
+    "VALUE_CACHE_PRECISION", "CPU_DENORMALS_OPTIMIZATION", "CPU_SPARSE_WEIGHTS_DECOMPRESSION_RATE",
+    "ACTIVATIONS_SCALE_FACTOR", "GPU_HOST_TASK_PRIORITY", "GPU_QUEUE_PRIORITY", "GPU_QUEUE_THROTTLE",
+    "GPU_ENABLE_LOOP_UNROLLING", "GPU_DISABLE_WINOGRAD_CONVOLUTION", "ENABLE_PROFILING",
+})
+
+
+def safe_config(config: Mapping[str, Any], where: str) -> tuple[dict[str, str], list[str]]:
+    """The properties of ``config`` (read from ``where``, a file irtool did not necessarily write)
+    that are on SAFE_CONFIG, and a note per property dropped."""
+    kept = {str(k): str(v) for k, v in config.items() if str(k) in SAFE_CONFIG}
+    dropped = [str(k) for k in config if str(k) not in SAFE_CONFIG]
+    notes = [f"{where}: config {name} dropped: only properties that cannot write files or load code are taken "
+             f"from a reproducer (give it with --config to use it)" for name in dropped]
+    return kept, notes
 
 SCRIPT = Template('''\
 #!/usr/bin/env python3
@@ -174,8 +207,11 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
         if key is None:
             raise IrtoolBug(f"reproducer: no input array for model input {info.name}")
         ordered_inputs[info.name] = inputs[key]
-    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    scratch = None
     try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        injected_write_fault(folder)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         save_model(model, scratch / "model.xml")
         write_npz(scratch / "inputs.npz", ordered_inputs)
         for name, arrays in (("expected.npz", expected), ("actual.npz", actual)):
@@ -189,10 +225,31 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
         (scratch / SCRIPT_NAME).write_text(reproduce_script(case, device, precision, config, tolerances),
                                            encoding="utf-8")
         _replace_folder(scratch, folder)
+    except (OSError, IrtoolError) as error:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if isinstance(error, IrtoolBug):
+            raise
+        raise ReproducerError(f"{folder}: the reproducer could not be written ({_why(error, folder)})") from None
     except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         raise
     return folder
+
+
+def _why(error: OSError | IrtoolError, folder: Path) -> str:
+    """What stopped a reproducer's write, in words: a full disk is named even where the writer
+    (openvino's save_model) only says its stream failed."""
+    if isinstance(error, OSError):
+        if error.errno == errno.ENOSPC:
+            return "no space left on device"
+        return error.strerror or str(error)
+    try:
+        full = shutil.disk_usage(next(p for p in (folder, *folder.parents) if p.exists())).free < 64 * 1024
+    except (OSError, StopIteration):
+        full = False
+    return "no space left on device" if full else error.message
 
 
 def reproduce_script(case: Mapping[str, Any], device: str, precision: str, config: Mapping[str, str],

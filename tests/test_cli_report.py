@@ -98,7 +98,8 @@ def test_merge_writes_the_three_reports(tmp_path, capsys):
     (first.parent / "reproducers" / "gru-fail-CPU-f32").mkdir(parents=True)  # each shard's own reproducers
     out = tmp_path / "merged"
     assert main(["report", "merge", str(first), str(second.parent), "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "reproducers", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".irtool-files.json", "junit.xml", "report.html", "reproducers",
+                                                     "results.json"]
     assert [p.name for p in (out / "reproducers").iterdir()] == ["gru-fail-CPU-f32"]
     merged = load_results(out)
     assert merged.results == run.results and [s["shard"] for s in merged.meta["shards"]] == ["1/2", "2/2"]

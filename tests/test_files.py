@@ -195,3 +195,47 @@ def test_a_pair_with_a_bad_target_touches_nothing(tmp_path):
     with pytest.raises(FileError, match="m.bin: a directory"):
         replace_files([(new_bin, binary), (new_xml, xml)])
     assert xml.read_text() == "old xml" and binary.is_dir()
+
+
+# ----------------------------------------------------------------------------- inputs, locks, faults
+
+def test_an_input_is_known_by_any_name(tmp_path):
+    from irtool.files import check_holds_no_input, check_not_input
+
+    model = tmp_path / "m.xml"
+    model.write_text("<net/>")
+    (tmp_path / "link.xml").symlink_to(model)
+    os.link(model, tmp_path / "hard.xml")
+    inputs = [("the model", model)]
+    for target in (model, tmp_path / "link.xml", tmp_path / "hard.xml", tmp_path / "sub" / ".." / "m.xml"):
+        with pytest.raises(FileError, match="would replace the model .*m.xml, which this command reads"):
+            check_not_input(target, inputs, "output")
+    check_not_input(tmp_path / "new.npz", inputs, "output")
+    with pytest.raises(FileError, match="holds the model"):
+        check_holds_no_input(tmp_path, inputs)
+    check_holds_no_input(tmp_path / "elsewhere", inputs)
+
+
+def test_a_lock_file_is_regular_and_never_followed_nor_waited_on(tmp_path):
+    from irtool.files import open_lock_file
+
+    os.mkfifo(tmp_path / "fifo.lock")
+    with pytest.raises(FileError, match="named pipe"):
+        open_lock_file(tmp_path / "fifo.lock")
+    (tmp_path / "link.lock").symlink_to(tmp_path / "elsewhere.lock")
+    with pytest.raises(FileError, match="is a symlink"):
+        open_lock_file(tmp_path / "link.lock")
+    assert not (tmp_path / "elsewhere.lock").exists()
+    os.close(open_lock_file(tmp_path / "ok.lock"))
+    assert (tmp_path / "ok.lock").is_file()
+
+
+def test_a_symlink_is_refused_where_links_are_not_followed(tmp_path):
+    from irtool.files import open_regular
+
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "l").symlink_to(tmp_path / "f")
+    with pytest.raises(FileError, match="is a symlink"):
+        open_regular(tmp_path / "l", follow=False)
+    with open_regular(tmp_path / "f", follow=False) as handle:
+        assert handle.read() == b"x"

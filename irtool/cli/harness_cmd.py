@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     parser.add_argument("--timeout", type=seconds, metavar="S", help="seconds per case (default: the suite's, or 120)")
     parser.add_argument("--force", action="store_true",
-                        help="replace the results of an earlier run in the report dir (refused without it)")
+                        help="replace the results of an earlier run in the report dir, and report files or "
+                             "reproducers/reduced folders there that irtool did not write (refused without it)")
     parser.add_argument("--max-cases", type=int, metavar="N",
                         help="refuse a suite that makes more cases than N (default: the suite's max_cases, or 50000)")
     parser.add_argument("--resume", action="store_true",
@@ -222,6 +223,7 @@ def render(outcome: Any, report_dir: Path) -> str:
     lines.extend(render_text(coverage(run.results)))
     lines.extend(f"COVERAGE: {missing}" for missing in outcome.coverage_missing)
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
+    lines += [f"NOT WRITTEN: {result.name}: {result.unwritten}" for result in run.results if result.unwritten]
     word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
     lines.append(f"{word} in {duration(outcome.seconds)}: {counts}")
@@ -264,6 +266,8 @@ def summary_json(outcome: Any) -> dict[str, Any]:
             "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
+            "unwritten": [{"name": r.name, "verdict": r.verdict, "unwritten": r.unwritten}
+                          for r in outcome.run.results if r.unwritten],
             "reduced": [{"name": r.job, "folder": str(r.folder) if r.folder else None, "summary": r.summary}
                         for r in outcome.reduced]}
     from irtool.harness.coverage import coverage

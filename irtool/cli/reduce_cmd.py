@@ -79,6 +79,8 @@ def handle(args: argparse.Namespace) -> int:
         return 1
     except RunSkipped as error:  # --node: the model could not run here as asked
         return _skipped(error)
+    for note in origin.notes:
+        print(f"irtool reduce: note: {shown(note)}", file=sys.stderr)
     device = parse_device(args.device, "-d") if args.device else origin.device
     if device is None:
         raise UsageError(f"{args.case}: name the device with -d DEVICE (e.g. -d CPU)")

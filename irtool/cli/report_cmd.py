@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from irtool.text import shown
 
 FORMATS = ("text", "json")
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
+FORCE_HELP = ("replace report files (and a reproducers folder) in OUTDIR that irtool did not write "
+              "(by default such a folder is refused)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                            "report.html.")
     merge.add_argument("results", type=Path, nargs="+", metavar="RESULTS", help=RESULTS_HELP)
     merge.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report folder to write")
+    merge.add_argument("--force", action="store_true", help=FORCE_HELP)
     merge.set_defaults(handler=handle_merge)
 
     render = actions.add_parser("render", help="rewrite results.json, junit.xml and report.html from results",
@@ -64,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     render.add_argument("--baseline", type=Path, metavar="OLD",
                         help=f"compare with an earlier run ({RESULTS_HELP}), as irtool harness --baseline does: "
                              "the reports hold what regressed")
+    render.add_argument("--force", action="store_true", help=FORCE_HELP)
     render.set_defaults(handler=handle_render)
 
 
@@ -85,17 +90,14 @@ def handle_diff(args: argparse.Namespace) -> int:
 
 def handle_merge(args: argparse.Namespace) -> int:
     from irtool.harness.merge import merge_runs
-    from irtool.harness.reports import bring_reproducers, results_dir
     from irtool.harness.store import load_results
 
     runs = [load_results(path) for path in args.results]
-    for path, run in zip(args.results, runs):
-        bring_reproducers(run, results_dir(path), args.output)
-    return _write(args.output, merge_runs(runs, names=[str(p) for p in args.results]))
+    merged = merge_runs(runs, names=[str(p) for p in args.results])
+    return _write(args, runs, merged)
 
 
 def handle_render(args: argparse.Namespace) -> int:
-    from irtool.harness.reports import bring_reproducers, results_dir
     from irtool.harness.store import load_results
 
     run = load_results(args.results)
@@ -110,17 +112,39 @@ def handle_render(args: argparse.Namespace) -> int:
         from irtool.harness.reports import BaselineDiff
 
         baseline = BaselineDiff(str(args.baseline), diff_runs(load_results(args.baseline), run))
-    bring_reproducers(run, results_dir(args.results), args.output)
-    return _write(args.output, run, baseline)
+    return _write(args, [run], run, baseline)
 
 
-def _write(folder: Path, run: Any, baseline: Any = None) -> int:
-    from irtool.harness.reports import write_reports
+def _write(args: argparse.Namespace, runs: list[Any], run: Any, baseline: Any = None) -> int:
+    """Check OUTDIR, bring each run's reproducers into it, and write the reports; nothing read is replaced."""
+    from irtool.files import check_not_input
+    from irtool.harness.marker import check_owned, record_owned
+    from irtool.harness.reports import REPORT_NAMES, bring_reproducers, results_dir, write_reports
+    from irtool.harness.store import JSONL_NAME
+    from irtool.jobs.worker import REPRODUCERS
 
-    paths = write_reports(folder, run, baseline)
+    folder = args.output
+    paths = args.results if isinstance(args.results, list) else [args.results]
+    read = [("the results file", p) for path in paths
+            for p in ([path] if not Path(path).is_dir() else [Path(path) / n for n in (*REPORT_NAMES, JSONL_NAME)])]
+    in_place = len(paths) == 1 and results_dir(paths[0]).resolve() == Path(folder).resolve()
+    if in_place:  # a run's own dir: its results say whose it is; the other reports must be irtool's
+        check_owned(folder, [n for n in REPORT_NAMES if not any(Path(p).name == n for _, p in read)], (),
+                    args.force, option="-o")
+    else:
+        for name in REPORT_NAMES:
+            check_not_input(folder / name, read, "report")
+        if folder.is_dir():
+            check_owned(folder, REPORT_NAMES, (REPRODUCERS,), args.force, option="-o")
+    for path, each in zip(paths, runs):  # a merged run holds these very results: their links are fixed too
+        for note in bring_reproducers(each, results_dir(path), folder):
+            print(f"irtool: note: {shown(note)}", file=sys.stderr)
+    if (folder / REPRODUCERS).is_dir():
+        record_owned(folder, folders=(REPRODUCERS,))
+    written = write_reports(folder, run, baseline, force=True)  # checked above
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     missing = run.meta.get("missing_shards")
-    print(shown(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"
+    print(shown(f"wrote {', '.join(str(p) for p in written.values())}: {len(run.results)} results ({counts})"
           + (f"; partial run: shards {', '.join(missing)} missing" if missing else "; partial run" if run.partial
              else "")))
     return 0

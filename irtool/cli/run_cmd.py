@@ -97,7 +97,15 @@ def handle(args: argparse.Namespace) -> int:
     except (IrtoolError, IrtoolBug) as error:
         return stopped(args, "error", error.message, 2)
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
-    return {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
+    return exit_code(result)
+
+
+def exit_code(result: Any) -> int:
+    """The verdict's exit code; but a PASS whose files (--save-outputs) could not be written is 2: the
+    command did not do all it was asked.  Any other verdict keeps its code (a FAIL stays 1 however
+    its reproducer fared), and the files not written are listed above the verdict line."""
+    code = {"pass": 0, "fail": 1, "error": 2, "unjudged": NOTHING_JUDGED}[result.verdict]
+    return 2 if code == 0 and result.unwritten else code
 
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
@@ -146,8 +154,10 @@ def _num(value: float | None) -> str:
 
 
 def render_text(result: Any) -> str:
-    """run's text: every line within WIDTH columns (a longer one wrapped under its own indent)."""
-    return "\n".join(line for text in _render(result).split("\n") for line in _fitted(text))
+    """run's text: every line within WIDTH columns (a longer one wrapped under its own indent); its
+    last line is the verdict, with what could not be written just above it."""
+    lines = [line for text in _render(result).split("\n") for line in _fitted(text)]
+    return "\n".join(lines[:-1] + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + lines[-1:])
 
 
 def _fitted(line: str) -> list[str]:

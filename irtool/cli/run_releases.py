@@ -137,7 +137,9 @@ def exit_code(runs: list[ReleaseRun]) -> int:
         return 1
     if "error" in verdicts:
         return 2
-    return 0 if "pass" in verdicts else 3
+    if "pass" in verdicts:  # as run_cmd.exit_code: a pass whose --save-outputs was not written is 2
+        return 2 if any((run.data or {}).get("unwritten") for run in runs) else 0
+    return 3
 
 
 def changes(older: ReleaseRun, newer: ReleaseRun) -> list[str]:
@@ -212,6 +214,7 @@ def _release_lines(run: ReleaseRun) -> list[str]:
     if data.get("saved_outputs"):
         lines.append(f"outputs saved to {data['saved_outputs']}")
     lines += [f"reproducer of node '{name}': {folder}" for name, folder in (data.get("reproducers") or {}).items()]
+    lines += [f"NOT WRITTEN: {what}" for what in data.get("unwritten") or ()]
     return lines
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
 from irtool.errors import IrtoolError
+from irtool.files import FileError, open_lock_file
 
 LOCK_NAME = ".irtool.lock"
 
@@ -71,13 +71,9 @@ class ReportDirLock:
 
 def _open(path: Path) -> int:
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
-    except OSError as error:
-        raise LockedError(f"{path}: cannot create the report dir's lock file ({error.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise LockedError(f"{path}: not a regular file; remove it (irtool keeps its lock there)")
-    return fd
+        return open_lock_file(path, "report dir's lock file")
+    except FileError as error:
+        raise LockedError(error.message) from None
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
@@ -31,6 +30,9 @@ NOT_ONE_OP = "(not one RNN op)"
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+REPORT_NAMES = (JSON_NAME, JUNIT_NAME, HTML_NAME)
+
+
 @dataclass(frozen=True)
 class BaselineDiff:
     """A run against its baseline (``irtool harness --baseline OLD``): what each report adds."""
@@ -42,26 +44,32 @@ class BaselineDiff:
         return {"baseline": self.label, **self.diff.to_json()}
 
 
-def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDiff | None = None) -> dict[str, Path]:
+def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDiff | None = None,
+                  force: bool = False) -> dict[str, Path]:
     """Write results.json, junit.xml and report.html (each whole or not at all); their paths by
     name.  With ``baseline``, each holds the diff against it: results.json as ``baseline_diff``,
-    junit.xml as a testsuite with a failing testcase per regressed job, report.html as a section."""
+    junit.xml as a testsuite with a failing testcase per regressed job, report.html as a section.
+    A report file there that irtool did not write (:mod:`irtool.harness.marker`) is replaced only
+    with ``force``; the files written are recorded as irtool's."""
     # Imported here: junit and html use the helpers of this module.
     from irtool.harness.coverage import coverage
     from irtool.harness.html import write_html
     from irtool.harness.junit import write_junit
+    from irtool.harness.marker import check_owned, record_owned
 
     report_dir = Path(report_dir)
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
+    check_owned(report_dir, REPORT_NAMES, force=force, option="-o")
     paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
     try:
         write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in coverage(run.results)],
                                         **({"baseline_diff": baseline.to_json()} if baseline else {})})
         write_junit(paths["junit"], run, baseline)
         write_html(paths["html"], run, baseline)
+        record_owned(report_dir, REPORT_NAMES)
     except OSError as error:
         raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
     return paths
@@ -81,13 +89,23 @@ def results_dir(path: str | Path) -> Path:
     return path if path.is_dir() else path.parent
 
 
-def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -> None:
+REPRODUCER_FILES = 64  # bounds on one reproducer folder copied from a shard's report dir
+REPRODUCER_BYTES = 2 << 30
+
+
+def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -> list[str]:
     """Make each result's reproducer link resolve inside ``folder``, where the reports are written:
     copy the reproducer folders from the run's own report dir ``source`` when that is elsewhere,
-    and drop a link whose folder is not there (or would lead out of ``source``)."""
+    and drop a link whose folder is not there (or would lead out of ``source``).  Only regular
+    files are copied (no symlink, device, FIFO or subfolder), at most REPRODUCER_FILES of at most
+    REPRODUCER_BYTES in all per folder; a folder beyond that is not copied and its link dropped.
+    Returns notes on what was left out."""
+    from irtool.files import FileError
+
     source, folder = Path(source).resolve(), Path(folder).resolve()
+    notes: list[str] = []
     if source == folder:
-        return
+        return notes
     for result in run.results:
         if not result.reproducer:
             continue
@@ -97,9 +115,64 @@ def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -
             result.reproducer = None
             continue
         try:
-            shutil.copytree(here, there, symlinks=True, dirs_exist_ok=True)
-        except OSError as error:
-            raise StoreError(f"{there}: cannot copy the reproducer from {here} ({error.strerror or error})") from None
+            files, skipped = _reproducer_files(here)
+            there.mkdir(parents=True, exist_ok=True)
+            for path in files:
+                _copy_regular(path, there / path.name)
+        except (OSError, FileError) as error:
+            raise StoreError(f"{there}: cannot copy the reproducer from {here} "
+                             f"({getattr(error, 'message', None) or error.strerror or error})") from None
+        except _TooBig as error:
+            result.reproducer = None
+            notes.append(f"{here}: not copied ({error})")
+            continue
+        notes += [f"{here / name}: not copied ({kind}; only regular files are)" for name, kind in skipped]
+    return notes
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _reproducer_files(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The regular files directly in ``folder`` (checked with lstat: a symlink is not followed), and
+    the names left out with what they are; _TooBig past the bounds."""
+    import os
+
+    from irtool.files import kind_of, size_text
+
+    files, skipped, total = [], [], 0
+    with os.scandir(folder) as entries:
+        for count, entry in enumerate(entries):
+            if count >= 4 * REPRODUCER_FILES:
+                raise _TooBig(f"more than {4 * REPRODUCER_FILES} entries")
+            found = entry.stat(follow_symlinks=False)
+            kind = "a symlink" if entry.is_symlink() else kind_of(found.st_mode)
+            if kind is not None:
+                skipped.append((entry.name, kind))
+                continue
+            total += found.st_size
+            files.append(Path(entry.path))
+    if len(files) > REPRODUCER_FILES or total > REPRODUCER_BYTES:
+        raise _TooBig(f"{len(files)} files of {size_text(total)}; a reproducer is copied up to "
+                      f"{REPRODUCER_FILES} files and {size_text(REPRODUCER_BYTES)}")
+    return sorted(files), skipped
+
+
+def _copy_regular(path: Path, target: Path) -> None:
+    """Copy one regular file (opened without following a link or blocking, checked again once
+    open); a file that grows while copied is cut at REPRODUCER_BYTES."""
+    from irtool.files import atomic_writer, open_regular
+
+    with open_regular(path, "reproducer file", REPRODUCER_BYTES, follow=False) as source, \
+            atomic_writer(target, "reproducer file") as copy:
+        left = REPRODUCER_BYTES
+        while left > 0:
+            chunk = source.read(min(1 << 20, left))
+            if not chunk:
+                break
+            copy.write(chunk)
+            left -= len(chunk)
 
 
 Column = tuple[str, str, "str | None"]  # device, precision, OpenVINO release (None: a run of one)

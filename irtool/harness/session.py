@@ -200,6 +200,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
         list(options.expect_coverage), "--expect-coverage")
     timeout = options.timeout or max(suite.timeout for suite in suites)
     report_dir = _report_dir(options.report_dir)
+    _check_inputs_outside(report_dir, _run_inputs(options, suites, cases))
     lock = ReportDirLock.acquire(report_dir)
     try:
         releases = environments(options.openvino, options.openvino_cache, log) if options.openvino else {}
@@ -231,6 +232,44 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     outcome.notes += [note] if note else []
     outcome.seconds = time.monotonic() - began
     return outcome
+
+
+def _run_inputs(options: HarnessOptions, suites: list, cases: Sequence[SuiteCase]) -> list[tuple[str, Path]]:
+    """Every file a run reads, by what it is to the run: nothing the run writes may replace them."""
+    found = [("the suite", Path(suite.path)) for suite in suites]
+    found += [("the known-failures file", Path(suite.expected_failures)) for suite in suites
+              if suite.expected_failures]
+    found += [("the known-failures file", Path(path)) for path in options.expected_failures]
+    # A fresh run refuses a dir holding results unless forced, and --force replaces the run the baseline
+    # was (read whole first: the rolling baseline); --resume would replace it unasked.
+    if options.baseline is not None and options.resume:
+        found += [("the baseline", Path(options.baseline) / name) for name in (JSON_NAME, JSONL_NAME)] \
+            if Path(options.baseline).is_dir() else [("the baseline", Path(options.baseline))]
+    for case in cases:
+        if case.file is not None:
+            found.append((f"the model of case {case.id}", Path(case.file)))
+            if case.file.endswith(".xml"):
+                found.append((f"the weights of case {case.id}", Path(case.file).with_suffix(".bin")))
+        if case.inputs is not None:
+            found.append((f"the inputs of case {case.id}", Path(case.inputs)))
+    return list(dict.fromkeys(found))
+
+
+def _check_inputs_outside(report_dir: Path, inputs: list[tuple[str, Path]]) -> None:
+    """SessionError if a file the run writes in ``report_dir`` (its results, reports, lock, marker)
+    is one of ``inputs``, or a folder it empties (reproducers/, reduced/) holds one."""
+    from irtool.files import check_holds_no_input, check_not_input
+    from irtool.harness.lock import LOCK_NAME
+    from irtool.harness.marker import MARKER_NAME
+    from irtool.harness.reports import REPORT_NAMES
+
+    try:
+        for name in (*REPORT_NAMES, JSONL_NAME, LOCK_NAME, MARKER_NAME):
+            check_not_input(report_dir / name, inputs, name)
+        for folder in (REPRODUCERS, REDUCED):
+            check_holds_no_input(report_dir / folder, inputs, f"{folder} folder of the report dir")
+    except IrtoolError as error:
+        raise SessionError(f"{error.message} (--report-dir {report_dir})") from None
 
 
 def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) -> None:
@@ -421,7 +460,8 @@ def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | No
 
     try:
         write_reports(report_dir, outcome.run,
-                      BaselineDiff(baseline, outcome.diff) if baseline and outcome.diff is not None else None)
+                      BaselineDiff(baseline, outcome.diff) if baseline and outcome.diff is not None else None,
+                      force=True)  # checked before the run began (_open_store)
     except IrtoolError as error:
         if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
             raise
@@ -452,7 +492,12 @@ def _report_dir(path: Path) -> Path:
 def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
                 order: dict) -> tuple[list[CaseResult], JsonlWriter]:
     """The results already there (with --resume) and the writer that appends the new ones."""
+    from irtool.harness.marker import check_owned, record_owned
+    from irtool.harness.reports import REPORT_NAMES
+
     jsonl = report_dir / JSONL_NAME
+    # the reports this run will write, and the folders it empties, must be irtool's (or --force)
+    check_owned(report_dir, REPORT_NAMES, (REPRODUCERS, REDUCED), options.force)
     if options.resume and jsonl.is_file():
         previous = read_jsonl(jsonl, repair=True)
         _check_same_run(jsonl, previous.meta, meta)
@@ -462,6 +507,10 @@ def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
         _check_no_earlier_run(report_dir, options.resume)
     for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only
         shutil.rmtree(report_dir / folder, ignore_errors=True)
+    try:
+        record_owned(report_dir, folders=(REPRODUCERS, REDUCED))
+    except IrtoolError as error:
+        raise SessionError(f"{report_dir}: cannot write in the report dir ({error.message})") from None
     return [], JsonlWriter(jsonl, meta, append=False)
 
 

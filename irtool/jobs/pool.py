@@ -267,6 +267,7 @@ class Pool:
                 on_result(result)
         elif task.reproduce_for is not None:
             task.reproduce_for.reproducer = message.get("reproducer")
+            task.reproduce_for.unwritten = message.get("unwritten") or task.reproduce_for.unwritten
             on_result(task.reproduce_for)
 
     def _lost(self, worker: _Worker, verdict: str, on_result: Callable[[CaseResult], None]) -> None:

@@ -218,6 +218,7 @@ class CaseResult:
     implementations: Mapping[str, str] = field(default_factory=dict)  # node -> what the device ran for it
     node: str | None = None  # the recurrent node judged, where the job's model has several (case is CASE::NODE)
     reproducer: str | None = None  # folder, relative to the report dir
+    unwritten: str | None = None  # what could not be written beside the verdict (its reproducer), and why
     issue: str | None = None  # the known-failure entry's link, for xfail/xpass
     openvino: str | None = None  # the release axis of a run with --openvino (part of the key); else None
     openvino_version: str | None = None  # what the worker's openvino said it is (get_version())
@@ -297,7 +298,8 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
                                                                     "a list of objects"),
     "max_abs": (_optional(_is_number), "a number or null"), "time": (_is_number, "a number"),
     "compile_time": (_is_number, "a number"), "infer_time": (_is_number, "a number"),
-    "reproducer": (_optional(_is_str), "a string or null"), "issue": (_optional(_is_str), "a string or null"),
+    "reproducer": (_optional(_is_str), "a string or null"), "unwritten": (_optional(_is_str), "a string or null"),
+    "issue": (_optional(_is_str), "a string or null"),
     "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                         "an object of strings"),
     "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),

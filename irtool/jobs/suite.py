@@ -66,7 +66,6 @@ whatever its size, with the count and the way to raise the limit.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import hashlib
 import itertools
 import math
@@ -486,7 +485,7 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
         raise SuiteError(f"{path}: {where}: 'paths' is required: a list of globs, e.g. paths = [\"ir/*.xml\"]")
     matched: dict[Path, None] = {}  # in order, each once (a dict: linear in the number of files)
     for pattern in patterns:
-        found = sorted(Path(p) for p in glob.glob(str(path.parent / pattern), recursive=True))
+        found = sorted(expand_glob(path.parent, pattern))
         if not found:
             raise SuiteError(f"{path}: {where}: {pattern!r} matches no file (relative to {path.parent})")
         matched.update(dict.fromkeys(found))
@@ -504,6 +503,26 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
                                    rtol=_tolerance(path, case_id, table, "rtol"),
                                    **_expectations(path, case_id, table)))
     return cases
+
+
+def expand_glob(base: Path, pattern: str) -> list[Path]:
+    """The files ``pattern`` (relative to ``base``, or absolute) matches, as glob.glob(recursive=True)
+    finds them, except that ``**`` never descends into a symlinked folder: two symlinks to ``.``
+    would make it walk forever.  Names starting with a dot match only where the pattern spells the
+    dot, as with glob."""
+    anchor = Path(pattern).anchor
+    root, rest = (Path(anchor), Path(pattern).relative_to(anchor)) if anchor else (base, Path(pattern))
+    if not rest.parts:
+        return [root] if root.exists() else []
+    literal = set(rest.parts)
+    dotted = any(part.startswith(".") and part not in (".", "..") for part in rest.parts)  # ".*.xml"
+    found = []
+    for match in root.glob(str(rest)):  # pathlib's ** does not follow symlinks
+        parts = match.relative_to(root).parts
+        if not dotted and any(part.startswith(".") and part not in literal for part in parts):
+            continue
+        found.append(match)
+    return found
 
 
 def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -> list[SuiteCase]:

@@ -201,6 +201,7 @@ class Runner:
         reproducer of the node (a single-op IR with its captured inputs) where it fails.  Probing
         that changed the model's outputs fails every node: none of them may be what the model runs."""
         from irtool.execute import node_folder_name, write_node_reproducer
+        from irtool.reproducer import ReproducerError
 
         probe = _probe_problem(judgment)
         results = []
@@ -226,9 +227,12 @@ class Runner:
             if verdict.verdict == FAIL and node is not None and self.options.report_dir is not None:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(verdict.name)}"
                 folder = Path(self.options.report_dir) / relative
-                write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
-                                      self.options.config)
-                result.reproducer = relative
+                try:
+                    write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
+                                          self.options.config)
+                    result.reproducer = relative
+                except ReproducerError as error:  # the verdict stands; what was not written is said beside it
+                    result.unwritten = error.message
             results.append(result)
         return results
 
@@ -317,9 +321,10 @@ class Runner:
         return self._compiled.put(key, compiled), False
 
     # ------------------------------------------------------------------ reproducers
-    def reproduce_only(self, job: Job) -> str | None:
+    def reproduce_only(self, job: Job, unwritten: list[str] | None = None) -> str | None:
         """The reproducer of a job whose worker crashed or hung: the model, its inputs and the
-        reference's outputs where they need no device; nothing is compiled."""
+        reference's outputs where they need no device; nothing is compiled.  Why it could not be
+        written (a full disk), if so, is appended to ``unwritten``."""
         try:
             prepared = self.prepare(job.case)
             data = self.data(job.case, prepared)
@@ -333,6 +338,8 @@ class Runner:
             return None
         result = base_result(job)
         self._reproduce(job, result, prepared, data.inputs, expected=expected)
+        if result.unwritten and unwritten is not None:
+            unwritten.append(result.unwritten)
         return result.reproducer
 
     def _reproduce(self, job: Job, result: CaseResult, prepared: Any, inputs: Mapping[str, np.ndarray],
@@ -340,7 +347,7 @@ class Runner:
                    diffs: tuple = ()) -> None:
         if self.options.report_dir is None:
             return
-        from irtool.reproducer import write_reproducer
+        from irtool.reproducer import ReproducerError, write_reproducer
 
         relative = f"{REPRODUCERS}/{reproducer_name(job)}"
         names = [labels[0] for labels in prepared.labels]
@@ -348,12 +355,14 @@ class Runner:
                       if len(diffs) == len(names) else self._tolerances(job, prepared))
         result.reproducer = relative
         folder = Path(self.options.report_dir) / relative
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        write_reproducer(folder, model=prepared.model, inputs=inputs,
-                         expected=dict(zip(names, expected)) if expected is not None else None,
-                         actual=dict(zip(names, actual)) if actual is not None else None,
-                         device=job.device, precision=job.precision, config=self.options.config,
-                         tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
+        try:
+            write_reproducer(folder, model=prepared.model, inputs=inputs,
+                             expected=dict(zip(names, expected)) if expected is not None else None,
+                             actual=dict(zip(names, actual)) if actual is not None else None,
+                             device=job.device, precision=job.precision, config=self.options.config,
+                             tolerances=tolerances, case=case_to_json(job.case), result=result_to_json(result))
+        except ReproducerError as error:  # the verdict stands; what was not written is said beside it
+            result.reproducer, result.unwritten = None, error.message
 
     def _tolerances(self, job: Job, prepared: Any) -> dict[str, tuple[float, float]]:
         """Each output's tolerance at the requested precision, for a job that compared nothing."""
@@ -470,12 +479,13 @@ def serve(requests: Any, answers: Any) -> None:
                 results = [result]
             _send(answers, {"results": [result_to_json(result) for result in results]})
         elif "reproduce" in request:
+            unwritten: list[str] = []
             try:
-                folder = runner.reproduce_only(job_from_json(request["reproduce"]))
+                folder = runner.reproduce_only(job_from_json(request["reproduce"]), unwritten)
             except Exception:  # irtool's own bug: the job is recorded without a reproducer
                 traceback.print_exc()
                 folder = None
-            _send(answers, {"reproducer": folder})
+            _send(answers, {"reproducer": folder, "unwritten": unwritten[0] if unwritten else None})
 
 
 def _send(answers: Any, message: Mapping[str, Any]) -> None:

@@ -20,6 +20,7 @@ from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
 from irtool.jsonable import shown_json
 from irtool.model_files import ModelFileError, check_folder_file
 from irtool.reduce.errors import ReduceError
+from irtool.reproducer import safe_config
 from irtool.runtime.nodes import input_arrays
 
 SUITE_SEPARATOR = "::"
@@ -34,6 +35,7 @@ class Origin:
     config: Mapping[str, str] = field(default_factory=dict)
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     timeout: float | None = None  # the suite's per-case timeout
+    notes: tuple[str, ...] = ()  # what was not taken from a reproducer's case.json, and why
 
 
 def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
@@ -88,7 +90,8 @@ def node_origin(model: Path, node: str, device: str, precision: str, tolerance: 
                          + (f" ({found.reason})" if found.reason else "") + "; it does not fail, so there is "
                          "nothing to reduce")
     origin = _reproducer(Path(result.reproducers[node]))
-    return Origin(origin.case, origin.device, origin.precision, origin.config, origin.tolerance)
+    return Origin(origin.case, origin.device, origin.precision, origin.config, origin.tolerance,
+                  notes=origin.notes)
 
 
 class NodePasses(ReduceError):
@@ -157,7 +160,7 @@ def _reproducer(folder: Path) -> Origin:
     config = record.get("config", {})
     if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in config.values()):
         raise ReduceError(f"{path}: 'config' is {shown_json(config)}; expected an object of strings")
-    config = {str(k): str(v) for k, v in config.items()}
+    config, notes = safe_config(config, str(path))
     device, precision = record["device"], record["precision"]
     try:
         original = case_from_json(record["case"])
@@ -167,7 +170,7 @@ def _reproducer(folder: Path) -> Origin:
                      inputs=str((folder / "inputs.npz").resolve()), atol=original.atol, rtol=original.rtol)
     policy = TolerancePolicy(output_atol={name: pair[0] for name, pair in tolerances.items()},
                              output_rtol={name: pair[1] for name, pair in tolerances.items()})
-    return Origin(case, device, precision, config, policy)
+    return Origin(case, device, precision, config, policy, notes=tuple(notes))
 
 
 def _read_json(path: Path) -> Any:

@@ -32,7 +32,7 @@ import numpy as np
 from irtool.compare import PRECISION_CHOICES, TolerancePolicy
 from irtool.devices import check_device
 from irtool.errors import IrtoolBug
-from irtool.files import FileError, writable_target
+from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
 from irtool.npz import read_npz
 from irtool.jobs import faults
 from irtool.jobs.pool import Pool
@@ -141,6 +141,7 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
     injected = faults.parse_faults((os.environ if options.env is None else options.env).get(faults.ENV, ""))
     original = concrete_case(origin.case)
     _out_dir(options.out_dir)
+    _check_inputs_outside(origin.case, options.out_dir)
     scratch = Path(tempfile.mkdtemp(prefix="irtool-reduce-"))  # candidates, and the worker's reproducers
     runner = RunnerOptions(options.config, options.tolerance, report_dir=str(scratch))
     try:
@@ -175,6 +176,23 @@ def _out_dir(folder: Path) -> None:
         writable_target(folder / LOG, "reduce log")  # a FIFO there would block the open until a reader came
     except FileError as error:
         raise ReduceError(error.message) from None
+
+
+def _check_inputs_outside(case: SuiteCase, out_dir: Path) -> None:
+    """ReduceError if what reduce writes (OUTDIR/reproducer, replaced whole, and OUTDIR/reduce.log)
+    would replace a file the case is read from (reducing OUTDIR/reproducer again into OUTDIR)."""
+    read = []
+    if case.file is not None:
+        read.append(("the case's model", Path(case.file)))
+        if case.file.endswith(".xml"):
+            read.append(("the case's weights", Path(case.file).with_suffix(".bin")))
+    if case.inputs is not None:
+        read.append(("the case's inputs", Path(case.inputs)))
+    try:
+        check_holds_no_input(out_dir / REPRODUCER, read, "reduced reproducer folder")
+        check_not_input(out_dir / LOG, read, "reduce log")
+    except FileError as error:
+        raise ReduceError(f"-o {out_dir}: {error.message}") from None
 
 
 class _Reduction:
