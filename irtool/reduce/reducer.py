@@ -372,7 +372,7 @@ class _Reduction:
     def _finish(self, outcome: ReduceOutcome, best: _Trial) -> None:
         outcome.final, outcome.result = best.case.describe(), best.result
         outcome.runs, outcome.flaky = self.runs, self.flaky
-        outcome.unmatched_faults = [f"{faults.ENV}: {fault.text!r} matched none of the {self.runs} runs of this "
+        outcome.unmatched_faults = [f"{faults.ENV}: {fault.written!r} matched none of the {self.runs} runs of this "
                                     f"reduction; it changed nothing" for fault in self.unmatched]
         outcome.divergence = divergence(best.result)
         ended = {DONE: "done: no smaller candidate fails so", BUDGET: "stopped: the time budget is used up",
