@@ -64,7 +64,11 @@ def opset_module(module: str) -> Any:
 def build_model(case: OpCase) -> "ov.Model":
     """The ov.Model of one op fed by Parameters (data, and weights if asked) and Consts (weights).
 
-    Inputs and outputs carry the spec's port names (X, initial_hidden_state, ..., Y, Ho).
+    Inputs and outputs carry the spec's port names (X, initial_hidden_state, ..., Y, Ho).  With
+    ``transform = "sequence_to_ti"`` OpenVINO's own pass (ConvertSequenceToTensorIterator, the one
+    its CPU tests apply) turns the sequence into a TensorIterator over its cell before anything
+    compiles it: the device then runs that path, and the cell in its body is what is judged, at
+    every iteration.
     """
     spec = case.spec
     factory(spec)  # an op version without a factory is refused before anything is made
@@ -78,7 +82,28 @@ def build_model(case: OpCase) -> "ov.Model":
             sources.append(parameter(port.name, case.partial_shape(port), case.port_dtype(port)))
         else:
             sources.append(constant(port.name, case.tensor(port, rng)))
-    return assemble(spec, sources, attributes)
+    model = assemble(spec, sources, attributes)
+    if case.transform == "sequence_to_ti":
+        _sequence_to_tensor_iterator(model, spec)
+    return model
+
+
+def _sequence_to_tensor_iterator(model: "ov.Model", spec: OpSpec) -> None:
+    """OpenVINO's ConvertSequenceToTensorIterator on ``model``, in place; Unsupported where this
+    release's Python API lacks it, BuildError where it left the sequence as it was."""
+    try:
+        from openvino._offline_transformations import convert_sequence_to_tensor_iterator_transformation
+    except ImportError:
+        raise Unsupported(f"openvino {openvino_release()} has no convert_sequence_to_tensor_iterator_"
+                          f"transformation in its Python API") from None
+    convert_sequence_to_tensor_iterator_transformation(model)
+    if any(op.get_type_name() == spec.type for op in model.get_ordered_ops()):
+        raise BuildError(f"{spec.key}: OpenVINO's ConvertSequenceToTensorIterator left the sequence as it was")
+    for op in model.get_ordered_ops():  # the pass names the cell by a counter: results need a stable name
+        if op.get_type_name() == "TensorIterator":
+            for inner in op.get_function().get_ordered_ops():
+                if inner.get_type_name().endswith("Cell"):
+                    inner.set_friendly_name(f"{spec.type}_cell")
 
 
 def constant(name: str, array: np.ndarray) -> Any:

@@ -31,6 +31,7 @@ LENGTHS_TYPES: Mapping[str, str] = {"i32": "int32", "i64": "int64"}
 SOURCES = ("parameter", "const")  # where an input's data comes from: a model input, or a Const in the model
 LENGTHS = ("ragged", "full", "zero", "random")  # sequence_lengths content, see port_tensor
 VALUES = ("unsaturated", "saturating")  # data, states and weights ranges, see port_tensor
+TRANSFORMS = ("none", "sequence_to_ti")  # what is done to the built model before it is compiled
 
 
 class CaseError(IrtoolError, ValueError):
@@ -64,12 +65,14 @@ class OpCase:
     lengths_type: str = "i32"
     values: str = "unsaturated"
     bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # a dynamic dim's [min, max]
+    transform: str = "none"  # see TRANSFORMS and irtool.build.build_model
 
     def __post_init__(self) -> None:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2 ** 63:
             raise CaseError(f"seed {self.seed!r}: expected an integer from 0 to 2**63-1")
         for name, value, allowed in (("lengths", self.lengths, LENGTHS), ("lengths_type", self.lengths_type,
-                                     tuple(LENGTHS_TYPES)), ("values", self.values, VALUES)):
+                                     tuple(LENGTHS_TYPES)), ("values", self.values, VALUES),
+                                    ("transform", self.transform, TRANSFORMS)):
             if value not in allowed:
                 raise CaseError(f"{name} {value!r}: expected one of {', '.join(allowed)}")
         bad = {name: source for name, source in self.sources.items() if source not in SOURCES}
@@ -110,6 +113,14 @@ class OpCase:
         if unknown_ports:
             raise CaseError(f"{self.spec.key}: sources name {', '.join(unknown_ports)}, not an input it feeds; "
                             f"its inputs are {', '.join(ports)}")
+        if self.transform == "sequence_to_ti":
+            if self.spec.time_symbol is None:
+                raise CaseError(f"{self.spec.key}: transform sequence_to_ti is for sequence ops; a cell has no "
+                                f"sequence to convert")
+            if self.filled_attributes.get("direction") == "bidirectional":
+                raise CaseError(f"{self.spec.key}: transform sequence_to_ti converts a forward or reverse sequence; "
+                                f"OpenVINO's pass leaves a bidirectional one as it is (measured with openvino "
+                                f"2026.4.1): split it first, or use direction forward or reverse")
         time = self.spec.time_symbol
         lengths_const = any(p.role == "lengths" and not self.is_parameter(p) for p in self.ports)
         if time and time in self.dynamic and lengths_const:

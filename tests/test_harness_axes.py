@@ -242,3 +242,32 @@ def test_bad_shape_axes_are_refused_when_the_suite_is_read(tmp_path, extra, mess
     path.write_text(grid("g", "GRUSequence", extra))
     with pytest.raises(SuiteError, match=message):
         load_suite(path)
+
+
+def test_openvinos_sequence_to_tensor_iterator_pass_runs_before_compiling_and_the_cell_is_judged(tmp_path):
+    text = ""
+    for op in SEQUENCES:
+        text += grid(f"{op}-ti", op, 'transform = "sequence_to_ti"').replace(
+            '["forward", "reverse", "bidirectional"]', '["forward", "reverse"]')
+    (tmp_path / "s.toml").write_text(text)
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--report-dir", str(tmp_path / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert len(results) == 6
+    for result, op in zip(results, [op for op in SEQUENCES for _ in range(2)]):
+        assert result["case"].endswith(f"::{op}_cell")  # the body's cell, judged at every iteration
+        assert result["op"].startswith(op.replace("Sequence", "Cell")) and result["verdict"] == "pass"
+        assert result["implementations"] in ({f"{op}_cell": "in TensorIterator"}, {})
+
+
+@pytest.mark.parametrize("op, direction, message", [
+    ("GRUSequence", "bidirectional", "OpenVINO's pass leaves a bidirectional one as it is"),
+    ("GRUCell", None, "a cell has no sequence to convert"),
+])
+def test_sequence_to_tensor_iterator_is_refused_where_the_pass_does_nothing(op, direction, message):
+    attributes = {"hidden_size": 4, **({"direction": direction} if direction else {})}
+    sizes = {k: v for k, v in SIZES.items() if k != "seq_length" or direction}
+    with pytest.raises(CaseError, match=message):
+        OpCase(op, attributes, sizes, transform="sequence_to_ti").symbols

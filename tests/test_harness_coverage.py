@@ -46,6 +46,7 @@ sizes = {{ batch_size = 2, seq_length = 4, input_size = 3 }}
     ("forward: RNNSeq (f32); reverse: TensorIterator (f32; decomposed)", ("RNNSeq", "TensorIterator")),
     ("forward: RNNSeq (f32); reverse: RNNSeq (f32)", ("RNNSeq",)),
     ("not reported", ()),
+    ("in TensorIterator", ("TensorIterator",)),
 ])
 def test_kinds_of_a_description(description, found):
     assert kinds(description) == found

@@ -51,9 +51,12 @@ class CoverageRow:
 
 def kinds(description: str) -> tuple[str, ...]:
     """The runtime layer types of a description: ``RNNSeq (f32)`` -> RNNSeq; ``forward: RNNSeq (f32);
-    reverse: TensorIterator (f32; decomposed)`` -> RNNSeq, TensorIterator; ``not reported`` -> none."""
+    reverse: TensorIterator (f32; decomposed)`` -> RNNSeq, TensorIterator; ``in TensorIterator`` (a
+    node in a body) -> TensorIterator; ``not reported`` -> none."""
     if description == "not reported":
         return ()
+    if description.startswith("in "):  # a node in a body: the layer its container ran as
+        description = description[len("in "):]
     found = [match.group(1) for match in map(_KIND.match, direction_parts(description)) if match]
     return tuple(dict.fromkeys(found))
 

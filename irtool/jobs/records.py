@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
-from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, VALUES
+from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES
 from irtool.jsonable import plain, shown, unplain
 from irtool.runtime.core import release_label
 
@@ -109,6 +109,7 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "lengths": (lambda v: v in LENGTHS, f"one of {', '.join(LENGTHS)}"),
     "lengths_type": (lambda v: v in LENGTHS_TYPES, f"one of {', '.join(LENGTHS_TYPES)}"),
     "values": (lambda v: v in VALUES, f"one of {', '.join(VALUES)}"),
+    "transform": (lambda v: v in TRANSFORMS, f"one of {', '.join(TRANSFORMS)}"),
     "bounds": (lambda v: isinstance(v, Mapping) and all(
         isinstance(k, str) and isinstance(b, (list, tuple)) and len(b) == 2 and all(_is_count(x) for x in b)
         for k, b in v.items()), "an object of dim name -> [min, max]"),
@@ -152,6 +153,7 @@ class SuiteCase:
     lengths: str = "ragged"  # sequence_lengths content (irtool.cases.DataKind)
     lengths_type: str = "i32"
     values: str = "unsaturated"  # data ranges (irtool.cases.DataKind)
+    transform: str = "none"  # done to the built model before compiling (irtool.cases.TRANSFORMS)
     bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # bounded dynamic dims: [min, max]
     # sizes of the dynamic dims inferred one after another on one compiled model (each judged)
     infer_sizes: tuple[Mapping[str, int], ...] = ()

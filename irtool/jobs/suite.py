@@ -21,6 +21,7 @@
     lengths = ["ragged", "full", "zero", "random"]   # sequence_lengths content (default "ragged";
                                         # "random": each in [0, seq_length], zeros allowed)
     lengths_type = ["i32", "i64"]       # sequence_lengths element type (default "i32")
+    transform = ["none", "sequence_to_ti"]   # OpenVINO's ConvertSequenceToTensorIterator before compiling
     values = ["unsaturated", "saturating"]   # data ranges (default "unsaturated": weights in
                                         # +-1/sqrt(hidden_size), data in [-1, 1); "saturating": every
                                         # float input in [0, 10), as OpenVINO's own tests draw them)
@@ -74,7 +75,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, VALUES, CaseError, OpCase, case_ports
+from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, CaseError, OpCase, case_ports
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
 from irtool.formats import formats_text, model_format
@@ -91,8 +92,9 @@ SUITE_TABLES = ("suite", "grid", "files", "models")
 SUITE_KEYS = frozenset({"name", "description", "timeout", "expected_failures", "max_cases", "expect_coverage"})
 GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", "element_type", "seeds",
                        "model_seed", "atol", "rtol", "frontend", "opset", "inputs", "expect_impl", "max_compile_s",
-                       "sources", "lengths", "lengths_type", "values", "bounds", "infer_sizes"})
-DATA_AXES = ("lengths", "lengths_type", "values")  # grid keys of an op case's data, each a string or a list
+                       "sources", "lengths", "lengths_type", "values", "bounds", "infer_sizes",
+                       "transform"})
+DATA_AXES = ("lengths", "lengths_type", "values", "transform")  # grid keys of an op case's data, each a string or a list
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
 MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
 WEIGHTS = {"const": False, "parameter": True}
@@ -392,9 +394,10 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
         raise SuiteError(f"{path}: case {case_id}: frontend is {shown(frontend)}{did_you_mean(frontend, FRONTENDS)}; "
                          f"expected one of {', '.join(FRONTENDS)}")
     data = {key: point.get(key, default) for key, default in (("lengths", "ragged"), ("lengths_type", "i32"),
-                                                                ("values", "unsaturated"))}
+                                                                ("values", "unsaturated"), ("transform", "none"))}
     for key, value in data.items():
-        allowed = {"lengths": LENGTHS, "lengths_type": tuple(LENGTHS_TYPES), "values": VALUES}[key]
+        allowed = {"lengths": LENGTHS, "lengths_type": tuple(LENGTHS_TYPES), "values": VALUES,
+                   "transform": TRANSFORMS}[key]
         if value not in allowed:
             raise SuiteError(f"{path}: case {case_id}: {key} is {shown(value)}; expected one of {', '.join(allowed)}")
     bounds = {k.partition(".")[2]: tuple(v) for k, v in point.items() if k.startswith("bounds.")}
@@ -437,7 +440,7 @@ def op_case(case: SuiteCase) -> OpCase:
     """The OpCase that builds a grid case's model (weights seeded by ``model_seed``)."""
     return OpCase(case.op or "", dict(case.attributes), dict(case.sizes), case.version, case.element_type,
                   case.model_seed, case.weights_as_parameters, tuple(case.dynamic), dict(case.sources),
-                  case.lengths, case.lengths_type, case.values, dict(case.bounds))
+                  case.lengths, case.lengths_type, case.values, dict(case.bounds), case.transform)
 
 
 def _int(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> int:
