@@ -89,11 +89,21 @@ class OpCase:
 
     @cached_property
     def filled_attributes(self) -> dict[str, Any]:
-        """The attributes, checked by the spec, with its defaults for the omitted ones."""
+        """The attributes, checked by the spec, with its defaults for the omitted ones.  A value the
+        spec leaves open (a clip of -1, -inf or NaN: :meth:`irtool.specs.OpSpec.read_open`) is
+        built as asked, to see what a device does with it."""
+        given = dict(self.attributes)
+        read, _ = self.spec.read_open(given)
         try:
-            return self.spec.check_attributes(dict(self.attributes))
+            filled = self.spec.check_attributes(read)
         except ValueError as error:
             raise CaseError(str(error)) from None
+        return {**filled, **{name: value for name, value in given.items() if read[name] is not value}}
+
+    @property
+    def open_notes(self) -> list[str]:
+        """A note per attribute value the spec leaves open, saying how the reference reads it."""
+        return self.spec.read_open(dict(self.attributes))[1]
 
     @cached_property
     def symbols(self) -> dict[str, int]:

@@ -271,3 +271,29 @@ def test_sequence_to_tensor_iterator_is_refused_where_the_pass_does_nothing(op, 
     sizes = {k: v for k, v in SIZES.items() if k != "seq_length" or direction}
     with pytest.raises(CaseError, match=message):
         OpCase(op, attributes, sizes, transform="sequence_to_ti").symbols
+
+
+def test_clip_values_the_spec_leaves_open_run_with_a_note_of_what_the_device_did(tmp_path):
+    """-1, -inf and NaN: the spec asks for a positive clip; the reference reads them as no clipping
+    (what OpenVINO's CPU plugin does, measured), and each result says whether the device matched."""
+    (tmp_path / "s.toml").write_text(grid("g", "LSTMSequence", "").replace(
+        '["forward", "reverse", "bidirectional"]', '"forward", clip = [-1.0, -inf, nan]'))
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--report-dir", str(tmp_path / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert [r["case"] for r in results] == ["g[clip=-1,seed=0]", "g[clip=-inf,seed=0]", "g[clip=nan,seed=0]"]
+    for result, text in zip(results, ("-1", "-inf", "nan")):
+        assert result["message"].startswith(f"clip {text} is left open by the spec (")
+        assert "judged as clip 0: CPU " in result["message"]
+        assert result["message"].endswith("CPU matched it" if result["verdict"] == "pass" else "CPU did not match it")
+    assert done.returncode == (0 if all(r["verdict"] == "pass" for r in results) else 1)
+
+
+def test_an_open_value_is_built_as_asked_and_a_closed_one_still_refused():
+    case = OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward", "clip": -1.0}, SIZES)
+    assert case.filled_attributes["clip"] == -1.0 and case.open_notes[0].startswith("clip -1 is left open")
+    gru = next(op for op in build_model(case).get_ordered_ops() if op.get_type_name() == "GRUSequence")
+    assert gru.get_attributes()["clip"] == -1.0
+    with pytest.raises(CaseError, match="hidden_size"):
+        OpCase("GRUSequence", {"hidden_size": -4, "direction": "forward"}, SIZES).symbols

@@ -150,6 +150,11 @@ class Runner:
                         else f"{len(runs)} shapes inferred in order on one compiled model ({'; '.join(l for l, _ in runs)})")
                 for each in results:
                     each.message = f"{said}: {each.message}" if each.message else said
+            for note in _open_notes(case):  # what the device did with a value the spec leaves open
+                for each in results:
+                    did = "matched it" if each.verdict == PASS else "did not match it" if each.verdict == FAIL else ""
+                    said = f"{note}: {job.device} {did}" if did else note
+                    each.message = f"{each.message}; {said}" if each.message else said
             for each in results:  # a suite's expect_impl and max_compile_s, for every node
                 broken = expectations_broken(case, each.implementations, compiled.seconds)
                 if broken and each.verdict in (PASS, FAIL):
@@ -249,7 +254,11 @@ class Runner:
         every device and precision that gives the node the same inputs."""
         from irtool.execute import arrays_digest, evaluate_node
 
+        open_values = bool(_open_notes(case))
+
         def reference(node: Any, arrays: Any) -> Any:
+            if open_values:  # a value the spec leaves open, read as its spec file says (a clip of -1: none)
+                node = dataclasses.replace(node, attributes=node.spec.read_open(node.attributes)[0])
             key = (case.model_key, node.index, arrays_digest(arrays))
             found = self._references.get(key)
             return found if found is not None else self._references.put(key, evaluate_node(node, arrays))
@@ -394,6 +403,11 @@ class Lru:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return value
+
+
+def _open_notes(case: SuiteCase) -> list[str]:
+    """A grid case's notes on the attribute values its spec leaves open (irtool.cases.OpCase.open_notes)."""
+    return op_case(case).open_notes if case.op is not None and case.frontend == "ir" else []
 
 
 def expectations_broken(case: SuiteCase, implementations: Mapping[str, str], compile_seconds: float) -> list[str]:

@@ -59,6 +59,8 @@ class AttributeSpec:
     maximum: float | None = None
     length: int | None = None
     openvino_applies_default: bool = True
+    open_reads_as: Any = None  # a value the spec leaves undefined, read by the reference as this (None: refused)
+    open_why: str = ""
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -66,6 +68,13 @@ class AttributeSpec:
             raise SpecError(f"attribute {self.name}: unknown type {self.type!r}")
         if self.required and self.default is not None:
             raise SpecError(f"attribute {self.name}: required and with a default")
+
+    def is_open(self, value: Any) -> bool:
+        """Whether ``value`` is one the spec leaves undefined but a suite may ask for (``open``):
+        a number out of range, or NaN."""
+        if self.open_reads_as is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        return math.isnan(value) or self._range_problem(value) is not None
 
     def parse(self, text: str) -> tuple[Any, list[AttributeProblem]]:
         """Read IR text; returns the value (None if unreadable) and what is wrong with it."""
@@ -390,6 +399,18 @@ class OpSpec:
             if problems:
                 raise SpecMismatch(f"{self.key}: attribute {name!r}: {problems[0].message}")
         return filled
+
+    def read_open(self, attributes: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """``attributes`` with each value the spec leaves undefined (:meth:`AttributeSpec.is_open`)
+        read as the spec file says the reference reads it, and a note per such value."""
+        read, notes = dict(attributes), []
+        for name, value in attributes.items():
+            spec = self.attributes.get(name)
+            if spec is not None and spec.is_open(value):
+                read[name] = spec.open_reads_as
+                notes.append(f"{name} {format_value(value)} is left open by the spec ({spec.open_why}); judged as "
+                             f"{name} {format_value(spec.open_reads_as)}")
+        return read, notes
 
     def typed_attributes(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """Attributes with IR text (``"false"``, ``"128"``) for a bool or number read by the spec's
