@@ -30,13 +30,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from irtool.diagnostics import clipped
+from irtool.documents import load_json
 from irtool.errors import IrtoolError
+from irtool.files import FileError, read_bytes
 from irtool.runtime.core import release_label
 
 CURRENT = "current"
 CACHE_ENV = "IRTOOL_OPENVINO_CACHE"
 MARKER = "irtool-ready.json"
-VERSION = re.compile(r"^\d{4}\.\d+(\.\d+)*$")
+# A release: a year and one to five more numbers of at most 9 ASCII digits each (no release
+# has more; a longer one would only reach pip, or int(), as a number of thousands of digits).
+VERSION = re.compile(r"[0-9]{4}(?:\.[0-9]{1,9}){1,5}", re.ASCII)
 PIP_TIMEOUT = 1200.0
 
 
@@ -65,8 +70,9 @@ def parse_releases(text: str) -> list[str]:
     if not items:
         raise EnvironmentError_(f"--openvino {text!r}: expected a comma-separated list such as 2025.4.1,current")
     for release in items:
-        if release != CURRENT and not VERSION.match(release):
-            raise EnvironmentError_(f"--openvino {release}: expected a release such as 2025.4.1, or {CURRENT}")
+        if release != CURRENT and not VERSION.fullmatch(release):
+            raise EnvironmentError_(f"--openvino {clipped(release, 40)}: expected a release such as 2025.4.1 (a year and up "
+                                    f"to five more numbers), or {CURRENT}")
     return list(dict.fromkeys(item if item == CURRENT else canonical_release(item) for item in items))
 
 
@@ -80,10 +86,16 @@ def canonical_release(release: str) -> str:
     return ".".join(map(str, numbers))
 
 
+_NUMBERS = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
+
+
 def release_order(release: str) -> tuple:
     """A release's place among others: by its numbers (2025.4.1 before 2026.0), unknown ones last."""
-    numbers = release_label(release).split(".")
-    return (0, tuple(int(n) for n in numbers)) if all(n.isdigit() for n in numbers) else (1, (release,))
+    label = release_label(release)
+    if not _NUMBERS.fullmatch(label):
+        return (1, (release,))
+    # each number compared by its digits, never int(): a results file may name a release of 5,000 digits
+    return (0, tuple((len(n.lstrip("0")), n.lstrip("0")) for n in label.split(".")))
 
 
 def environments(releases: Sequence[str], cache: str | Path | None = None,
@@ -154,13 +166,13 @@ def _ensure(release: str, cache: Path, log: Callable[[str], None] | None) -> Env
     why_again = "is not a whole environment"  # half-made (no marker) or not ours
     if marker.is_file():
         try:
-            recorded = json.loads(marker.read_text(encoding="utf-8"))
-            if recorded.get("release") == release and Path(python).exists():
+            recorded = load_json(read_bytes(marker, "environment marker"))
+            if isinstance(recorded, dict) and recorded.get("release") == release and Path(python).exists():
                 if recorded.get("requirements") == requirements:
                     return Environment(release, python, recorded.get("openvino_version"))
                 why_again = (f"was made for other dependencies ({', '.join(recorded.get('requirements') or ['?'])}; "
                              f"irtool needs {', '.join(requirements)})")
-        except (OSError, ValueError):
+        except (OSError, ValueError, FileError):
             pass
     if folder.exists():  # made again, never used as it is
         if log:
@@ -241,7 +253,7 @@ def device_report(env: Environment) -> tuple[Any, str | None]:
         return None, f"cannot ask it for its devices: {error}"
     try:
         if done.returncode == 0:
-            return report_from_json(json.loads(done.stdout)), None
+            return report_from_json(load_json(done.stdout)), None
     except (ValueError, KeyError, TypeError):
         pass
     return None, "asking it for its devices failed: " + _reason(done.stderr or done.stdout)

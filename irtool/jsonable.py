@@ -7,6 +7,8 @@ import json
 import math
 from typing import Any, Mapping
 
+from irtool.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
+
 
 def plain(value: Any) -> Any:
     """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan"."""
@@ -30,17 +32,6 @@ def unplain(value: Any) -> Any:
     if value in ("inf", "-inf", "nan"):
         return float(value)
     return value
-
-
-def strict_loads(text: str | bytes) -> Any:
-    """json.loads without JavaScript's NaN and Infinity literals, which irtool never writes (it
-    writes non-finite floats as strings) and which strict JSON writers refuse to write back;
-    json.JSONDecodeError for them, as for any other text that is not JSON."""
-    def refuse(literal: str) -> Any:
-        raise json.JSONDecodeError(f"{literal} is not JSON (irtool writes non-finite numbers as strings)",
-                                   literal, 0)
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def shown(value: Any, limit: int = 40) -> str:

@@ -172,6 +172,24 @@ def test_step_plot(values, atol, scale):
     assert bool(svg.xpath(".//line[@class='atol']")) == (atol is not None)
 
 
+
+@pytest.mark.parametrize("values, atol, ticks", [
+    ((1.7e308, 1e-3), 1e-5, ("1e+309", "1e-05")),  # the decade above the largest float is no float
+    ((5e-324, 1e-3), 1e-5, ("0.001", "1e-324")),  # nor the one below the smallest
+    ((1.7e308, 5e-324), 1.7e308, ("1e+309", "1e-324")),
+    ((1.7e308, 1.7e308), None, ("1.7e+308", "0")),  # linear: its top is the value, not inf
+    ((5e-324, 5e-324), None, ("4.9e-324", "0")),  # 5e-324 * 1.1 rounds back to 5e-324
+])
+def test_step_plot_of_the_extreme_floats(values, atol, ticks):
+    """Per-step errors at the ends of the float range plot inside the frame with finite labels."""
+    svg = lxml_html.fragment_fromstring(step_plot("Y", values, atol))
+    points = [tuple(map(float, p.split(","))) for p in svg.xpath(".//polyline/@points")[0].split()]
+    frame = svg.xpath(".//rect")[0]
+    top, bottom = float(frame.get("y")), float(frame.get("y")) + float(frame.get("height"))
+    assert all(top <= y <= bottom for _, y in points)
+    assert tuple(_text(t) for t in svg.xpath(".//text[@class='y-tick']")) == ticks
+    assert "inf" not in _text(svg) and "nan" not in _text(svg)
+
 # Measures report.html as the browser laid it out: the contrast of every table cell's text on
 # its effective background (WCAG ratio), the rate cells' colours, and, for every step plot, its
 # y-axis labels and whether any two of its texts overlap or leave the plot.

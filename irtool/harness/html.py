@@ -225,11 +225,16 @@ def _outputs_table(outputs: Sequence[Mapping[str, Any]]) -> str:
 
 @dataclass(frozen=True)
 class _Axis:
-    """A plot's y axis: linear from 0, or logarithmic over whole decades."""
+    """A plot's y axis: linear from 0, or logarithmic over whole decades.
+
+    A log axis keeps its decades as exponents (``low`` and ``high`` are 10**exponent): the
+    decade above 1.7e308 or below 5e-324 is no float, and one as a float is inf or 0."""
 
     low: float
     high: float
     log: bool
+    low_exp: int = 0
+    high_exp: int = 0
 
     @classmethod
     def fit(cls, values: Sequence[float]) -> "_Axis":
@@ -237,18 +242,34 @@ class _Axis:
         known = [v for v in values if math.isfinite(v)]
         positive = [v for v in known if v > 0]
         if positive and max(positive) / min(positive) >= LOG_SPAN:
-            return cls(10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive))), True)
-        return cls(0.0, (max(known, default=0.0) or 1.0) * 1.1, False)
+            low_exp, high_exp = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+            return cls(_power(low_exp), _power(high_exp), True, low_exp, high_exp)
+        top = max(known, default=0.0) or 1.0
+        return cls(0.0, top * 1.1 if math.isfinite(top * 1.1) else top, False)
 
     def fraction(self, value: float) -> float:
         """Where a value sits, 0 at the bottom and 1 at the top: zeros at the bottom, non-finite at the top."""
         if not math.isfinite(value):
             return 1.0
         if self.log:
-            share = math.log10(max(value, self.low) / self.low) / math.log10(self.high / self.low)
+            if value <= 0:
+                return 0.0
+            share = (math.log10(value) - self.low_exp) / (self.high_exp - self.low_exp)
         else:
             share = value / self.high
         return min(max(share, 0.0), 1.0)
+
+    def tick(self, top: bool) -> str:
+        """The label of the top or the bottom of the axis."""
+        if self.log:
+            exponent = self.high_exp if top else self.low_exp
+            return number(_power(exponent), 2) if -300 <= exponent <= 300 else f"1e{exponent:+03d}"
+        return number(self.high if top else self.low, 2)
+
+
+def _power(exponent: int) -> float:
+    """10**exponent as a float, clamped to the finite positive floats."""
+    return min(max(10.0 ** max(min(exponent, 308), -323), 5e-324), 1.7976931348623157e308)
 
 
 def step_plot(name: str, values: Sequence[float], atol: float | None, width: int = 440, height: int = 170) -> str:
@@ -277,8 +298,8 @@ def step_plot(name: str, values: Sequence[float], atol: float | None, width: int
              f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>',
              f'<text class="y-label" x="12" y="{middle:.0f}" text-anchor="middle" '
              f'transform="rotate(-90 12 {middle:.0f})">max abs error ({scale} scale)</text>',
-             f'<text class="y-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{number(axis.high, 2)}</text>',
-             f'<text class="y-tick" x="{left - 4}" y="{top + plot_h}" text-anchor="end">{number(axis.low, 2)}</text>',
+             f'<text class="y-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{axis.tick(top=True)}</text>',
+             f'<text class="y-tick" x="{left - 4}" y="{top + plot_h}" text-anchor="end">{axis.tick(top=False)}</text>',
              f'<text class="x-tick" x="{left}" y="{height - 14}" text-anchor="middle">0</text>',
              f'<text class="x-tick" x="{left + plot_w}" y="{height - 14}" text-anchor="middle">{count - 1}</text>',
              f'<text class="x-label" x="{left + plot_w / 2:.0f}" y="{height - 3}" text-anchor="middle">time step</text>']

@@ -27,7 +27,8 @@ from irtool import __version__
 from irtool.errors import IrtoolError
 from irtool.files import RESULTS_LIMIT, read_bytes, writable_target, write_atomic
 from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
-from irtool.jsonable import shown_json, strict_loads
+from irtool.documents import load_json
+from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"
 # Keys of results.json that are not the run's META: computed from the results when written.
@@ -149,9 +150,10 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
             continue
         where = f"{path}:{number}"
         try:
-            record = strict_loads(line)
-        except json.JSONDecodeError:
-            raise StoreError(f"{where}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
+            record = load_json(line)
+        except json.JSONDecodeError as error:
+            raise StoreError(f"{where}: not a JSON line ({error.msg}); the file is not a results.jsonl irtool "
+                             "wrote") from None
         if not isinstance(record, dict):
             raise StoreError(f"{where}: {shown_json(record)} is not a JSON object; each line of a results.jsonl is "
                              "the run header or one result")
@@ -214,7 +216,7 @@ def load_results(path: str | Path) -> RunResults:
         return read_jsonl(path)
     text = read_bytes(path, "results file", RESULTS_LIMIT)
     try:
-        data = strict_loads(text)
+        data = load_json(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StoreError(f"{path}: not a results.json ({error})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

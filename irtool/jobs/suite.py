@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from irtool.cases import CaseError, OpCase
+from irtool.documents import load_toml
 from irtool.errors import IrtoolError
 from irtool.files import read_text
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
@@ -107,7 +108,7 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
     text = read_text(path, "suite file")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(f"{path}: not valid TOML: {error}") from None
     unknown = sorted(set(data) - {"suite", "grid", "files", "models"})
