@@ -43,9 +43,12 @@ def load_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError(f"{literal} is not JSON (irtool writes non-finite numbers as strings)", text, 0)
 
     def integer(digits: str) -> int:
-        if len(digits.lstrip("-")) > _INT_DIGITS or not INT_LOW <= int(digits) <= INT_HIGH:
+        if len(digits) < 19:  # fits whatever its digits: the common case, decided without a range check
+            return int(digits)
+        value = int(digits) if len(digits.lstrip("-")) <= _INT_DIGITS else None
+        if value is None or not INT_LOW <= value <= INT_HIGH:
             raise json.JSONDecodeError(f"the integer {_number_text(digits)} does not fit in 64 bits", text, 0)
-        return int(digits)
+        return value
 
     try:
         return json.loads(text, parse_constant=refuse, parse_int=integer)

@@ -5,13 +5,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from irtool.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """JSON-ready: dataclasses as dicts, tuples as lists, non-finite floats as "inf"/"-inf"/"nan"."""
+    kind = type(value)
+    if kind in _SCALARS:  # the common cases first, by exact type: a results file holds millions of values
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else str(value)
+    if kind is dict:
+        return {k if type(k) is str else str(k): v if type(v) in _SCALARS else plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [v if type(v) in _SCALARS or (type(v) is float and math.isfinite(v)) else plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -23,15 +36,21 @@ def plain(value: Any) -> Any:
     return value
 
 
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
 def unplain(value: Any) -> Any:
     """The inverse of :func:`plain` for numbers: "inf", "-inf" and "nan" back to floats."""
     if isinstance(value, dict):
-        return {k: unplain(v) for k, v in value.items()}
+        return {k: v if type(v) in _NUMBERS else unplain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [unplain(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
+        return [v if type(v) in _NUMBERS else unplain(v) for v in value]
+    if type(value) is str and value in _NON_FINITE:
+        return _NON_FINITE[value]
     return value
+
+
+_NUMBERS = frozenset({int, float, bool, type(None)})
 
 
 def shown(value: Any, limit: int = 40) -> str:

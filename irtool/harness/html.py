@@ -30,6 +30,11 @@ from irtool.harness.store import RunResults
 PASSED = frozenset({PASS, UNJUDGED, XPASS})
 STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
 LISTED_CHANGES = 20  # jobs named per change of the release diff
+# What one page lists, whatever the run's size (results.json and junit.xml hold every result):
+LISTED_PROBLEMS = 300  # failures, errors, crashes and timeouts detailed, in that order; the rest counted
+LISTED_NAMES = 200  # jobs named per reason of the xpass, xfail and skip tables
+RATE_ROWS = 100  # ops of the pass-rate table; the others share one row
+RATE_COLUMNS = 48  # (device, precision, release) columns of the pass-rate table; the others share one
 PLOT_POINTS = 500  # a longer per-step curve is drawn from the maximum of each bucket of steps
 LOG_SPAN = 100.0  # a plot's y axis is logarithmic when its values span this factor or more
 STYLE = """
@@ -117,17 +122,34 @@ def _summary(run: RunResults) -> str:
 # ----------------------------------------------------------------------------- pass rates
 
 def _pass_rates(run: RunResults) -> str:
-    cols = columns(run)
+    """The op x column table, counted in one pass over the results.  A run of hostile size (a
+    results file naming thousands of ops or devices) keeps the table to RATE_ROWS ops and
+    RATE_COLUMNS columns: the rest are counted in one "other" row and column."""
     ops = case_ops(run.results)
-    groups = sorted({op_group(r, ops) for r in run.results}, key=lambda g: (g == NOT_ONE_OP, g))
-    cells: dict[tuple[str, tuple], Counter] = {}
+    cells: dict[tuple[str | None, tuple], Counter] = {}
     for r in run.results:
+        column = column_of(r)
         for group in (op_group(r, ops), None):  # None: the "all ops" row
-            cells.setdefault((group, column_of(r)), Counter())[r.verdict] += 1
+            cells.setdefault((group, column), Counter())[r.verdict] += 1
+    groups = sorted({group for group, _ in cells if group is not None}, key=lambda g: (g == NOT_ONE_OP, g))
+    cols = columns(run)
+    other_group = f"({len(groups) - RATE_ROWS} other ops)" if len(groups) > RATE_ROWS else None
+    other_column = (("", f"({len(cols) - RATE_COLUMNS} other columns)", None) if len(cols) > RATE_COLUMNS
+                    else None)
+    if other_group or other_column:  # fold the cells past the limits into the "other" row and column
+        kept_groups, kept_cols = set(groups[:RATE_ROWS]), set(cols[:RATE_COLUMNS])
+        folded: dict[tuple[str | None, tuple], Counter] = {}
+        for (group, column), counts in cells.items():
+            key = (group if group is None or group in kept_groups else other_group,
+                   column if column in kept_cols else other_column)
+            folded.setdefault(key, Counter()).update(counts)
+        cells = folded
+        groups = groups[:RATE_ROWS] + ([other_group] if other_group else [])
+        cols = cols[:RATE_COLUMNS] + ([other_column] if other_column else [])
     rows = [[_e(group)] + [_rate_cell(cells.get((group, col), Counter())) for col in cols] for group in groups]
     if len(groups) > 1:
         rows.append(["<strong>all ops</strong>"] + [_rate_cell(cells.get((None, col), Counter())) for col in cols])
-    head = ["op"] + [column_label(*col) for col in cols]
+    head = ["op"] + [column_label(*col) if col != other_column else col[1] for col in cols]
     return ("<h2>Pass rate by op and device</h2>\n<p>passed / ran (skipped jobs apart); passed counts pass, "
             "unjudged and xpass.</p>\n" + _table(head, rows, "passrate"))
 
@@ -177,11 +199,22 @@ def _version_diffs(run: RunResults) -> str:
 # ----------------------------------------------------------------------------- problems
 
 def _problems(run: RunResults) -> str:
-    problems = [r for verdict in PROBLEMS for r in run.results if r.verdict == verdict]
+    """Each failure, error, crash and timeout in detail, the first LISTED_PROBLEMS of them (in that
+    order of verdicts); the others are counted, by verdict."""
+    by_verdict: dict[str, list[CaseResult]] = {verdict: [] for verdict in PROBLEMS}
+    for r in run.results:
+        if r.verdict in by_verdict:
+            by_verdict[r.verdict].append(r)
+    problems = [r for verdict in PROBLEMS for r in by_verdict[verdict]]
     if not problems:
         return ""
+    shown = problems[:LISTED_PROBLEMS]
+    rest = Counter(r.verdict for r in problems[LISTED_PROBLEMS:])
+    more = ("" if not rest else '<p class="more">... and ' + ", ".join(f"{n} more {v}" for v, n in rest.items())
+            + " not detailed here (this page details the first " + str(LISTED_PROBLEMS) + "); junit.xml and "
+            "results.json hold every one.</p>")
     return (f"<h2 id=\"problems\">Failures, errors, crashes and timeouts ({len(problems)})</h2>\n"
-            + "\n".join(_problem(r) for r in problems))
+            + "\n".join(_problem(r) for r in shown) + (f"\n{more}" if more else ""))
 
 
 def _problem(result: CaseResult) -> str:
@@ -356,8 +389,14 @@ def _by_reason(run: RunResults, verdict: str, title: str) -> str:
         return ""
     issues = any(issue for _, issue in groups)
     rows = ([_e(reason or "(no reason given)")] + [_issue(issue)] * issues + [str(len(names)),
-            f"<details><summary>jobs</summary>{'<br>'.join(_e(n) for n in names)}</details>"]
+            f"<details><summary>jobs</summary>{_names(names)}</details>"]
             for (reason, issue), names in groups.items())
     head = ("reason",) + ("issue",) * issues + ("jobs", "")
     count = sum(len(names) for names in groups.values())
     return f'<h2 id="{verdict}">{_e(title)} ({count})</h2>\n' + _table(head, rows, f"by-reason {verdict}")
+
+
+def _names(names: list[str]) -> str:
+    """The jobs of one reason, the first LISTED_NAMES of them and a count of the rest."""
+    listed = "<br>".join(_e(n) for n in names[:LISTED_NAMES])
+    return listed + (f"<br>... and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else "")

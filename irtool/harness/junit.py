@@ -12,11 +12,12 @@ harness exits 1.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
-from irtool.files import write_atomic
+from irtool.files import atomic_writer
 from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
@@ -26,28 +27,46 @@ PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finishe
 
 
 def write_junit(path: str | Path, run: RunResults) -> None:
-    write_atomic(path, junit_xml(run), "report")
+    with atomic_writer(path, "report") as handle:
+        for chunk in junit_chunks(run):
+            handle.write(chunk)
 
 
 def junit_xml(run: RunResults) -> bytes:
-    root = ET.Element("testsuites", name="irtool harness")
-    suites = [_testsuite(run, column) for column in columns(run) if any(column_of(r) == column for r in run.results)]
-    suites += [_release_suite(older, newer, diff) for older, newer, diff in diff_versions(run)]
-    root.extend(suites)
-    _set_counts(root, suites)
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    return b"".join(junit_chunks(run))
 
 
-def _testsuite(run: RunResults, column: tuple) -> ET.Element:
-    results = [r for r in run.results if column_of(r) == column]
-    suite = ET.Element("testsuite", name=column_label(*column))
+def junit_chunks(run: RunResults) -> Iterator[bytes]:
+    """junit.xml in pieces, a testcase at a time: a run of 200,000 results is never one tree in
+    memory.  The counts each start tag carries are summed from the results first."""
+    by_column: dict[tuple, list[CaseResult]] = {}
+    for result in run.results:  # one pass: a testsuite per column, however many columns
+        by_column.setdefault(column_of(result), []).append(result)
+    suites = [(column, by_column[column]) for column in columns(run) if column in by_column]
+    releases = [_release_suite(older, newer, diff) for older, newer, diff in diff_versions(run)]
+    counts = [_counts(results) for _, results in suites] + [_element_counts(suite) for suite in releases]
+    yield b"<?xml version='1.0' encoding='utf-8'?>\n"
+    if not counts:
+        yield _start_tag("testsuites", {"name": "irtool harness", **_total(counts)})[:-1] + b" />\n"
+        return
+    yield _start_tag("testsuites", {"name": "irtool harness", **_total(counts)})
+    for (column, results), suite_counts in zip(suites, counts):
+        yield from _testsuite(run, column, results, suite_counts)
+    for suite in releases:
+        ET.indent(suite, level=1)
+        yield b"\n  " + ET.tostring(suite, encoding="utf-8")
+    yield b"\n</testsuites>\n"
+
+
+def _testsuite(run: RunResults, column: tuple, results: list[CaseResult], counts: dict[str, str]) -> Iterator[bytes]:
+    attributes = {"name": column_label(*column)}
     host = run.meta.get("host") or {}
     if host.get("name"):
-        suite.set("hostname", xml_text(str(host["name"])))
+        attributes["hostname"] = xml_text(str(host["name"]))
     if _timestamp(run.meta.get("started")):
-        suite.set("timestamp", _timestamp(run.meta.get("started")))
-    properties = ET.SubElement(suite, "properties")
+        attributes["timestamp"] = _timestamp(run.meta.get("started"))  # type: ignore[assignment]
+    yield b"\n  " + _start_tag("testsuite", {**attributes, **counts})
+    properties = ET.Element("properties")
     meta = dict(run.meta)
     if column[2]:  # the release this testsuite ran under, as its openvino said (not the installed one)
         meta["openvino_version"] = next((r.openvino_version for r in results if r.openvino_version), column[2])
@@ -55,10 +74,40 @@ def _testsuite(run: RunResults, column: tuple) -> ET.Element:
         if meta.get(name) is not None:
             ET.SubElement(properties, "property", name=name, value=xml_text(str(meta[name])))
     ET.SubElement(properties, "property", name="partial", value=str(run.partial).lower())
-    cases = [_testcase(r) for r in results]
-    suite.extend(cases)
-    _set_counts(suite, cases)
-    return suite
+    yield from _indented(properties)
+    for result in results:
+        yield from _indented(_testcase(result))
+    yield b"\n  </testsuite>"
+
+
+def _indented(element: ET.Element) -> Iterator[bytes]:
+    """An element of a testsuite, indented as ET.indent indents the whole tree."""
+    ET.indent(element, level=2)
+    yield b"\n    " + ET.tostring(element, encoding="utf-8").removeprefix(b"<?xml version='1.0' encoding='utf-8'?>\n")
+
+
+def _start_tag(tag: str, attributes: dict[str, str]) -> bytes:
+    """``<tag a="1">`` with the attributes escaped as ElementTree escapes them."""
+    return ET.tostring(ET.Element(tag, attributes), encoding="utf-8").removeprefix(
+        b"<?xml version='1.0' encoding='utf-8'?>\n").removesuffix(b" />") + b">"
+
+
+def _counts(results: list[CaseResult]) -> dict[str, str]:
+    """tests/failures/errors/skipped/time of a testsuite of these results (as _testcase writes them)."""
+    verdicts = Counter(r.verdict for r in results)
+    return {"tests": str(len(results)), "failures": str(verdicts[FAIL]),
+            "errors": str(verdicts[ERROR] + verdicts[CRASH] + verdicts[TIMEOUT]),
+            "skipped": str(verdicts[SKIP] + verdicts[XFAIL]),
+            "time": f"{sum(float(f'{r.time:.3f}') for r in results):.3f}"}
+
+
+def _element_counts(suite: ET.Element) -> dict[str, str]:
+    return {key: suite.get(key, "0") for key in ("tests", "failures", "errors", "skipped", "time")}
+
+
+def _total(counts: list[dict[str, str]]) -> dict[str, str]:
+    total = {key: str(sum(int(c[key]) for c in counts)) for key in ("tests", "failures", "errors", "skipped")}
+    return {**total, "time": f"{sum(float(c['time']) for c in counts):.3f}"}
 
 
 def _release_suite(older: str, newer: str, diff: RunDiff) -> ET.Element:
