@@ -22,11 +22,12 @@ def plain(value: Any) -> Any:
     if kind is float:
         return value if math.isfinite(value) else str(value)
     if kind is dict:
-        return {k if type(k) is str else str(k): v if type(v) in _SCALARS else plain(v) for k, v in value.items()}
+        return {k if type(k) is str else str(k): v if type(v) in _SCALARS or (type(v) is float and math.isfinite(v))
+                else plain(v) for k, v in value.items()}
     if kind is list or kind is tuple:
         return [v if type(v) in _SCALARS or (type(v) is float and math.isfinite(v)) else plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

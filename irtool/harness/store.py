@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import platform
+import re
 import socket
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ FORMAT = "irtool-results/1"
 DERIVED = ("format", "partial", "summary", "results", "openvino_diffs")
 JSONL_NAME = "results.jsonl"
 JSON_NAME = "results.json"
+_NONFINITE = re.compile(r'"(?:-?inf|nan)"')  # how irtool writes a non-finite number: a line without it has none
 
 
 class StoreError(IrtoolError):
@@ -171,7 +173,7 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
             if meta is None:
                 raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
             try:
-                results.append(result_from_json(record))
+                results.append(result_from_json(record, nonfinite=_NONFINITE.search(line) is not None))
             except RecordError as error:
                 raise StoreError(f"{where}: {error}") from None
     if repair and torn:
