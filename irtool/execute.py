@@ -34,6 +34,7 @@ from irtool.cases import generic_tensor, port_tensor, ragged_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported
 from irtool.files import writable_target
+from irtool.lines import joined
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -451,7 +452,7 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
         if prepared.onnx is not None:
             return "the ONNX graph has no GRU, LSTM or RNN node"
         return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
-    return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
+    return joined((f"{node.name}: {node.reason}" for node in nodes), "; ")
 
 
 def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
@@ -508,8 +509,8 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
                                  node.spec.time_axis(port))
                   for port, got, want in zip(node.spec.outputs, actual, expected))
     failed = [d for d in diffs if not d.passed]
-    reason = ("outside tolerance: " + ", ".join(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
-                                                if not d.problem else f"{d.name} ({d.problem})" for d in failed)
+    reason = ("outside tolerance: " + joined(f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})"
+                                             if not d.problem else f"{d.name} ({d.problem})" for d in failed)
               if failed else None)
     return NodeResult(*head, FAIL if failed else PASS, reason, diffs, node.tensors)
 

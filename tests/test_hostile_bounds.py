@@ -246,3 +246,85 @@ def test_per_step_errors_at_the_ends_of_the_float_range_render(tmp_path, capsys,
     assert code == 0 and err == []
     assert (tmp_path / "out" / "report.html").read_text().count("<svg") >= 1
     assert _cli(["report", "diff", tmp_path / "results.json", tmp_path / "out"], capsys) == (0, [])
+
+
+# ----------------------------------------------------------------------------- shards
+
+@pytest.mark.parametrize("shard", ["1/" + HUGE, "1/10001", "१/२", "0/4", "3/2", "1/"])
+def test_a_hostile_shard_is_one_line(tmp_path, capsys, shard):
+    suite = tmp_path / "s.toml"
+    suite.write_text('[suite]\nname = "x"\n[[grid]]\nop = "RNNCell"\nattributes = { hidden_size = [2] }\n')
+    code, err = _cli(["harness", suite, "-d", "CPU", "--report-dir", tmp_path / "out", "--shard", shard], capsys)
+    assert code == 2 and len(err) == 1
+    assert re.search(r"--shard .{1,90}: expected K/N with 1 <= K <= N <= 10000, e\.g\. 2/4$", err[0])
+
+
+@pytest.mark.parametrize("shard", ["1/999999999999", "1/" + HUGE, "1/²"])
+def test_merging_a_shard_of_hostile_size_is_not_counted(tmp_path, capsys, shard):
+    """A merged run lists the K/N slices no shard brought: a results file naming 1/999999999999
+    must not make a trillion of them (it was a hang), nor a 5,000-digit N an internal error."""
+    run = sample_run()
+    run.meta["shard"] = shard
+    write_json(tmp_path / "results.json", run)
+    code, err = _cli(["report", "merge", tmp_path / "results.json", "-o", tmp_path / "out"], capsys)
+    assert code == 0 and err == []
+    assert "missing_shards" not in json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+# ----------------------------------------------------------------------------- lines
+
+from irtool.lines import LINE_LIMIT, cut, joined, series  # noqa: E402
+
+
+def test_cut_keeps_short_text_and_says_the_length_of_long_text():
+    assert cut("x" * LINE_LIMIT) == "x" * LINE_LIMIT
+    long = cut("y" * 20_000_000)
+    assert len(long) <= LINE_LIMIT and long.endswith("... (20,000,000 characters)")
+
+
+def test_joined_names_the_first_items_and_counts_the_rest():
+    assert joined(["a", "b"]) == "a, b"
+    assert joined((f"n{k}" for k in range(100_000)), listed=3) == "n0, n1, n2, and 99,997 more"
+
+
+def test_series_shows_both_ends_of_a_long_series():
+    assert series([1, 2, 3]) == "1 2 3"
+    text = series(range(3_000_000), ends=2)
+    assert text == "0 1 ... (2,999,996 more) ... 2999998 2999999"
+
+
+def _long_run():
+    """A run whose failure message is 5 MB on one line and whose crash wrote a 1 MB stderr line."""
+    run = sample_run()
+    failed = next(r for r in run.results if r.verdict == "fail")
+    failed.message = "outside tolerance: " + ", ".join(f"Y{k} (max abs 0.05, 3/64)" for k in range(200_000))
+    crashed = next(r for r in run.results if r.verdict == "crash")
+    crashed.stderr = ["E" * 1_000_000, "Aborted"]
+    return run
+
+
+def test_reports_of_a_run_with_megabyte_messages_have_bounded_lines(tmp_path, capsys):
+    write_json(tmp_path / "old.json", sample_run())
+    write_json(tmp_path / "new.json", _long_run())
+    code, err = _cli(["report", "render", tmp_path / "new.json", "-o", tmp_path / "out"], capsys)
+    assert code == 0 and err == []
+    html = (tmp_path / "out" / "report.html").read_text()
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert len(html) < 1_000_000 and len(junit) < 100_000
+    assert "... (5," in html and "(1,000,000 characters)" in junit
+    assert main(["report", "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) < LINE_LIMIT + 200
+
+
+def test_a_worker_stderr_of_gigabyte_size_is_read_for_its_tail_only(tmp_path):
+    """The last lines of a crashed worker's stderr come from its last 256 KiB, each cut to a line."""
+    import tempfile
+
+    from irtool.jobs.pool import STDERR_LINES, _Worker
+
+    with tempfile.TemporaryFile() as stderr:
+        stderr.write(b"x" * (64 << 20) + b"\n" + b"".join(b"line %d\n" % k for k in range(100)) + b"z" * 100_000)
+        tail = _Worker(process=None, stderr=stderr).stderr_tail()  # type: ignore[arg-type]
+    assert len(tail) == STDERR_LINES and tail[-2] == "line 99"
+    assert tail[-1].startswith("zzz") and len(tail[-1]) <= LINE_LIMIT

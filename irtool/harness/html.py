@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
+from irtool.lines import cut
 from irtool.jobs.records import PASS, SKIP, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, case_ops, column_label, column_of, columns,
                                     number, op_group, output_fields, xml_text)
@@ -228,7 +229,7 @@ def _problem(result: CaseResult) -> str:
                       f"{result.infer_time:.3f} s)")]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',
              _table(None, ((_e(k), _e(v)) for k, v in facts if v not in (None, "")), "facts"),
-             f'<p class="message">{_e(result.message)}</p>']
+             f'<p class="message">{_e(cut(result.message))}</p>']
     if result.outputs:
         parts.append(_outputs_table(result.outputs))
     for out in result.outputs:
@@ -237,7 +238,7 @@ def _problem(result: CaseResult) -> str:
             parts.append(step_plot(str(out.get("name", "?")), steps, out.get("atol")))
     if result.stderr:
         parts.append("<p>stderr (its last lines):</p>"
-                     f'<pre class="stderr">{_e(chr(10).join(result.stderr[-STDERR_TAIL:]))}</pre>')
+                     f'<pre class="stderr">{_e(chr(10).join(cut(line) for line in result.stderr[-STDERR_TAIL:]))}</pre>')
     if result.reproducer:
         href = quote(result.reproducer.rstrip("/")) + "/"
         parts.append(f'<p>reproducer: <a class="reproducer" href="{_e(href)}">{_e(result.reproducer)}</a> '

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from irtool.files import atomic_writer
+from irtool.lines import cut
 from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import column_label, column_of, columns, one_line, output_fields, xml_text
@@ -145,13 +146,13 @@ def _timestamp(started: str | None) -> str | None:
 def _testcase(result: CaseResult) -> ET.Element:
     case = ET.Element("testcase", classname=xml_text(f"{result.suite}.{result.op or 'file'}"),
                       name=xml_text(result.case), time=f"{result.time:.3f}")
-    message = xml_text(one_line(result.message))
+    message = xml_text(cut(one_line(result.message)))
     if result.verdict == FAIL:
         failure = ET.SubElement(case, "failure", message=message, type=FAIL)
         failure.text = xml_text("\n".join(_output_lines(result)))
     elif result.verdict in (ERROR, CRASH, TIMEOUT):
         error = ET.SubElement(case, "error", message=message, type=result.verdict)
-        error.text = xml_text("\n".join([result.message, *result.stderr]))
+        error.text = xml_text("\n".join(cut(line) for line in [result.message, *result.stderr]))
     elif result.verdict == SKIP:
         ET.SubElement(case, "skipped", message=message)
     elif result.verdict == XFAIL:
@@ -167,7 +168,7 @@ def _testcase(result: CaseResult) -> ET.Element:
 
 
 def _output_lines(result: CaseResult) -> list[str]:
-    lines = [result.message]
+    lines = [cut(result.message)]
     for out in result.outputs:
         lines.append("  ".join(f"{key} {value}" if key != "output" else value
                                for key, value in output_fields(out).items()))
