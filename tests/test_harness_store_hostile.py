@@ -43,8 +43,11 @@ def _with(**fields) -> str:
     ((HEADER, _with(device=...)), r":2: a result without device"),
     ((HEADER, GOOD, HEADER), r":3: a second run header"),
     (('{"run": {"devices": "CPU"}}',), r":1: run field 'devices' is \"CPU\"; expected a list of strings"),
+    # times whose sums overflow to inf in junit.xml, or that no job takes
+    ((HEADER, _with(time=1.7e308)), r":2: field 'time' is 1.7e\+308; expected a number of seconds from 0 to 1e\+09"),
+    ((HEADER, _with(compile_time=-1)), r":2: field 'compile_time' is -1; expected a number of seconds from 0"),
 ], ids=["int", "string", "null", "run-int", "verdict-only-first", "verdict-only", "unknown-verdict", "wrong-type",
-        "output-type", "missing-field", "two-headers", "meta-type"])
+        "output-type", "missing-field", "two-headers", "meta-type", "huge-time", "negative-time"])
 def test_a_wrong_line_is_named(tmp_path, capsys, lines, says):
     path = _jsonl(tmp_path, *lines)
     with pytest.raises(StoreError, match=says):

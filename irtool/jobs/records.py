@@ -89,6 +89,8 @@ def is_tolerance(value: Any) -> bool:
 
 
 _is_tolerance = _optional(is_tolerance)
+MAX_SECONDS = 1e9  # a job's time as a results file may give it (32 years): sums of 200,000 stay finite
+_is_seconds = lambda value: _is_number(value) and 0 <= value <= MAX_SECONDS  # noqa: E731
 CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "id": (_is_str, "a string"), "suite": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
     "version": (_optional(_is_int), "an integer or null"),
@@ -276,8 +278,9 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "execution_devices": (_list_of_type(str), "a list of strings"), "message": (_is_str, "a string"),
     "stderr": (_list_of_type(str), "a list of strings"), "outputs": (_list_of(lambda v: isinstance(v, dict)),
                                                                     "a list of objects"),
-    "max_abs": (_optional(_is_number), "a number or null"), "time": (_is_number, "a number"),
-    "compile_time": (_is_number, "a number"), "infer_time": (_is_number, "a number"),
+    "max_abs": (_optional(_is_number), "a number or null"),
+    **{name: (_is_seconds, f"a number of seconds from 0 to {MAX_SECONDS:.0e}")
+       for name in ("time", "compile_time", "infer_time")},
     "reproducer": (_optional(_is_str), "a string or null"), "issue": (_optional(_is_str), "a string or null"),
     "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                         "an object of strings"),
