@@ -328,3 +328,30 @@ def test_a_worker_stderr_of_gigabyte_size_is_read_for_its_tail_only(tmp_path):
         tail = _Worker(process=None, stderr=stderr).stderr_tail()  # type: ignore[arg-type]
     assert len(tail) == STDERR_LINES and tail[-2] == "line 99"
     assert tail[-1].startswith("zzz") and len(tail[-1]) <= LINE_LIMIT
+
+
+# ----------------------------------------------------------------------------- numbers on the command line
+
+@pytest.mark.parametrize("argv, says", [
+    (["run", "MODEL", "-d", "CPU", "--shape", f"X=[{HUGE}]"], r"--shape X=\[9{10}.*: expected NAME=\[D,D,\.\.\.\]"),
+    (["run", "MODEL", "-d", "CPU", "--seed", HUGE], r"argument --seed: .9{10}.*characters\)$"),
+    (["harness", "SUITE", "-d", "CPU", "-j", HUGE], r"argument -j/--jobs: invalid int value: '9{10}.*characters\)$"),
+    (["harness", "OPSUITE", "-d", "CPU"], r"no spec for RNNCell-9{10}.*characters\)$"),
+], ids=["shape", "seed", "jobs", "op-version"])
+def test_a_huge_number_on_the_command_line_or_in_an_op_name_is_one_bounded_line(tmp_path, capsys, samples_dir,
+                                                                                 argv, says):
+    from irtool.lines import LINE_LIMIT
+
+    (tmp_path / "s.toml").write_text('[suite]\nname = "x"\n[[grid]]\nop = "RNNCell"\nattributes = { hidden_size = [2] }\n')
+    (tmp_path / "op.toml").write_text(f'[suite]\nname = "x"\n[[grid]]\nop = "RNNCell-{HUGE}"\n')
+    places = {"MODEL": samples_dir / "valid" / "gru_cell.xml", "SUITE": tmp_path / "s.toml", "OPSUITE": tmp_path / "op.toml"}
+    code, err = _cli([places.get(word, word) for word in argv] + ["--report-dir", tmp_path / "out"] * (argv[0] == "harness"),
+                     capsys)
+    assert code == 2 and re.search(says, err[-1]) and all(len(line) <= LINE_LIMIT + 20 for line in err)
+
+
+def test_a_memory_limit_of_5000_digits_is_one_line(monkeypatch, capsys, samples_dir):
+    monkeypatch.setenv("IRTOOL_MEMORY_LIMIT", HUGE)
+    code, err = _cli(["run", samples_dir / "valid" / "gru_cell.xml", "-d", "CPU"], capsys)
+    assert code == 2 and err == ["irtool: error: IRTOOL_MEMORY_LIMIT=" + "9" * 40 + "...: expected a size in bytes "
+                                 "such as 64G, 512M or 1000000 (at most 15 digits), or none"]

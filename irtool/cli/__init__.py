@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         command = self.prog.removeprefix("irtool").strip()
-        fail(f"{command}: {message}" if command else message)
+        fail(f"{command}: {message}" if command else message)  # cut there: argparse quotes what it refused
         raise SystemExit(2)
 
 

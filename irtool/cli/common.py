@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from irtool.errors import IrtoolError
+from irtool.lines import cut
 
 
 class UsageError(IrtoolError):
@@ -14,7 +15,8 @@ class UsageError(IrtoolError):
 
 
 def fail(message: str) -> None:
-    print(f"irtool: error: {message}", file=sys.stderr)
+    """The error line on stderr, cut to one line's limit (an error may quote a value of megabytes)."""
+    print(f"irtool: error: {cut(message)}", file=sys.stderr)
 
 
 @contextmanager

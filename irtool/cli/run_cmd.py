@@ -16,6 +16,8 @@ from irtool.cli.options import add_judging_options, add_release_options, parse_c
 from irtool.compare import PRECISIONS, OutputDiff
 from irtool.runtime.core import release_label
 from irtool.jsonable import plain
+from irtool.lines import cut
+from irtool.numbers import NumberSyntaxError, parse_int
 
 FORMATS = ("text", "json")
 NOTHING_JUDGED = 3
@@ -110,9 +112,13 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     for item in items:
         name, sep, text = item.partition("=")
         dims = text.strip().strip("[]")
-        if not sep or not name.strip() or not all(d.strip().isdigit() for d in dims.split(",")):
-            raise UsageError(f"--shape {item}: expected NAME=[D,D,...] with whole numbers, e.g. x=[2,5,8]")
-        shapes[name.strip()] = tuple(int(d) for d in dims.split(","))
+        try:
+            sizes = tuple(parse_int(d, 0, 2**63 - 1) for d in dims.split(",")) if sep and name.strip() else None
+        except NumberSyntaxError:
+            sizes = None
+        if sizes is None:
+            raise UsageError(f"--shape {cut(item, 200)}: expected NAME=[D,D,...] with whole numbers, e.g. x=[2,5,8]")
+        shapes[name.strip()] = sizes
     return shapes
 
 

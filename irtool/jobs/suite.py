@@ -56,6 +56,7 @@ import glob
 import hashlib
 import itertools
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,10 +276,15 @@ def _grid_cases(path: Path, where: str, suite: str, grid: Mapping[str, Any]) -> 
 
 
 def _op_name(text: str) -> tuple[str, int | None]:
+    """``GRUSequence-5`` -> ("GRUSequence", 5); a version is 1 to 9 ASCII digits (int() takes any
+    Unicode digit, and refuses 4,300 of them), else the whole text is the name."""
     name, sep, version = text.rpartition("-")
-    if sep and version.isdigit():
+    if sep and _VERSION.fullmatch(version):
         return name, int(version)
     return text, None
+
+
+_VERSION = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def _mapping(path: Path, where: str, grid: Mapping[str, Any], key: str) -> Mapping[str, Any]:
