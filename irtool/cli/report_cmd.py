@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError
+from irtool.lines import cut, joined
 
 FORMATS = ("text", "json")
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
@@ -102,7 +103,7 @@ def _write(folder: Path, run: Any) -> int:
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     missing = run.meta.get("missing_shards")
     print(f"wrote {', '.join(str(p) for p in paths.values())}: {len(run.results)} results ({counts})"
-          + (f"; partial run: shards {', '.join(missing)} missing" if missing else "; partial run" if run.partial
+          + (f"; partial run: shards {joined(missing)} missing" if missing else "; partial run" if run.partial
              else ""))
     return 0
 
@@ -121,5 +122,5 @@ def parse_pairs(items: list[str], option: str, example: str) -> dict[str, str]:
 # ----------------------------------------------------------------------------- rendering
 
 def _describe(meta: dict[str, Any]) -> str:
-    releases = ", ".join(meta.get("openvino_releases") or ()) or meta.get("openvino_version", "?")
-    return f"OpenVINO {releases}, {', '.join(meta.get('devices') or ()) or 'no devices'}"
+    releases = joined(meta.get("openvino_releases") or ()) or cut(str(meta.get("openvino_version", "?")), 200)
+    return f"OpenVINO {releases}, {joined(meta.get('devices') or ()) or 'no devices'}"
