@@ -1,3 +1,3 @@
-from irtool.cli import main
+from irtool.console import main
 
 raise SystemExit(main())

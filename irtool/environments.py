@@ -55,8 +55,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from irtool.diagnostics import clipped
+from irtool.documents import load_json
 from irtool.errors import IrtoolError
-from irtool.files import FileError, open_lock_file
+from irtool.files import FileError, open_lock_file, read_bytes
 from irtool.runtime.core import release_label
 
 CURRENT = "current"
@@ -66,10 +68,12 @@ CACHE_ENV = "IRTOOL_OPENVINO_CACHE"
 MARKER = "irtool-ready.json"
 # PEP 440's public versions, as pip reads them (openvino's releases begin with a year): the
 # release numbers, then an optional pre-release, post-release and dev part.
-VERSION = re.compile(r"^v?(?P<release>\d{4}(?:\.\d+)*)"
-                     r"(?:[-_.]?(?P<pre>a|b|c|rc|alpha|beta|pre|preview)[-_.]?(?P<pre_n>\d+)?)?"
-                     r"(?P<post>-(?P<post_implicit>\d+)|[-_.]?(?:post|rev|r)[-_.]?(?P<post_n>\d+)?)?"
-                     r"(?:[-_.]?(?P<dev>dev)[-_.]?(?P<dev_n>\d+)?)?$", re.IGNORECASE)
+# Each number at most 9 ASCII digits: no release has more, and a longer one would only reach pip,
+# or int(), as a number of thousands of digits.
+VERSION = re.compile(r"^v?(?P<release>[0-9]{4}(?:\.[0-9]{1,9}){0,5})"
+                     r"(?:[-_.]?(?P<pre>a|b|c|rc|alpha|beta|pre|preview)[-_.]?(?P<pre_n>[0-9]{1,9})?)?"
+                     r"(?P<post>-(?P<post_implicit>[0-9]{1,9})|[-_.]?(?:post|rev|r)[-_.]?(?P<post_n>[0-9]{1,9})?)?"
+                     r"(?:[-_.]?(?P<dev>dev)[-_.]?(?P<dev_n>[0-9]{1,9})?)?$", re.IGNORECASE | re.ASCII)
 PRE_NAMES = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}
 WHEEL_NAME = re.compile(r"^openvino-(?P<version>[^-]+)-.*\.whl$")
 PIP_TIMEOUT = 1200.0
@@ -123,7 +127,7 @@ def _one_release(item: str) -> str:
         return WHEEL_PREFIX + str(_wheel_path(item.removeprefix(WHEEL_PREFIX), item))
     if VERSION.match(item):
         return canonical_release(item)
-    raise EnvironmentError_(f"--openvino {item}: expected a version pip resolves (a release such as 2025.4.1, or a "
+    raise EnvironmentError_(f"--openvino {clipped(item, 40)}: expected a version pip resolves (a release such as 2025.4.1, or a "
                             f"pre-release or nightly such as 2026.5.0.dev20261120), a wheel file "
                             f"(/path/openvino-VERSION-....whl), env:PATH (an environment that has openvino), "
                             f"or {CURRENT}")
@@ -191,6 +195,8 @@ def is_prerelease(release: str) -> bool:
     """A pre-release or dev version (pip needs --pre for its dependencies' pre-releases)."""
     match = VERSION.match(release)
     return bool(match and (match["pre"] or match["dev"]))
+
+
 
 
 def release_order(release: str) -> tuple:
@@ -366,14 +372,14 @@ def _ensure(release: str, key: str, install: Sequence[str], cache: Path,
     if marker.is_file():
         _refuse_untrusted((marker, f"openvino {release}'s marker"), (Path(python), f"openvino {release}'s python"))
         try:
-            recorded = json.loads(marker.read_text(encoding="utf-8"))
-            if recorded.get("release") == key and Path(python).exists():
+            recorded = load_json(read_bytes(marker, "environment marker"))
+            if isinstance(recorded, dict) and recorded.get("release") == key and Path(python).exists():
                 if recorded.get("requirements") == requirements:
                     return Environment(release, python, recorded.get("openvino_version"),
                                        distribution=recorded.get("distribution"))
                 why_again = (f"was made for other dependencies ({', '.join(recorded.get('requirements') or ['?'])}; "
                              f"irtool needs {', '.join(requirements)})")
-        except (OSError, ValueError):
+        except (OSError, ValueError, FileError):
             pass
     if folder.exists():  # made again, never used as it is
         if log:
@@ -477,7 +483,7 @@ def device_report(env: Environment) -> tuple[Any, str | None]:
         return None, f"cannot ask it for its devices: {error}"
     try:
         if done.returncode == 0:
-            return report_from_json(json.loads(done.stdout)), None
+            return report_from_json(load_json(done.stdout)), None
     except (ValueError, KeyError, TypeError):
         pass
     return None, "asking it for its devices failed: " + _reason(done.stderr or done.stdout)

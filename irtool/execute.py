@@ -36,6 +36,7 @@ from irtool.cases import DataKind, generic_tensor, port_tensor, sequence_lengths
 from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
 from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
+from irtool.lines import joined
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -511,7 +512,7 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
         if prepared.onnx is not None:
             return "the ONNX graph has no GRU, LSTM or RNN node"
         return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
-    return "; ".join(f"{node.name}: {node.reason}" for node in nodes)
+    return joined((f"{node.name}: {node.reason}" for node in nodes), "; ")
 
 
 def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
@@ -598,12 +599,13 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
     where = dict(iteration=index or None, at=_iteration(node, index), iterations=len(indices) if node.in_body else None)
     if not failed:
         return NodeResult(*head, PASS, None, diffs, node.tensors, **where)
-    reason = _at(node, index) + "outside tolerance: " + ", ".join(
+    reason = _at(node, index) + "outside tolerance: " + joined(
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed)
     notes = _known_faults(node, arrays, actual, expected, diffs)
     reason += "".join(f"; {note}" for note in notes)
     return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where)
+
 
 def _known_faults(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
                   expected: Sequence[np.ndarray], diffs: Sequence[OutputDiff]) -> tuple[str, ...]:

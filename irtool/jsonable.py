@@ -5,7 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+from irtool.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def plain(value: Any, numbers: bool = False) -> Any:
@@ -14,8 +20,19 @@ def plain(value: Any, numbers: bool = False) -> Any:
     ``numbers=True`` keeps every float a float: the dicts and lists of a record that stays in
     memory (a result's ``outputs``), whose statistics are formatted as numbers; only what is
     written as JSON spells non-finite floats as strings."""
+    kind = type(value)
+    if kind in _SCALARS:  # the common cases first, by exact type: a results file holds millions of values
+        return value
+    if kind is float:
+        return value if numbers or math.isfinite(value) else str(value)
+    if kind is dict:
+        return {k if type(k) is str else str(k): v if type(v) in _SCALARS or (type(v) is float and math.isfinite(v))
+                else plain(v, numbers) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [v if type(v) in _SCALARS or (type(v) is float and math.isfinite(v)) else plain(v, numbers)
+                for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name), numbers) for f in dataclasses.fields(value)}
+        return plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, numbers)
     if isinstance(value, Mapping):
         return {str(k): plain(v, numbers) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -25,26 +42,21 @@ def plain(value: Any, numbers: bool = False) -> Any:
     return value
 
 
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
 def unplain(value: Any) -> Any:
     """The inverse of :func:`plain` for numbers: "inf", "-inf" and "nan" back to floats."""
     if isinstance(value, dict):
-        return {k: unplain(v) for k, v in value.items()}
+        return {k: v if type(v) in _NUMBERS else unplain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [unplain(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
+        return [v if type(v) in _NUMBERS else unplain(v) for v in value]
+    if type(value) is str and value in _NON_FINITE:
+        return _NON_FINITE[value]
     return value
 
 
-def strict_loads(text: str | bytes) -> Any:
-    """json.loads without JavaScript's NaN and Infinity literals, which irtool never writes (it
-    writes non-finite floats as strings) and which strict JSON writers refuse to write back;
-    json.JSONDecodeError for them, as for any other text that is not JSON."""
-    def refuse(literal: str) -> Any:
-        raise json.JSONDecodeError(f"{literal} is not JSON (irtool writes non-finite numbers as strings)",
-                                   literal, 0)
-
-    return json.loads(text, parse_constant=refuse)
+_NUMBERS = frozenset({int, float, bool, type(None)})
 
 
 def shown(value: Any, limit: int = 40) -> str:

@@ -15,7 +15,7 @@ from irtool.files import size_text
 
 ENV = "IRTOOL_MEMORY_LIMIT"
 _SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+_SIZE = re.compile(r"\s*([0-9]{1,15}(?:\.[0-9]{1,15})?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE | re.ASCII)
 
 
 class MemoryLimitError(IrtoolError):
@@ -26,7 +26,8 @@ def parse_size(text: str) -> int:
     """``64G``, ``512M``, ``1.5GiB``, ``1000000`` -> bytes; MemoryLimitError otherwise."""
     match = _SIZE.fullmatch(text)
     if match is None:
-        raise MemoryLimitError(f"{ENV}={text}: expected a size in bytes such as 64G, 512M or 1000000, or none")
+        raise MemoryLimitError(f"{ENV}={text[:40]}{'...' if len(text) > 40 else ''}: expected a size in bytes such "
+                               "as 64G, 512M or 1000000 (at most 15 digits), or none")
     return int(float(match.group(1)) * _SUFFIXES[match.group(2).upper()])
 
 

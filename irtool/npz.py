@@ -2,9 +2,11 @@
 
 :func:`read_npz` never unpickles and never allocates before it has checked: the file is a
 regular file (:mod:`irtool.files`), the zip's declared member sizes fit the memory limit
-(:mod:`irtool.memory`), and each member's .npy header (at most 10,000 bytes) gives a
-shape and dtype whose size (shape x itemsize) fits too and matches the data the member
-holds.  Each refusal is one line: an empty file, a bare .npy, a file that is not a zip,
+(:mod:`irtool.memory`), no compressed member inflates past 64 MiB at a ratio over 200
+(a deflate bomb), and each member's .npy header (at most 10,000 bytes) gives a shape and
+dtype whose size (shape x itemsize) fits too and matches the data the member declares.
+The declared sizes may lie: a member is inflated into a buffer of the size its header
+gives, at most its declared size (zipfile stops there), so no more is ever inflated.  Each refusal is one line: an empty file, a bare .npy, a file that is not a zip,
 a truncated or corrupt member, an object (pickled) array, a huge header.
 
 :func:`write_npz` takes the arrays as a dict, so any name works (``np.savez`` takes them
@@ -39,6 +41,12 @@ MAX_HEADER = 10_000  # numpy's own default bound for an .npy header
 NAME_MARK = b"irtool-name:"  # a member's zip comment: the array's name, where the member name cannot be it
 _SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.+=:-]*"
 _PLAIN_NAME = re.compile(rf"(?=.{{1,200}}$){_SEGMENT}(?:/{_SEGMENT})*")
+
+# A compressed member may unpack to INFLATE_FLOOR whatever its ratio; past it, to at most MAX_RATIO
+# times what it stores (numpy.savez_compressed of measured or random data stores 1-3 times
+# less; deflate's most is about 1,000 times, a file of zeros).
+INFLATE_FLOOR = 64 << 20
+MAX_RATIO = 200
 _CORRUPT = (zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError, NotImplementedError)
 
 
@@ -87,6 +95,8 @@ def _arrays(path: Path, archive: zipfile.ZipFile, limit: int | None) -> dict[str
     if limit is not None and declared > limit:
         raise NpzError(f"{path}: its arrays unpack to {size_text(declared)}, more than the {size_text(limit)} "
                        f"of memory irtool may use (IRTOOL_MEMORY_LIMIT)")
+    for info in members:
+        _check_ratio(path, info)
     arrays: dict[str, np.ndarray] = {}
     for info in members:
         if info.is_dir():
@@ -130,6 +140,17 @@ def member_names(names: Iterable[str]) -> dict[str, str]:
         taken.add(member.casefold())
         members[name] = member
     return members
+
+
+def _check_ratio(path: Path, info: zipfile.ZipInfo) -> None:
+    """NpzError for a compressed member that would inflate past INFLATE_FLOOR at more than
+    MAX_RATIO times the bytes it stores: a deflate bomb (2 MB that unpack to gigabytes)."""
+    if info.compress_type == zipfile.ZIP_STORED or info.file_size <= INFLATE_FLOOR:
+        return
+    if info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        raise NpzError(f"{path}: member {info.filename!r} unpacks {size_text(info.compress_size)} to "
+                       f"{size_text(info.file_size)}, more than {MAX_RATIO} times over (irtool inflates a member past "
+                       f"{size_text(INFLATE_FLOOR)} only up to that); save the arrays uncompressed (numpy.savez)")
 
 
 def _array(path: Path, key: str, member: BinaryIO, member_size: int) -> np.ndarray:

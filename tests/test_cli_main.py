@@ -186,3 +186,75 @@ def test_version_says_a_missing_or_broken_openvino_instead_of_failing(setup, sai
     assert first.startswith("irtool ")
     assert second == f"openvino: cannot be imported {said}; validate works without it, build, run, harness and " \
                      f"reduce need it"
+
+
+# Ctrl-C at a chosen moment: this import hook sends the process SIGINT when the named module
+# starts to load (so the interrupt lands inside that import), then runs irtool's program entry
+# exactly as its console script does.
+INTERRUPT_AT_IMPORT = """
+import importlib.abc, os, signal, sys
+TARGET = sys.argv.pop(1)
+assert TARGET not in sys.modules
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == TARGET:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Interrupt())
+from {module} import main
+sys.exit(main())
+"""
+
+
+def _entry_point() -> str:
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="irtool")
+    return script.value
+
+
+def test_the_console_script_is_the_entry_that_catches_ctrl_c():
+    assert _entry_point() == "irtool.console:main"
+
+
+@pytest.mark.parametrize("module, command", [
+    ("irtool.cli", ["validate", "x.xml"]),  # the command line itself loading
+    ("argparse", ["validate", "x.xml"]),
+    ("irtool.cli.run_cmd", ["run", "x.xml", "-d", "CPU"]),  # the parser being built
+    ("numpy", ["run", "MODEL", "-d", "CPU"]),
+    ("openvino", ["run", "MODEL", "-d", "CPU"]),  # the handler loading OpenVINO
+])
+def test_ctrl_c_while_irtool_starts_is_exit_130_without_a_traceback(samples_dir, module, command):
+    command = [str(samples_dir / "valid" / "gru_cell.xml") if word == "MODEL" else word for word in command]
+    entry = _entry_point().split(":")[0]
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT.format(module=entry), module, *command],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "irtool: error: interrupted\n" and done.stdout == ""
+
+
+def test_ctrl_c_to_the_process_group_during_a_harness_run_is_exit_130(tmp_path):
+    """As a terminal sends it: to irtool and its workers alike, once the first result is stored."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "irtool", "harness", str(ROOT / "samples" / "suites" / "smoke.toml"),
+                                "-d", "CPU", "--report-dir", str(out), "-j", "2", "--no-progress"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    jsonl = out / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if jsonl.is_file() and jsonl.read_text().count("\n") >= 2:  # the run header and one result
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    assert stderr.strip().splitlines()[-1].startswith("irtool: error: interrupted")
+    from irtool.harness.store import read_jsonl
+
+    assert read_jsonl(jsonl).results  # what was done is kept, readable

@@ -221,6 +221,24 @@ def test_step_plot(values, atol, scale):
     assert bool(svg.xpath(".//line[@class='atol']")) == (atol is not None)
 
 
+
+@pytest.mark.parametrize("values, atol, ticks", [
+    ((1.7e308, 1e-3), 1e-5, ("1e+309", "1e-05")),  # the decade above the largest float is no float
+    ((5e-324, 1e-3), 1e-5, ("0.001", "1e-324")),  # nor the one below the smallest
+    ((1.7e308, 5e-324), 1.7e308, ("1e+309", "1e-324")),
+    ((1.7e308, 1.7e308), None, ("1.7e+308", "0")),  # linear: its top is the value, not inf
+    ((5e-324, 5e-324), None, ("4.9e-324", "0")),  # 5e-324 * 1.1 rounds back to 5e-324
+])
+def test_step_plot_of_the_extreme_floats(values, atol, ticks):
+    """Per-step errors at the ends of the float range plot inside the frame with finite labels."""
+    svg = lxml_html.fragment_fromstring(step_plot("Y", values, atol))
+    points = [tuple(map(float, p.split(","))) for p in svg.xpath(".//polyline/@points")[0].split()]
+    frame = svg.xpath(".//rect")[0]
+    top, bottom = float(frame.get("y")), float(frame.get("y")) + float(frame.get("height"))
+    assert all(top <= y <= bottom for _, y in points)
+    assert tuple(_text(t) for t in svg.xpath(".//text[@class='y-tick']")) == ticks
+    assert "inf" not in _text(svg) and "nan" not in _text(svg)
+
 # Measures report.html as the browser laid it out: the contrast of every table cell's text on
 # its effective background (WCAG ratio), the rate cells' colours, and, for every step plot, its
 # y-axis labels and whether any two of its texts overlap or leave the plot.
@@ -305,3 +323,26 @@ def test_chromium_renders_the_report(tmp_path):
     dom = lxml_html.fromstring(done.stdout)
     assert _pass_rates(dom)[("GRUSequence-5", "CPU f32")] == "3/4 75%"
     assert len(dom.xpath("//svg//polyline/@points")[0].split()) == len(STEPS)
+
+
+def test_a_run_of_hostile_size_keeps_the_page_bounded():
+    """400 failures over 300 ops on 60 devices, and 500 jobs skipped for one reason: the page details
+    the first 300 failures and counts the rest, keeps the pass-rate table to 100 ops (+ other, + all)
+    and 48 columns (+ other), and names 200 skipped jobs."""
+    from irtool.harness.html import LISTED_NAMES, LISTED_PROBLEMS, RATE_COLUMNS, RATE_ROWS
+    from irtool.harness.store import RunResults
+
+    results = [result(f"c{k}", "fail", device=f"DEV{k % 60}", op=f"Op{k % 300}-1", max_abs=0.5, message="bad")
+               for k in range(400)]
+    results += [result(f"s{k}", "skip", message=GPU_REASON) for k in range(500)]
+    page = lxml_html.fromstring(render_html(RunResults({"devices": ["CPU"], "precisions": ["f32"]}, results)))
+    assert len(page.xpath("//section[@class='problem']")) == LISTED_PROBLEMS
+    assert _text(page.xpath("//p[@class='more']")[0]).startswith("... and 100 more fail not detailed here")
+    (table,) = page.xpath("//table[@class='passrate']")
+    rows = [_text(row[0]) for row in table.xpath("tbody/tr")]
+    assert len(rows) == RATE_ROWS + 2 and rows[-2:] == ["(201 other ops)", "all ops"]  # 300 + GRU of the skips
+    head = [_text(th) for th in table.xpath("thead/tr/th")]
+    assert len(head) == 1 + RATE_COLUMNS + 1 and head[-1] == "(13 other columns)"  # CPU f32 asked + 60 found
+    assert _text(table.xpath("tbody/tr")[-1][-1]) == "0/78 0%"  # DEV47..DEV59: 13 devices of 6 failures each
+    (skips,) = page.xpath("//table[@class='by-reason skip']//details")
+    assert len(skips.xpath("br")) == LISTED_NAMES and _text(skips).endswith("... and 300 more")

@@ -43,8 +43,11 @@ def _with(**fields) -> str:
     ((HEADER, _with(device=...)), r":2: a result without device"),
     ((HEADER, GOOD, HEADER), r":3: a second run header"),
     (('{"run": {"devices": "CPU"}}',), r":1: run field 'devices' is \"CPU\"; expected a list of strings"),
+    # times whose sums overflow to inf in junit.xml, or that no job takes
+    ((HEADER, _with(time=1.7e308)), r":2: field 'time' is 1.7e\+308; expected a number of seconds from 0 to 1e\+09"),
+    ((HEADER, _with(compile_time=-1)), r":2: field 'compile_time' is -1; expected a number of seconds from 0"),
 ], ids=["int", "string", "null", "run-int", "verdict-only-first", "verdict-only", "unknown-verdict", "wrong-type",
-        "output-type", "missing-field", "two-headers", "meta-type"])
+        "output-type", "missing-field", "two-headers", "meta-type", "huge-time", "negative-time"])
 def test_a_wrong_line_is_named(tmp_path, capsys, lines, says):
     path = _jsonl(tmp_path, *lines)
     with pytest.raises(StoreError, match=says):
@@ -113,3 +116,21 @@ def test_disk_full_while_appending_is_said(small_disk):
     writer.close()  # after the failure: no second error, the handle is closed
     (small_disk / "filler").unlink()
     assert read_jsonl(path).meta["devices"] == ["CPU"]  # what was written before stays readable
+
+
+def test_results_json_is_written_a_result_per_line_and_reads_back_the_same(tmp_path):
+    """Written as it goes (never one string of the whole run): the run's fields, then one line per result."""
+    run = sample_run()
+    run.results[0].outputs[0]["step_max_abs"] = [float("inf"), float("nan"), 1e-7]
+    write_json(tmp_path / "results.json", run, {"openvino_diffs": []})
+    lines = (tmp_path / "results.json").read_text().splitlines()
+    result_lines = [line for line in lines if line.startswith('  {"case": ')]
+    assert len(result_lines) == len(run.results) and lines[-2:] == [" ]", "}"]
+    again = load_results(tmp_path / "results.json")
+    assert again.meta == run.meta and len(again.results) == len(run.results)
+    assert [r.key for r in again.results] == [r.key for r in run.results]
+    assert again.results[1:] == run.results[1:]
+    steps = again.results[0].outputs[0]["step_max_abs"]
+    assert steps[0] == float("inf") and steps[1] != steps[1] and steps[2] == 1e-7
+    write_json(tmp_path / "empty.json", type(run)(run.meta, []))
+    assert load_results(tmp_path / "empty.json").results == []

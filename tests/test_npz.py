@@ -138,3 +138,63 @@ def test_writing_refuses_a_directory_and_keeps_the_old_file_on_error(tmp_path):
     with pytest.raises(ValueError):
         write_npz(tmp_path / "out.npz", {"x": np.array([object()])})  # object arrays are never pickled
     assert (tmp_path / "out.npz").read_bytes() == b"old"
+
+
+def _deflated_zeros(path: Path, size: int, shape: tuple[int, ...] | None = None) -> Path:
+    """An .npz whose one member is an .npy header and ``size`` zero bytes, deflated as it is written
+    (1 MiB at a time: the test never holds the whole)."""
+    header = _npy_header(shape if shape is not None else (size // 4,))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, \
+            archive.open("x.npy", "w", force_zip64=True) as member:
+        member.write(header)
+        chunk = bytes(1 << 20)
+        for _ in range(size >> 20):
+            member.write(chunk)
+    return path
+
+
+def test_a_deflate_bomb_is_refused_before_it_is_inflated(tmp_path):
+    """256 MiB of zeros stored in 256 KiB: refused from its declared sizes, whatever memory allows,
+    and nothing the size of what it unpacks to is ever allocated."""
+    import tracemalloc
+
+    bomb = _deflated_zeros(tmp_path / "bomb.npz", 256 << 20)
+    assert os.path.getsize(bomb) < 1 << 20
+    tracemalloc.start()
+    try:
+        with pytest.raises(NpzError, match=r"member 'x.npy' unpacks 2\d\d.\d KiB to 256.0 MiB, more than 200 times "
+                                           r"over .*; save the arrays uncompressed \(numpy.savez\)"):
+            read_npz(bomb, limit=None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+
+
+def test_compressed_inputs_within_the_floor_are_read(tmp_path):
+    """numpy.savez_compressed of zeros (about 1,000 times smaller) is read while it is under 64 MiB."""
+    np.savez_compressed(tmp_path / "in.npz", x=np.zeros((4, 1 << 20), np.float32))  # 16 MiB
+    assert read_npz(tmp_path / "in.npz", limit=None)["x"].shape == (4, 1 << 20)
+
+
+def test_a_member_whose_declared_size_lies_is_not_inflated_past_it(tmp_path):
+    """The zip directory says 2 KiB; the deflated data holds 4 MiB and the .npy header claims 4 MiB:
+    refused as truncated (zipfile stops at the declared size and finds its CRC wrong), having
+    inflated no more than about the 2 KiB declared."""
+    import tracemalloc
+
+    path = tmp_path / "liar.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("x.npy", _npy_header((1 << 20,)) + bytes(4 << 20))
+    data = bytearray(path.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    data[central + 24:central + 28] = (2048).to_bytes(4, "little")  # the declared uncompressed size
+    path.write_bytes(bytes(data))
+    tracemalloc.start()
+    try:
+        with pytest.raises(NpzError, match=r"array 'x' is truncated"):
+            read_npz(path, limit=None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -4,7 +4,8 @@ Each sub-command lives in its own module with ``register(subparsers)``, which ad
 parser and sets ``handler``; a handler returns the exit code.  Modules import the
 library lazily inside their handlers, so ``irtool validate`` never loads openvino.
 :func:`main` is the one place that turns an :class:`IrtoolError` into its line and exit
-code, an unexpected exception into "internal error", and a closed pipe on stdout
+code, an unexpected exception into "internal error", Ctrl-C into "interrupted" and 130
+(:mod:`irtool.console`, the program's entry, catches one before this module is loaded), and a closed pipe on stdout
 (``irtool report diff a b | head -1``) into silence that keeps the handler's exit code.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from typing import Any, Sequence
 
 from irtool.cli.common import fail
+from irtool.console import EXIT_INTERRUPTED
 from irtool.errors import IrtoolBug, IrtoolError, did_you_mean
 
 COMMANDS = ("validate", "build", "run", "devices", "harness", "report", "reduce")
@@ -61,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         command = self.prog.removeprefix("irtool").strip()
-        fail(f"{command}: {message}" if command else message)
+        fail(f"{command}: {message}" if command else message)  # cut there: argparse quotes what it refused
         raise SystemExit(2)
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -95,6 +97,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command line (default ``sys.argv``); its exit code.  Ctrl-C at any point, while the
+    sub-commands' modules load and the arguments are parsed too, is "interrupted" and 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        fail("interrupted")
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     command = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(command)
@@ -124,9 +136,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IrtoolError as error:
         fail(error.message)
         return error.exit_code
-    except KeyboardInterrupt:
-        fail("interrupted")
-        return 130
     except Exception as error:  # anything else is irtool's own fault, and said to be
         if os.environ.get("IRTOOL_DEBUG"):
             raise

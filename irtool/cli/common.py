@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from irtool.errors import IrtoolError
+from irtool.lines import cut
 from irtool.text import shown
 
 
@@ -15,7 +16,9 @@ class UsageError(IrtoolError):
 
 
 def fail(message: str) -> None:
-    print(f"irtool: error: {shown(message)}", file=sys.stderr)  # one line, whatever a name in it holds
+    """The error line on stderr: one line whatever a name in it holds, cut to one line's limit (an
+    error may quote a value of megabytes)."""
+    print(f"irtool: error: {cut(shown(message))}", file=sys.stderr)
 
 
 @contextmanager

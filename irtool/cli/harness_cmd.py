@@ -21,6 +21,7 @@ from typing import Any
 from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
 from irtool.harness.reports import column_label, column_of
+from irtool.lines import cut
 from irtool.text import lines as joined, shown
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
@@ -147,7 +148,7 @@ class Progress:
         self.counts[result.verdict] += 1
         if result.verdict in ("fail", "error", "crash", "timeout", "xpass"):
             self._clear()
-            print(shown(f"{result.verdict.upper()}: {result.name}: {result.message}"), file=self.stream)
+            print(shown(f"{result.verdict.upper()}: {cut(result.name, 400)}: {cut(result.message)}"), file=self.stream)
         if self.tty:
             width = 30
             filled = width * done // max(total, 1)
@@ -206,7 +207,7 @@ def render(outcome: Any, report_dir: Path) -> str:
     for reduced in outcome.reduced:
         lines.append(f"REDUCED: {reduced.job}: " + (f"{reduced.folder} ({reduced.summary})" if reduced.folder
                                                     else reduced.summary))
-    skips = Counter(f"{column_label(*column_of(r))}: {r.message}" for r in run.results if r.verdict == "skip")
+    skips = Counter(f"{column_label(*column_of(r))}: {cut(r.message)}" for r in run.results if r.verdict == "skip")
     for reason, count in skips.items():
         lines.append(f"skipped {count}: {reason}")
     if outcome.diff is not None:
@@ -231,7 +232,7 @@ def render(outcome: Any, report_dir: Path) -> str:
 
 
 def _problem(result: Any, report_dir: Path) -> str:
-    return f"{result.verdict.upper()}: {result.name}: {result.message}{_where(result, report_dir)}"
+    return f"{result.verdict.upper()}: {cut(result.name, 400)}: {cut(result.message)}{_where(result, report_dir)}"
 
 
 def _where(result: Any, report_dir: Path) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError
+from irtool.lines import cut, joined
 from irtool.text import shown
 
 FORMATS = ("text", "json")
@@ -145,8 +146,8 @@ def _write(args: argparse.Namespace, runs: list[Any], run: Any, baseline: Any = 
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     missing = run.meta.get("missing_shards")
     print(shown(f"wrote {', '.join(str(p) for p in written.values())}: {len(run.results)} results ({counts})"
-          + (f"; partial run: shards {', '.join(missing)} missing" if missing else "; partial run" if run.partial
-             else "")))
+                + (f"; partial run: shards {joined(missing)} missing" if missing else "; partial run" if run.partial
+                   else "")))
     return 0
 
 
@@ -164,5 +165,5 @@ def parse_pairs(items: list[str], option: str, example: str) -> dict[str, str]:
 # ----------------------------------------------------------------------------- rendering
 
 def _describe(meta: dict[str, Any]) -> str:
-    releases = ", ".join(meta.get("openvino_releases") or ()) or meta.get("openvino_version", "?")
-    return f"OpenVINO {releases}, {', '.join(meta.get('devices') or ()) or 'no devices'}"
+    releases = joined(meta.get("openvino_releases") or ()) or cut(str(meta.get("openvino_version", "?")), 200)
+    return f"OpenVINO {releases}, {joined(meta.get('devices') or ()) or 'no devices'}"

@@ -22,6 +22,8 @@ from irtool.runtime.core import release_label
 from irtool.runtime.what_ran import in_plain_words
 from irtool.jsonable import plain
 from irtool.text import lines as joined, shown
+from irtool.lines import cut
+from irtool.numbers import NumberSyntaxError, parse_int
 
 FORMATS = ("text", "json")
 NOTHING_JUDGED = 3
@@ -129,9 +131,13 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     for item in items:
         name, sep, text = item.partition("=")
         dims = text.strip().strip("[]")
-        if not sep or not name.strip() or not all(d.strip().isdigit() for d in dims.split(",")):
-            raise UsageError(f"--shape {item}: expected NAME=[D,D,...] with whole numbers, e.g. x=[2,5,8]")
-        shapes[name.strip()] = tuple(int(d) for d in dims.split(","))
+        try:
+            sizes = tuple(parse_int(d, 0, 2**63 - 1) for d in dims.split(",")) if sep and name.strip() else None
+        except NumberSyntaxError:
+            sizes = None
+        if sizes is None:
+            raise UsageError(f"--shape {cut(item, 200)}: expected NAME=[D,D,...] with whole numbers, e.g. x=[2,5,8]")
+        shapes[name.strip()] = sizes
     return shapes
 
 

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from irtool.cli.common import UsageError
 from irtool.cli.run_cmd import stopped
+from irtool.documents import load_json
 from irtool.environments import Environment, describe, environments, worker_environment
 from irtool.text import lines as joined
 
@@ -120,7 +121,7 @@ def _run_one(label: str, env: Environment, args: argparse.Namespace) -> ReleaseR
     done = subprocess.run([env.python, "-m", "irtool", *child_argv(args, label)], capture_output=True, text=True,
                           env=worker_environment(), stdin=subprocess.DEVNULL)
     try:
-        data = json.loads(done.stdout)
+        data = load_json(done.stdout)
     except ValueError:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         return ReleaseRun(label, 2, stopped=(lines or [f"irtool run exited {done.returncode} without a report"])[-1])

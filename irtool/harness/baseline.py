@@ -38,6 +38,7 @@ from irtool.errors import IrtoolError
 from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PASS, TIMEOUT, XPASS, CaseResult,
                                  job_name, plain)
 from irtool.harness.reports import number
+from irtool.lines import cut
 from irtool.harness.store import RunResults
 from irtool.text import lines as joined
 
@@ -128,7 +129,7 @@ class Change:
         if old and new and None not in (_tolerance(old), _tolerance(new)) and _tolerance(old) != _tolerance(new):
             text += f", tolerance changed: {_tolerance(old)} -> {_tolerance(new)}"
         if new and new.message and new.verdict != PASS:
-            text += f": {' '.join(new.message.split())}"
+            text += f": {cut(' '.join(new.message.split()))}"
         return text
 
     def to_json(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from irtool.documents import load_toml
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
 from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
@@ -56,7 +57,7 @@ class Expected:
 def load_expectations(path: str | Path) -> list[Expected]:
     path = Path(path)
     try:
-        data = tomllib.loads(read_text(path, "known-failures file"))
+        data = load_toml(read_text(path, "known-failures file"))
     except tomllib.TOMLDecodeError as error:
         raise ExpectationsError(f"{path}: not valid TOML: {error}") from None
     entries = data.get("xfail", [])

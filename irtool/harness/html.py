@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
+from irtool.lines import cut
 from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, BaselineDiff, case_ops, column_label,
                                     column_of, columns, number, op_group, output_fields, xml_text)
@@ -34,6 +35,11 @@ if TYPE_CHECKING:  # pragma: no cover
 PASSED = frozenset({PASS, UNJUDGED, XPASS})
 STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
 LISTED_CHANGES = 20  # jobs named per change of the release diff
+# What one page lists, whatever the run's size (results.json and junit.xml hold every result):
+LISTED_PROBLEMS = 300  # failures, errors, crashes and timeouts detailed, in that order; the rest counted
+LISTED_NAMES = 200  # jobs named per reason of the xpass, xfail and skip tables
+RATE_ROWS = 100  # ops of the pass-rate table; the others share one row
+RATE_COLUMNS = 48  # (device, precision, release) columns of the pass-rate table; the others share one
 PLOT_POINTS = 500  # a longer per-step curve is drawn from the maximum of each bucket of steps
 LOG_SPAN = 100.0  # a plot's y axis is logarithmic when its values span this factor or more
 STYLE = """
@@ -122,17 +128,34 @@ def _summary(run: RunResults) -> str:
 # ----------------------------------------------------------------------------- pass rates
 
 def _pass_rates(run: RunResults) -> str:
-    cols = columns(run)
+    """The op x column table, counted in one pass over the results.  A run of hostile size (a
+    results file naming thousands of ops or devices) keeps the table to RATE_ROWS ops and
+    RATE_COLUMNS columns: the rest are counted in one "other" row and column."""
     ops = case_ops(run.results)
-    groups = sorted({op_group(r, ops) for r in run.results}, key=lambda g: (g == NOT_ONE_OP, g))
-    cells: dict[tuple[str, tuple], Counter] = {}
+    cells: dict[tuple[str | None, tuple], Counter] = {}
     for r in run.results:
+        column = column_of(r)
         for group in (op_group(r, ops), None):  # None: the "all ops" row
-            cells.setdefault((group, column_of(r)), Counter())[r.verdict] += 1
+            cells.setdefault((group, column), Counter())[r.verdict] += 1
+    groups = sorted({group for group, _ in cells if group is not None}, key=lambda g: (g == NOT_ONE_OP, g))
+    cols = columns(run)
+    other_group = f"({len(groups) - RATE_ROWS} other ops)" if len(groups) > RATE_ROWS else None
+    other_column = (("", f"({len(cols) - RATE_COLUMNS} other columns)", None) if len(cols) > RATE_COLUMNS
+                    else None)
+    if other_group or other_column:  # fold the cells past the limits into the "other" row and column
+        kept_groups, kept_cols = set(groups[:RATE_ROWS]), set(cols[:RATE_COLUMNS])
+        folded: dict[tuple[str | None, tuple], Counter] = {}
+        for (group, column), counts in cells.items():
+            key = (group if group is None or group in kept_groups else other_group,
+                   column if column in kept_cols else other_column)
+            folded.setdefault(key, Counter()).update(counts)
+        cells = folded
+        groups = groups[:RATE_ROWS] + ([other_group] if other_group else [])
+        cols = cols[:RATE_COLUMNS] + ([other_column] if other_column else [])
     rows = [[_e(group)] + [_rate_cell(cells.get((group, col), Counter())) for col in cols] for group in groups]
     if len(groups) > 1:
         rows.append(["<strong>all ops</strong>"] + [_rate_cell(cells.get((None, col), Counter())) for col in cols])
-    head = ["op"] + [column_label(*col) for col in cols]
+    head = ["op"] + [column_label(*col) if col != other_column else col[1] for col in cols]
     return ("<h2>Pass rate by op and device</h2>\n<p>passed / ran (skipped jobs apart); passed counts pass, "
             "unjudged and xpass.</p>\n" + _table(head, rows, "passrate"))
 
@@ -214,11 +237,22 @@ def _diff_table(diff: "RunDiff", same: str) -> str:
 # ----------------------------------------------------------------------------- problems
 
 def _problems(run: RunResults) -> str:
-    problems = [r for verdict in PROBLEMS for r in run.results if r.verdict == verdict]
+    """Each failure, error, crash and timeout in detail, the first LISTED_PROBLEMS of them (in that
+    order of verdicts); the others are counted, by verdict."""
+    by_verdict: dict[str, list[CaseResult]] = {verdict: [] for verdict in PROBLEMS}
+    for r in run.results:
+        if r.verdict in by_verdict:
+            by_verdict[r.verdict].append(r)
+    problems = [r for verdict in PROBLEMS for r in by_verdict[verdict]]
     if not problems:
         return ""
+    shown = problems[:LISTED_PROBLEMS]
+    rest = Counter(r.verdict for r in problems[LISTED_PROBLEMS:])
+    more = ("" if not rest else '<p class="more">... and ' + ", ".join(f"{n} more {v}" for v, n in rest.items())
+            + " not detailed here (this page details the first " + str(LISTED_PROBLEMS) + "); junit.xml and "
+            "results.json hold every one.</p>")
     return (f"<h2 id=\"problems\">Failures, errors, crashes and timeouts ({len(problems)})</h2>\n"
-            + "\n".join(_problem(r) for r in problems))
+            + "\n".join(_problem(r) for r in shown) + (f"\n{more}" if more else ""))
 
 
 def _problem(result: CaseResult) -> str:
@@ -231,7 +265,7 @@ def _problem(result: CaseResult) -> str:
              ("time", _time(result))]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',
              _table(None, ((_e(k), _e(v)) for k, v in facts if v not in (None, "")), "facts"),
-             f'<p class="message">{_e(result.message)}</p>']
+             f'<p class="message">{_e(cut(result.message))}</p>']
     if result.outputs:
         parts.append(_outputs_table(result.outputs))
     for out in result.outputs:
@@ -240,7 +274,7 @@ def _problem(result: CaseResult) -> str:
             parts.append(step_plot(str(out.get("name", "?")), steps, out.get("atol")))
     if result.stderr:
         parts.append("<p>stderr (its last lines):</p>"
-                     f'<pre class="stderr">{_e(chr(10).join(result.stderr[-STDERR_TAIL:]))}</pre>')
+                     f'<pre class="stderr">{_e(chr(10).join(cut(line) for line in result.stderr[-STDERR_TAIL:]))}</pre>')
     if result.reproducer:
         href = quote(result.reproducer.rstrip("/")) + "/"
         parts.append(f'<p>reproducer: <a class="reproducer" href="{_e(href)}">{_e(result.reproducer)}</a> '
@@ -271,11 +305,16 @@ def _outputs_table(outputs: Sequence[Mapping[str, Any]]) -> str:
 
 @dataclass(frozen=True)
 class _Axis:
-    """A plot's y axis: linear from 0, or logarithmic over whole decades."""
+    """A plot's y axis: linear from 0, or logarithmic over whole decades.
+
+    A log axis keeps its decades as exponents (``low`` and ``high`` are 10**exponent): the
+    decade above 1.7e308 or below 5e-324 is no float, and one as a float is inf or 0."""
 
     low: float
     high: float
     log: bool
+    low_exp: int = 0
+    high_exp: int = 0
 
     @classmethod
     def fit(cls, values: Sequence[float]) -> "_Axis":
@@ -283,18 +322,34 @@ class _Axis:
         known = [v for v in values if math.isfinite(v)]
         positive = [v for v in known if v > 0]
         if positive and max(positive) / min(positive) >= LOG_SPAN:
-            return cls(10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive))), True)
-        return cls(0.0, (max(known, default=0.0) or 1.0) * 1.1, False)
+            low_exp, high_exp = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+            return cls(_power(low_exp), _power(high_exp), True, low_exp, high_exp)
+        top = max(known, default=0.0) or 1.0
+        return cls(0.0, top * 1.1 if math.isfinite(top * 1.1) else top, False)
 
     def fraction(self, value: float) -> float:
         """Where a value sits, 0 at the bottom and 1 at the top: zeros at the bottom, non-finite at the top."""
         if not math.isfinite(value):
             return 1.0
         if self.log:
-            share = math.log10(max(value, self.low) / self.low) / math.log10(self.high / self.low)
+            if value <= 0:
+                return 0.0
+            share = (math.log10(value) - self.low_exp) / (self.high_exp - self.low_exp)
         else:
             share = value / self.high
         return min(max(share, 0.0), 1.0)
+
+    def tick(self, top: bool) -> str:
+        """The label of the top or the bottom of the axis."""
+        if self.log:
+            exponent = self.high_exp if top else self.low_exp
+            return number(_power(exponent), 2) if -300 <= exponent <= 300 else f"1e{exponent:+03d}"
+        return number(self.high if top else self.low, 2)
+
+
+def _power(exponent: int) -> float:
+    """10**exponent as a float, clamped to the finite positive floats."""
+    return min(max(10.0 ** max(min(exponent, 308), -323), 5e-324), 1.7976931348623157e308)
 
 
 def step_plot(name: str, values: Sequence[float], atol: float | None, width: int = 440, height: int = 170) -> str:
@@ -323,8 +378,8 @@ def step_plot(name: str, values: Sequence[float], atol: float | None, width: int
              f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>',
              f'<text class="y-label" x="12" y="{middle:.0f}" text-anchor="middle" '
              f'transform="rotate(-90 12 {middle:.0f})">max abs error ({scale} scale)</text>',
-             f'<text class="y-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{number(axis.high, 2)}</text>',
-             f'<text class="y-tick" x="{left - 4}" y="{top + plot_h}" text-anchor="end">{number(axis.low, 2)}</text>',
+             f'<text class="y-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{axis.tick(top=True)}</text>',
+             f'<text class="y-tick" x="{left - 4}" y="{top + plot_h}" text-anchor="end">{axis.tick(top=False)}</text>',
              f'<text class="x-tick" x="{left}" y="{height - 14}" text-anchor="middle">0</text>',
              f'<text class="x-tick" x="{left + plot_w}" y="{height - 14}" text-anchor="middle">{count - 1}</text>',
              f'<text class="x-label" x="{left + plot_w / 2:.0f}" y="{height - 3}" text-anchor="middle">time step</text>']
@@ -387,8 +442,14 @@ def _by_reason(run: RunResults, verdict: str, title: str) -> str:
         return ""
     issues = any(issue for _, issue in groups)
     rows = ([_e(reason or "(no reason given)")] + [_issue(issue)] * issues + [str(len(names)),
-            f"<details><summary>jobs</summary>{'<br>'.join(_e(n) for n in names)}</details>"]
+            f"<details><summary>jobs</summary>{_names(names)}</details>"]
             for (reason, issue), names in groups.items())
     head = ("reason",) + ("issue",) * issues + ("jobs", "")
     count = sum(len(names) for names in groups.values())
     return f'<h2 id="{verdict}">{_e(title)} ({count})</h2>\n' + _table(head, rows, f"by-reason {verdict}")
+
+
+def _names(names: list[str]) -> str:
+    """The jobs of one reason, the first LISTED_NAMES of them and a count of the rest."""
+    listed = "<br>".join(_e(n) for n in names[:LISTED_NAMES])
+    return listed + (f"<br>... and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else "")

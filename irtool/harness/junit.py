@@ -13,11 +13,13 @@ fails where the harness exits 1.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
-from irtool.files import write_atomic
+from irtool.files import atomic_writer
+from irtool.lines import cut
 from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import BaselineDiff, column_label, column_of, columns, one_line, output_lines, xml_text
@@ -27,30 +29,48 @@ PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finishe
 
 
 def write_junit(path: str | Path, run: RunResults, baseline: "BaselineDiff | None" = None) -> None:
-    write_atomic(path, junit_xml(run, baseline), "report")
+    with atomic_writer(path, "report") as handle:
+        for chunk in junit_chunks(run, baseline):
+            handle.write(chunk)
 
 
 def junit_xml(run: RunResults, baseline: "BaselineDiff | None" = None) -> bytes:
-    root = ET.Element("testsuites", name="irtool harness")
-    suites = [_testsuite(run, column) for column in columns(run) if any(column_of(r) == column for r in run.results)]
-    suites += [_diff_suite(f"openvino {older} -> {newer}", diff) for older, newer, diff in diff_versions(run)]
+    return b"".join(junit_chunks(run, baseline))
+
+
+def junit_chunks(run: RunResults, baseline: "BaselineDiff | None" = None) -> Iterator[bytes]:
+    """junit.xml in pieces, a testcase at a time: a run of 200,000 results is never one tree in
+    memory.  The counts each start tag carries are summed from the results first."""
+    by_column: dict[tuple, list[CaseResult]] = {}
+    for result in run.results:  # one pass: a testsuite per column, however many columns
+        by_column.setdefault(column_of(result), []).append(result)
+    suites = [(column, by_column[column]) for column in columns(run) if column in by_column]
+    releases = [_diff_suite(f"openvino {older} -> {newer}", diff) for older, newer, diff in diff_versions(run)]
     if baseline is not None:
-        suites.append(_diff_suite(f"baseline {baseline.label}", baseline.diff))
-    root.extend(suites)
-    _set_counts(root, suites)
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+        releases.append(_diff_suite(f"baseline {baseline.label}", baseline.diff))
+    counts = [_counts(results) for _, results in suites] + [_element_counts(suite) for suite in releases]
+    yield b"<?xml version='1.0' encoding='utf-8'?>\n"
+    if not counts:
+        yield _start_tag("testsuites", {"name": "irtool harness", **_total(counts)})[:-1] + b" />\n"
+        return
+    yield _start_tag("testsuites", {"name": "irtool harness", **_total(counts)})
+    for (column, results), suite_counts in zip(suites, counts):
+        yield from _testsuite(run, column, results, suite_counts)
+    for suite in releases:
+        ET.indent(suite, level=1)
+        yield b"\n  " + ET.tostring(suite, encoding="utf-8")
+    yield b"\n</testsuites>\n"
 
 
-def _testsuite(run: RunResults, column: tuple) -> ET.Element:
-    results = [r for r in run.results if column_of(r) == column]
-    suite = ET.Element("testsuite", name=column_label(*column))
+def _testsuite(run: RunResults, column: tuple, results: list[CaseResult], counts: dict[str, str]) -> Iterator[bytes]:
+    attributes = {"name": column_label(*column)}
     host = run.meta.get("host") or {}
     if host.get("name"):
-        suite.set("hostname", xml_text(str(host["name"])))
+        attributes["hostname"] = xml_text(str(host["name"]))
     if _timestamp(run.meta.get("started")):
-        suite.set("timestamp", _timestamp(run.meta.get("started")))
-    properties = ET.SubElement(suite, "properties")
+        attributes["timestamp"] = _timestamp(run.meta.get("started"))  # type: ignore[assignment]
+    yield b"\n  " + _start_tag("testsuite", {**attributes, **counts})
+    properties = ET.Element("properties")
     meta = dict(run.meta)
     if column[2]:  # the release this testsuite ran under, as its openvino said (not the installed one)
         meta["openvino_version"] = next((r.openvino_version for r in results if r.openvino_version), column[2])
@@ -58,10 +78,40 @@ def _testsuite(run: RunResults, column: tuple) -> ET.Element:
         if meta.get(name) is not None:
             ET.SubElement(properties, "property", name=name, value=xml_text(str(meta[name])))
     ET.SubElement(properties, "property", name="partial", value=str(run.partial).lower())
-    cases = [_testcase(r) for r in results]
-    suite.extend(cases)
-    _set_counts(suite, cases)
-    return suite
+    yield from _indented(properties)
+    for result in results:
+        yield from _indented(_testcase(result))
+    yield b"\n  </testsuite>"
+
+
+def _indented(element: ET.Element) -> Iterator[bytes]:
+    """An element of a testsuite, indented as ET.indent indents the whole tree."""
+    ET.indent(element, level=2)
+    yield b"\n    " + ET.tostring(element, encoding="utf-8").removeprefix(b"<?xml version='1.0' encoding='utf-8'?>\n")
+
+
+def _start_tag(tag: str, attributes: dict[str, str]) -> bytes:
+    """``<tag a="1">`` with the attributes escaped as ElementTree escapes them."""
+    return ET.tostring(ET.Element(tag, attributes), encoding="utf-8").removeprefix(
+        b"<?xml version='1.0' encoding='utf-8'?>\n").removesuffix(b" />") + b">"
+
+
+def _counts(results: list[CaseResult]) -> dict[str, str]:
+    """tests/failures/errors/skipped/time of a testsuite of these results (as _testcase writes them)."""
+    verdicts = Counter(r.verdict for r in results)
+    return {"tests": str(len(results)), "failures": str(verdicts[FAIL]),
+            "errors": str(verdicts[ERROR] + verdicts[CRASH] + verdicts[TIMEOUT]),
+            "skipped": str(verdicts[SKIP] + verdicts[XFAIL]),
+            "time": f"{sum(float(f'{r.time:.3f}') for r in results):.3f}"}
+
+
+def _element_counts(suite: ET.Element) -> dict[str, str]:
+    return {key: suite.get(key, "0") for key in ("tests", "failures", "errors", "skipped", "time")}
+
+
+def _total(counts: list[dict[str, str]]) -> dict[str, str]:
+    total = {key: str(sum(int(c[key]) for c in counts)) for key in ("tests", "failures", "errors", "skipped")}
+    return {**total, "time": f"{sum(float(c['time']) for c in counts):.3f}"}
 
 
 def _diff_suite(name: str, diff: RunDiff) -> ET.Element:
@@ -97,13 +147,13 @@ def _timestamp(started: str | None) -> str | None:
 def _testcase(result: CaseResult) -> ET.Element:
     case = ET.Element("testcase", classname=xml_text(f"{result.suite}.{result.op or 'file'}"),
                       name=xml_text(result.case), time=f"{result.time:.3f}")
-    message = xml_text(one_line(result.message))
+    message = xml_text(cut(one_line(result.message)))
     if result.verdict == FAIL:
         failure = ET.SubElement(case, "failure", message=message, type=FAIL)
-        failure.text = xml_text("\n".join([result.message, *output_lines(result)]))
+        failure.text = xml_text("\n".join([cut(result.message), *output_lines(result)]))
     elif result.verdict in (ERROR, CRASH, TIMEOUT):
         error = ET.SubElement(case, "error", message=message, type=result.verdict)
-        error.text = xml_text("\n".join([result.message, *result.stderr]))
+        error.text = xml_text("\n".join(cut(line) for line in [result.message, *result.stderr]))
     elif result.verdict == SKIP:
         ET.SubElement(case, "skipped", message=message)
     elif result.verdict == XFAIL:

@@ -14,6 +14,7 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
+from irtool.documents import load_json
 from irtool.errors import IrtoolError
 from irtool.files import FileError, open_lock_file
 
@@ -88,7 +89,7 @@ def _same_file(fd: int, path: Path) -> bool:
 def _holder(fd: int) -> str:
     """Who holds the lock, from what it wrote: "pid 123 on host-1, started 2026-...", or as much as is known."""
     try:
-        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        data = load_json(os.pread(fd, 4096, 0) or b"{}")
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict) or not data:

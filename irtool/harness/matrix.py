@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from irtool.compare import PRECISION_CHOICES
+from irtool.diagnostics import clipped
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import Job, SuiteCase
+from irtool.numbers import NumberSyntaxError, parse_int
 
 
 class MatrixError(IrtoolError):
@@ -28,11 +30,19 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def parse_shard(text: str) -> Shard:
+MAX_SHARDS = 10_000  # N of --shard K/N: more slices than a CI matrix ever has
+
+
+def parse_shard(text: str, what: str = "--shard") -> Shard:
+    """``2/4`` -> Shard(2, 4): K and N numbers in ASCII digits, 1 <= K <= N <= MAX_SHARDS."""
     index, sep, count = text.partition("/")
-    if not (sep and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise MatrixError(f"--shard {text}: expected K/N with 1 <= K <= N, e.g. 2/4")
-    return Shard(int(index), int(count))
+    try:
+        shard = Shard(parse_int(index, 1, MAX_SHARDS), parse_int(count, 1, MAX_SHARDS)) if sep else None
+    except NumberSyntaxError:
+        shard = None
+    if shard is None or shard.index > shard.count:
+        raise MatrixError(f"{what} {clipped(text, 40)}: expected K/N with 1 <= K <= N <= {MAX_SHARDS}, e.g. 2/4")
+    return shard
 
 
 def parse_list(text: str, option: str) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from irtool.errors import IrtoolError
 from irtool.jobs.records import CaseResult
+from irtool.harness.matrix import MatrixError, Shard, parse_shard
 from irtool.harness.store import RunResults
 
 MUST_AGREE = ("openvino_version", "suites")
@@ -57,9 +58,14 @@ def merge_runs(runs: Sequence[RunResults], names: Sequence[str] | None = None) -
 
 def missing_shards(shards: Sequence[Mapping[str, Any]]) -> list[str]:
     """The K/N slices of a --shard run that no merged shard brought (a merge of only some is partial)."""
-    given = {str(s.get("shard")) for s in shards if s.get("shard")}
-    counts = {text.partition("/")[2] for text in given}
-    return sorted(f"{k}/{n}" for n in counts if n.isdigit() for k in range(1, int(n) + 1) if f"{k}/{n}" not in given)
+    given = set()
+    for text in (str(entry.get("shard")) for entry in shards if entry.get("shard")):
+        try:  # as a results file names it: K/N of at most MAX_SHARDS slices, else not counted
+            given.add(parse_shard(text))
+        except MatrixError:
+            continue
+    counts = {shard.count for shard in given}
+    return [str(Shard(k, n)) for n in sorted(counts) for k in range(1, n + 1) if Shard(k, n) not in given]
 
 
 def _text(value: Any) -> str:

@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import platform
+import re
 import socket
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,15 +26,17 @@ from typing import IO, Any, Iterable, Mapping
 
 from irtool import __version__
 from irtool.errors import IrtoolError
-from irtool.files import RESULTS_LIMIT, read_bytes, writable_target, write_atomic
+from irtool.files import RESULTS_LIMIT, atomic_writer, open_regular, read_bytes, writable_target
 from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
-from irtool.jsonable import shown_json, strict_loads
+from irtool.documents import load_json
+from irtool.jsonable import shown_json
 
 FORMAT = "irtool-results/1"
 # Keys of results.json that are not the run's META: computed from the results when written.
 DERIVED = ("format", "partial", "summary", "results", "openvino_diffs", "baseline_diff", "coverage")
 JSONL_NAME = "results.jsonl"
 JSON_NAME = "results.json"
+_NONFINITE = re.compile(r'"(?:-?inf|nan)"')  # how irtool writes a non-finite number: a line without it has none
 
 
 class StoreError(IrtoolError):
@@ -135,37 +138,47 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
     ``repair`` that line is also cut off the file, so that appending goes on from a line end.
 
     Every line is checked: the first is ``{"run": {...}}``, every other one a result with the
-    fields and types irtool writes; anything else is a StoreError naming the line.
+    fields and types irtool writes; anything else is a StoreError naming the line.  The file is
+    read a line at a time: memory holds the results, never the file's text as well.
     """
-    data = read_bytes(path, "results file", RESULTS_LIMIT)
-    complete = data if data.endswith(b"\n") or not data else data[:data.rfind(b"\n") + 1]
-    if repair and len(complete) != len(data):
-        with open(path, "r+b") as handle:
-            handle.truncate(len(complete))
     meta: dict[str, Any] | None = None
     results = []
-    for number, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = strict_loads(line)
-        except json.JSONDecodeError:
-            raise StoreError(f"{where}: not a JSON line; the file is not a results.jsonl irtool wrote") from None
-        if not isinstance(record, dict):
-            raise StoreError(f"{where}: {shown_json(record)} is not a JSON object; each line of a results.jsonl is "
-                             "the run header or one result")
-        if "run" in record:
-            if meta is not None:
-                raise StoreError(f"{where}: a second run header; a results.jsonl holds one run")
-            meta = check_meta(record["run"], where)
-            continue
-        if meta is None:
-            raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
-        try:
-            results.append(result_from_json(record))
-        except RecordError as error:
-            raise StoreError(f"{where}: {error}") from None
+    complete = 0  # bytes up to the end of the last whole line
+    torn = False
+    with open_regular(path, "results file", RESULTS_LIMIT) as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.endswith(b"\n"):  # only the last line can lack its end: a writer killed mid-line
+                torn = True
+                break
+            complete += len(raw)
+            if complete > RESULTS_LIMIT:  # grown past the limit while it was read (a run still writing)
+                raise StoreError(f"{path}: more than {RESULTS_LIMIT >> 30} GiB of results; irtool reads no more")
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                record = load_json(line)
+            except json.JSONDecodeError as error:
+                raise StoreError(f"{where}: not a JSON line ({error.msg}); the file is not a results.jsonl irtool "
+                                 "wrote") from None
+            if not isinstance(record, dict):
+                raise StoreError(f"{where}: {shown_json(record)} is not a JSON object; each line of a results.jsonl "
+                                 "is the run header or one result")
+            if "run" in record:
+                if meta is not None:
+                    raise StoreError(f"{where}: a second run header; a results.jsonl holds one run")
+                meta = check_meta(record["run"], where)
+                continue
+            if meta is None:
+                raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
+            try:
+                results.append(result_from_json(record, nonfinite=_NONFINITE.search(line) is not None))
+            except RecordError as error:
+                raise StoreError(f"{where}: {error}") from None
+    if repair and torn:
+        with open(path, "r+b") as handle:
+            handle.truncate(complete)
     return RunResults(meta or {}, results, partial=True)
 
 
@@ -200,9 +213,19 @@ def check_meta(meta: Any, where: str) -> dict[str, Any]:
 
 
 def write_json(path: Path, run: RunResults, extra: Mapping[str, Any] | None = None) -> None:
-    """results.json; ``extra`` adds keys that are derived from the results (read back, they are dropped)."""
-    write_atomic(path, json.dumps({**run.to_json(), **(extra or {})}, indent=1, allow_nan=False) + "\n",
-                 "results file")
+    """results.json; ``extra`` adds keys that are derived from the results (read back, they are dropped).
+
+    Written as it goes: the run's fields indented, then ``"results"`` last, one result per line,
+    so that a run of 200,000 results is never one string in memory."""
+    head = {"format": FORMAT, **run.meta, "partial": run.partial, "summary": run.summary, **(extra or {})}
+    head.pop("results", None)
+    text = json.dumps(head, indent=1, allow_nan=False)
+    with atomic_writer(path, "results file") as handle:
+        handle.write(text[:-2].encode("utf-8") + b',\n "results": [')  # the head without its closing "\n}"
+        for index, result in enumerate(run.results):
+            line = json.dumps(result_to_json(result), allow_nan=False)  # ASCII: escapes whatever a name holds
+            handle.write(((",\n  " if index else "\n  ") + line).encode("ascii"))
+        handle.write(b"\n ]\n}\n" if run.results else b"]\n}\n")
 
 
 def load_results(path: str | Path) -> RunResults:
@@ -214,7 +237,7 @@ def load_results(path: str | Path) -> RunResults:
         return read_jsonl(path)
     text = read_bytes(path, "results file", RESULTS_LIMIT)
     try:
-        data = strict_loads(text)
+        data = load_json(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StoreError(f"{path}: not a results.json ({error})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -27,11 +27,13 @@ import irtool
 
 from irtool.errors import IrtoolError
 from irtool.jobs.lifeline import lifeline, worker_env as lifeline_env
+from irtool.lines import cut
 from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions, base_result, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
 STDERR_LINES = 20
+STDERR_BYTES = 256 << 10  # of a worker's stderr read for its last lines
 WORKER_MODULE = ("-m", "irtool.jobs.lifeline")  # the worker loop, bound to this process
 
 
@@ -64,9 +66,14 @@ class _Worker:
         self.process.stdin.flush()
 
     def stderr_tail(self) -> list[str]:
-        self.stderr.seek(0)
-        lines = self.stderr.read().decode("utf-8", errors="replace").splitlines()
-        return [line for line in lines if line.strip()][-STDERR_LINES:]
+        """The last STDERR_LINES lines the worker wrote, from at most its last STDERR_BYTES (a
+        worker may write gigabytes), each cut to one line's limit."""
+        size = self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(size - STDERR_BYTES, 0))
+        lines = self.stderr.read(STDERR_BYTES).decode("utf-8", errors="replace").splitlines()
+        if size > STDERR_BYTES and lines:
+            lines = lines[1:] or [lines[0]]  # the first is a line's end (unless one line fills it all)
+        return [cut(line) for line in lines if line.strip()][-STDERR_LINES:]
 
     def kill(self) -> None:
         if self.process.poll() is None:

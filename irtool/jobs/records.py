@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
@@ -67,6 +68,13 @@ def _list_of(check: Any) -> Any:
     return lambda value: isinstance(value, list) and all(check(v) for v in value)
 
 
+def _list_of_type(*kinds: type) -> Any:
+    """A list whose items are of these exact types (as JSON gives them): one set of types per list,
+    no call per item (a results file holds millions of numbers)."""
+    allowed = frozenset(kinds)
+    return lambda value: isinstance(value, list) and {type(v) for v in value} <= allowed
+
+
 def _optional(check: Any) -> Any:
     return lambda value: value is None or check(value)
 
@@ -82,6 +90,8 @@ def is_tolerance(value: Any) -> bool:
 
 
 _is_tolerance = _optional(is_tolerance)
+MAX_SECONDS = 1e9  # a job's time as a results file may give it (32 years): sums of 200,000 stay finite
+_is_seconds = lambda value: _is_number(value) and 0 <= value <= MAX_SECONDS  # noqa: E731
 CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "id": (_is_str, "a string"), "suite": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
     "version": (_optional(_is_int), "an integer or null"),
@@ -290,16 +300,17 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "case": (_is_str, "a string"), "suite": (_is_str, "a string"), "device": (_is_str, "a string"),
     "precision": (_is_str, "a string"), "op": (_optional(_is_str), "a string or null"),
     "file": (_optional(_is_str), "a string or null"), "attributes": (lambda v: isinstance(v, dict), "an object"),
-    "shapes": (lambda v: isinstance(v, dict) and all(_list_of(_is_int)(s) for s in v.values()),
+    "shapes": (lambda v: isinstance(v, dict) and all(_list_of_type(int)(s) for s in v.values()),
                "an object of integer lists"),
     "element_type": (_optional(_is_str), "a string or null"), "seed": (_is_int, "an integer"),
     "effective_precision": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                             "an object of strings"),
-    "execution_devices": (_list_of(_is_str), "a list of strings"), "message": (_is_str, "a string"),
-    "stderr": (_list_of(_is_str), "a list of strings"), "outputs": (_list_of(lambda v: isinstance(v, dict)),
+    "execution_devices": (_list_of_type(str), "a list of strings"), "message": (_is_str, "a string"),
+    "stderr": (_list_of_type(str), "a list of strings"), "outputs": (_list_of(lambda v: isinstance(v, dict)),
                                                                     "a list of objects"),
-    "max_abs": (_optional(_is_number), "a number or null"), "time": (_is_number, "a number"),
-    "compile_time": (_is_number, "a number"), "infer_time": (_is_number, "a number"),
+    "max_abs": (_optional(_is_number), "a number or null"),
+    **{name: (_is_seconds, f"a number of seconds from 0 to {MAX_SECONDS:.0e}")
+       for name in ("time", "compile_time", "infer_time")},
     "reproducer": (_optional(_is_str), "a string or null"), "unwritten": (_optional(_is_str), "a string or null"),
     "issue": (_optional(_is_str), "a string or null"),
     "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
@@ -315,10 +326,10 @@ REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
 _NUMBER_OR_NULL = (_optional(_is_number), "a number or null")
 # The fields of a stored output (irtool.compare.OutputDiff, flattened) that reports read.
 OUTPUT_FIELDS: dict[str, tuple[Any, str]] = {
-    "name": (_is_str, "a string"), "shape": (_list_of(_is_int), "a list of integers"),
+    "name": (_is_str, "a string"), "shape": (_list_of_type(int), "a list of integers"),
     "passed": (lambda v: isinstance(v, bool), "true or false"), "problem": (_optional(_is_str), "a string or null"),
-    "worst_index": (_optional(_list_of(_is_int)), "a list of integers or null"),
-    "step_max_abs": (_optional(_list_of(_is_number)), "a list of numbers or null"),
+    "worst_index": (_optional(_list_of_type(int)), "a list of integers or null"),
+    "step_max_abs": (_optional(_list_of_type(int, float)), "a list of numbers or null"),
     "tolerance_source": (_optional(_is_str), "a string or null"),
     **{name: _NUMBER_OR_NULL for name in ("max_abs", "max_rel", "mean_abs", "worst_actual", "worst_expected",
                                           "needed_atol", "needed_rtol", "atol", "rtol")},
@@ -327,12 +338,12 @@ OUTPUT_FIELDS: dict[str, tuple[Any, str]] = {
 }
 
 
-def check_result_json(data: Any) -> dict[str, Any]:
+def check_result_json(data: Any, nonfinite: bool = True) -> dict[str, Any]:
     """The stored result with non-finite numbers back as floats; RecordError naming the first
     field that is missing or of the wrong type, or a verdict irtool does not know."""
     if not isinstance(data, dict):
         raise RecordError(f"a result is a JSON object, not {shown(data)}")
-    data = unplain(dict(data))
+    data = unplain(dict(data)) if nonfinite else dict(data)
     missing = [name for name in REQUIRED_FIELDS if name not in data]
     if missing:
         raise RecordError(f"a result without {', '.join(missing)}")
@@ -345,14 +356,26 @@ def check_result_json(data: Any) -> dict[str, Any]:
         for name, (check, words) in OUTPUT_FIELDS.items():
             if name in output and not check(output[name]):
                 raise RecordError(f"outputs[{index}].{name} is {shown(output[name])}; expected {words}")
+    if "outputs" in data:  # one string per field name, not one per output read (most of a result's memory)
+        data["outputs"] = [{sys.intern(k): v for k, v in output.items()} for output in data["outputs"]]
+    for name in _SHARED_VALUES:
+        if type(data.get(name)) is str:
+            data[name] = sys.intern(data[name])
     return data
 
 
-def result_from_json(data: Mapping[str, Any]) -> CaseResult:
+# The fields whose few values recur in every result of a run: held once however many results are read.
+_SHARED_VALUES = ("suite", "device", "precision", "verdict", "op", "element_type", "openvino", "openvino_version")
+
+
+_RESULT_NAMES = frozenset(f.name for f in dataclasses.fields(CaseResult))
+
+
+def result_from_json(data: Mapping[str, Any], nonfinite: bool = True) -> CaseResult:
     """A stored result, checked (:func:`check_result_json`); unknown fields (from a newer irtool)
-    are dropped, missing optional ones default."""
-    known = {f.name for f in dataclasses.fields(CaseResult)}
-    return CaseResult(**{k: v for k, v in check_result_json(data).items() if k in known})
+    are dropped, missing optional ones default.  ``nonfinite=False`` says the record holds no
+    "inf", "-inf" or "nan" string (its reader saw none in its text): nothing to turn back."""
+    return CaseResult(**{k: v for k, v in check_result_json(data, nonfinite).items() if k in _RESULT_NAMES})
 
 
 def pattern_matches(pattern: str, text: str) -> bool:

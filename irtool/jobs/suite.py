@@ -70,12 +70,14 @@ import dataclasses
 import hashlib
 import itertools
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, CaseError, OpCase, case_ports
+from irtool.documents import load_toml
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
 from irtool.formats import formats_text, model_format
@@ -126,7 +128,7 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
     text = read_text(path, "suite file")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(f"{path}: not valid TOML: {error}") from None
     unknown = sorted(set(data) - set(SUITE_TABLES))
@@ -331,10 +333,15 @@ def _infer_sizes_axis(path: Path, where: str, value: Any) -> _Axis:
 
 
 def _op_name(text: str) -> tuple[str, int | None]:
+    """``GRUSequence-5`` -> ("GRUSequence", 5); a version is 1 to 9 ASCII digits (int() takes any
+    Unicode digit, and refuses 4,300 of them), else the whole text is the name."""
     name, sep, version = text.rpartition("-")
-    if sep and version.isdigit():
+    if sep and _VERSION.fullmatch(version):
         return name, int(version)
     return text, None
+
+
+_VERSION = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def _mapping(path: Path, where: str, grid: Mapping[str, Any], key: str) -> Mapping[str, Any]:

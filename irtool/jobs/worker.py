@@ -36,6 +36,7 @@ from irtool.jobs.conditions import node_conditions
 from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
 from irtool.jobs.suite import op_case
+from irtool.lines import cut, joined
 from irtool.runtime.nodes import input_arrays
 from irtool.runtime.what_ran import meets
 
@@ -191,7 +192,7 @@ class Runner:
         problems += [note for node in judgment.nodes if node.verdict == FAIL for note in node.notes]
         problems += _probe_problem(judgment)
         if judgment.verdict in (FAIL, ERROR):
-            result.message = ("outside tolerance: " if judgment.verdict == FAIL else "") + ", ".join(problems)
+            result.message = ("outside tolerance: " if judgment.verdict == FAIL else "") + joined(problems)
             single = prepared.single
             expected = None
             if single is not None:
@@ -225,10 +226,10 @@ class Runner:
             reasons = ([verdict.reason if not verdict.reached else f"no reference applies: {verdict.reason}"]
                        if verdict.verdict == UNJUDGED else
                        [(f"at {verdict.at}: " if verdict.at else "") + "outside tolerance: "
-                        + ", ".join(_problem(d) for d in verdict.outputs if not d.passed)]
+                        + joined(_problem(d) for d in verdict.outputs if not d.passed)]
                        + list(verdict.notes) if verdict.verdict == FAIL
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
-            result.message = "; ".join(filter(None, reasons + probe))
+            result.message = cut("; ".join(filter(None, reasons + probe)))
             if verdict.verdict == FAIL and node is not None and self.options.report_dir is not None:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(verdict.name)}"
                 folder = Path(self.options.report_dir) / relative

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from irtool.compare import TolerancePolicy
 from irtool.concrete import ConcreteCase, from_node
+from irtool.documents import load_json
 from irtool.files import read_text
 from irtool.formats import model_format
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
@@ -175,7 +176,7 @@ def _reproducer(folder: Path) -> Origin:
 
 def _read_json(path: Path) -> Any:
     try:
-        data = json.loads(read_text(path, "reproducer's case.json"))
+        data = load_json(read_text(path, "reproducer's case.json"))
     except json.JSONDecodeError as error:
         raise ReduceError(f"{path}: cannot read it as JSON ({error})") from None
     if not isinstance(data, dict):

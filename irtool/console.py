@@ -1,0 +1,49 @@
+"""The ``irtool`` program (its console script and ``python -m irtool``): Ctrl-C at any moment
+is a clean exit 130 with one line, never a traceback.
+
+Only ``sys`` and ``signal`` are imported before the interrupt is caught: the command line
+(:mod:`irtool.cli`) is imported inside the ``try``, so an interrupt while its modules load
+(numpy, openvino, argparse) is caught as one while a command runs.  Once the interrupt is
+caught, or once the command has returned, a further Ctrl-C is ignored: the process is only
+exiting.  (Before the interpreter has started irtool at all, while Python imports ``site``,
+an interrupt is Python's own to report.)
+"""
+from __future__ import annotations
+
+import signal
+import sys
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+
+def main() -> int:
+    """Run the command line of this process (``sys.argv``); its exit code."""
+    try:
+        from irtool.cli import main as command_line
+
+        code = command_line()
+    except KeyboardInterrupt:
+        return interrupted()
+    _ignore_interrupts()
+    return code
+
+
+def interrupted() -> int:
+    """Say so in one line (a second Ctrl-C while saying it is ignored); exit 130."""
+    _ignore_interrupts()
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        print("irtool: error: interrupted", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+    return EXIT_INTERRUPTED
+
+
+def _ignore_interrupts() -> None:
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing more to guard
+        pass
