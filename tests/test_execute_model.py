@@ -9,7 +9,6 @@ from irtool.devices import DeviceError
 from irtool.build import build_and_save, build_model
 from irtool.cases import OpCase
 from irtool.devices import same_device
-from irtool.errors import RunError
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.execute import prepare, seeded_inputs
 from irtool.runtime.model import read_model

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import tomllib
 from pathlib import Path
 from typing import Callable
