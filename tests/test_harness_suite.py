@@ -174,7 +174,16 @@ def test_the_openvino_cpu_suite_infers_several_shapes_on_one_model_with_bounds(o
 def test_the_openvino_cpu_suite_takes_each_weight_source_and_cell(openvino_cpu_cases):
     cells = {c.op for c in openvino_cpu_cases if c.op and c.op.endswith("Cell")}
     assert cells == {"GRUCell", "LSTMCell", "RNNCell"}
-    for op in ("GRUCell", "LSTMCell"):
+    for op in ("GRUCell", "LSTMCell", "RNNCell"):
         combos = {tuple(c.sources.get(port, "const") for port in "WRB") for c in openvino_cpu_cases if c.op == op}
         assert len(combos) == 8, f"{op}: W, R, B sources {combos}"
     assert any(c.op == "LSTMSequence" and c.weights_as_parameters for c in openvino_cpu_cases)
+
+
+def test_the_openvino_cpu_suite_has_openvinos_f16_models(openvino_cpu_cases):
+    """The shared tests' model_types f16: GRU and LSTM sequences in each mode, and the cells."""
+    f16 = [c for c in openvino_cpu_cases if c.element_type == "f16"]
+    assert {c.op for c in f16} == {"GRUSequence", "LSTMSequence", "GRUCell", "LSTMCell", "RNNCell"}
+    for op in ("GRUSequence", "LSTMSequence"):
+        modes = {(c.sources.get("sequence_lengths", "parameter"), c.lengths) for c in f16 if c.op == op}
+        assert modes == {("const", "full"), ("const", "random"), ("parameter", "random")}, op
