@@ -187,3 +187,12 @@ def test_the_openvino_cpu_suite_has_openvinos_f16_models(openvino_cpu_cases):
     for op in ("GRUSequence", "LSTMSequence"):
         modes = {(c.sources.get("sequence_lengths", "parameter"), c.lengths) for c in f16 if c.op == op}
         assert modes == {("const", "full"), ("const", "random"), ("parameter", "random")}, op
+
+
+def test_the_openvino_cpu_suite_must_reach_each_path_of_each_op():
+    """A run of the suite fails if any op stops reaching one of the paths measured for it."""
+    coverage = set(load_suite(SUITES / "openvino-cpu.toml").expect_coverage)
+    for op in ("GRUSequence", "LSTMSequence", "RNNSequence"):
+        assert {f"{op}:RNNSeq", f"{op}:TensorIterator"} <= coverage
+    for op in ("GRUCell", "LSTMCell", "RNNCell"):
+        assert {f"{op}:RNNCell", f"{op}:Subgraph"} <= coverage
