@@ -297,3 +297,49 @@ def test_an_open_value_is_built_as_asked_and_a_closed_one_still_refused():
     assert gru.get_attributes()["clip"] == -1.0
     with pytest.raises(CaseError, match="hidden_size"):
         OpCase("GRUSequence", {"hidden_size": -4, "direction": "forward"}, SIZES).symbols
+
+
+# Static shapes and a Const of full lengths: the attributes and the weights' source decide as
+# well (measured with samples/suites/openvino-cpu.toml; docs/harness.md).
+ATTRIBUTE_PATHS = [
+    ("GRUSequence", 'activations = ["sigmoid", "tanh"], clip = 0.0', "", "RNNSeq"),
+    ("GRUSequence", 'activations = ["tanh", "sigmoid"], clip = 0.0', "", "TensorIterator"),
+    ("GRUSequence", 'clip = 0.7', "", "TensorIterator"),
+    ("GRUSequence", 'clip = inf', "", "RNNSeq"),
+    ("LSTMSequence", 'activations = ["tanh", "relu", "sigmoid"]', "", "TensorIterator"),
+    ("LSTMSequence", 'clip = 0.0', 'weights = "parameter"', "TensorIterator"),
+    ("RNNSequence", 'activations = ["sigmoid"]', "", "RNNSeq"),
+    ("RNNSequence", 'activations = ["relu"], clip = 0.7', "", "TensorIterator"),
+]
+
+
+@pytest.fixture(scope="module")
+def attribute_paths_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("attribute-paths")
+    text = '[suite]\nname = "attribute-paths"\n'
+    for index, (op, attributes, extra, _) in enumerate(ATTRIBUTE_PATHS):
+        text += f"""
+[[grid]]
+id = "path{index}"
+op = "{op}"
+attributes = {{ hidden_size = 4, direction = "forward", {attributes} }}
+sizes = {{ batch_size = 3, seq_length = 4, input_size = 5 }}
+sources = {{ sequence_lengths = "const" }}
+lengths = "full"
+{extra}
+"""
+    (folder / "paths.toml").write_text(text)
+    subprocess.run([sys.executable, "-m", "irtool", "harness", str(folder / "paths.toml"), "-d", "CPU", "--precision",
+                    "f32", "--report-dir", str(folder / "out"), "--no-progress"], capture_output=True, timeout=600)
+    results = json.loads((folder / "out" / "results.json").read_text())["results"]
+    return {r["case"].split("[")[0]: r for r in results}
+
+
+@pytest.mark.parametrize("index", range(len(ATTRIBUTE_PATHS)),
+                         ids=[f"{op}-{attrs}-{extra}" for op, attrs, extra, _ in ATTRIBUTE_PATHS])
+def test_static_full_const_lengths_reach_the_native_kernel_only_with_default_attributes(attribute_paths_run, index):
+    op, attributes, extra, expected = ATTRIBUTE_PATHS[index]
+    result = attribute_paths_run[f"path{index}"]
+    assert result["verdict"] == "pass", result["message"]
+    assert result["implementations"] == {op: f"{expected} (f32)" if expected == "RNNSeq"
+                                         else f"{expected} (f32; decomposed)"}

@@ -132,3 +132,67 @@ def test_the_smoke_suite_has_every_op_and_the_valid_samples():
     ops = {(c.op, c.version) for c in suite.cases if c.op}
     loadable = {(s.type, s.version) for s in registry() if s.family and s.openvino_loads}
     assert ops == loadable
+
+
+@pytest.fixture(scope="module")
+def openvino_cpu_cases():
+    return load_suite(SUITES / "openvino-cpu.toml").cases
+
+
+def _sequence(case) -> bool:
+    return bool(case.op) and case.op.endswith("Sequence")
+
+
+@pytest.mark.parametrize("op", ["GRUSequence", "LSTMSequence", "RNNSequence"])
+def test_the_openvino_cpu_suite_has_each_sequence_mode_of_openvinos_tests(openvino_cpu_cases, op):
+    """PURE_SEQ (a Const of full lengths, expected to run as RNNSeq in the custom tests),
+    PURE_SEQ_RAND_SEQ_LEN_CONST and _PARAM (random lengths as a Const or a Parameter), all i64,
+    each with OpenVINO's saturating inputs and irtool's unsaturated ones."""
+    mine = [c for c in openvino_cpu_cases if c.op == op]
+    modes = {(c.sources.get("sequence_lengths", "parameter"), c.lengths) for c in mine if not c.dynamic and
+             not c.bounds}
+    assert {("const", "full"), ("const", "random"), ("parameter", "random")} <= modes
+    assert {c.lengths_type for c in mine} == {"i64"}
+    assert any(c.sources.get("sequence_lengths") == "const" and c.lengths == "full" and c.expect_impl == "RNNSeq"
+               for c in mine)
+    for mode in modes:
+        values = {c.values for c in mine if (c.sources.get("sequence_lengths", "parameter"), c.lengths) == mode}
+        assert values == {"saturating", "unsaturated"}, f"{op} {mode}: {values}"
+
+
+def test_the_openvino_cpu_suite_infers_several_shapes_on_one_model_with_bounds(openvino_cpu_cases):
+    """The custom CPU tests' dynamic points: lists of shapes on one compiled model, bounded dims,
+    lengths a Parameter of full lengths; each expects RNNSeq."""
+    dynamic = [c for c in openvino_cpu_cases if _sequence(c) and c.infer_sizes]
+    assert {c.op for c in dynamic} == {"GRUSequence", "LSTMSequence", "RNNSequence"}
+    assert all(len(c.infer_sizes) >= 3 and c.lengths == "full" and c.expect_impl == "RNNSeq" for c in dynamic)
+    assert any(len(c.infer_sizes) == 5 for c in dynamic)  # shapes that go back to earlier ones
+    assert any("batch_size" in c.bounds for c in dynamic) and any("seq_length" in c.bounds for c in dynamic)
+    assert any(set(c.dynamic) == {"batch_size", "seq_length", "input_size"} for c in dynamic)
+
+
+def test_the_openvino_cpu_suite_takes_each_weight_source_and_cell(openvino_cpu_cases):
+    cells = {c.op for c in openvino_cpu_cases if c.op and c.op.endswith("Cell")}
+    assert cells == {"GRUCell", "LSTMCell", "RNNCell"}
+    for op in ("GRUCell", "LSTMCell", "RNNCell"):
+        combos = {tuple(c.sources.get(port, "const") for port in "WRB") for c in openvino_cpu_cases if c.op == op}
+        assert len(combos) == 8, f"{op}: W, R, B sources {combos}"
+    assert any(c.op == "LSTMSequence" and c.weights_as_parameters for c in openvino_cpu_cases)
+
+
+def test_the_openvino_cpu_suite_has_openvinos_f16_models(openvino_cpu_cases):
+    """The shared tests' model_types f16: GRU and LSTM sequences in each mode, and the cells."""
+    f16 = [c for c in openvino_cpu_cases if c.element_type == "f16"]
+    assert {c.op for c in f16} == {"GRUSequence", "LSTMSequence", "GRUCell", "LSTMCell", "RNNCell"}
+    for op in ("GRUSequence", "LSTMSequence"):
+        modes = {(c.sources.get("sequence_lengths", "parameter"), c.lengths) for c in f16 if c.op == op}
+        assert modes == {("const", "full"), ("const", "random"), ("parameter", "random")}, op
+
+
+def test_the_openvino_cpu_suite_must_reach_each_path_of_each_op():
+    """A run of the suite fails if any op stops reaching one of the paths measured for it."""
+    coverage = set(load_suite(SUITES / "openvino-cpu.toml").expect_coverage)
+    for op in ("GRUSequence", "LSTMSequence", "RNNSequence"):
+        assert {f"{op}:RNNSeq", f"{op}:TensorIterator"} <= coverage
+    for op in ("GRUCell", "LSTMCell", "RNNCell"):
+        assert {f"{op}:RNNCell", f"{op}:Subgraph"} <= coverage
