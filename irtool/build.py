@@ -85,7 +85,64 @@ def build_model(case: OpCase) -> "ov.Model":
     model = assemble(spec, sources, attributes)
     if case.transform == "sequence_to_ti":
         _sequence_to_tensor_iterator(model, spec)
+    elif case.transform == "decompose_cell":
+        _decompose_cell(model, spec, attributes)
     return model
+
+
+def _decompose_cell(model: "ov.Model", spec: OpSpec, attributes: Mapping[str, Any]) -> None:
+    """The cell of ``model`` replaced, in place, by its equations in plain opset ops (MatMul, Add,
+    Multiply, Split, the activations, Clamp for clip): what OpenVINO's cell decomposition passes
+    make of it, built here through the opset API, which has no such pass.  Gate orders and
+    bias layouts are the spec's: GRU z, r, h (with linear_before_reset, B holds the hidden gate's
+    recurrent bias apart); LSTM f, i, c, o; RNN one gate."""
+    ops = opset_module("openvino.opset4")
+    cell = next(op for op in model.get_ordered_ops() if op.get_type_name() == spec.type)
+    x, h, *rest = (cell.input_value(k) for k in range(cell.get_input_size()))
+    c = rest.pop(0) if spec.type == "LSTMCell" else None
+    w, r, b = rest[:3]
+    names = [a.lower() for a in attributes["activations"]]
+    clip = float(attributes.get("clip") or 0.0)
+    lbr = bool(attributes.get("linear_before_reset"))
+    gates = {"GRUCell": 3, "LSTMCell": 4, "RNNCell": 1}[spec.type]
+
+    def act(name: str, value: Any, clipped: bool = True) -> Any:
+        if clipped and 0 < clip < float("inf"):
+            value = ops.clamp(value, -clip, clip)
+        return {"relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh}[name](value)
+
+    def parts(value: Any, count: int, axis: int) -> list[Any]:
+        return list(ops.split(value, ops.constant(np.int64(axis)), count).outputs()) if count > 1 else [value]
+
+    xw = ops.matmul(x, w, False, True)  # [batch, gates * hidden]
+    if spec.type == "GRUCell":
+        wz, wr, wh = parts(xw, 3, 1)
+        rz, rr, rh = parts(r, 3, 0)
+        biases = parts(b, 4 if lbr else 3, 0)
+        z = act(names[0], ops.add(ops.add(wz, ops.matmul(h, rz, False, True)), biases[0]))
+        rg = act(names[0], ops.add(ops.add(wr, ops.matmul(h, rr, False, True)), biases[1]))
+        if lbr:
+            hidden = ops.multiply(rg, ops.add(ops.matmul(h, rh, False, True), biases[3]))
+        else:
+            hidden = ops.matmul(ops.multiply(rg, h), rh, False, True)
+        candidate = act(names[1], ops.add(ops.add(wh, hidden), biases[2]))
+        one = ops.constant(np.ones((), dtype=x.get_element_type().to_dtype()))
+        outputs = [ops.add(ops.multiply(ops.subtract(one, z), candidate), ops.multiply(z, h))]
+    else:
+        pre = ops.add(ops.add(xw, ops.matmul(h, r, False, True)), b)
+        if spec.type == "RNNCell":
+            outputs = [act(names[0], pre)]
+        else:
+            f, i, g, o = parts(pre, gates, 1)
+            new_c = ops.add(ops.multiply(act(names[0], f), c), ops.multiply(act(names[0], i), act(names[1], g)))
+            outputs = [ops.multiply(act(names[0], o), act(names[2], new_c, clipped=False)), new_c]  # clip: gates only
+    for port, (old, new) in enumerate(zip(cell.outputs(), outputs)):
+        names_of = old.get_tensor().get_names()
+        new.output(0).get_tensor().set_names(set(names_of))
+        new.set_friendly_name(f"{cell.get_friendly_name()}.{port}")  # what ran is found by these names
+        for target in list(old.get_target_inputs()):
+            target.replace_source_output(new.output(0))
+    model.validate_nodes_and_infer_types()
 
 
 def _sequence_to_tensor_iterator(model: "ov.Model", spec: OpSpec) -> None:

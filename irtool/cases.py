@@ -31,7 +31,7 @@ LENGTHS_TYPES: Mapping[str, str] = {"i32": "int32", "i64": "int64"}
 SOURCES = ("parameter", "const")  # where an input's data comes from: a model input, or a Const in the model
 LENGTHS = ("ragged", "full", "zero", "random")  # sequence_lengths content, see port_tensor
 VALUES = ("unsaturated", "saturating")  # data, states and weights ranges, see port_tensor
-TRANSFORMS = ("none", "sequence_to_ti")  # what is done to the built model before it is compiled
+TRANSFORMS = ("none", "sequence_to_ti", "decompose_cell")  # what is done to the built model before it is compiled
 
 
 class CaseError(IrtoolError, ValueError):
@@ -131,6 +131,9 @@ class OpCase:
                 raise CaseError(f"{self.spec.key}: transform sequence_to_ti converts a forward or reverse sequence; "
                                 f"OpenVINO's pass leaves a bidirectional one as it is (measured with openvino "
                                 f"2026.4.1): split it first, or use direction forward or reverse")
+        if self.transform == "decompose_cell" and self.spec.time_symbol is not None:
+            raise CaseError(f"{self.spec.key}: transform decompose_cell is for cells (GRUCell, LSTMCell, RNNCell); "
+                            f"a sequence converts to a TensorIterator over its cell with sequence_to_ti")
         time = self.spec.time_symbol
         lengths_const = any(p.role == "lengths" and not self.is_parameter(p) for p in self.ports)
         if time and time in self.dynamic and lengths_const:

@@ -77,7 +77,7 @@ class Prepared:
         nodes = self.probed.nodes
         if len(nodes) != 1 or not nodes[0].fed_by_model_inputs:
             return None
-        ops = {op.get_type_name() for op in self.model.get_ordered_ops()}
+        ops = {op.get_type_name() for op in self.probed.model.get_ordered_ops()}
         return nodes[0] if ops <= {"Parameter", "Constant", "Convert", "Result", nodes[0].spec.type} else None
 
 
@@ -88,6 +88,18 @@ def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: 
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
     return Prepared(model, name, probed, tuple(model_inputs(model)),
                     tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
+
+
+def prepare_equivalent(judged: Any, runs: Any, name: str) -> Prepared:
+    """A model that runs in place of a single-op model it computes the same as (a cell decomposed
+    into plain ops): the device compiles and runs ``runs``, whose outputs are judged as those of
+    ``judged``'s node, on the same inputs.  The two must have the same inputs and outputs."""
+    prepared = prepare(judged, name)
+    same_inputs = [p.get_friendly_name() for p in judged.get_parameters()] == \
+        [p.get_friendly_name() for p in runs.get_parameters()]
+    if prepared.single is None or not same_inputs or len(judged.outputs) != len(runs.outputs):
+        raise IrtoolBug(f"{name}: the model run in its place does not have its inputs and outputs")
+    return dataclasses.replace(prepared, model=runs)
 
 
 def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:

@@ -7,6 +7,7 @@ Parameter or a ragged Const gives a TensorIterator; a dynamic dim gives RNNSeq, 
 shorter than the sequence meet the CPU's sequence_lengths bug."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -343,3 +344,51 @@ def test_static_full_const_lengths_reach_the_native_kernel_only_with_default_att
     assert result["verdict"] == "pass", result["message"]
     assert result["implementations"] == {op: f"{expected} (f32)" if expected == "RNNSeq"
                                          else f"{expected} (f32; decomposed)"}
+
+
+CELL_VARIANTS = [("GRUCell", {"linear_before_reset": False, "activations": ["sigmoid", "tanh"]}),
+                 ("GRUCell", {"linear_before_reset": True, "activations": ["tanh", "relu"]}),
+                 ("LSTMCell", {"activations": ["sigmoid", "tanh", "tanh"]}),
+                 ("LSTMCell", {"activations": ["tanh", "relu", "sigmoid"]}),
+                 ("RNNCell", {"activations": ["relu"]})]
+
+
+@pytest.mark.parametrize("clip", [0.0, 0.5])
+@pytest.mark.parametrize("op, attributes", CELL_VARIANTS)
+def test_a_decomposed_cell_computes_what_openvinos_cell_computes(op, attributes, clip):
+    """The decomposition is built through the opset API (OpenVINO's Python API has no pass for it):
+    checked here against OpenVINO's own cell op on the CPU, not against irtool's reference."""
+    import openvino as ov
+
+    sizes = {"batch_size": 3, "input_size": 4}
+    case = OpCase(op, {"hidden_size": 5, "clip": clip, **attributes}, sizes, sources={"W": "parameter"})
+    cell, decomposed = build_model(case), build_model(dataclasses.replace(case, transform="decompose_cell"))
+    assert op not in {node.get_type_name() for node in decomposed.get_ordered_ops()}
+    rng = np.random.default_rng(1)
+    feeds = {p.get_friendly_name(): rng.uniform(-2, 2, tuple(p.get_shape())).astype(np.float32)
+             for p in cell.get_parameters()}
+    core = ov.Core()
+    want, got = (core.compile_model(m, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds) for m in (cell, decomposed))
+    for k in range(len(cell.outputs)):
+        np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), atol=1e-6, rtol=0)
+
+
+def test_a_decomposed_cell_is_judged_as_its_op_and_a_wrong_output_fails(tmp_path):
+    (tmp_path / "s.toml").write_text(
+        '[[grid]]\nid = "dec"\nop = "LSTMCell"\nattributes = { hidden_size = 5 }\n'
+        'sizes = { batch_size = 3, input_size = 4 }\ntransform = "decompose_cell"\n')
+    for fault, code in (("", 0), ("skew:1e-3", 1)):
+        env = {**__import__("os").environ, "IRTOOL_FAULT": fault} if fault else None
+        done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                               "--report-dir", str(tmp_path / f"out{code}"), "--no-progress"],
+                              capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == code, done.stdout + done.stderr
+        (result,) = json.loads((tmp_path / f"out{code}" / "results.json").read_text())["results"]
+        assert result["case"] == "dec[seed=0]" and result["op"] == "LSTMCell-4"
+        assert [o["name"] for o in result["outputs"]] == ["Ho", "Co"]
+        assert result["implementations"]["LSTMCell"] != "not reported"
+
+
+def test_decompose_cell_is_for_cells():
+    with pytest.raises(CaseError, match="transform decompose_cell is for cells"):
+        OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"}, SIZES, transform="decompose_cell").symbols

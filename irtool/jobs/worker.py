@@ -310,8 +310,12 @@ class Runner:
             prepared = prepare_onnx(onnx_model(case, case.model_seed).model, f"{case.op} ONNX model")
         else:
             from irtool.build import build_model
+            from irtool.execute import prepare_equivalent
 
-            prepared = prepare(build_model(op_case(case)), f"{case.op} model")
+            built = op_case(case)
+            prepared = prepare(build_model(built), f"{case.op} model") if built.transform != "decompose_cell" else \
+                prepare_equivalent(build_model(dataclasses.replace(built, transform="none")), build_model(built),
+                                   f"{case.op} model, decomposed")
         return self._models.put(case.model_key, prepared)
 
     def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str,
