@@ -62,11 +62,11 @@ class ExpectedJudgment:
         return f"{count} of {count} outputs within tolerance of {self.source}"
 
 
-def load_expected(path: str | Path) -> ExpectedOutputs:
+def load_expected(path: str | Path, what: str = "--expected file") -> ExpectedOutputs:
     """The expected outputs from an .npz, read with irtool's bounded reader; an empty file or an
     array that is not numbers (strings, complex, records) is refused in one line."""
     path = Path(path)
-    arrays = read_npz(path, "expected outputs file")
+    arrays = read_npz(path, what)
     if not arrays:
         raise RunError(f"{path}: holds no arrays; expected the model's outputs by name "
                        f"(numpy.savez(path, OUTPUT=array, ...); irtool run --save-outputs shows the names)")
@@ -84,6 +84,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
     against the array of the file that bears one of its names; ``time_axes``: model output index ->
     its time axis, for the outputs that have one."""
     stored = expected.arrays
+    file = Path(expected.source).name  # the report names the whole path once, above the outputs
     used: set[str] = set()
     diffs, missing = [], []
     for k, (names, got) in enumerate(zip(labels, actual)):
@@ -92,7 +93,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
         if key is None:
             missing.append(names[0])
             diffs.append(OutputDiff(names[0], tuple(got.shape), tolerance, passed=False,
-                                    problem=f"{expected.source} has no array for it (by any of its names: "
+                                    problem=f"{file} has no array for it (by any of its names: "
                                             f"{', '.join(names)})"))
             continue
         used.add(key)
@@ -100,7 +101,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
         if _family(want.dtype) != _family(got.dtype):
             diffs.append(OutputDiff(names[0], tuple(got.shape), tolerance, passed=False,
                                     problem=f"dtype {got.dtype.name} differs from expected "
-                                            f"{describe_dtype(want.dtype)} in {expected.source}"))
+                                            f"{describe_dtype(want.dtype)} in {file}"))
             continue
         diffs.append(compare_output(names[0], got, want, tolerance, (time_axes or {}).get(k)))
     extra = [key for key in stored if key not in used]
@@ -108,7 +109,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
     for key in extra:
         array = stored[key]
         diffs.append(OutputDiff(key, tuple(array.shape), output_tolerance(policy, (key,), precision, array.dtype),
-                                passed=False, problem=f"in {expected.source}, but the model has no output of that "
+                                passed=False, problem=f"in {file}, but the model has no output of that "
                                                       f"name (its outputs: {outputs})"))
     return ExpectedJudgment(expected.source, tuple(diffs), tuple(missing), tuple(extra))
 

@@ -113,7 +113,7 @@ def _check_paths(args: argparse.Namespace) -> None:
     if args.inputs is not None:
         check_readable(args.inputs, "inputs file")
     if args.expected is not None:
-        check_readable(args.expected, "expected outputs file")
+        check_readable(args.expected, "--expected file")
     if args.save_outputs is not None:  # each release's file goes beside it
         writable_target(args.save_outputs, "outputs file")
 

@@ -290,7 +290,7 @@ class Runner:
             if case.expected is not None:
                 from irtool.judge_expected import load_expected
 
-                expected = load_expected(case.expected)
+                expected = load_expected(case.expected, "suite's expected outputs")
             found = self._data.put(key, CaseData(inputs, expected))
         return found
 
