@@ -187,3 +187,17 @@ def test_a_suite_expected_file_must_exist(tmp_path):
     suite.write_text(f'[[models]]\npath = "{LSTM2}"\nexpected = "nowhere.npz"\n')
     with pytest.raises(SuiteError, match="expected 'nowhere.npz' is no .npz file"):
         load_suite(suite)
+
+
+def test_expected_without_inputs_for_dims_no_node_sizes_asks_for_them(capsys, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "dyn.onnx")
+    np.savez(tmp_path / "out.npz", y=np.zeros((2, 3), np.float32))
+    code, out, err = run(capsys, str(tmp_path / "dyn.onnx"), "-d", "CPU", "--expected", str(tmp_path / "out.npz"))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and lines[0].endswith("--inputs IN.npz")
