@@ -58,7 +58,8 @@ class ExpectedJudgment:
         """"2 of 3 outputs outside tolerance of out.npz (y, h)" or "3 of 3 outputs within tolerance of out.npz"."""
         count = len(self.outputs)
         if self.failed:
-            return f"{len(self.failed)} of {count} outputs outside tolerance of {self.source} ({', '.join(self.failed)})"
+            return (f"{len(self.failed)} of {count} outputs outside tolerance of {self.source} "
+                    f"({', '.join(self.failed)})")
         return f"{count} of {count} outputs within tolerance of {self.source}"
 
 

@@ -167,7 +167,8 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "expected", "atol", "rtol", "shapes", "tolerances", "expect_impl", "max_compile_s"):
+        for name in ("id", "seed", "inputs", "expected", "atol", "rtol", "shapes", "tolerances", "expect_impl",
+                     "max_compile_s"):
             data.pop(name)
         return repr(sorted(data.items()))
 

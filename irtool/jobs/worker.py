@@ -181,7 +181,8 @@ class Runner:
         diffs = [d for node in judgment.nodes for d in node.outputs]
         result.outputs = [output_record(d) for d in diffs]
         result.max_abs = max((d.max_abs for d in diffs), default=None)
-        verdict = result.verdict = judgment.node_verdict or judgment.verdict  # the expected outputs' is a result of its own
+        # the nodes' verdict: the expected outputs' is a result of its own (expected_result)
+        verdict = result.verdict = judgment.node_verdict or judgment.verdict
         if verdict == UNJUDGED:
             result.message = f"no reference applies: {judgment.why_unjudged}"
             return
