@@ -3,7 +3,11 @@
 Models: single-op IRs that ``irtool build`` writes, a real converted model: a two-layer
 bidirectional LSTM (batch 16, 100 steps, hidden 256, input 256) with a Linear head, as an
 onnx.helper graph converted by ``ov.convert_model`` with its default dynamic dims, and an
-LSTMCell inside a Loop body (100 iterations, batch 16, hidden 256), judged at every iteration.
+LSTMCell inside a Loop body (100 iterations, batch 16, hidden 256), judged at every iteration;
+and, with expected outputs (``irtool run --expected``: the model's outputs judged against given
+values, here the plain run's), the converted LSTM and a model with no recurrent op: a tanh RNN
+unrolled into 100 MatMul/Add/Tanh steps (batch 16, hidden 256), as Keras and TFLite models
+convert.
 
 The peer is what a user would write by hand, in one process: ``Core.read_model``,
 ``compile_model(CPU, {INFERENCE_PRECISION_HINT: f32})``, one inference.  irtool's side is the
@@ -32,6 +36,7 @@ from irtool.build import build_and_save
 from irtool.cases import OpCase
 from irtool.compare import TolerancePolicy
 from irtool.execute import case_inputs, compile_prepared, execute, judge, read_and_prepare
+from irtool.judge_expected import ExpectedOutputs
 from irtool.runtime.core import core
 
 SINGLE = {
@@ -42,6 +47,7 @@ SINGLE = {
 }
 CONVERTED = "2-layer bidi LSTM h256 T100 b16 + Linear (ONNX, ov.convert_model)"
 LOOP = "LSTMCell h256 b16 in a Loop body, 100 iterations (opset API)"
+UNROLLED = "tanh RNN h256 b16 unrolled, 100 steps, no recurrent op (opset API), --expected"
 BATCH, STEPS, HIDDEN = 16, 100, 256
 
 
@@ -72,6 +78,28 @@ def loop_lstm_cell(folder: Path) -> Path:
     loop.set_merged_input(c, zeros.output(0), cell.output(1))
     xml = folder / "loop.xml"
     ov.save_model(ov.Model([loop.get_iter_value(cell.output(0), -1)], [x], "loop"), str(xml), compress_to_fp16=False)
+    return xml
+
+
+def unrolled_rnn(folder: Path) -> Path:
+    """h_t = tanh(x_t W + h_{t-1} R + b) unrolled over 100 steps, all of them an output [T, batch,
+    hidden]: no recurrent op for irtool to judge; only expected outputs give it a verdict."""
+    import openvino as ov
+    import openvino.opset8 as ops
+
+    rng = np.random.default_rng(0)
+    scale = 1 / np.sqrt(HIDDEN)
+    w, r = (ops.constant(rng.uniform(-scale, scale, (HIDDEN, HIDDEN)).astype(np.float32)) for _ in range(2))
+    b = ops.constant(rng.uniform(-scale, scale, (HIDDEN,)).astype(np.float32))
+    x = ops.parameter([STEPS, BATCH, HIDDEN], np.float32, name="x")
+    steps = ops.split(x, ops.constant(np.int64(0)), STEPS)
+    h, ys = ops.constant(np.zeros((BATCH, HIDDEN), np.float32)), []
+    for t in range(STEPS):
+        x_t = ops.squeeze(steps.output(t), ops.constant(np.int64(0)))
+        h = ops.tanh(ops.add(ops.add(ops.matmul(x_t, w, False, False), ops.matmul(h, r, False, False)), b))
+        ys.append(ops.unsqueeze(h, ops.constant(np.int64(0))))
+    xml = folder / "unrolled.xml"
+    ov.save_model(ov.Model([ops.result(ops.concat(ys, 0))], [x], "unrolled"), str(xml), compress_to_fp16=False)
     return xml
 
 
@@ -119,15 +147,24 @@ def device_side(prepared, inputs: dict) -> Callable[[], None]:
     return step
 
 
-def judged(xml: Path, sizes: dict) -> Callable[[], None]:
+def judged(xml: Path, sizes: dict, expected: ExpectedOutputs | None = None) -> Callable[[], None]:
     def step() -> None:
         prepared = read_and_prepare(xml)
         inputs, _, _ = case_inputs(prepared, sizes=sizes)
         compiled = compile_prepared(prepared, "CPU", "f32", {})
         executed = execute(compiled, inputs, "CPU")
-        judgment = judge(prepared, inputs, executed, TolerancePolicy(), compiled.run.precision)
+        judgment = judge(prepared, inputs, executed, TolerancePolicy(), compiled.run.precision, expected=expected)
         assert judgment.verdict == "pass", judgment
+        assert expected is None or judgment.expected.passed, judgment.expected
     return step
+
+
+def plain_outputs(prepared, inputs: dict) -> ExpectedOutputs:
+    """The model's outputs from a plain compile, keyed as --save-outputs writes them: what a
+    framework's outputs would be for a model that converted right."""
+    compiled = core().compile_model(prepared.model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    values = compiled(inputs)
+    return ExpectedOutputs("plain run", {names[0]: np.asarray(values[k]) for k, names in enumerate(prepared.labels)})
 
 
 def best_median(steps: dict[str, Callable[[], None]], rounds: int, repeats: int) -> dict[str, float]:
@@ -154,10 +191,14 @@ def main(argv: list[str] | None = None) -> int:
                   for label, case in SINGLE.items()]
         models.append((CONVERTED, converted_lstm(Path(folder)), {"batch_size": BATCH, "seq_length": STEPS}))
         models.append((LOOP, loop_lstm_cell(Path(folder)), {}))
+        models.append((f"{CONVERTED}, --expected", models[2][1], models[2][2]))
+        models.append((UNROLLED, unrolled_rnn(Path(folder)), {}))
         for label, xml, sizes in models:
             prepared = read_and_prepare(xml)
             inputs, _, _ = case_inputs(prepared, sizes=sizes)
-            steps = {"plain": plain(xml, inputs), "device": device_side(prepared, inputs), "judged": judged(xml, sizes)}
+            expected = plain_outputs(prepared, inputs) if label.endswith("--expected") else None
+            steps = {"plain": plain(xml, inputs), "device": device_side(prepared, inputs),
+                     "judged": judged(xml, sizes, expected)}
             for step in steps.values():  # warm up
                 step()
             times = best_median(steps, args.rounds, args.repeats)

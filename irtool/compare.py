@@ -9,7 +9,7 @@ gives the grid and the numbers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -79,6 +79,17 @@ def _pick(per_output: Mapping[str, float] | None, names: tuple[str, ...], overal
     if overall is not None:
         return overall, option
     return default, ""
+
+
+def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision: str, dtype: Any) -> Tolerance:
+    """The tolerance of one output: the policy's, at ``precision`` or at the output's own element
+    type when that is coarser."""
+    return policy.for_output(names, loosest_precision([precision, dtype_precision(dtype)]))
+
+
+def dtype_precision(dtype: np.dtype) -> str:
+    """The precision an array's element type holds: f16 and bf16 for theirs, f32 for the rest."""
+    return {"float16": "f16", "bfloat16": "bf16"}.get(np.dtype(dtype).name, "f32")
 
 
 def loosest_precision(precisions: list[str]) -> str:

@@ -33,10 +33,11 @@ import numpy as np
 
 from irtool import known_faults
 from irtool.cases import DataKind, generic_tensor, port_tensor, sequence_lengths
-from irtool.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, loosest_precision
+from irtool.compare import OutputDiff, TolerancePolicy, compare_output, loosest_precision, output_tolerance
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
 from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
 from irtool.lines import joined
+from irtool.judge_expected import ExpectedJudgment, ExpectedOutputs, judge_expected, load_expected
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -421,11 +422,45 @@ class Judgment:
     probe_check: ProbeCheck | None
     outputs: tuple[OutputDiff, ...]  # a single-op model's node diffs, in model output order
     why_unjudged: str | None
+    expected: ExpectedJudgment | None = None  # the model's outputs against the expected ones, where given
+    node_verdict: str | None = None  # the nodes' verdict alone, where ``verdict`` is also the expected outputs'
 
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
-          precision: str, reference: Reference | None = None) -> Judgment:
-    """Every node judged on what the device computed; see the module docstring."""
+          precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None) -> Judgment:
+    """Every node judged on what the device computed, and the model's outputs against ``expected``
+    where given (irtool.judge_expected); the verdict is the worse of the two."""
+    judgment = _judge_nodes(prepared, inputs, executed, policy, precision, reference)
+    if expected is None:
+        return judgment
+    outputs = judge_expected(prepared.labels, executed.outputs, expected, policy, precision, time_axes(prepared))
+    return dataclasses.replace(judgment, expected=outputs, node_verdict=judgment.verdict,
+                               verdict=with_expected(judgment.verdict, judgment.nodes, outputs))
+
+
+def with_expected(node_verdict: str, nodes: Sequence[NodeResult], expected: ExpectedJudgment) -> str:
+    """The model's verdict from its nodes' and its expected outputs': the worse of the two (fail,
+    error, unjudged, pass), the expected outputs' alone where the nodes judged nothing and left
+    no reached node unjudged (a model with no recurrent node)."""
+    if node_verdict == UNJUDGED and not not_judged(nodes):
+        return expected.verdict
+    return min((node_verdict, expected.verdict), key=(FAIL, ERROR, UNJUDGED, PASS).index)
+
+
+def time_axes(prepared: Prepared) -> dict[int, int]:
+    """Model output index -> its time axis, for the outputs that are a top-level recurrent node's
+    output with one (what the expected outputs' per-step errors are measured along)."""
+    axes = {}
+    for node in prepared.nodes:
+        for port, index in (node.model_outputs or {}).items() if not node.in_body else ():
+            axis = node.spec.time_axis(node.spec.outputs[port])
+            if axis is not None:
+                axes.setdefault(index, axis)
+    return axes
+
+
+def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
+                 precision: str, reference: Reference | None) -> Judgment:
     reference = reference or evaluate_node
     probe_check = None
     if executed.captured is not executed.outputs:
@@ -710,17 +745,6 @@ def diff_outputs(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray]
                  for names, got, want in zip(labels, actual, expected))
 
 
-def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision: str, dtype: Any) -> Tolerance:
-    """The tolerance of one output: the policy's, at ``precision`` or at the output's own element
-    type when that is coarser."""
-    return policy.for_output(names, loosest_precision([precision, dtype_precision(dtype)]))
-
-
-def dtype_precision(dtype: np.dtype) -> str:
-    """The precision an array's element type holds: f16 and bf16 for theirs, f32 for the rest."""
-    return {"float16": "f16", "bfloat16": "bf16"}.get(np.dtype(dtype).name, "f32")
-
-
 def output_labels(model: Any, node: RecurrentNode | None = None) -> list[tuple[str, ...]]:
     """For each model output, its names: first the spec's port name when ``node`` returns it."""
     ports = {index: node.spec.outputs[port].name for port, index in (node.model_outputs or {}).items()} if node else {}
@@ -754,6 +778,7 @@ class RunOptions:
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
     sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
     reproducers: Path | None = None  # a folder for one reproducer per failing node
+    expected: Path | None = None  # an .npz of the model's expected outputs (keyed as --save-outputs writes them)
 
     def __post_init__(self) -> None:
         for name, size in self.sizes.items():
@@ -790,6 +815,7 @@ class RunResult:
     reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
     second_opinion: Any = None  # irtool.judge_onnx.SecondOpinion with --compare-with onnxruntime
     unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
+    expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
 
     @property
     def passed(self) -> bool | None:
@@ -808,6 +834,10 @@ def run(options: RunOptions) -> RunResult:
         if reason:
             raise RunSkipped(f"{reason}: nothing was run")
     inputs_read = run_inputs(options)
+    if options.expected is not None and options.compare_with:
+        raise RunError("--expected judges the model's outputs against a file and --compare-with DEVICE against a "
+                       "second device: give one of them")
+    expected = load_expected(options.expected) if options.expected is not None else None
     if options.save_outputs is not None:
         check_not_input(options.save_outputs, inputs_read, "--save-outputs file")
         writable_target(options.save_outputs, "outputs file")
@@ -821,7 +851,13 @@ def run(options: RunOptions) -> RunResult:
         for node in prepared.nodes:
             check_holds_no_input(Path(options.reproducers) / node_folder_name(node.name), inputs_read,
                                  f"reproducer folder of node '{node.name}'")
-    inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
+    try:
+        inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
+    except RunSkipped as error:  # the expected outputs judge the model: its dims are the user's to give
+        if expected is None:
+            raise
+        raise RunError(f"{error.message}; give the inputs the expected outputs were computed on: "
+                       f"--inputs IN.npz") from None
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
     compiled = compile_prepared(prepared, options.device, options.precision, options.config,
@@ -833,7 +869,7 @@ def run(options: RunOptions) -> RunResult:
                   inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
-    result = _judged_run(options, prepared, compiled, inputs, executed, common)
+    result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
     saved = None
@@ -853,11 +889,13 @@ def run_inputs(options: RunOptions) -> list[tuple[str, Path]]:
         found.append(("the model's weights", model.with_suffix(".bin")))
     if options.inputs is not None:
         found.append(("the --inputs file", Path(options.inputs)))
+    if options.expected is not None:
+        found.append(("the --expected file", Path(options.expected)))
     return found
 
 
 def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: Mapping[str, np.ndarray],
-                executed: Executed, common: dict) -> RunResult:
+                executed: Executed, common: dict, expected: ExpectedOutputs | None = None) -> RunResult:
     """The verdict of a run (and its reproducers, each written after the verdict it belongs to)."""
     if options.compare_with:
         other = compile_prepared(prepared, *options.compare_with, options.config, probe=False)
@@ -869,7 +907,7 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                                              tensors=n.tensors) for n in prepared.nodes)
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
-    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision)
+    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)
     judgment = with_implementations(judgment, compiled)
     reproducers = {}
     unwritten = []
@@ -895,7 +933,7 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
-                     second_opinion=second, unwritten=tuple(unwritten))
+                     second_opinion=second, unwritten=tuple(unwritten), expected=judgment.expected)
 
 
 def _check_onnxruntime(model: Path) -> None:

@@ -37,8 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "precision (or the one it picks itself: --precision default), and judge every GRU, LSTM and "
                     "RNN node in it: irtool's reference on the inputs the device gave the node, against the outputs the device computed for it.  Exit 0: every "
                     "judged node within tolerance; 1: a mismatch; 2: could not run (or a device name OpenVINO does "
-                    "not know); 3: nothing was judged (no recurrent node, only nodes inside loop bodies, or a "
-                    "skip: a device absent here or a precision it lacks, with OpenVINO's reason).")
+                    "not know); 3: nothing was judged (no recurrent node and no --expected, a node the inputs reached that "
+                    "could not be judged, or a skip: a device absent here or a precision it lacks, with OpenVINO's "
+                    "reason).  --expected OUT.npz also judges the model's outputs against given values (the "
+                    "framework's): the verdict is the worse of the two.")
     parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it), .onnx, or "
                         "what else OpenVINO reads: .tflite, .pb, .pdmodel, a SavedModel folder")
     parser.add_argument("-d", "--device", required=True,
@@ -51,6 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
+    parser.add_argument("--expected", type=Path, metavar="OUT.npz",
+                        help="judge the model's outputs against these values too (e.g. what the framework computed "
+                             "on the --inputs), keyed by output name as --save-outputs writes them; gives any model "
+                             "a verdict, recurrent node or not")
     add_judging_options(parser)
     parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]|onnxruntime",
                         help="diff against a second device instead of the reference; or, for an .onnx model, "
@@ -84,6 +90,7 @@ def handle(args: argparse.Namespace) -> int:
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
         compare_with_onnxruntime=args.compare_with is not None and args.compare_with.lower() == ONNXRUNTIME,
         fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
+        expected=args.expected,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
                if value is not None})
     if args.openvino is not None:  # the options are checked above, before any release is made
@@ -193,6 +200,12 @@ def _render(result: Any) -> str:
         for i in result.inputs))
     if result.saved_outputs:
         lines.append(f"  outputs saved to {result.saved_outputs}")
+    if result.against is None and result.expected is not None:  # no node judged: the expected outputs judge
+        lines.append(f"  against: the expected outputs in {result.expected.source} (no reference applies: "
+                     f"{result.no_reference})")
+        lines.extend(_node_table(result.nodes, run.device))
+        lines.extend(_render_expected(result.expected))
+        return joined(lines + [f"{result.verdict.upper()}: {result.expected.summary()}"])
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
@@ -208,9 +221,23 @@ def _render(result: Any) -> str:
         lines.extend(_render_diff(diff, width))
     failed = [d.name for d in result.outputs if not d.passed]
     total = len(result.outputs)
-    lines.append(f"FAIL: {len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed
-                 else f"PASS: {total} of {total} outputs within tolerance")
+    said = f"{len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed \
+        else f"{total} of {total} outputs within tolerance"
+    if result.expected is not None:
+        lines.extend(_render_expected(result.expected))
+        said += f"; expected outputs: {result.expected.summary()}"
+    word = "FAIL" if failed or result.verdict == "fail" else "PASS"
+    lines.append(f"{word}: {said}")
     return joined(lines)
+
+
+def _render_expected(expected: Any) -> list[str]:
+    """The model's outputs against the expected ones: a diff per output, as a node's are shown."""
+    lines = [f"  expected outputs ({expected.source}): the model's outputs against them"]
+    width = max((len(d.name) for d in expected.outputs), default=0)
+    for diff in expected.outputs:
+        lines.extend("  " + line for line in _render_diff(diff, width))
+    return lines
 
 
 def _node_count(result: Any) -> str:
@@ -296,15 +323,21 @@ def _render_nodes(result: Any) -> list[str]:
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
     if result.second_opinion is not None:
         lines.extend(_render_second_opinion(result.second_opinion))
+    expected = result.expected
+    if expected is not None:
+        lines.extend(_render_expected(expected))
     judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
     unjudged, unreached = _names(not_judged(result.nodes)), _names(not_reached(result.nodes))
-    extra = (f"; not judged: {unjudged}" if unjudged else "") + \
+    extra = (f"; expected outputs: {expected.summary()}" if expected is not None else "") + \
+        (f"; not judged: {unjudged}" if unjudged else "") + \
         (f"; not reached on these inputs: {unreached}" if unreached else "")
     if result.verdict == "fail":
+        probe_failed = check is not None and not check.passed
         what = f"{len(failed)} of {len(judged)} judged nodes outside tolerance ({', '.join(failed)})" if failed else \
-            "probing changed the model's outputs"
+            "probing changed the model's outputs" if probe_failed else \
+            f"{len(judged)} of {len(judged)} judged nodes within tolerance"
         lines.append(f"FAIL: {what}{extra}")
     elif result.verdict == "error":
         lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
@@ -386,4 +419,9 @@ def to_json(result: Any) -> dict:
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):
         out["outside_share"] = diff.outside_share
+    if result.expected is not None:
+        data["expected"].update(verdict=result.expected.verdict, passed=result.expected.passed,
+                                failed=list(result.expected.failed))
+        for diff, out in zip(result.expected.outputs, data["expected"]["outputs"]):
+            out["outside_share"] = diff.outside_share
     return data

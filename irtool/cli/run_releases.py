@@ -61,6 +61,8 @@ def child_argv(args: argparse.Namespace, label: str | None) -> list[str]:
             "--seed", str(args.seed)]
     if args.inputs is not None:
         argv += ["--inputs", str(args.inputs)]
+    if args.expected is not None:
+        argv += ["--expected", str(args.expected)]
     if args.save_outputs is not None:
         out = args.save_outputs
         argv += ["--save-outputs", str(out.with_name(f"{out.stem}-{label}{out.suffix}") if label else out)]
@@ -111,6 +113,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     check_model_path(args.model)
     if args.inputs is not None:
         check_readable(args.inputs, "inputs file")
+    if args.expected is not None:
+        check_readable(args.expected, "--expected file")
     if args.save_outputs is not None:  # each release's file goes beside it
         writable_target(args.save_outputs, "outputs file")
 

@@ -149,6 +149,7 @@ class SuiteCase:
     file: str | None = None
     fill_defaults: bool = False
     inputs: str | None = None  # an .npz of the model's inputs (by name); else seeded ones
+    expected: str | None = None  # an .npz of the model's expected outputs (by name): judged as a result of its own
     seed: int = 0
     model_seed: int = 0
     atol: float | None = None
@@ -178,7 +179,8 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "atol", "rtol", "shapes", "tolerances", "expect_impl", "max_compile_s"):
+        for name in ("id", "seed", "inputs", "expected", "atol", "rtol", "shapes", "tolerances", "expect_impl",
+                     "max_compile_s"):
             data.pop(name)
         return repr(sorted(data.items()))
 

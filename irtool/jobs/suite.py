@@ -45,6 +45,7 @@
     id = "lstm2"                        # default: the file's stem
     path = "../models/lstm2_bidirectional.xml"   # IR .xml (any converter) or .onnx, relative
     inputs = "lstm2-inputs.npz"         # optional: inputs by model input name (else seeded)
+    expected = "lstm2-outputs.npz"      # optional: the model's expected outputs by name (the framework's)
     shapes = { x = [4, 2, 5] }          # optional: sizes of dynamic input dims (else from the nodes)
     seeds = [0]
     tolerances = { "LSTMSequence_54:Y" = [1e-4, 1e-3] }  # optional [atol, rtol] per [NODE:]OUTPUT
@@ -53,7 +54,9 @@ Each recurrent node of a ``[[models]]`` model (or of any file that is not one op
 inputs) is
 one result of its own, with the case id ``<case>::<node name>``, and one testcase in
 junit.xml; a failing node gets a reproducer of its own (a single-op IR of the node with
-the inputs the device gave it), which ``irtool reduce`` takes.
+the inputs the device gave it), which ``irtool reduce`` takes.  With ``expected``, the model's
+outputs against those values are one more result, ``<case>::outputs``: the whole model judged,
+whether or not it holds a recurrent node.
 
 A list is one axis of the grid, except for a value that is a list itself (an
 ``activations`` list, ``dynamic``): there, a list of lists is the axis.  A case's id is
@@ -98,7 +101,7 @@ GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", 
                        "transform"})
 DATA_AXES = ("lengths", "lengths_type", "values", "transform")  # grid keys of an op case's data, each a string or a list
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
-MODELS_KEYS = frozenset({"id", "path", "inputs", "shapes", "seeds", "atol", "rtol", "tolerances"})
+MODELS_KEYS = frozenset({"id", "path", "inputs", "expected", "shapes", "seeds", "atol", "rtol", "tolerances"})
 WEIGHTS = {"const": False, "parameter": True}
 LIST_TYPES = frozenset({"string_list", "float_list", "int_list", "shape"})
 
@@ -545,11 +548,7 @@ def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -
         raise SuiteError(f"{path}: {where}: {given!r} is no model file (relative to {path.parent})")
     if model_format(model) is None or not (model.is_file() or model.is_dir()):
         raise SuiteError(f"{path}: {where}: {given!r} is not a model OpenVINO reads: {formats_text()}")
-    inputs = table.get("inputs")
-    if inputs is not None:
-        if not isinstance(inputs, str) or not (path.parent / inputs).is_file():
-            raise SuiteError(f"{path}: {where}: inputs {inputs!r} is no .npz file (relative to {path.parent})")
-        inputs = str((path.parent / inputs).resolve())
+    inputs, expected = (_npz_entry(path, where, table, key) for key in ("inputs", "expected"))
     shapes = _mapping(path, where, table, "shapes")
     for name, dims in shapes.items():
         if not (isinstance(dims, list) and dims and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
@@ -566,12 +565,22 @@ def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -
     cases = []
     for seed in seeds:
         case_id = f"{base}[inputs]" if inputs is not None else f"{base}[seed={seed}]"
-        cases.append(SuiteCase(id=case_id, suite=suite, file=str(model), inputs=inputs, seed=seed,
+        cases.append(SuiteCase(id=case_id, suite=suite, file=str(model), inputs=inputs, expected=expected, seed=seed,
                                shapes={name: tuple(dims) for name, dims in shapes.items()},
                                tolerances={name: (float(a), float(r)) for name, (a, r) in tolerances.items()},
                                atol=_tolerance(path, case_id, table, "atol"),
                                rtol=_tolerance(path, case_id, table, "rtol")))
     return cases
+
+
+def _npz_entry(path: Path, where: str, table: Mapping[str, Any], key: str) -> str | None:
+    """A [[models]] entry's .npz (``inputs``, ``expected``), relative to the suite file, as an absolute path."""
+    given = table.get(key)
+    if given is None:
+        return None
+    if not isinstance(given, str) or not (path.parent / given).is_file():
+        raise SuiteError(f"{path}: {where}: {key} {given!r} is no .npz file (relative to {path.parent})")
+    return str((path.parent / given).resolve())
 
 
 def _check_unique(path: Path, cases: list[SuiteCase]) -> None:

@@ -66,6 +66,7 @@ class CaseData:
     """A case's inputs: the same for every device and precision the case runs on."""
 
     inputs: dict[str, np.ndarray]
+    expected: Any = None  # the case's expected outputs (irtool.judge_expected.ExpectedOutputs), where it has them
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
@@ -126,7 +127,8 @@ class Runner:
                 inputs = data.inputs
                 executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
                 judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
-                                                      compiled.run.precision, self._reference(case)), compiled)
+                                                      compiled.run.precision, self._reference(case),
+                                                      expected=data.expected), compiled)
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds
@@ -145,6 +147,8 @@ class Runner:
             else:
                 self._record(result, job, prepared, data, executed, judgment)
                 results = [result]
+            if judgment.expected is not None:  # the model's outputs against the case's expected ones
+                results = (results if judgment.nodes else []) + [expected_result(result, judgment)]
             elapsed = time.perf_counter() - start
             if len(runs) > 1:  # which of the shapes inferred in order this result is of
                 said = (f"shape {position} of {len(runs)} ({label})" if judgment.verdict != PASS
@@ -183,16 +187,17 @@ class Runner:
         diffs = [d for node in judgment.nodes for d in node.outputs]
         result.outputs = [output_record(d) for d in diffs]
         result.max_abs = max((d.max_abs for d in diffs), default=None)
-        result.verdict = judgment.verdict
-        if judgment.verdict == UNJUDGED:
+        # the nodes' verdict: the expected outputs' is a result of its own (expected_result)
+        verdict = result.verdict = judgment.node_verdict or judgment.verdict
+        if verdict == UNJUDGED:
             result.message = f"no reference applies: {judgment.why_unjudged}"
             return
         problems = [_problem(d) for d in diffs if not d.passed]
         problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]
         problems += [note for node in judgment.nodes if node.verdict == FAIL for note in node.notes]
         problems += _probe_problem(judgment)
-        if judgment.verdict in (FAIL, ERROR):
-            result.message = ("outside tolerance: " if judgment.verdict == FAIL else "") + joined(problems)
+        if verdict in (FAIL, ERROR):
+            result.message = ("outside tolerance: " if verdict == FAIL else "") + joined(problems)
             single = prepared.single
             expected = None
             if single is not None:
@@ -281,7 +286,8 @@ class Runner:
         from irtool.execute import case_inputs
 
         sizes = {**case.sizes, **(sizes or {})}
-        key = (case.model_key, case.seed, case.inputs, repr(sorted(case.shapes.items())), repr(sorted(sizes.items())))
+        key = (case.model_key, case.seed, case.inputs, case.expected, repr(sorted(case.shapes.items())),
+               repr(sorted(sizes.items())))
         found = self._data.get(key)
         if found is None and case.frontend == "onnx" and case.inputs is None:
             from irtool.jobs.frontends import onnx_inputs
@@ -291,7 +297,12 @@ class Runner:
             kind = op_case(case).data if case.op is not None and case.frontend == "ir" else DataKind()
             inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=sizes,
                                        data=kind)
-            found = self._data.put(key, CaseData(inputs))
+            expected = None
+            if case.expected is not None:
+                from irtool.judge_expected import load_expected
+
+                expected = load_expected(case.expected, "suite's expected outputs")
+            found = self._data.put(key, CaseData(inputs, expected))
         return found
 
     def prepare(self, case: SuiteCase) -> Any:
@@ -452,6 +463,24 @@ def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]
     except ValueError:
         sizes = {}
     return {**node.attributes, **sizes}
+
+
+EXPECTED_OUTPUTS = "outputs"  # the case id of a job's expected-outputs result: CASE::outputs
+
+
+def expected_result(base: CaseResult, judgment: Any) -> CaseResult:
+    """The result of a job's expected outputs (``CASE::outputs``; ``outputs#expected`` where a node
+    has that name): the model's outputs against the case's ``expected`` file."""
+    expected = judgment.expected
+    name = EXPECTED_OUTPUTS if all(node.name != EXPECTED_OUTPUTS for node in judgment.nodes) \
+        else f"{EXPECTED_OUTPUTS}#expected"
+    result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{name}", node=name, verdict=expected.verdict,
+                                 outputs=[output_record(d) for d in expected.outputs], reproducer=None, unwritten=None,
+                                 max_abs=max((d.max_abs for d in expected.outputs if not d.problem), default=None),
+                                 conditions={}, implementations={})  # its nodes have results of their own
+    result.message = "" if expected.passed else f"outside tolerance of {Path(expected.source).name}: " + ", ".join(
+        _problem(d) for d in expected.outputs if not d.passed)
+    return result
 
 
 def base_result(job: Job) -> CaseResult:

@@ -1,0 +1,121 @@
+"""The model's own outputs against expected values the user gives: a judge beside the reference.
+
+The expected values are an .npz keyed as ``irtool run --save-outputs`` writes the outputs (the
+first name of each output; any of its names is taken), typically what the framework the model
+came from computed on the same inputs.  Each output is compared with the statistics and
+tolerances of a node's outputs (irtool.compare), with a per-step series where the output is a
+recurrent node's output that has a time axis.  An output the file lacks, an array the model has
+no output for, and a shape or element kind that differs are failures that say so.  This judges
+any model, whether or not it holds a recurrent node.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
+from irtool.errors import RunError
+from irtool.npz import describe_dtype, read_npz
+
+PASS, FAIL = "pass", "fail"
+NUMERIC_KINDS = "biuf"  # bool, signed and unsigned ints, floats
+
+
+@dataclass(frozen=True)
+class ExpectedOutputs:
+    """The arrays of an expected-outputs file, by name, and the file (what messages call it)."""
+
+    source: str
+    arrays: Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class ExpectedJudgment:
+    """Every model output against its expected values; ``outputs`` holds one diff per model output
+    (in model order), then one per array of the file that names no output."""
+
+    source: str
+    outputs: tuple[OutputDiff, ...]
+    missing: tuple[str, ...] = ()  # model outputs the file has no array for
+    extra: tuple[str, ...] = ()  # arrays of the file that name no model output
+
+    @property
+    def passed(self) -> bool:
+        return all(diff.passed for diff in self.outputs)
+
+    @property
+    def verdict(self) -> str:
+        return PASS if self.passed else FAIL
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(diff.name for diff in self.outputs if not diff.passed)
+
+    def summary(self) -> str:
+        """"2 of 3 outputs outside tolerance of out.npz (y, h)" or "3 of 3 outputs within tolerance of out.npz"."""
+        count = len(self.outputs)
+        if self.failed:
+            return (f"{len(self.failed)} of {count} outputs outside tolerance of {self.source} "
+                    f"({', '.join(self.failed)})")
+        return f"{count} of {count} outputs within tolerance of {self.source}"
+
+
+def load_expected(path: str | Path, what: str = "--expected file") -> ExpectedOutputs:
+    """The expected outputs from an .npz, read with irtool's bounded reader; an empty file or an
+    array that is not numbers (strings, complex, records) is refused in one line."""
+    path = Path(path)
+    arrays = read_npz(path, what)
+    if not arrays:
+        raise RunError(f"{path}: holds no arrays; expected the model's outputs by name "
+                       f"(numpy.savez(path, OUTPUT=array, ...); irtool run --save-outputs shows the names)")
+    for name, array in arrays.items():
+        if array.dtype.kind not in NUMERIC_KINDS:
+            raise RunError(f"{path}: array {name!r} has dtype {describe_dtype(array.dtype)}; expected outputs are "
+                           f"numbers (float, int or bool arrays)")
+    return ExpectedOutputs(str(path), arrays)
+
+
+def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: ExpectedOutputs,
+                   policy: TolerancePolicy, precision: str,
+                   time_axes: Mapping[int, int] | None = None) -> ExpectedJudgment:
+    """Each model output (known by ``labels[k]``, its names, the first as --save-outputs writes it)
+    against the array of the file that bears one of its names; ``time_axes``: model output index ->
+    its time axis, for the outputs that have one."""
+    stored = expected.arrays
+    file = Path(expected.source).name  # the report names the whole path once, above the outputs
+    used: set[str] = set()
+    diffs, missing = [], []
+    for k, (names, got) in enumerate(zip(labels, actual)):
+        tolerance = output_tolerance(policy, names, precision, got.dtype)
+        key = names[0] if names[0] in stored else next((name for name in names if name in stored), None)
+        if key is None:
+            missing.append(names[0])
+            diffs.append(OutputDiff(names[0], tuple(got.shape), tolerance, passed=False,
+                                    problem=f"{file} has no array for it (by any of its names: "
+                                            f"{', '.join(names)})"))
+            continue
+        used.add(key)
+        want = stored[key]
+        if _family(want.dtype) != _family(got.dtype):
+            diffs.append(OutputDiff(names[0], tuple(got.shape), tolerance, passed=False,
+                                    problem=f"dtype {got.dtype.name} differs from expected "
+                                            f"{describe_dtype(want.dtype)} in {file}"))
+            continue
+        diffs.append(compare_output(names[0], got, want, tolerance, (time_axes or {}).get(k)))
+    extra = [key for key in stored if key not in used]
+    outputs = ", ".join(names[0] for names in labels)
+    for key in extra:
+        array = stored[key]
+        diffs.append(OutputDiff(key, tuple(array.shape), output_tolerance(policy, (key,), precision, array.dtype),
+                                passed=False, problem=f"in {file}, but the model has no output of that "
+                                                      f"name (its outputs: {outputs})"))
+    return ExpectedJudgment(expected.source, tuple(diffs), tuple(missing), tuple(extra))
+
+
+def _family(dtype: np.dtype) -> str:
+    """Floats compare with floats (any width: float64 from numpy for an f32 output), whole numbers
+    (and bools) with whole numbers."""
+    return "float" if np.dtype(dtype).kind == "f" else "whole"

@@ -1,0 +1,39 @@
+"""A model with no recurrent op and its framework's outputs, for ``irtool run --expected``
+(docs/run.md, "Judging a model against its framework's outputs").
+
+Writes into FOLDER (default: here): dense.onnx (MatMul + Sigmoid, made with onnx.helper),
+dense-in.npz (its input ``x``), dense-out.npz (onnxruntime's output ``y`` on it: the expected
+values) and dense-wrong.npz (the same with one value off by 0.01, as a wrong conversion would
+give).
+
+    python samples/make_expected.py [FOLDER]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main(folder: Path) -> None:
+    rng = np.random.default_rng(0)
+    weights = numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Sigmoid", ["h"], ["y"])],
+                              "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [weights])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "dense.onnx")
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    np.savez(folder / "dense-in.npz", x=x)
+    session = onnxruntime.InferenceSession(str(folder / "dense.onnx"), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": x})
+    np.savez(folder / "dense-out.npz", y=y)
+    y[1, 2] += 0.01
+    np.savez(folder / "dense-wrong.npz", y=y)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("."))

@@ -1,0 +1,203 @@
+"""``irtool run --expected OUT.npz`` and ``expected`` in ``[[models]]``: the model's outputs judged
+against given values (onnxruntime's here, as a framework's would be), recurrent node or not."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lxml.etree as ET
+import numpy as np
+import pytest
+
+from irtool.build import build_and_save
+from irtool.cases import OpCase
+from irtool.cli import main
+from irtool.jobs.suite import SuiteError, load_suite
+from irtool.npz import read_npz
+
+ROOT = Path(__file__).resolve().parent.parent
+LSTM2 = ROOT / "samples" / "models" / "lstm2_bidirectional.xml"
+
+
+@pytest.fixture(scope="module")
+def dense(tmp_path_factory) -> Path:
+    """An ONNX model with no recurrent op (MatMul + Sigmoid), its inputs, and onnxruntime's outputs
+    as the expected ones: dense.onnx, in.npz, out.npz."""
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+
+    folder = tmp_path_factory.mktemp("expected")
+    rng = np.random.default_rng(0)
+    weights = numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Sigmoid", ["h"], ["y"])],
+                              "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [weights])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "dense.onnx")
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    np.savez(folder / "in.npz", x=x)
+    (y,) = onnxruntime.InferenceSession(str(folder / "dense.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.savez(folder / "out.npz", y=y)
+    return folder
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_dense(capsys, folder: Path, expected: Path, *more: str) -> tuple[int, str, str]:
+    return run(capsys, str(folder / "dense.onnx"), "-d", "CPU", "--inputs", str(folder / "in.npz"),
+               "--expected", str(expected), *more)
+
+
+def changed(source: Path, target: Path, name: str, index: tuple[int, ...], by: float) -> Path:
+    arrays = {key: array.copy() for key, array in read_npz(source).items()}
+    arrays[name][index] += by
+    np.savez(target, **arrays)
+    return target
+
+
+def test_a_model_with_no_recurrent_node_passes_against_onnxruntime(dense, capsys):
+    code, out, _ = run_dense(capsys, dense, dense / "out.npz")
+    assert code == 0, out
+    assert "0 recurrent nodes" in out.splitlines()[0]
+    assert out.strip().splitlines()[-1] == f"PASS: 1 of 1 outputs within tolerance of {dense / 'out.npz'}"
+    # without --expected the same model is not judged at all
+    code, out, _ = run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--inputs", str(dense / "in.npz"))
+    assert code == 3 and out.strip().splitlines()[-1].startswith("NOT JUDGED")
+
+
+def test_one_changed_value_fails_naming_the_output_and_the_worst_index(dense, capsys, tmp_path):
+    wrong = changed(dense / "out.npz", tmp_path / "wrong.npz", "y", (1, 2), 0.01)
+    code, out, _ = run_dense(capsys, dense, wrong)
+    assert code == 1, out
+    assert "worst at [1, 2]" in out and "outside 1/8" in out
+    assert out.strip().splitlines()[-1] == f"FAIL: 1 of 1 outputs outside tolerance of {wrong} (y)"
+    code, out, _ = run_dense(capsys, dense, wrong, "--format", "json")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "fail" and data["expected"]["failed"] == ["y"]
+    (y,) = data["expected"]["outputs"]
+    assert y["worst_index"] == [1, 2] and y["outside"] == 1 and y["step_max_abs"] is None  # no time axis known
+    # a per-output tolerance applies to it, as to a node's output
+    code, out, _ = run_dense(capsys, dense, wrong, "--atol", "y:0.02")
+    assert code == 0 and "(--atol y, f32 default)" in out
+
+
+@pytest.mark.parametrize("arrays, said", [
+    (lambda y: {"z": y}, ["y [2, 4] FAIL: ", "has no array for it", "z [2, 4] FAIL: ",
+                          "but the model has no output of that name (its outputs: y)"]),
+    (lambda y: {"y": y, "extra": y}, ["extra [2, 4] FAIL: ", "but the model has no output of that name"]),
+    (lambda y: {"y": y.T.copy()}, ["y [2, 4] FAIL: shape [2, 4] differs from expected [4, 2]"]),
+    (lambda y: {"y": np.zeros((2, 4), dtype=np.int64)}, ["y [2, 4] FAIL: dtype float32 differs from expected int64"]),
+], ids=["missing", "extra", "shape", "dtype"])
+def test_a_mismatch_of_the_outputs_is_a_failure_that_says_so(dense, capsys, tmp_path, arrays, said):
+    y = read_npz(dense / "out.npz")["y"]
+    np.savez(tmp_path / "bad.npz", **arrays(y))
+    code, out, _ = run_dense(capsys, dense, tmp_path / "bad.npz")
+    assert code == 1, out
+    flat = " ".join(out.split())  # long lines are wrapped
+    for text in said:
+        assert " ".join(text.split()) in flat
+    assert out.strip().splitlines()[-1].startswith("FAIL: ")
+
+
+@pytest.mark.parametrize("content, said", [
+    (b"y = 1\n", "not an .npz"),
+    (None, "array 'y' has dtype complex64; expected outputs are numbers"),
+], ids=["not-npz", "complex"])
+def test_a_bad_expected_file_is_one_line_exit_2(dense, capsys, tmp_path, content, said):
+    bad = tmp_path / "bad.npz"
+    if content is None:
+        np.savez(bad, y=np.zeros((2, 4), dtype=np.complex64))
+    else:
+        bad.write_bytes(content)
+    code, out, err = run_dense(capsys, dense, bad)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1 and said in lines[0] and str(bad) in lines[0], err
+
+
+def test_expected_and_a_second_device_are_refused_together(dense, capsys):
+    code, _, err = run_dense(capsys, dense, dense / "out.npz", "--compare-with", "CPU")
+    assert code == 2 and "give one of them" in err
+
+
+def test_a_recurrent_model_shows_its_nodes_and_its_expected_outputs(capsys, tmp_path):
+    saved = tmp_path / "saved.npz"
+    code, _, _ = run(capsys, str(LSTM2), "-d", "CPU", "--save-outputs", str(saved))
+    assert code == 0
+    code, out, _ = run(capsys, str(LSTM2), "-d", "CPU", "--expected", str(saved))
+    assert code == 0 and out.strip().splitlines()[-1] == (
+        f"PASS: 2 of 2 judged nodes within tolerance; expected outputs: 2 of 2 outputs within tolerance of {saved}")
+    name = next(iter(read_npz(saved)))
+    wrong = changed(saved, tmp_path / "wrong.npz", name, (0, 1, 3), 0.5)
+    code, out, _ = run(capsys, str(LSTM2), "-d", "CPU", "--expected", str(wrong), "--format", "json")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "fail"
+    assert [node["verdict"] for node in data["nodes"]] == ["pass", "pass"]  # the nodes agree; the outputs do not
+    assert data["expected"]["failed"] == [name]
+    assert next(o for o in data["expected"]["outputs"] if o["name"] == name)["worst_index"] == [0, 1, 3]
+
+
+def test_an_output_with_a_time_axis_has_per_step_errors(capsys, tmp_path):
+    case = OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"},
+                  {"batch_size": 2, "seq_length": 5, "input_size": 3})
+    xml = build_and_save(case, tmp_path / "gru.xml")[0]
+    saved = tmp_path / "saved.npz"
+    assert run(capsys, str(xml), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    wrong = changed(saved, tmp_path / "wrong.npz", "Y", (1, 0, 3, 2), 0.1)  # [batch, dirs, time, hidden]: step 3
+    code, out, _ = run(capsys, str(xml), "-d", "CPU", "--expected", str(wrong), "--format", "json")
+    assert code == 1
+    outputs = {o["name"]: o for o in json.loads(out)["expected"]["outputs"]}
+    assert outputs["Y"]["first_step_outside"] == 3 and len(outputs["Y"]["step_max_abs"]) == 5
+    assert outputs["Ho"]["passed"] and outputs["Ho"]["step_max_abs"] is None
+
+
+def irtool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irtool", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_harness_models_take_expected_outputs_as_a_result_of_their_own(dense, tmp_path):
+    wrong = changed(dense / "out.npz", tmp_path / "wrong.npz", "y", (0, 3), -0.2)
+    saved = tmp_path / "lstm2-out.npz"
+    assert main(["run", str(LSTM2), "-d", "CPU", "--save-outputs", str(saved)]) == 0
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\nid = "dense"\npath = "{dense / "dense.onnx"}"\ninputs = "{dense / "in.npz"}"\n'
+                     f'expected = "wrong.npz"\n\n'
+                     f'[[models]]\nid = "lstm2"\npath = "{LSTM2}"\nexpected = "lstm2-out.npz"\n')
+    done = irtool("harness", str(suite), "-d", "CPU", "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert set(results) == {"dense[inputs]::outputs", "lstm2[seed=0]::LSTMSequence_54",
+                            "lstm2[seed=0]::LSTMSequence_117", "lstm2[seed=0]::outputs"}
+    failing = results["dense[inputs]::outputs"]
+    assert failing["verdict"] == "fail" and "outside tolerance of wrong.npz: y" in failing["message"]
+    assert [o["worst_index"] for o in failing["outputs"]] == [[0, 3]]
+    assert all(results[case]["verdict"] == "pass" for case in results if case.startswith("lstm2"))
+    cases = [case.get("name") for case in ET.parse(str(tmp_path / "out" / "junit.xml")).getroot().iter("testcase")]
+    assert sorted(cases) == sorted(results)
+    assert "dense[inputs]::outputs" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_a_suite_expected_file_must_exist(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\npath = "{LSTM2}"\nexpected = "nowhere.npz"\n')
+    with pytest.raises(SuiteError, match="expected 'nowhere.npz' is no .npz file"):
+        load_suite(suite)
+
+
+def test_expected_without_inputs_for_dims_no_node_sizes_asks_for_them(capsys, tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "dyn.onnx")
+    np.savez(tmp_path / "out.npz", y=np.zeros((2, 3), np.float32))
+    code, out, err = run(capsys, str(tmp_path / "dyn.onnx"), "-d", "CPU", "--expected", str(tmp_path / "out.npz"))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and lines[0].endswith("--inputs IN.npz")
