@@ -161,7 +161,7 @@ def irtool(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_harness_models_take_expected_outputs_as_a_result_of_their_own(dense, tmp_path):
-    wrong = changed(dense / "out.npz", tmp_path / "wrong.npz", "y", (0, 3), -0.2)
+    changed(dense / "out.npz", tmp_path / "wrong.npz", "y", (0, 3), -0.2)
     saved = tmp_path / "lstm2-out.npz"
     assert main(["run", str(LSTM2), "-d", "CPU", "--save-outputs", str(saved)]) == 0
     suite = tmp_path / "s.toml"
