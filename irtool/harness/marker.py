@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 from irtool.errors import IrtoolError
+from irtool.documents import load_json
 from irtool.files import FileError, RESULTS_LIMIT, open_regular, read_text, write_atomic
 
 MARKER_NAME = ".irtool-files.json"
@@ -45,7 +46,7 @@ def read_marker(report_dir: Path) -> dict:
     """The marker's record ({"files": {...}, "folders": [...]}); empty when absent or unreadable
     (then nothing in the dir counts as irtool's)."""
     try:
-        data = json.loads(read_text(report_dir / MARKER_NAME, "marker file", 1 << 20))
+        data = load_json(read_text(report_dir / MARKER_NAME, "marker file", 1 << 20))
     except (FileError, ValueError):
         return {"files": {}, "folders": []}
     if not isinstance(data, dict) or data.get("format") != FORMAT:
