@@ -90,7 +90,8 @@ def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: 
 
 
 def read_and_prepare(path: str | Path, fill_defaults: bool = False,
-                     shapes: Mapping[str, Sequence[int]] | None = None, inputs_file: str | Path | None = None) -> Prepared:
+                     shapes: Mapping[str, Sequence[int]] | None = None,
+                     inputs_file: str | Path | None = None) -> Prepared:
     """A model file read and prepared; ``shapes`` and the arrays of ``inputs_file`` give its input
     shapes to a frontend that converts it only with them (irtool.runtime.model.read_model)."""
     graph = None

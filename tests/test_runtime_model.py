@@ -66,7 +66,8 @@ def test_an_onnx_op_the_frontend_cannot_convert_is_unsupported(tmp_path):
 # An ONNX Conv whose input the graph declares no shape for: OpenVINO 2026.4.1's ONNX frontend
 # converts it only with the input's shape ("The input data tensor's rank has to be known"), as
 # silero-vad's Convs inside If branches.
-WANTS_SHAPES = "OpenVINO's ONNX frontend converts it only with input shapes (Conv-14: The input data tensor's rank has to be known (static))"
+WANTS_SHAPES = ("OpenVINO's ONNX frontend converts it only with input shapes "
+                "(Conv-14: The input data tensor's rank has to be known (static))")
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,15 @@ ShapeOf, Gather, Concat, Broadcast and the recurrent ops themselves (which make 
 dims of X, the states and sequence_lengths one symbol).  Each recurrent node's input dims
 then say which input dims are its ``batch_size``, ``seq_length`` or ``input_size``; those
 take the node's own values (``input_size`` and ``hidden_size`` are static in W and R) or
-the chosen batch and sequence length.  A dim that reaches no node is not guessed: the user
-names it with ``--shape``.
+the chosen batch and sequence length.
 
-Model inputs that feed a node's sequence_lengths (directly or through a Convert) are
-reported too, so that their values can be made valid (1..seq_length).
+A dim the symbols do not carry to a node (a Conv, a Pool or a TopK ends them) is sized by
+asking OpenVINO: clones of the model reshaped with candidate sizes tell the nodes' dims
+(:func:`_probe`).  A Gather by a TopK's indices (a sort) links its gathered dim to the sorted
+axis.  A dim that moves no node dim is not guessed: the user names it with ``--shape``.
+
+Model inputs that feed a node's sequence_lengths (directly or through a Convert, a TopK or a
+Gather) are reported too, so that their values can be made valid (1..seq_length).
 """
 from __future__ import annotations
 
@@ -95,20 +99,20 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             representatives.append((symbol, size))
 
     lengths: dict[str, int] = {}
-    targets: list[Target] = []
+    targets: list[Target] = []  # the nodes' dynamic dims, for OpenVINO to be asked about
     ops, outer = _ops_with_bodies(copy)
-    for op in ops:
-        spec = node_spec(op)
-        if spec is None:
-            continue
+    nodes = [(op, spec) for op in ops if (spec := node_spec(op)) is not None]
+    for ordinal, (op, spec) in enumerate(nodes):
         node_sizes = _node_sizes(op, spec, sizes)
         for index, (port, value) in enumerate(zip(spec.inputs, (i.get_source_output() for i in op.inputs()))):
             shape = value.get_partial_shape()
             for k, (expr, dim) in enumerate(zip(port.dims or (), shape if shape.rank.is_static else ())):
-                if isinstance(expr, Sym) and expr.name in node_sizes and dim.is_dynamic:
-                    targets.append(Target(op.get_friendly_name(), index, k, node_sizes[expr.name]))
-                    if dim.has_symbol():
-                        assign(dim.get_symbol(), node_sizes[expr.name])
+                if not (isinstance(expr, Sym) and expr.name in node_sizes):
+                    continue
+                if dim.has_symbol():
+                    assign(dim.get_symbol(), node_sizes[expr.name])
+                if dim.is_dynamic:
+                    targets.append(Target(ordinal, index, k, node_sizes[expr.name]))
             if port.role == "lengths":
                 feeder = _through(value.get_node())
                 while feeder.get_type_name() == "Parameter" and feeder.get_instance_id() in outer:  # a body's
@@ -122,9 +126,9 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     links = _permutation_links(ops)
     _follow_links(links, representatives, assign)
     unsized = [key for key in symbols if size_of(key) is None]
-    if unsized:  # dims the symbols do not carry to a node (Conv, Pool, TopK...): OpenVINO is asked
+    if unsized and targets:  # dims the symbols do not carry to a node (Conv, Pool, TopK...): OpenVINO is asked
         known = {key: size for key in symbols if (size := size_of(key)) is not None}
-        probed = _probe(model, parameters, names, given, known, unsized, targets, source)
+        probed = _probe(model, names, given, known, unsized, targets, source)
         for key, size in probed.items():
             assign(symbols[key], size)
         _follow_links(links, representatives, assign)
@@ -156,7 +160,7 @@ class Target:
     """A dynamic dim of a recurrent node's input and the size it should get (its batch_size,
     seq_length...: ``--batch``, ``--seq-length`` or the spec's default)."""
 
-    node: str  # the node's friendly name
+    node: int  # the node's place among the recurrent ops of the model and its bodies, in order
     port: int
     dim: int
     size: int
@@ -165,7 +169,7 @@ class Target:
 BASES = (16, 32, 64, 8, 128, 4, 256, 2, 1)  # sizes tried for every unsized dim until OpenVINO accepts one
 
 
-def _probe(model: Any, parameters: list[Any], names: list[str], given: Mapping[str, tuple[int, ...]],
+def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
            known: Mapping[tuple[str, int], int], unsized: list[tuple[str, int]], targets: list[Target],
            source: str) -> dict[tuple[str, int], int]:
     """Sizes for the dims in ``unsized``, asked of OpenVINO: a clone of ``model`` reshaped with
@@ -210,6 +214,8 @@ def _probe(model: Any, parameters: list[Any], names: list[str], given: Mapping[s
             score = (-sum(dims[t] == t.size for t in moved), sum(abs((dims[t] or 0) - t.size) for t in moved))
             if best is None or score < best[0]:
                 best = (score, size)
+            if score[0] == -len(moved):  # every moved dim exact: the smallest such size
+                break
         if best is not None:
             chosen[key] = result[key] = best[1]
     if result and dims_at(chosen) is None:
@@ -233,7 +239,8 @@ def _node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]
             parameter.set_partial_shape(ov.PartialShape(list(given[name])))
             continue
         shape = parameter.get_partial_shape()
-        if shape.rank.is_dynamic:
+        if shape.rank.is_dynamic or any(not _within(dim, sizes[(name, k)]) for k, dim in enumerate(shape)
+                                        if (name, k) in sizes):
             return None
         parameter.set_partial_shape(ov.PartialShape([
             ov.Dimension(sizes[(name, k)]) if (name, k) in sizes else dim for k, dim in enumerate(shape)]))
@@ -241,17 +248,20 @@ def _node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]
         copy.validate_nodes_and_infer_types()
     except RuntimeError:
         return None
-    nodes = {}
-    for op in _ops_with_bodies(copy)[0]:
-        if node_spec(op) is not None:
-            nodes.setdefault(op.get_friendly_name(), op)
+    nodes = [op for op in _ops_with_bodies(copy)[0] if node_spec(op) is not None]
     found: dict[Target, int | None] = {}
     for target in targets:
-        op = nodes.get(target.node)
+        op = nodes[target.node] if target.node < len(nodes) else None
         shape = op.input_value(target.port).get_partial_shape() if op is not None else None
         dim = shape[target.dim] if shape is not None and shape.rank.is_static and target.dim < len(shape) else None
         found[target] = dim.get_length() if dim is not None and dim.is_static else None
     return found
+
+
+def _within(dim: Any, size: int) -> bool:
+    """Whether a (dynamic, maybe bounded) dim takes ``size``."""
+    upper = dim.get_max_length()
+    return dim.get_min_length() <= size and (upper < 0 or size <= upper)
 
 
 def _permutation_links(ops: list[Any]) -> list[tuple[Any, Any]]:
