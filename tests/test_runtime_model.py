@@ -107,10 +107,14 @@ def test_a_model_converted_only_with_shapes_runs_with_them(source, undeclared, c
     assert result["inputs"][0]["shape"] == ([2, 3, 9] if source == "--shape" else [1, 3, 11])
 
 
-def test_shapes_the_frontend_cannot_convert_with_are_one_line(undeclared, capsys):
-    code, _, err = run_json(capsys, str(undeclared), "-d", "CPU", "--shape", "x=[2,3]")
+@pytest.mark.parametrize("shape, says", [
+    ("x=[2,3]", ["cannot convert it with the input shapes x=[2, 3]: Conv-14:", "rank do not match"]),
+    ("nope=[2,3,9]", [WANTS_SHAPES, "the shapes given (nope) name none of its inputs: x (rank not declared)"]),
+])
+def test_shapes_the_frontend_cannot_convert_with_are_one_line(shape, says, undeclared, capsys):
+    code, _, err = run_json(capsys, str(undeclared), "-d", "CPU", "--shape", shape)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "cannot convert it with the input shapes x=[2, 3]: Conv-14:" in err and "rank do not match" in err
+    assert all(text in err for text in says), err
 
 
 def test_a_readable_model_keeps_its_dynamic_dims_with_shape(tmp_path):

@@ -121,10 +121,11 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
     given = dict(shapes() if shapes is not None else {})
     matched = {index: given[key] for index, place in enumerate(places) for key in given if key in place.get_names()}
     if not matched:
-        raise RunError(f"{path}: OpenVINO's {found.label} frontend converts it only with input shapes "
-                       f"({_first_failure(problem)}): "
-                       f"give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); its inputs: "
-                       f"{inputs}")
+        wants = f"{path}: OpenVINO's {found.label} frontend converts it only with input shapes ({_first_failure(problem)})"
+        if given:
+            raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
+        raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
+                       f"its inputs: {inputs}")
     for index, shape in matched.items():
         loaded.set_partial_shape(places[index], ov.PartialShape([int(size) for size in shape]))
     try:
