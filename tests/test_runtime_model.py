@@ -110,6 +110,7 @@ def test_a_model_converted_only_with_shapes_runs_with_them(source, undeclared, c
 @pytest.mark.parametrize("shape, says", [
     ("x=[2,3]", ["cannot convert it with the input shapes x=[2, 3]: Conv-14:", "rank do not match"]),
     ("nope=[2,3,9]", [WANTS_SHAPES, "the shapes given (nope) name none of its inputs: x (rank not declared)"]),
+    ("x=[200000,30000,90000]", ["the input shapes given for its conversion: about", "IRTOOL_MEMORY_LIMIT"]),
 ])
 def test_shapes_the_frontend_cannot_convert_with_are_one_line(shape, says, undeclared, capsys):
     code, _, err = run_json(capsys, str(undeclared), "-d", "CPU", "--shape", shape)

@@ -95,11 +95,11 @@ _WANTS_SHAPES = re.compile(r"rank|static|dynamic", re.IGNORECASE)
 
 
 def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None) -> Any | None:
-    """The model converted by its frontend with the given input shapes, when reading it as it is
-    failed (``problem``); None when shapes cannot help (every input's shape is declared static,
-    or the frontend failed for another reason) and no shapes were given.  RunError when the
-    frontend wants shapes and none were given (naming the inputs, with their declared ranks), or
-    fails with them."""
+    """The model converted by its frontend with the given input shapes (static, as ``ovc --input``
+    gives them), when reading it as it is failed saying ``problem``.  None when shapes cannot help:
+    every input's shape is declared static, the frontend failed for another reason, or it has no
+    conversion for an op.  RunError when the frontend wants shapes and none given name its
+    inputs (the error names them, with their declared ranks), or when it fails with them."""
     import openvino as ov
     from openvino.frontend import FrontEndManager
 
@@ -126,6 +126,11 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
             raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
         raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
                        f"its inputs: {inputs}")
+    from irtool.memory import check_memory
+
+    # a frontend may fold constants of the inputs' sizes: bounded like the inputs themselves
+    check_memory(sum(int(np.prod(shape, dtype=np.float64)) * 8 for shape in matched.values()),
+                 f"{path}: the input shapes given for its conversion")
     for index, shape in matched.items():
         loaded.set_partial_shape(places[index], ov.PartialShape([int(size) for size in shape]))
     try:
