@@ -388,8 +388,8 @@ def loop_if_gru_cell_model(path: Path, seq: int = 5, batch: int = 2, size: int =
 FRONT_ENDS = ("speech", "ocr", "packed")
 
 
-def front_end_onnx(kind: str, hidden: int = 4, declared: bool = True):
-    """An ONNX model of ``kind``: "speech" (x [N, 3, T] -> Conv1d stride 2 -> Relu -> Transpose ->
+def front_end_onnx(kind: str, hidden: int = 4, declared: bool = True, stride: int = 2):
+    """An ONNX model of ``kind``: "speech" (x [N, 3, T] -> Conv1d kernel 3, ``stride`` -> Relu -> Transpose ->
     LSTM), "ocr" (an image x [N, 1, 8, W] -> Conv2d -> MaxPool 2x2 -> Transpose -> Reshape ->
     bidirectional LSTM) or "packed" (x [T, N, 3] and lengths [N], sorted by TopK and x gathered
     by its indices, as PyTorch's pack_padded_sequence does, -> LSTM with sequence_lens).  With
@@ -413,7 +413,7 @@ def front_end_onnx(kind: str, hidden: int = 4, declared: bool = True):
     if kind == "speech":
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "T"] if declared else None)
         initializers.append(init("K", (6, 3, 3)))
-        nodes = [helper.make_node("Conv", ["x", "K"], ["c"], strides=[2], pads=[1, 1], name="conv"),
+        nodes = [helper.make_node("Conv", ["x", "K"], ["c"], strides=[stride], pads=[1, 1], name="conv"),
                  helper.make_node("Relu", ["c"], ["r"]),
                  helper.make_node("Transpose", ["r"], ["t"], perm=[2, 0, 1])] + lstm("t", 6)
     elif kind == "ocr":
@@ -437,12 +437,12 @@ def front_end_onnx(kind: str, hidden: int = 4, declared: bool = True):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
 
 
-def front_end_model(kind: str, folder: Path, declared: bool = True) -> Path:
+def front_end_model(kind: str, folder: Path, declared: bool = True, stride: int = 2) -> Path:
     """``front_end_onnx(kind)`` saved as .onnx (undeclared) or converted by ov.convert_model to IR."""
     import onnx
 
-    model = front_end_onnx(kind, declared=declared)
-    path = folder / f"{kind}{'' if declared else '-undeclared'}.onnx"
+    model = front_end_onnx(kind, declared=declared, stride=stride)
+    path = folder / f"{kind}{'' if declared else '-undeclared'}{'' if stride == 2 else f'-stride{stride}'}.onnx"
     onnx.save(model, str(path))
     if not declared:
         return path

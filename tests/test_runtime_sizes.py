@@ -71,3 +71,16 @@ def test_a_given_shape_still_wins_over_probing(models, capsys):
     assert code == 0
     y = next(o for o in result["nodes"][0]["outputs"] if o["name"] == "Y")
     assert y["shape"] == [1, 1, 10, 4]
+
+
+@pytest.mark.parametrize("stride", [3, 8, 30])
+@pytest.mark.parametrize("seq", [1, 4, 9])
+def test_a_strided_conv_gets_the_smallest_input_that_gives_the_node_its_steps(stride, seq, tmp_path):
+    import openvino as ov
+
+    from irtool.runtime.sizes import plan_inputs
+
+    model = ov.Core().read_model(str(front_end_model("speech", tmp_path, stride=stride)))
+    plan = plan_inputs(model, {}, {"seq_length": seq, "batch_size": 1}, "speech")
+    # Conv1d kernel 3, pads 1: floor((T - 1) / stride) + 1 steps
+    assert plan.shapes == {"x": (1, 3, stride * (seq - 1) + 1)}

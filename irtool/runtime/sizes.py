@@ -167,6 +167,7 @@ class Target:
 
 
 BASES = (16, 32, 64, 8, 128, 4, 256, 2, 1)  # sizes tried for every unsized dim until OpenVINO accepts one
+MAX_REACH = 32  # sizes checked on each side of the one the slope gives (a stride of up to 30 is solved exactly)
 
 
 def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
@@ -176,8 +177,10 @@ def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
     candidate sizes tells the recurrent nodes' dims (its shape inference is exact).  From a base
     size OpenVINO accepts, each dim is doubled alone to learn which node dims it moves and how
     fast (a Conv or Pool maps it affinely, up to rounding); the size that the slope says gives
-    the targets is then checked with its neighbours, and the one hitting most targets exactly
-    kept.  A dim that moves no node dim is left out (the caller asks for --shape)."""
+    the targets is then checked with its neighbours, and, where the node dims grow with it, the
+    smallest size reaching them found by bisection; the smallest size hitting every target
+    exactly is kept (else the nearest).  A dim that moves no node dim is left out (the caller
+    asks for --shape)."""
 
     def dims_at(sizes: Mapping[tuple[str, int], int]) -> dict[Target, int | None] | None:
         return _node_dims(model, names, given, {**known, **sizes}, targets)
@@ -200,21 +203,28 @@ def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
         moved = [t for t in targets if found[t] is not None and doubled[t] is not None and found[t] != doubled[t]]
         if not moved:
             continue
-        guesses = set()
+        growing = all(doubled[t] > found[t] for t in moved)
+        guesses: set[int] = set()
         for target in moved:
             slope = (doubled[target] - found[target]) / base
             guess = round(base + (target.size - found[target]) / slope)
-            reach = int(abs(1 / slope)) + 2
+            reach = min(int(abs(1 / slope)) + 2, MAX_REACH)
             guesses.update(range(guess - reach, guess + reach + 1))
+        if growing:  # a Conv or Pool: the smallest size giving every moved dim at least its target
+            guesses.add(_smallest(lambda size: _reaches(dims_at({**chosen, key: size}), moved), max(guesses)))
+
+        def score(size: int) -> tuple[int, int] | None:
+            dims = dims_at({**chosen, key: size})
+            if dims is None or any(dims[t] is None or dims[t] < 1 for t in moved):
+                return None
+            return -sum(dims[t] == t.size for t in moved), sum(abs(dims[t] - t.size) for t in moved)
+
         best: tuple[tuple[int, int], int] | None = None
         for size in sorted(g for g in guesses if g >= 1):
-            dims = dims_at({**chosen, key: size})
-            if dims is None or any(dims[t] is not None and dims[t] < 1 for t in moved):
-                continue
-            score = (-sum(dims[t] == t.size for t in moved), sum(abs((dims[t] or 0) - t.size) for t in moved))
-            if best is None or score < best[0]:
-                best = (score, size)
-            if score[0] == -len(moved):  # every moved dim exact: the smallest such size
+            found_score = score(size)
+            if found_score is not None and (best is None or found_score < best[0]):
+                best = (found_score, size)
+            if found_score is not None and found_score[0] == -len(moved):  # all exact: the smallest such size
                 break
         if best is not None:
             chosen[key] = result[key] = best[1]
@@ -223,6 +233,31 @@ def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
         raise RunError(f"input {name} of {source} has a dynamic dim {k} that irtool cannot size (OpenVINO accepts no "
                        f"combination of the sizes it tried): give it with --shape {name}=[...]")
     return result
+
+
+MAX_SIZE = 1 << 24  # the largest size searched for one dim
+
+
+def _reaches(dims: Mapping[Target, int | None] | None, moved: list[Target]) -> bool:
+    return dims is not None and all(dims[t] is not None and dims[t] >= t.size for t in moved)
+
+
+def _smallest(enough: Any, start: int) -> int:
+    """The smallest size >= 1 for which ``enough`` holds, ``enough`` growing with the size
+    (doubling from ``start`` until it holds, then bisecting); ``start`` if it never holds."""
+    high = max(start, 1)
+    while not enough(high):
+        if high >= MAX_SIZE:
+            return start
+        high *= 2
+    low = 0  # enough(low) is taken as false
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def _node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
