@@ -103,7 +103,11 @@ def prepare_equivalent(judged: Any, runs: Any, name: str) -> Prepared:
     return dataclasses.replace(prepared, model=runs)
 
 
-def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
+def read_and_prepare(path: str | Path, fill_defaults: bool = False,
+                     shapes: Mapping[str, Sequence[int]] | None = None,
+                     inputs_file: str | Path | None = None) -> Prepared:
+    """A model file read and prepared; ``shapes`` and the arrays of ``inputs_file`` give its input
+    shapes to a frontend that converts it only with them (irtool.runtime.model.read_model)."""
     graph = None
     if Path(path).suffix.lower() == ".onnx":
         from irtool.ir.parse import DEFAULT_MAX_BYTES
@@ -113,10 +117,23 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False) -> Prepared:
         check_model_path(Path(path))
         graph = load_graph(path, DEFAULT_MAX_BYTES)
     try:
-        loaded = read_model(path, fill_defaults)
+        loaded = read_model(path, fill_defaults, lambda: conversion_shapes(shapes, inputs_file))
     except RunError as error:
         raise _onnx_failure(graph, error) from None
     return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph)
+
+
+def conversion_shapes(shapes: Mapping[str, Sequence[int]] | None,
+                      inputs_file: str | Path | None) -> dict[str, tuple[int, ...]]:
+    """Input shapes for a conversion that needs them: the arrays' of ``inputs_file``, ``shapes``
+    (--shape) over them."""
+    found: dict[str, tuple[int, ...]] = {}
+    if inputs_file is not None:
+        from irtool.npz import read_npz
+
+        found.update((key, tuple(array.shape)) for key, array in read_npz(Path(inputs_file), "inputs file").items())
+    found.update((key, tuple(shape)) for key, shape in (shapes or {}).items())
+    return found
 
 
 def prepare_onnx(model: Any, name: str) -> Prepared:
@@ -843,7 +860,7 @@ def run(options: RunOptions) -> RunResult:
         writable_target(options.save_outputs, "outputs file")
     if options.compare_with_onnxruntime:
         _check_onnxruntime(options.model)
-    prepared = read_and_prepare(options.model, options.fill_defaults)
+    prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
     if prepared.onnx is not None and options.reproducers is not None:
         raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
                        f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")

@@ -380,3 +380,74 @@ def loop_if_gru_cell_model(path: Path, seq: int = 5, batch: int = 2, size: int =
     loop.set_friendly_name("loop")
     ov.save_model(ov.Model([loop.get_iter_value(h_next, -1)], [x, h0], "loop_if"), str(path), compress_to_fp16=False)
     return path
+
+
+# ----------------------------------------------------------------------------- front ends before the node
+# ONNX graphs whose dynamic dims reach an LSTM through ops OpenVINO's symbols do not cross
+# (Conv, MaxPool, TopK), built with onnx.helper and converted by ov.convert_model.
+FRONT_ENDS = ("speech", "ocr", "packed")
+
+
+def front_end_onnx(kind: str, hidden: int = 4, declared: bool = True, stride: int = 2):
+    """An ONNX model of ``kind``: "speech" (x [N, 3, T] -> Conv1d kernel 3, ``stride`` -> Relu -> Transpose ->
+    LSTM), "ocr" (an image x [N, 1, 8, W] -> Conv2d -> MaxPool 2x2 -> Transpose -> Reshape ->
+    bidirectional LSTM) or "packed" (x [T, N, 3] and lengths [N], sorted by TopK and x gathered
+    by its indices, as PyTorch's pack_padded_sequence does, -> LSTM with sequence_lens).  With
+    ``declared`` False the speech model's input has no shape at all (OpenVINO's ONNX frontend
+    then converts it only with input shapes: its Conv needs the input's rank)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(11)
+
+    def init(name: str, shape: tuple[int, ...], scale: float = 0.5) -> Any:
+        return numpy_helper.from_array(rng.uniform(-scale, scale, shape).astype(np.float32), name)
+
+    def lstm(source: str, width: int, directions: int = 1, lengths: str = "") -> list[Any]:
+        initializers.extend([init("W", (directions, 4 * hidden, width)), init("R", (directions, 4 * hidden, hidden)),
+                             init("B", (directions, 8 * hidden))])
+        return [helper.make_node("LSTM", [source, "W", "R", "B", lengths], ["Y", "Y_h"], hidden_size=hidden,
+                                 name="lstm", direction="bidirectional" if directions == 2 else "forward")]
+
+    initializers: list[Any] = []
+    lengths_input = []
+    if kind == "speech":
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "T"] if declared else None)
+        initializers.append(init("K", (6, 3, 3)))
+        nodes = [helper.make_node("Conv", ["x", "K"], ["c"], strides=[stride], pads=[1, 1], name="conv"),
+                 helper.make_node("Relu", ["c"], ["r"]),
+                 helper.make_node("Transpose", ["r"], ["t"], perm=[2, 0, 1])] + lstm("t", 6)
+    elif kind == "ocr":
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 8, "W"])
+        initializers += [init("K", (4, 1, 3, 3)), numpy_helper.from_array(np.array([0, 0, 16], np.int64), "flat")]
+        nodes = [helper.make_node("Conv", ["x", "K"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+                 helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+                 helper.make_node("Transpose", ["p"], ["t"], perm=[3, 0, 1, 2]),
+                 helper.make_node("Reshape", ["t", "flat"], ["s"])] + lstm("s", 16, directions=2)
+    elif kind == "packed":
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", "N", 3])
+        lengths_input = [helper.make_tensor_value_info("lengths", TensorProto.INT64, ["N"])]
+        nodes = [helper.make_node("Shape", ["lengths"], ["k"]),
+                 helper.make_node("TopK", ["lengths", "k"], ["sorted", "order"], axis=0, name="sort"),
+                 helper.make_node("Gather", ["x", "order"], ["xs"], axis=1, name="gather"),
+                 helper.make_node("Cast", ["sorted"], ["lens"], to=TensorProto.INT32)] + lstm("xs", 3, lengths="lens")
+    else:
+        raise ValueError(kind)
+    graph = helper.make_graph(nodes, kind, [x, *lengths_input],
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, None)], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+def front_end_model(kind: str, folder: Path, declared: bool = True, stride: int = 2) -> Path:
+    """``front_end_onnx(kind)`` saved as .onnx (undeclared) or converted by ov.convert_model to IR."""
+    import onnx
+
+    model = front_end_onnx(kind, declared=declared, stride=stride)
+    path = folder / f"{kind}{'' if declared else '-undeclared'}{'' if stride == 2 else f'-stride{stride}'}.onnx"
+    onnx.save(model, str(path))
+    if not declared:
+        return path
+    import openvino as ov
+
+    xml = path.with_suffix(".xml")
+    ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
+    return xml

@@ -60,3 +60,83 @@ def test_an_onnx_op_the_frontend_cannot_convert_is_unsupported(tmp_path):
     done = subprocess.run([sys.executable, "-m", "irtool", "run", str(path), "-d", "CPU", "--format", "json"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and json.loads(done.stdout)["unsupported"] is True, done.stderr
+
+
+# ----------------------------------------------------------------------------- conversion with shapes
+# An ONNX Conv whose input the graph declares no shape for: OpenVINO 2026.4.1's ONNX frontend
+# converts it only with the input's shape ("The input data tensor's rank has to be known"), as
+# silero-vad's Convs inside If branches.
+WANTS_SHAPES = ("OpenVINO's ONNX frontend converts it only with input shapes "
+                "(Conv-14: The input data tensor's rank has to be known (static))")
+
+
+@pytest.fixture(scope="module")
+def undeclared(tmp_path_factory):
+    from real_models import front_end_model
+
+    return front_end_model("speech", tmp_path_factory.mktemp("undeclared"), declared=False)
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict, str]:
+    from irtool.cli import main
+
+    code = main(["run", *argv, "--format", "json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def test_a_model_converted_only_with_shapes_names_the_inputs_to_give(undeclared, capsys):
+    code, _, err = run_json(capsys, str(undeclared), "-d", "CPU")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert WANTS_SHAPES in err and "give them with --shape NAME=[...]" in err and "its inputs: x (rank not declared)" in err
+
+
+@pytest.mark.parametrize("source", ["--shape", "--inputs"])
+def test_a_model_converted_only_with_shapes_runs_with_them(source, undeclared, capsys, tmp_path):
+    import numpy as np
+
+    if source == "--shape":
+        argv = ["--shape", "x=[2,3,9]"]
+    else:
+        np.savez(tmp_path / "in.npz", x=np.random.default_rng(0).uniform(-1, 1, (1, 3, 11)).astype(np.float32))
+        argv = ["--inputs", str(tmp_path / "in.npz")]
+    code, result, err = run_json(capsys, str(undeclared), "-d", "CPU", *argv)
+    assert code == 0 and result["verdict"] == "pass", err
+    (node,) = result["nodes"]
+    assert node["name"] == "lstm" and node["verdict"] == "pass"
+    assert result["inputs"][0]["shape"] == ([2, 3, 9] if source == "--shape" else [1, 3, 11])
+
+
+@pytest.mark.parametrize("shape, says", [
+    ("x=[2,3]", ["cannot convert it with the input shapes x=[2, 3]: Conv-14:", "rank do not match"]),
+    ("nope=[2,3,9]", [WANTS_SHAPES, "the shapes given (nope) name none of its inputs: x (rank not declared)"]),
+    ("x=[200000,30000,90000]", ["the input shapes given for its conversion: about", "IRTOOL_MEMORY_LIMIT"]),
+])
+def test_shapes_the_frontend_cannot_convert_with_are_one_line(shape, says, undeclared, capsys):
+    code, _, err = run_json(capsys, str(undeclared), "-d", "CPU", "--shape", shape)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert all(text in err for text in says), err
+
+
+def test_a_readable_model_keeps_its_dynamic_dims_with_shape(tmp_path):
+    """--shape converts only a model that needs it: one OpenVINO reads as it is stays dynamic."""
+    from real_models import front_end_onnx
+
+    onnx.save(front_end_onnx("speech"), str(tmp_path / "speech.onnx"))
+    loaded = read_model(tmp_path / "speech.onnx", shapes=lambda: {"x": [2, 3, 9]})
+    assert str(loaded.model.inputs[0].get_partial_shape()) == "[?,3,?]"
+
+
+def test_harness_models_convert_with_their_shapes(undeclared, tmp_path):
+    suite = tmp_path / "s.toml"
+    # shaped first: the entry after it must not reuse the model converted with its shapes
+    suite.write_text(f'[[models]]\nid = "shaped"\npath = "{undeclared}"\nshapes = {{ x = [2, 3, 7] }}\n\n'
+                     f'[[models]]\nid = "plain"\npath = "{undeclared}"\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(tmp_path / "out"), "--no-progress"], capture_output=True, text=True, timeout=600)
+    results = {r["case"].split("[")[0]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert done.returncode == 1, done.stdout + done.stderr  # an error: the entry without shapes
+    assert results["plain"]["verdict"] == "error" and WANTS_SHAPES in results["plain"]["message"]
+    assert "(or shapes in a suite's [[models]] entry); its inputs: x (rank not declared)" in results["plain"]["message"]
+    shaped = results["shaped"]
+    assert shaped["verdict"] == "pass" and shaped["shapes"] == {"x": [2, 3, 7]}, shaped

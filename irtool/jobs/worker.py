@@ -265,7 +265,7 @@ class Runner:
         def reference(node: Any, arrays: Any) -> Any:
             if open_values:  # a value the spec leaves open, read as its spec file says (a clip of -1: none)
                 node = dataclasses.replace(node, attributes=node.spec.read_open(node.attributes)[0])
-            key = (case.model_key, node.index, arrays_digest(arrays))
+            key = (_read_key(case), node.index, arrays_digest(arrays))
             found = self._references.get(key)
             return found if found is not None else self._references.put(key, evaluate_node(node, arrays))
 
@@ -309,11 +309,11 @@ class Runner:
         """The case's model, built or read once per model key."""
         from irtool.execute import prepare, read_and_prepare
 
-        prepared = self._models.get(case.model_key)
+        prepared = self._models.get(_read_key(case))
         if prepared is not None:
             return prepared
         if case.file is not None:
-            prepared = read_and_prepare(case.file, case.fill_defaults)
+            prepared = read_and_prepare(case.file, case.fill_defaults, case.shapes, case.inputs)
         elif case.frontend == "onnx":
             from irtool.execute import prepare_onnx
             from irtool.jobs.frontends import onnx_model
@@ -327,7 +327,7 @@ class Runner:
             prepared = prepare(build_model(built), f"{case.op} model") if built.transform != "decompose_cell" else \
                 prepare_equivalent(build_model(dataclasses.replace(built, transform="none")), build_model(built),
                                    f"{case.op} model, decomposed")
-        return self._models.put(case.model_key, prepared)
+        return self._models.put(_read_key(case), prepared)
 
     def _compile(self, case: SuiteCase, prepared: Any, device: str, precision: str,
                  slow: float = 0.0) -> tuple[Any, bool]:
@@ -335,7 +335,7 @@ class Runner:
         seconds an IRTOOL_FAULT makes the compile step sleep (counted in its time)."""
         from irtool.execute import compile_prepared
 
-        key = (case.model_key, device, precision)
+        key = (_read_key(case), device, precision)
         found = self._compiled.get(key)
         if found is not None:
             return found, True
@@ -556,3 +556,12 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _read_key(case: SuiteCase) -> Any:
+    """What identifies the model a case reads: its model key, and for a model file the shapes it
+    may be converted with (its shapes and inputs: irtool.runtime.model.read_model converts a model
+    with them when its frontend needs them, so two [[models]] entries of one file may differ)."""
+    if case.file is None:
+        return case.model_key
+    return case.model_key, case.inputs, repr(sorted(case.shapes.items()))

@@ -7,7 +7,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -25,10 +25,21 @@ class LoadedModel:
     filled_defaults: tuple[str, ...] = ()  # "layer 'name' (GRUSequence): activations=sigmoid,tanh"
 
 
-def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel:
+Shapes = Mapping[str, Sequence[int]]
+
+
+def read_model(xml_path: str | Path, fill_defaults: bool = False,
+               shapes: Callable[[], Shapes] | None = None) -> LoadedModel:
     """Read a model (IR .xml + .bin, or any format of irtool.formats); with ``fill_defaults`` write
     the spec's defaults for omitted attributes into the XML first (OpenVINO leaves an omitted
-    activations list empty)."""
+    activations list empty).
+
+    A model a frontend converts only with input shapes (an ONNX Conv needs its input's rank,
+    which an If branch or an undeclared input does not give) is converted again with
+    ``shapes()`` (the --shape and --inputs shapes, input name -> shape), as ``ovc --input`` and
+    ``ov.convert_model(input=...)`` do; without any, the error names the inputs to give.  Only
+    then: a model OpenVINO reads as it is keeps the dynamic dims its file declares (the code
+    path deployments compile, where shapes are given at inference), whatever --shape says."""
     import openvino as ov
 
     xml_path = Path(xml_path)
@@ -42,6 +53,8 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
         if found is not None and found.frontend not in ("ir", "onnx"):  # TensorFlow, TFLite, Paddle
             with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
                 model, problem = read_ir_frontend(xml_path, found.frontend)
+            if model is None:
+                model = _read_with_shapes(xml_path, found, problem or "", shapes)
             if model is None:
                 raise (_unsupported_op(str(xml_path), problem or "", found.label)
                        or RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}"))
@@ -63,11 +76,93 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False) -> LoadedModel
                        if os.path.lexists(bin_path) else np.empty(0, np.uint8))
             model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
         else:
-            model = core().read_model(str(xml_path))
+            try:
+                model = core().read_model(str(xml_path))
+            except RuntimeError as error:
+                if found is None or found.frontend == "ir":
+                    raise
+                model = _read_with_shapes(xml_path, found, openvino_message(error), shapes)
+                if model is None:
+                    raise
     except RuntimeError as error:
         raise (_unsupported_op(str(xml_path), openvino_message(error))
                or RunError(_read_failure(xml_path, bin_path, error))) from None
     return LoadedModel(xml_path, model, filled)
+
+
+# What a frontend says when an op's conversion needs a shape the model does not give
+_WANTS_SHAPES = re.compile(r"rank|static|dynamic", re.IGNORECASE)
+
+
+def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None) -> Any | None:
+    """The model converted by its frontend with the given input shapes (static, as ``ovc --input``
+    gives them), when reading it as it is failed saying ``problem``.  None when shapes cannot help:
+    every input's shape is declared static, the frontend failed for another reason, or it has no
+    conversion for an op.  RunError when the frontend wants shapes and none given name its
+    inputs (the error names them, with their declared ranks), or when it fails with them."""
+    import openvino as ov
+    from openvino.frontend import FrontEndManager
+
+    if _unsupported_op(str(path), problem, found.label) is not None:  # no shape makes an op convertible
+        return None
+    try:
+        with _quiet_stderr():
+            frontend = FrontEndManager().load_by_framework(found.frontend)
+            loaded = frontend.load(str(path))
+        places = list(loaded.get_inputs())
+        declared = [loaded.get_partial_shape(place) for place in places]
+    except Exception:  # the frontend cannot even load it: the first error says why
+        return None
+    names = [sorted(place.get_names())[0] if place.get_names() else "?" for place in places]
+    inputs = ", ".join(f"{name} ({_rank_text(shape)})" for name, shape in zip(names, declared))
+    wanted = [name for name, shape in zip(names, declared) if not shape.is_static]
+    if not wanted or not _WANTS_SHAPES.search(problem):
+        return None
+    given = dict(shapes() if shapes is not None else {})
+    matched = {index: given[key] for index, place in enumerate(places) for key in given if key in place.get_names()}
+    if not matched:
+        wants = f"{path}: OpenVINO's {found.label} frontend converts it only with input shapes ({_first_failure(problem)})"
+        if given:
+            raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
+        raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
+                       f"its inputs: {inputs}")
+    from irtool.memory import check_memory
+
+    # a frontend may fold constants of the inputs' sizes: bounded like the inputs themselves
+    check_memory(sum(int(np.prod(shape, dtype=np.float64)) * 8 for shape in matched.values()),
+                 f"{path}: the input shapes given for its conversion")
+    for index, shape in matched.items():
+        loaded.set_partial_shape(places[index], ov.PartialShape([int(size) for size in shape]))
+    try:
+        with _quiet_stderr():
+            return frontend.convert(loaded)
+    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+        message = openvino_message(error)
+        unsupported = _unsupported_op(str(path), message, found.label)
+        if unsupported is not None:
+            raise unsupported from None
+        missing = [name for index, name in enumerate(names) if index not in matched and name in wanted]
+        more = f"; give the shapes of {', '.join(missing)} too" if missing else ""
+        used = ", ".join(f"{names[index]}={list(shape)}" for index, shape in matched.items())
+        raise RunError(f"{path}: OpenVINO's {found.label} frontend cannot convert it with the input shapes "
+                       f"{used}: {_first_failure(message)}{more} (its inputs: {inputs})") from None
+
+
+_FAILED_OP = re.compile(r"--\s*(\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)")
+_NOISE = re.compile(r"While validating (?:ONNX )?node '[^']*':\s*|Check '[^']*' failed at \S+:\d+:\s*|"
+                    r"FrontEnd API failed with \w+:\s*|\[[\w ]+\] Conversion failed for \S+\s*")
+
+
+def _first_failure(message: str) -> str:
+    """The first op a frontend could not convert and why ('Conv-14: The input data tensor's rank
+    has to be known (static)'), from its detailed log; else the message as it is."""
+    match = _FAILED_OP.search(message)
+    return f"{match.group(1)}: {_NOISE.sub('', match.group(2)).strip()}" if match else message
+
+
+def _rank_text(shape: Any) -> str:
+    """'rank 3: [?,3,?]' or 'rank not declared', for a declared input shape."""
+    return f"rank {len(shape)}: {shape}" if shape.rank.is_static else "rank not declared"
 
 
 @contextmanager

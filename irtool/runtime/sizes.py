@@ -7,11 +7,15 @@ ShapeOf, Gather, Concat, Broadcast and the recurrent ops themselves (which make 
 dims of X, the states and sequence_lengths one symbol).  Each recurrent node's input dims
 then say which input dims are its ``batch_size``, ``seq_length`` or ``input_size``; those
 take the node's own values (``input_size`` and ``hidden_size`` are static in W and R) or
-the chosen batch and sequence length.  A dim that reaches no node is not guessed: the user
-names it with ``--shape``.
+the chosen batch and sequence length.
 
-Model inputs that feed a node's sequence_lengths (directly or through a Convert) are
-reported too, so that their values can be made valid (1..seq_length).
+A dim the symbols do not carry to a node (a Conv, a Pool or a TopK ends them) is sized by
+asking OpenVINO: clones of the model reshaped with candidate sizes tell the nodes' dims
+(:func:`_probe`).  A Gather by a TopK's indices (a sort) links its gathered dim to the sorted
+axis.  A dim that moves no node dim is not guessed: the user names it with ``--shape``.
+
+Model inputs that feed a node's sequence_lengths (directly or through a Convert, a TopK or a
+Gather) are reported too, so that their values can be made valid (1..seq_length).
 """
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ from irtool.runtime.core import openvino_release
 from irtool.specs.expressions import Sym
 
 # Ops that pass a tensor's values through unchanged in what matters for sequence lengths.
-VALUE_PRESERVING = ("Convert", "Reshape", "Squeeze", "Unsqueeze")
+# TopK (its values) and Gather (of its data) pick values of their first input: sorted lengths stay lengths.
+VALUE_PRESERVING = ("Convert", "Reshape", "Squeeze", "Unsqueeze", "TopK", "Gather")
 
 
 @dataclass(frozen=True)
@@ -94,23 +99,39 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             representatives.append((symbol, size))
 
     lengths: dict[str, int] = {}
+    targets: list[Target] = []  # the nodes' dynamic dims, for OpenVINO to be asked about
     ops, outer = _ops_with_bodies(copy)
-    for op in ops:
-        spec = node_spec(op)
-        if spec is None:
-            continue
+    nodes = [(op, spec) for op in ops if (spec := node_spec(op)) is not None]
+    for ordinal, (op, spec) in enumerate(nodes):
         node_sizes = _node_sizes(op, spec, sizes)
-        for port, value in zip(spec.inputs, (i.get_source_output() for i in op.inputs())):
+        for index, (port, value) in enumerate(zip(spec.inputs, (i.get_source_output() for i in op.inputs()))):
             shape = value.get_partial_shape()
-            for expr, dim in zip(port.dims or (), shape if shape.rank.is_static else ()):
-                if isinstance(expr, Sym) and dim.has_symbol() and expr.name in node_sizes:
+            for k, (expr, dim) in enumerate(zip(port.dims or (), shape if shape.rank.is_static else ())):
+                if not (isinstance(expr, Sym) and expr.name in node_sizes):
+                    continue
+                if dim.has_symbol():
                     assign(dim.get_symbol(), node_sizes[expr.name])
+                if dim.is_dynamic:
+                    targets.append(Target(ordinal, index, k, node_sizes[expr.name]))
             if port.role == "lengths":
                 feeder = _through(value.get_node())
                 while feeder.get_type_name() == "Parameter" and feeder.get_instance_id() in outer:  # a body's
                     feeder = _through(outer[feeder.get_instance_id()].get_node())  # the container's input
                 if feeder.get_type_name() == "Parameter":
                     lengths[tensor_name(feeder.output(0))] = node_sizes.get(spec.time_symbol or "", 1)
+
+    def size_of(key: tuple[str, int]) -> int | None:
+        return next((value for known, value in representatives if known == symbols[key]), None)
+
+    links = _permutation_links(ops)
+    _follow_links(links, representatives, assign)
+    unsized = [key for key in symbols if size_of(key) is None]
+    if unsized and targets:  # dims the symbols do not carry to a node (Conv, Pool, TopK...): OpenVINO is asked
+        known = {key: size for key in symbols if (size := size_of(key)) is not None}
+        probed = _probe(model, names, given, known, unsized, targets, source)
+        for key, size in probed.items():
+            assign(symbols[key], size)
+        _follow_links(links, representatives, assign)
     shapes: dict[str, tuple[int, ...]] = {}
     chosen: dict[str, str] = {}
     for parameter, name in zip(parameters, names):
@@ -123,7 +144,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             if dim.is_static:
                 shape.append(dim.get_length())
                 continue
-            size = next((value for known, value in representatives if known == symbols[(name, k)]), None)
+            size = size_of((name, k))
             if size is None:
                 raise RunError(f"input {name} of {source} has a dynamic dim {k} that reaches no recurrent node, so "
                                f"irtool cannot choose its size: give it with --shape {name}=[...]")
@@ -132,6 +153,199 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
             chosen[name] = "from the recurrent nodes"
     return InputPlan(shapes, lengths, chosen)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A dynamic dim of a recurrent node's input and the size it should get (its batch_size,
+    seq_length...: ``--batch``, ``--seq-length`` or the spec's default)."""
+
+    node: int  # the node's place among the recurrent ops of the model and its bodies, in order
+    port: int
+    dim: int
+    size: int
+
+
+BASES = (16, 32, 64, 8, 128, 4, 256, 2, 1)  # sizes tried for every unsized dim until OpenVINO accepts one
+MAX_REACH = 32  # sizes checked on each side of the one the slope gives (a stride of up to 30 is solved exactly)
+
+
+def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
+           known: Mapping[tuple[str, int], int], unsized: list[tuple[str, int]], targets: list[Target],
+           source: str) -> dict[tuple[str, int], int]:
+    """Sizes for the dims in ``unsized``, asked of OpenVINO: a clone of ``model`` reshaped with
+    candidate sizes tells the recurrent nodes' dims (its shape inference is exact).  From a base
+    size OpenVINO accepts, each dim is doubled alone to learn which node dims it moves and how
+    fast (a Conv or Pool maps it affinely, up to rounding); the size that the slope says gives
+    the targets is then checked with its neighbours, and, where the node dims grow with it, the
+    smallest size reaching them found by bisection; the smallest size hitting every target
+    exactly is kept (else the nearest).  A dim that moves no node dim is left out (the caller
+    asks for --shape)."""
+
+    def dims_at(sizes: Mapping[tuple[str, int], int]) -> dict[Target, int | None] | None:
+        return _node_dims(model, names, given, {**known, **sizes}, targets)
+
+    for base in BASES:
+        start = {key: base for key in unsized}
+        found = dims_at(start)
+        if found is not None:
+            break
+    else:
+        name, k = unsized[0]
+        raise RunError(f"input {name} of {source} has a dynamic dim {k} that irtool cannot size (OpenVINO accepts "
+                       f"none of the sizes {', '.join(map(str, BASES))} for it): give it with --shape {name}=[...]")
+    chosen = dict(start)
+    result: dict[tuple[str, int], int] = {}
+    for key in unsized:
+        doubled = dims_at({**chosen, key: 2 * base})
+        if doubled is None:
+            continue
+        moved = [t for t in targets if found[t] is not None and doubled[t] is not None and found[t] != doubled[t]]
+        if not moved:
+            continue
+        growing = all(doubled[t] > found[t] for t in moved)
+        guesses: set[int] = set()
+        for target in moved:
+            slope = (doubled[target] - found[target]) / base
+            guess = round(base + (target.size - found[target]) / slope)
+            reach = min(int(abs(1 / slope)) + 2, MAX_REACH)
+            guesses.update(range(guess - reach, guess + reach + 1))
+        if growing:  # a Conv or Pool: the smallest size giving every moved dim at least its target
+            guesses.add(_smallest(lambda size: _reaches(dims_at({**chosen, key: size}), moved), max(guesses)))
+
+        def score(size: int) -> tuple[int, int] | None:
+            dims = dims_at({**chosen, key: size})
+            if dims is None or any(dims[t] is None or dims[t] < 1 for t in moved):
+                return None
+            return -sum(dims[t] == t.size for t in moved), sum(abs(dims[t] - t.size) for t in moved)
+
+        best: tuple[tuple[int, int], int] | None = None
+        for size in sorted(g for g in guesses if g >= 1):
+            found_score = score(size)
+            if found_score is not None and (best is None or found_score < best[0]):
+                best = (found_score, size)
+            if found_score is not None and found_score[0] == -len(moved):  # all exact: the smallest such size
+                break
+        if best is not None:
+            chosen[key] = result[key] = best[1]
+    if result and dims_at(chosen) is None:
+        name, k = next(iter(result))
+        raise RunError(f"input {name} of {source} has a dynamic dim {k} that irtool cannot size (OpenVINO accepts no "
+                       f"combination of the sizes it tried): give it with --shape {name}=[...]")
+    return result
+
+
+MAX_SIZE = 1 << 24  # the largest size searched for one dim
+
+
+def _reaches(dims: Mapping[Target, int | None] | None, moved: list[Target]) -> bool:
+    return dims is not None and all(dims[t] is not None and dims[t] >= t.size for t in moved)
+
+
+def _smallest(enough: Any, start: int) -> int:
+    """The smallest size >= 1 for which ``enough`` holds, ``enough`` growing with the size
+    (doubling from ``start`` until it holds, then bisecting); ``start`` if it never holds."""
+    high = max(start, 1)
+    while not enough(high):
+        if high >= MAX_SIZE:
+            return start
+        high *= 2
+    low = 0  # enough(low) is taken as false
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
+               sizes: Mapping[tuple[str, int], int], targets: list[Target]) -> dict[Target, int | None] | None:
+    """The dims ``targets`` name in a clone of ``model`` whose inputs take ``given`` and ``sizes``
+    (the rest of their dims dynamic), or None if OpenVINO rejects those shapes."""
+    import openvino as ov
+
+    from irtool.runtime.nodes import node_spec
+
+    copy = model.clone()
+    for parameter, name in zip(copy.get_parameters(), names):
+        if name in given:
+            parameter.set_partial_shape(ov.PartialShape(list(given[name])))
+            continue
+        shape = parameter.get_partial_shape()
+        if shape.rank.is_dynamic or any(not _within(dim, sizes[(name, k)]) for k, dim in enumerate(shape)
+                                        if (name, k) in sizes):
+            return None
+        parameter.set_partial_shape(ov.PartialShape([
+            ov.Dimension(sizes[(name, k)]) if (name, k) in sizes else dim for k, dim in enumerate(shape)]))
+    try:
+        copy.validate_nodes_and_infer_types()
+    except RuntimeError:
+        return None
+    nodes = [op for op in _ops_with_bodies(copy)[0] if node_spec(op) is not None]
+    found: dict[Target, int | None] = {}
+    for target in targets:
+        op = nodes[target.node] if target.node < len(nodes) else None
+        shape = op.input_value(target.port).get_partial_shape() if op is not None else None
+        dim = shape[target.dim] if shape is not None and shape.rank.is_static and target.dim < len(shape) else None
+        found[target] = dim.get_length() if dim is not None and dim.is_static else None
+    return found
+
+
+def _within(dim: Any, size: int) -> bool:
+    """Whether a (dynamic, maybe bounded) dim takes ``size``."""
+    upper = dim.get_max_length()
+    return dim.get_min_length() <= size and (upper < 0 or size <= upper)
+
+
+def _permutation_links(ops: list[Any]) -> list[tuple[Any, Any]]:
+    """Dims that must be equal though no symbol says so: a Gather whose indices are TopK's indices
+    over a whole axis (sorting, as PyTorch's pack_padded_sequence does) permutes its data's
+    gathered dim, which therefore has the size of the sorted axis.  Pairs of symbols."""
+    links = []
+    for op in ops:
+        if op.get_type_name() != "Gather" or op.get_input_size() < 3:
+            continue
+        indices = op.input_value(1).get_node()
+        while indices.get_type_name() == "Convert":
+            indices = indices.input_value(0).get_node()
+        if indices.get_type_name() != "TopK":
+            continue
+        axis = _constant(op.input_value(2))
+        data = op.input_value(0).get_partial_shape()
+        sorted_shape = indices.input_value(0).get_partial_shape()
+        sort_axis = indices.get_attributes().get("axis")
+        if axis is None or not isinstance(sort_axis, int) or data.rank.is_dynamic or sorted_shape.rank.is_dynamic:
+            continue
+        axis = axis + len(data) if axis < 0 else axis
+        sort_axis = sort_axis + len(sorted_shape) if sort_axis < 0 else sort_axis
+        if 0 <= axis < len(data) and 0 <= sort_axis < len(sorted_shape):
+            one, other = data[axis], sorted_shape[sort_axis]
+            if one.has_symbol() and other.has_symbol():
+                links.append((one.get_symbol(), other.get_symbol()))
+    return links
+
+
+def _follow_links(links: list[tuple[Any, Any]], representatives: list[tuple[Any, int]], assign: Any) -> None:
+    """Give each linked symbol its partner's size, until nothing changes."""
+    changed = True
+    while changed:
+        changed = False
+        for pair in links:
+            sizes = [next((value for known, value in representatives if known == symbol), None) for symbol in pair]
+            for symbol, size, other in ((pair[0], sizes[0], sizes[1]), (pair[1], sizes[1], sizes[0])):
+                if size is None and other is not None:
+                    assign(symbol, other)
+                    changed = True
+
+
+def _constant(value: Any) -> int | None:
+    node = value.get_node()
+    if node.get_type_name() != "Constant":
+        return None
+    data = node.get_data()
+    return int(data.reshape(-1)[0]) if data.size == 1 else None
 
 
 def _ops_with_bodies(model: Any) -> tuple[list[Any], dict[int, Any]]:

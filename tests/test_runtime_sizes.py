@@ -1,0 +1,86 @@
+"""irtool.runtime.sizes sizes dynamic dims that reach a recurrent node through ops OpenVINO's
+symbols do not cross (Conv, MaxPool, TopK/Gather), by asking OpenVINO's shape inference.
+
+The models are ONNX graphs built with onnx.helper and converted by ov.convert_model
+(tests/real_models.py): a Conv1d speech front end, a Conv/MaxPool OCR front end with a
+bidirectional LSTM, and lengths sorted by TopK with x gathered by the order (PyTorch's
+pack_padded_sequence).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.cli import main
+from real_models import FRONT_ENDS, front_end_model
+
+DIRECTIONS = {"speech": 1, "ocr": 2, "packed": 1}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("front-ends")
+    return {kind: front_end_model(kind, folder) for kind in FRONT_ENDS}
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict, str]:
+    code = main(["run", *argv, "--format", "json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out else {}, captured.err
+
+
+@pytest.mark.parametrize("kind", FRONT_ENDS)
+@pytest.mark.parametrize("sizes, batch, seq", [([], 2, 4), (["--seq-length", "9", "--batch", "3"], 3, 9),
+                                               (["--seq-length", "1"], 2, 1)])
+def test_dims_through_conv_pool_and_topk_are_sized_for_the_node(kind, sizes, batch, seq, models, capsys):
+    code, result, err = run_json(capsys, str(models[kind]), "-d", "CPU", *sizes)
+    assert result, err
+    (node,) = result["nodes"]
+    assert node["type"] == "LSTMSequence" and node["verdict"] in ("pass", "fail"), node
+    y = next(o for o in node["outputs"] if o["name"] == "Y")
+    assert y["shape"] == [batch, DIRECTIONS[kind], seq, 4]  # the node got its batch and time sizes
+    inputs = {i["name"]: i["shape"] for i in result["inputs"]}
+    if kind == "speech":  # Conv1d k=3, stride 2, pads 1: the smallest T giving seq steps
+        assert inputs["x"] == [batch, 3, 2 * seq - 1]
+    elif kind == "ocr":  # MaxPool 2x2 halves the width
+        assert inputs["x"] == [batch, 1, 8, 2 * seq]
+    else:  # x's batch is gathered by the lengths' TopK order: the lengths' size
+        assert inputs == {"x": [seq, batch, 3], "lengths": [batch]}
+    if kind != "packed" or seq == 1:
+        assert code == 0 and node["verdict"] == "pass", node
+
+
+def test_sorted_ragged_lengths_meet_the_cpu_lengths_bug_and_full_ones_pass(models, capsys, tmp_path):
+    """Generated lengths are valid lengths though TopK sorts them before the node: ragged ones
+    reach the CPU plugin's dynamic-path sequence_lengths fault (docs/run.md), full ones pass."""
+    code, result, _ = run_json(capsys, str(models["packed"]), "-d", "CPU", "--seq-length", "5", "--batch", "3")
+    (node,) = result["nodes"]
+    assert code == 1 and node["verdict"] == "fail" and "ignores sequence_lengths" in node["reason"], node
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "full.npz", x=rng.uniform(-1, 1, (5, 3, 3)).astype(np.float32),
+             lengths=np.full(3, 5, np.int64))
+    code, result, _ = run_json(capsys, str(models["packed"]), "-d", "CPU", "--inputs", str(tmp_path / "full.npz"))
+    assert code == 0 and result["nodes"][0]["verdict"] == "pass", result["nodes"]
+
+
+def test_a_given_shape_still_wins_over_probing(models, capsys):
+    code, result, _ = run_json(capsys, str(models["speech"]), "-d", "CPU", "--shape", "x=[1,3,20]")
+    assert code == 0
+    y = next(o for o in result["nodes"][0]["outputs"] if o["name"] == "Y")
+    assert y["shape"] == [1, 1, 10, 4]
+
+
+@pytest.mark.parametrize("stride", [3, 8, 30])
+@pytest.mark.parametrize("seq", [1, 4, 9])
+def test_a_strided_conv_gets_the_smallest_input_that_gives_the_node_its_steps(stride, seq, tmp_path):
+    import openvino as ov
+
+    from irtool.runtime.sizes import plan_inputs
+
+    model = ov.Core().read_model(str(front_end_model("speech", tmp_path, stride=stride)))
+    plan = plan_inputs(model, {}, {"seq_length": seq, "batch_size": 1}, "speech")
+    # Conv1d kernel 3, pads 1: floor((T - 1) / stride) + 1 steps
+    assert plan.shapes == {"x": (1, 3, stride * (seq - 1) + 1)}
