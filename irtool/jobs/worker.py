@@ -554,10 +554,6 @@ def main() -> None:
     serve(requests, answers)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _read_key(case: SuiteCase) -> Any:
     """What identifies the model a case reads: its model key, and for a model file the shapes it
     may be converted with (its shapes and inputs: irtool.runtime.model.read_model converts a model
@@ -565,3 +561,8 @@ def _read_key(case: SuiteCase) -> Any:
     if case.file is None:
         return case.model_key
     return case.model_key, case.inputs, repr(sorted(case.shapes.items()))
+
+
+if __name__ == "__main__":
+    main()
+
