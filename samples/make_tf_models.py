@@ -11,17 +11,25 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
 - keras_lstm.tflite and keras_lstm/ (a SavedModel folder, from Keras's export): a Keras LSTM
   layer (hidden 8), converted by TFLiteConverter for the .tflite; OpenVINO keeps no recurrent
   op of either (a loop of MatMul/Sigmoid), so irtool runs them and has no node to judge.
+- keras_gru.tflite and keras_simple_rnn.tflite: a Keras GRU and SimpleRNN layer (hidden 8,
+  returning the sequence and the last state) the same way; their .inputs.npz and .outputs.npz
+  are keyed by the names the converted model gives its inputs and outputs, so that
+  ``irtool run NAME.tflite --inputs NAME.inputs.npz --expected NAME.outputs.npz`` judges them.
 
 Each has NAME.inputs.npz (by the input names OpenVINO gives the converted model: x:0 for a
 TensorFlow graph, serving_default_keras_tensor:0 for the TFLite file) and
 NAME.outputs.npz, TensorFlow's own outputs on those inputs.
 
     python -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
-    /tmp/tfenv/bin/python samples/make_tf_models.py      # from the repository root
+    /tmp/tfenv/bin/python samples/make_tf_models.py [NAME ...]  # from the repository root
+
+NAMEs (block_lstm_while, gru_block_while, keras_lstm, keras_gru, keras_simple_rnn) rewrite
+only those (default: all; Keras's weights are seeded, TensorFlow's versions may still differ).
 """
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -29,6 +37,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2  # noqa: E402
+
+import openvino as ov  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "models" / "tf"
 STEPS, BATCH, SIZE, HIDDEN = 6, 2, 3, 8
@@ -91,24 +101,56 @@ def save_io(name: str, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndar
     np.savez(OUT / f"{name}.outputs.npz", **outputs)
 
 
-def main() -> None:
+def port_name(port) -> str:
+    """The name irtool keys a port by: any of its tensor names, else its node's friendly name."""
+    return port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
+
+
+def keras_tflite(name: str, layer, x: np.ndarray) -> None:
+    """LAYER in a Keras model, as a .tflite file, with its outputs keyed as OpenVINO names them."""
+    tf.keras.utils.set_random_seed(5)
+    inputs = tf.keras.Input((STEPS, SIZE), batch_size=BATCH)
+    keras = tf.keras.Model(inputs, layer(inputs))
+    path = OUT / f"{name}.tflite"
+    path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
+    outputs = keras(x)
+    outputs = [outputs] if not isinstance(outputs, (list, tuple)) else list(outputs)
+    model = ov.Core().read_model(path)  # its outputs (sequence, last state) matched by rank
+    assert len(model.inputs) == 1 and len(model.outputs) == len(outputs)
+    by_rank = {len(o.shape): o.numpy() for o in outputs}
+    assert len(by_rank) == len(outputs), "outputs of one rank cannot be matched"
+    save_io(name, {port_name(model.inputs[0]): x},
+            {port_name(p): by_rank[p.get_partial_shape().rank.get_length()] for p in model.outputs})
+
+
+def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     x = np.random.default_rng(1).standard_normal((STEPS, BATCH, SIZE)).astype(np.float32)
-
-    lstm = block_lstm_function()
-    frozen(lstm, OUT / "block_lstm_while.pb")
-    save_io("block_lstm_while", {"x:0": x}, {k: v.numpy() for k, v in lstm(x).items()})
-
-    gru = gru_block_function()
-    frozen(gru, OUT / "gru_block_while.pb")
-    save_io("gru_block_while", {"x:0": x}, {k: v.numpy() for k, v in gru(x).items()})
-
-    keras = tf.keras.Sequential([tf.keras.Input((STEPS, SIZE), batch_size=BATCH), tf.keras.layers.LSTM(HIDDEN)])
-    (OUT / "keras_lstm.tflite").write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
-    keras.export(str(OUT / "keras_lstm"))  # a SavedModel folder
     batch_first = x.transpose(1, 0, 2)
-    save_io("keras_lstm", {"serving_default_keras_tensor:0": batch_first}, {"output": keras(batch_first).numpy()})
+    wanted = set(names) or {"block_lstm_while", "gru_block_while", "keras_lstm", "keras_gru", "keras_simple_rnn"}
+
+    if "block_lstm_while" in wanted:
+        lstm = block_lstm_function()
+        frozen(lstm, OUT / "block_lstm_while.pb")
+        save_io("block_lstm_while", {"x:0": x}, {k: v.numpy() for k, v in lstm(x).items()})
+
+    if "gru_block_while" in wanted:
+        gru = gru_block_function()
+        frozen(gru, OUT / "gru_block_while.pb")
+        save_io("gru_block_while", {"x:0": x}, {k: v.numpy() for k, v in gru(x).items()})
+
+    if "keras_lstm" in wanted:
+        keras = tf.keras.Sequential([tf.keras.Input((STEPS, SIZE), batch_size=BATCH), tf.keras.layers.LSTM(HIDDEN)])
+        (OUT / "keras_lstm.tflite").write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
+        keras.export(str(OUT / "keras_lstm"))  # a SavedModel folder
+        save_io("keras_lstm", {"serving_default_keras_tensor:0": batch_first}, {"output": keras(batch_first).numpy()})
+
+    if "keras_gru" in wanted:
+        keras_tflite("keras_gru", tf.keras.layers.GRU(HIDDEN, return_sequences=True, return_state=True), batch_first)
+    if "keras_simple_rnn" in wanted:
+        keras_tflite("keras_simple_rnn", tf.keras.layers.SimpleRNN(HIDDEN, return_sequences=True, return_state=True),
+                     batch_first)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
