@@ -1,0 +1,100 @@
+"""``irtool run`` on real models made by PyTorch, Keras and PaddlePaddle, judged against the
+frameworks' own outputs (``--inputs`` / ``--expected``).
+
+The files are the frameworks' (samples/make_torch_models.py, make_tf_models.py and
+make_paddle_models.py, run once with torch, tensorflow and paddle; the files are committed, the
+frameworks are not test dependencies). What is asserted is what openvino 2026.4.1 was measured
+to do on the CPU: a PyTorch packed sequence and a Paddle LSTM given ``sequence_length`` reach the
+CPU plugin's dynamic-path sequence_lengths fault (the node fails with the known-fault hint and
+the model's outputs differ from the framework's); a plain PyTorch GRU and a Paddle LSTM pass
+both ways; Keras's GRU and SimpleRNN keep no recurrent op, and ``--expected`` gives them a PASS.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.cli import main
+from irtool.known_faults import KNOWN_FAULTS
+
+MODELS = Path(__file__).resolve().parent.parent / "samples" / "models"
+LENGTHS_FAULT = next(fault for fault in KNOWN_FAULTS if fault.id == "cpu-sequence-lengths")
+
+
+def run_expected(capsys, model: Path, stem: Path) -> tuple[int, dict]:
+    """Runs MODEL on STEM.inputs.npz against STEM.outputs.npz (the framework's), as JSON."""
+    code = main(["run", str(model), "-d", "CPU", "--inputs", f"{stem}.inputs.npz", "--expected", f"{stem}.outputs.npz",
+                 "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def framework_output_names(stem: Path) -> list[str]:
+    return list(np.load(f"{stem}.outputs.npz"))
+
+
+@pytest.mark.parametrize("model, cell, reached_through", [
+    ("torch/packed_lstm.xml", "LSTMSequence", "Gather"),  # the batch comes through the lengths' sort
+    ("paddle/lstm_lengths.pdmodel", "LSTMSequence", "Transpose"),
+])
+def test_a_frameworks_sequence_lengths_on_a_dynamic_batch_fail_the_node_on_the_known_cpu_fault(capsys, model, cell,
+                                                                                                reached_through):
+    stem = MODELS / model.rsplit(".", 1)[0]
+    code, result = run_expected(capsys, MODELS / model, stem)
+    assert code == 1 and result["verdict"] == "fail"
+    (node,) = result["nodes"]
+    assert node["type"] == cell and node["where"] == "top level" and node["verdict"] == "fail"
+    assert node["tensors"][0].startswith(f"from {reached_through} ")
+    assert any(note.startswith(LENGTHS_FAULT.hint()[:60]) for note in node["notes"]), node["notes"]
+    # the steps before the shortest sequence's end agree; the fault shows from there on
+    y = node["outputs"][0]
+    assert y["name"] == "Y" and node["first_step_outside"] == 3
+    # and the converted model's outputs are not what the framework computed: all three differ
+    expected = result["expected"]
+    assert expected["verdict"] == "fail" and expected["missing"] == [] and expected["extra"] == []
+    assert expected["failed"] == framework_output_names(stem)
+
+
+@pytest.mark.parametrize("model, cell", [
+    ("torch/gru.xml", "GRUSequence"),
+    ("paddle/lstm.pdmodel", "LSTMSequence"),
+])
+def test_a_frameworks_plain_sequence_passes_as_a_node_and_against_the_frameworks_outputs(capsys, model, cell):
+    stem = MODELS / model.rsplit(".", 1)[0]
+    code, result = run_expected(capsys, MODELS / model, stem)
+    assert code == 0 and result["verdict"] == "pass"
+    (node,) = result["nodes"]
+    assert node["type"] == cell and node["verdict"] == "pass"
+    expected = result["expected"]
+    assert expected["verdict"] == "pass" and expected["failed"] == []
+    assert [o["name"] for o in expected["outputs"]] == framework_output_names(stem)
+    assert all(o["passed"] and o["max_abs"] < 1e-6 for o in expected["outputs"])
+
+
+@pytest.mark.parametrize("name", ["keras_gru", "keras_simple_rnn"])
+def test_a_keras_recurrence_keeps_no_recurrent_op_and_gets_its_verdict_from_kerass_outputs(capsys, name):
+    stem = MODELS / "tf" / name
+    code, result = run_expected(capsys, MODELS / "tf" / f"{name}.tflite", stem)
+    assert code == 0 and result["verdict"] == "pass" and result["nodes"] == []
+    assert "no node of the recurrent family" in result["no_reference"]
+    expected = result["expected"]
+    assert expected["verdict"] == "pass" and sorted(o["name"] for o in expected["outputs"]) == sorted(
+        framework_output_names(stem))
+    assert sorted(o["shape"] for o in expected["outputs"]) == [[2, 6, 8], [2, 8]]  # the sequence and the last state
+
+
+def test_a_keras_output_made_wrong_fails_against_kerass_outputs(capsys, tmp_path):
+    """The PASS above could fail: one value of Keras's sequence off by 0.01 is a FAIL naming that output."""
+    stem = MODELS / "tf" / "keras_gru"
+    outputs = dict(np.load(f"{stem}.outputs.npz"))
+    sequence = next(key for key, value in outputs.items() if value.ndim == 3)
+    outputs[sequence][1, 4, 2] += 0.01
+    wrong = tmp_path / "keras_gru"
+    np.savez(f"{wrong}.outputs.npz", **outputs)
+    (tmp_path / "keras_gru.inputs.npz").write_bytes(Path(f"{stem}.inputs.npz").read_bytes())
+    code, result = run_expected(capsys, MODELS / "tf" / "keras_gru.tflite", wrong)
+    assert code == 1 and result["expected"]["failed"] == [sequence]
+    (bad,) = [o for o in result["expected"]["outputs"] if not o["passed"]]
+    assert bad["worst_index"] == [1, 4, 2] and bad["outside"] == 1
