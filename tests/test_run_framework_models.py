@@ -98,3 +98,15 @@ def test_a_keras_output_made_wrong_fails_against_kerass_outputs(capsys, tmp_path
     assert code == 1 and result["expected"]["failed"] == [sequence]
     (bad,) = [o for o in result["expected"]["outputs"] if not o["passed"]]
     assert bad["worst_index"] == [1, 4, 2] and bad["outside"] == 1
+
+
+def test_a_packed_sequence_is_sized_through_the_lengths_sort_and_fails_on_seeded_inputs_too(capsys):
+    """No --inputs: the batch reaches the LSTMSequence through the lengths' TopK/Gather, irtool sizes
+    the dynamic dims all the same, and the seeded ragged lengths meet the same fault."""
+    code = main(["run", str(MODELS / "torch" / "packed_lstm.xml"), "-d", "CPU", "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1 and result["verdict"] == "fail"
+    (node,) = result["nodes"]
+    assert any(note.startswith(LENGTHS_FAULT.hint()[:60]) for note in node["notes"]), node["notes"]
+    assert [(i["name"], i["shape"]) for i in result["inputs"]] == [("x", [2, 4, 3]), ("8", [2])]
+    assert result["shapes_chosen"] == {"x": "from the recurrent nodes", "8": "from the recurrent nodes"}
