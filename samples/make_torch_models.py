@@ -4,7 +4,7 @@ dependency; its files are committed).
 
 - packed_lstm.xml: nn.LSTM (hidden 8) fed by ``pack_padded_sequence`` with ragged lengths
   [6, 3, 5] (``enforce_sorted=False``), unpacked by ``pad_packed_sequence(total_length=6)``;
-  inputs x [3, 6, 3] (batch first) and lengths [3] (int64). OpenVINO's PyTorch frontend makes
+  inputs x [3, 6, 3] (batch first) and lengths [3] (int64; the IR names it "8"). OpenVINO's PyTorch frontend makes
   it an LSTMSequence whose sequence_lengths and batch come through the lengths' sort
   (TopK/Gather), with dynamic dims: the path on which the CPU plugin of openvino 2026.4.1
   mishandles sequence_lengths.
@@ -59,7 +59,8 @@ def port_name(port) -> str:
 
 
 def save(name: str, module: nn.Module, inputs: dict[str, torch.Tensor]) -> None:
-    """Converts with the inputs given by argument name (so the IR's inputs are named for them)."""
+    """Converts with the inputs given by argument name.  The frontend names x for it but the lengths
+    input "8" (a traced value's number): the .npz files take whatever names the IR has."""
     module.eval()
     with torch.no_grad():
         outputs = module(**inputs)
