@@ -25,9 +25,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from irtool import known_faults
-from irtool.compare import OutputDiff, TolerancePolicy, compare_output
-from irtool.execute import ERROR, FAIL, PASS, UNJUDGED, NodeResult, output_tolerance
+from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 from irtool.onnx.graph import OnnxGraph, OnnxNode
+from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 
 ROLES = ("Y", "Y_h", "Y_c")
 SEMANTICS = "ONNX"

@@ -27,7 +27,7 @@ from irtool.cli import main
 from irtool.errors import IrtoolError
 from irtool.harness.baseline import diff_runs
 from irtool.jobs.records import result_to_json
-from irtool.harness.reports import write_reports
+from irtool.harness.report_files import write_reports
 from irtool.harness.store import read_jsonl
 from irtool.jobs.suite import load_suite
 from irtool.npz import read_npz

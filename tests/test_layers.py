@@ -75,3 +75,19 @@ def test_the_pipeline_imports_no_layer_above_it(module):
     found = [(line, name) for line, name in imports(PACKAGE / f"{module}.py")
              if name.startswith(("irtool.harness", "irtool.reduce", "irtool.jobs", "irtool.cli"))]
     assert not found, f"irtool/{module}.py imports {found}"
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ("judge_onnx.py", "irtool.execute"),  # the pipeline calls the ONNX judge; both take NodeResult from verdicts
+    ("judge_expected.py", "irtool.execute"),
+    ("harness/reports.py", "irtool.harness.html"), ("harness/reports.py", "irtool.harness.junit"),
+    ("harness/reports.py", "irtool.harness.report_files"),  # the writers use the shared words, not back
+    ("harness/html.py", "irtool.harness.report_files"), ("harness/junit.py", "irtool.harness.report_files"),
+    ("jobs/frontends.py", "irtool.jobs.suite"),  # the suite reader uses the frontends, not back
+    ("jobs/records.py", "irtool.jobs.suite"), ("jobs/records.py", "irtool.jobs.frontends"),
+])
+def test_modules_that_once_imported_each_other_point_one_way(lower, upper):
+    """Import circles once joined these modules (each side importing the other inside functions);
+    the lower one now imports nothing of the upper, inside functions or not."""
+    found = [(line, name) for line, name in imports(PACKAGE / lower) if name == upper or name.startswith(upper + ".")]
+    assert not found, f"irtool/{lower} imports {found}"

@@ -120,7 +120,8 @@ def _write(args: argparse.Namespace, runs: list[Any], run: Any, baseline: Any = 
     """Check OUTDIR, bring each run's reproducers into it, and write the reports; nothing read is replaced."""
     from irtool.files import check_not_input
     from irtool.harness.marker import check_owned, record_owned
-    from irtool.harness.reports import REPORT_NAMES, bring_reproducers, results_dir, write_reports
+    from irtool.harness.report_files import write_reports
+    from irtool.harness.reports import REPORT_NAMES, bring_reproducers, results_dir
     from irtool.harness.store import JSONL_NAME
     from irtool.jobs.worker import REPRODUCERS
 

@@ -1,10 +1,9 @@
 """The report files of a run, and the words and groups they share.
 
-:func:`write_reports` writes results.json, junit.xml and report.html into a report dir;
-the harness calls it at the end of a run (partial or not), and ``irtool report render``
-and ``irtool report merge`` call it on stored results.  The helpers below say one result
-or one output the same way in every report: its column ("CPU f32"), its op group, and
-the statistics of an output.
+:func:`irtool.harness.report_files.write_reports` writes results.json, junit.xml and
+report.html into a report dir; the writer of each file uses this module, which imports none of
+them.  The helpers here say one result or one output the same way in every report: its column
+("CPU f32"), its op group, and the statistics of an output.
 """
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from irtool.compare import shown_pair
 from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
-from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
+from irtool.harness.store import JSON_NAME, RunResults, StoreError
 
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
@@ -42,45 +41,6 @@ class BaselineDiff:
 
     def to_json(self) -> dict[str, Any]:
         return {"baseline": self.label, **self.diff.to_json()}
-
-
-def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDiff | None = None,
-                  force: bool = False) -> dict[str, Path]:
-    """Write results.json, junit.xml and report.html (each whole or not at all); their paths by
-    name.  With ``baseline``, each holds the diff against it: results.json as ``baseline_diff``,
-    junit.xml as a testsuite with a failing testcase per regressed job, report.html as a section.
-    A report file there that irtool did not write (:mod:`irtool.harness.marker`) is replaced only
-    with ``force``; the files written are recorded as irtool's."""
-    # Imported here: junit and html use the helpers of this module.
-    from irtool.harness.coverage import coverage
-    from irtool.harness.html import write_html
-    from irtool.harness.junit import write_junit
-    from irtool.harness.marker import check_owned, record_owned
-
-    report_dir = Path(report_dir)
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
-    check_owned(report_dir, REPORT_NAMES, force=force, option="-o")
-    paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
-    try:
-        write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in coverage(run.results)],
-                                        **({"baseline_diff": baseline.to_json()} if baseline else {})})
-        write_junit(paths["junit"], run, baseline)
-        write_html(paths["html"], run, baseline)
-        record_owned(report_dir, REPORT_NAMES)
-    except OSError as error:
-        raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
-    return paths
-
-
-def _version_diffs(run: RunResults) -> dict[str, Any]:
-    """results.json's ``openvino_diffs`` of a run of several releases: each against the next newer."""
-    from irtool.harness.baseline import diff_versions
-
-    diffs = [{"older": older, "newer": newer, **diff.to_json()} for older, newer, diff in diff_versions(run)]
-    return {"openvino_diffs": diffs} if diffs else {}
 
 
 def results_dir(path: str | Path) -> Path:

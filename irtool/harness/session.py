@@ -456,7 +456,8 @@ def file_op(path: str) -> str | None:
 
 
 def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | None) -> None:
-    from irtool.harness.reports import BaselineDiff, write_reports
+    from irtool.harness.report_files import write_reports
+    from irtool.harness.reports import BaselineDiff
 
     try:
         write_reports(report_dir, outcome.run,

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from irtool.jobs.records import op_case
+
 FRONTENDS = ("ir", "onnx")
 ONNX_OPS = ("GRU", "LSTM", "RNN")  # irtool.onnx.schema.OPS, without importing onnx to read a suite
 IR_TO_ONNX = {"GRUSequence": "GRU", "LSTMSequence": "LSTM", "RNNSequence": "RNN"}
@@ -37,7 +39,6 @@ def onnx_node(case: Any) -> tuple[str, int, dict[str, Any], tuple[str, ...]]:
     if op is None:
         raise ValueError(f"frontend onnx: {case.op} has no ONNX counterpart (ONNX has the sequence ops GRU, LSTM "
                          f"and RNN: GRUSequence, LSTMSequence and RNNSequence)")
-    from irtool.jobs.suite import op_case
 
     ir = op_case(case).filled_attributes
     attributes: dict[str, Any] = {"hidden_size": ir["hidden_size"], "direction": ir["direction"]}

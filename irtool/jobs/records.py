@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
-from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES
+from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, OpCase
 from irtool.jsonable import plain, shown, unplain
 from irtool.runtime.core import release_label
 
@@ -269,6 +269,13 @@ def speaking_result(results: Sequence["CaseResult"]) -> "CaseResult":
     """The result that speaks for a job: the first by JOB_VERDICT_ORDER (a failing node's)."""
     return min(results, key=lambda r: JOB_VERDICT_ORDER.index(r.verdict) if r.verdict in JOB_VERDICT_ORDER
                else len(JOB_VERDICT_ORDER))
+
+
+def op_case(case: SuiteCase) -> OpCase:
+    """The OpCase that builds a grid case's model (weights seeded by ``model_seed``)."""
+    return OpCase(case.op or "", dict(case.attributes), dict(case.sizes), case.version, case.element_type,
+                  case.model_seed, case.weights_as_parameters, tuple(case.dynamic), dict(case.sources),
+                  case.lengths, case.lengths_type, case.values, dict(case.bounds), case.transform)
 
 
 def case_to_json(case: SuiteCase) -> dict[str, Any]:

@@ -79,13 +79,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, CaseError, OpCase, case_ports
+from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, CaseError, case_ports
 from irtool.documents import load_toml
 from irtool.errors import IrtoolError, did_you_mean
 from irtool.files import read_text
 from irtool.formats import formats_text, model_format
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
-from irtool.jobs.records import SuiteCase
+from irtool.jobs.records import SuiteCase, op_case
 from irtool.jsonable import shown
 from irtool.specs import get_spec
 from irtool.specs.values import format_value
@@ -444,13 +444,6 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     except ValueError as error:  # the ONNX node's attributes (irtool.onnx.model.ModelError) or op
         raise SuiteError(f"{path}: case {case_id}: {error}") from None
     return case
-
-
-def op_case(case: SuiteCase) -> OpCase:
-    """The OpCase that builds a grid case's model (weights seeded by ``model_seed``)."""
-    return OpCase(case.op or "", dict(case.attributes), dict(case.sizes), case.version, case.element_type,
-                  case.model_seed, case.weights_as_parameters, tuple(case.dynamic), dict(case.sources),
-                  case.lengths, case.lengths_type, case.values, dict(case.bounds), case.transform)
 
 
 def _int(path: Path, case_id: str, table: Mapping[str, Any], key: str) -> int:

@@ -33,9 +33,8 @@ from irtool.compare import TolerancePolicy
 from irtool.errors import IrtoolError, RunSkipped, Unsupported
 from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
-from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job,
+from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job, op_case,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
-from irtool.jobs.suite import op_case
 from irtool.lines import cut, joined
 from irtool.runtime.nodes import input_arrays
 from irtool.runtime.what_ran import meets

@@ -1,0 +1,55 @@
+"""A node's verdict, as every judge gives it: irtool's reference on an IR node (irtool.execute),
+an ONNX node in ONNX semantics (irtool.judge_onnx).  Below both, so that they import each other
+in neither direction."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irtool.compare import OutputDiff
+from irtool.errors import IrtoolBug
+
+PASS, FAIL, UNJUDGED, ERROR = "pass", "fail", "unjudged", "error"
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """The verdict on one recurrent node: the reference on its captured inputs against its captured outputs."""
+
+    name: str
+    type: str
+    version: int
+    where: str  # "top level", or the body of a TensorIterator/Loop it sits in
+    verdict: str  # pass | fail | unjudged | error
+    reason: str | None = None
+    outputs: tuple[OutputDiff, ...] = ()
+    tensors: tuple[str, ...] = ()  # its output tensors' names, or what feeds and reads it
+    implementation: str | None = None  # what the device ran for it (unprobed compile), e.g. "RNNSeq (f32)"
+    semantics: str = "OpenVINO"  # whose op definition the reference applied: "OpenVINO" (IR ops) or "ONNX"
+    notes: tuple[str, ...] = ()  # what explains a failure (a known frontend fault, which direction is off)
+    # the OpenVINO node the device runs for it, where that is named otherwise: the node an ONNX node was
+    # converted to, or the node itself where ``name`` was made unique (see :func:`unique_node_names`)
+    converted_to: str | None = None
+    reached: bool = True  # False: in an If branch not taken or a Loop that ran no iteration on these inputs
+    iteration: tuple[int, ...] | None = None  # a body node: the iteration its diffs are of (per loop, outermost first)
+    at: str | None = None  # that iteration in words: "iteration 2 of TensorIterator 'ti'"
+    iterations: int | None = None  # a body node: how many iterations were judged
+    container: str | None = None  # a body node: the top-level TensorIterator, Loop or If it runs inside
+
+    @property
+    def runs_as(self) -> str:
+        """The name of the node the device runs: its own, or the one an ONNX node was converted to."""
+        return self.converted_to or self.name
+
+    def __post_init__(self) -> None:
+        if self.verdict not in (PASS, FAIL, UNJUDGED, ERROR):
+            raise IrtoolBug(f"node verdict {self.verdict!r}")
+
+    @property
+    def max_abs(self) -> float | None:
+        """The largest difference measured (an output of the wrong shape has none)."""
+        return max((d.max_abs for d in self.outputs if not d.problem), default=None)
+
+    @property
+    def first_step_outside(self) -> int | None:
+        steps = [d.first_step_outside for d in self.outputs if d.first_step_outside is not None]
+        return min(steps) if steps else None
