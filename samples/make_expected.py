@@ -10,7 +10,7 @@ give).
 """
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -36,4 +36,6 @@ def main(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("."))
+    parser = argparse.ArgumentParser(description="Write dense.onnx and its inputs, expected and wrong outputs.")
+    parser.add_argument("folder", nargs="?", type=Path, default=Path("."), help="where to write (default: here)")
+    main(parser.parse_args().folder)

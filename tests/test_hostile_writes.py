@@ -292,6 +292,9 @@ def test_merge_never_replaces_a_shard_and_render_keeps_foreign_reports(suite_dir
     assert main(["report", "merge", str(shard), str(other / "results.json"), "-o", str(shard)]) == 2
     err = capsys.readouterr().err
     assert "the report would replace the results file" in err and digest(shard / "results.json") == before
+    assert main(["report", "merge", str(shard), "-o", str(shard)]) == 2  # one shard merged onto itself too
+    assert "the report would replace the results file" in capsys.readouterr().err
+    assert digest(shard / "results.json") == before
     foreign = sentinel.work / "foreign"
     foreign.mkdir()
     (foreign / "report.html").write_text("<p>another tool's page</p>")

@@ -24,22 +24,17 @@ LSTM2 = ROOT / "samples" / "models" / "lstm2_bidirectional.xml"
 @pytest.fixture(scope="module")
 def dense(tmp_path_factory) -> Path:
     """An ONNX model with no recurrent op (MatMul + Sigmoid), its inputs, and onnxruntime's outputs
-    as the expected ones: dense.onnx, in.npz, out.npz."""
-    import onnx
-    import onnxruntime
-    from onnx import TensorProto, helper, numpy_helper
+    as the expected ones, as samples/make_expected.py makes them: dense.onnx, in.npz, out.npz."""
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+    from make_expected import main as make_expected
 
     folder = tmp_path_factory.mktemp("expected")
-    rng = np.random.default_rng(0)
-    weights = numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32), "w")
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Sigmoid", ["h"], ["y"])],
-                              "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [weights])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "dense.onnx")
-    x = rng.standard_normal((2, 3)).astype(np.float32)
-    np.savez(folder / "in.npz", x=x)
-    (y,) = onnxruntime.InferenceSession(str(folder / "dense.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})
-    np.savez(folder / "out.npz", y=y)
+    make_expected(folder)
+    shutil.copyfile(folder / "dense-in.npz", folder / "in.npz")
+    shutil.copyfile(folder / "dense-out.npz", folder / "out.npz")
     return folder
 
 
@@ -201,3 +196,16 @@ def test_expected_without_inputs_for_dims_no_node_sizes_asks_for_them(capsys, tm
     code, out, err = run(capsys, str(tmp_path / "dyn.onnx"), "-d", "CPU", "--expected", str(tmp_path / "out.npz"))
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and lines[0].endswith("--inputs IN.npz")
+
+
+def test_expected_outputs_on_seeded_inputs_say_why_they_may_not_match(dense, capsys):
+    """A framework's outputs compared on irtool's seeded inputs cannot agree: the failure says the
+    inputs were seeded and how to give the framework's; irtool's own saved outputs, same seed, pass."""
+    code, out, _ = run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--expected", str(dense / "out.npz"))
+    assert code == 1
+    assert "note: the inputs were seeded (seed 0), not given: expected outputs hold only for the inputs" in \
+        " ".join(out.split())
+    saved = dense / "seeded-out.npz"
+    assert run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--save-outputs", str(saved))[0] == 3  # nothing judged
+    code, out, _ = run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--expected", str(saved))
+    assert code == 0 and "note: the inputs were seeded" not in out

@@ -129,7 +129,8 @@ def _write(args: argparse.Namespace, runs: list[Any], run: Any, baseline: Any = 
     paths = args.results if isinstance(args.results, list) else [args.results]
     read = [("the results file", p) for path in paths
             for p in ([path] if not Path(path).is_dir() else [Path(path) / n for n in (*REPORT_NAMES, JSONL_NAME)])]
-    in_place = len(paths) == 1 and results_dir(paths[0]).resolve() == Path(folder).resolve()
+    # render into a run's own dir rewrites its reports; a merge never writes over one of its shards
+    in_place = not isinstance(args.results, list) and results_dir(paths[0]).resolve() == Path(folder).resolve()
     if in_place:  # a run's own dir: its results say whose it is; the other reports must be irtool's
         check_owned(folder, [n for n in REPORT_NAMES if not any(Path(p).name == n for _, p in read)], (),
                     args.force, option="-o")

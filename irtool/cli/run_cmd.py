@@ -204,7 +204,7 @@ def _render(result: Any) -> str:
         lines.append(f"  against: the expected outputs in {result.expected.source} (no reference applies: "
                      f"{result.no_reference})")
         lines.extend(_node_table(result.nodes, run.device))
-        lines.extend(_render_expected(result.expected))
+        lines.extend(_render_expected(result.expected, result.inputs_from))
         return joined(lines + [f"{result.verdict.upper()}: {result.expected.summary()}"])
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
@@ -224,19 +224,25 @@ def _render(result: Any) -> str:
     said = f"{len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed \
         else f"{total} of {total} outputs within tolerance"
     if result.expected is not None:
-        lines.extend(_render_expected(result.expected))
+        lines.extend(_render_expected(result.expected, result.inputs_from))
         said += f"; expected outputs: {result.expected.summary()}"
     word = "FAIL" if failed or result.verdict == "fail" else "PASS"
     lines.append(f"{word}: {said}")
     return joined(lines)
 
 
-def _render_expected(expected: Any) -> list[str]:
-    """The model's outputs against the expected ones: a diff per output, as a node's are shown."""
+def _render_expected(expected: Any, inputs_from: str) -> list[str]:
+    """The model's outputs against the expected ones: a diff per output, as a node's are shown.
+    Expected outputs judged on seeded inputs hold only if they were made from those very inputs
+    (irtool run --save-outputs with the same seed): a failure says so."""
     lines = [f"  expected outputs ({expected.source}): the model's outputs against them"]
     width = max((len(d.name) for d in expected.outputs), default=0)
     for diff in expected.outputs:
         lines.extend("  " + line for line in _render_diff(diff, width))
+    if not expected.passed and inputs_from.startswith("seed"):
+        lines.append(f"  note: the inputs were seeded ({inputs_from}), not given: expected outputs hold only for the "
+                     f"inputs they were made from; a framework's outputs need its inputs (--inputs IN.npz), and "
+                     f"irtool's own (--save-outputs) the same --seed")
     return lines
 
 
@@ -325,7 +331,7 @@ def _render_nodes(result: Any) -> list[str]:
         lines.extend(_render_second_opinion(result.second_opinion))
     expected = result.expected
     if expected is not None:
-        lines.extend(_render_expected(expected))
+        lines.extend(_render_expected(expected, result.inputs_from))
     judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
