@@ -66,9 +66,10 @@ def build_model(case: OpCase) -> "ov.Model":
 
     Inputs and outputs carry the spec's port names (X, initial_hidden_state, ..., Y, Ho).  With
     ``transform = "sequence_to_ti"`` OpenVINO's own pass (ConvertSequenceToTensorIterator, the one
-    its CPU tests apply) turns the sequence into a TensorIterator over its cell before anything
-    compiles it: the device then runs that path, and the cell in its body is what is judged, at
-    every iteration.
+    its CPU tests apply) turns the sequence into a TensorIterator over its cell, and with
+    ``"decompose_cell"`` a cell becomes its equations in plain ops, before anything compiles it:
+    the device then runs that path, whose outputs are judged as the op's
+    (irtool.execute.prepare_equivalent).
     """
     spec = case.spec
     factory(spec)  # an op version without a factory is refused before anything is made
@@ -156,11 +157,6 @@ def _sequence_to_tensor_iterator(model: "ov.Model", spec: OpSpec) -> None:
     convert_sequence_to_tensor_iterator_transformation(model)
     if any(op.get_type_name() == spec.type for op in model.get_ordered_ops()):
         raise BuildError(f"{spec.key}: OpenVINO's ConvertSequenceToTensorIterator left the sequence as it was")
-    for op in model.get_ordered_ops():  # the pass names the cell by a counter: results need a stable name
-        if op.get_type_name() == "TensorIterator":
-            for inner in op.get_function().get_ordered_ops():
-                if inner.get_type_name().endswith("Cell"):
-                    inner.set_friendly_name(f"{spec.type}_cell")
 
 
 def constant(name: str, array: np.ndarray) -> Any:

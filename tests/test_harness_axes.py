@@ -245,22 +245,28 @@ def test_bad_shape_axes_are_refused_when_the_suite_is_read(tmp_path, extra, mess
         load_suite(path)
 
 
-def test_openvinos_sequence_to_tensor_iterator_pass_runs_before_compiling_and_the_cell_is_judged(tmp_path):
+def test_openvinos_sequence_to_tensor_iterator_pass_runs_before_compiling_and_the_sequence_is_judged(tmp_path):
+    """The TensorIterator the pass makes runs in place of the sequence, and its outputs (Y, Ho, Co)
+    are judged as the sequence's, sequence_lengths masking included; a wrong output fails."""
     text = ""
     for op in SEQUENCES:
-        text += grid(f"{op}-ti", op, 'transform = "sequence_to_ti"').replace(
+        text += grid(f"{op}-ti", op, 'transform = "sequence_to_ti"\nlengths = "random"').replace(
             '["forward", "reverse", "bidirectional"]', '["forward", "reverse"]')
     (tmp_path / "s.toml").write_text(text)
-    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
-                           "--report-dir", str(tmp_path / "out"), "--no-progress"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
-    assert len(results) == 6
-    for result, op in zip(results, [op for op in SEQUENCES for _ in range(2)]):
-        assert result["case"].endswith(f"::{op}_cell")  # the body's cell, judged at every iteration
-        assert result["op"].startswith(op.replace("Sequence", "Cell")) and result["verdict"] == "pass"
-        assert result["implementations"] in ({f"{op}_cell": "in TensorIterator"}, {})
+    for fault, code in (("", 0), ("skew:1e-3,direction=reverse", 1)):
+        env = {**__import__("os").environ, "IRTOOL_FAULT": fault} if fault else None
+        out = tmp_path / f"out{code}"
+        done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                               "--report-dir", str(out), "--no-progress"],
+                              capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == code, done.stdout + done.stderr
+        results = json.loads((out / "results.json").read_text())["results"]
+        assert len(results) == 6
+        for result, op in zip(results, [op for op in SEQUENCES for _ in range(2)]):
+            assert "::" not in result["case"] and result["op"].startswith(op)
+            assert [o["name"] for o in result["outputs"]][:2] == ["Y", "Ho"]
+            assert result["implementations"] == {op: "TensorIterator (f32; decomposed)"}
+            assert result["verdict"] == ("fail" if fault and "direction=reverse" in result["case"] else "pass")
 
 
 @pytest.mark.parametrize("op, direction, message", [
