@@ -29,7 +29,8 @@ single-op models, run any model on a device and diff it against irtool's referen
 run suites of cases across devices and precisions.
 
 exit codes: 0 passed, 1 a mismatch, regression or invalid file, 2 could not run (usage
-error, unreadable file, absent device), 3 ran but nothing was judged (every job skipped).
+error, unreadable file, a device name OpenVINO does not know), 3 ran but nothing was judged
+(every job skipped, a device absent here).
 """
 EPILOG = "'irtool COMMAND --help' describes a command. Documentation: README.md and docs/ of the repository."
 

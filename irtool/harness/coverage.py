@@ -114,17 +114,18 @@ def missing(rows: Sequence[CoverageRow], expected: Sequence[tuple[str | None, st
     return said
 
 
-def render_text(rows: Sequence[CoverageRow], width: int = 120) -> list[str]:
-    """The coverage table for a terminal: per op and device, each implementation with its node
-    count, and below it each condition's values with their counts (lines cut at ``width``)."""
+def render_text(rows: Sequence[CoverageRow]) -> list[str]:
+    """The coverage for a terminal, one line per op and device (and release, where a run has
+    several): each implementation reached with its node count; the conditions that led to each
+    are in results.json and report.html."""
     if not rows:
         return []
     releases = len({row.release for row in rows}) > 1
-    lines = ["coverage: the implementations reached (nodes), and the conditions of the nodes that ran so"]
+    grouped: dict[tuple[str, str, str], list[CoverageRow]] = {}
     for row in rows:
-        where = f"{row.op} on {row.device}" + (f" ({row.release})" if releases else "")
-        lines.append(f"  {where}: {row.implementation} ({row.nodes})")
-        for key, values in row.by_key().items():
-            text = f"      {key}: " + ", ".join(f"{value} {count}" for value, count in values.most_common())
-            lines.append(text if len(text) <= width else text[:width - 3] + "...")
+        grouped.setdefault((row.op, row.device, row.release), []).append(row)
+    lines = ["coverage (nodes per implementation reached; the conditions of each: report.html, results.json):"]
+    for (op, device, release), each in grouped.items():
+        where = f"{op} on {device}" + (f" ({release})" if releases else "")
+        lines.append(f"  {where}: " + ", ".join(f"{row.implementation} {row.nodes}" for row in each))
     return lines
