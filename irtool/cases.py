@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.memory import check_memory
 from irtool.specs import OpSpec, PortSpec, get_spec
 from irtool.specs.expressions import Expr, Sym
@@ -112,10 +112,11 @@ class OpCase:
         unknown = sorted(set(self.sizes) - set(free))
         if unknown:
             raise CaseError(f"{self.spec.key}: unknown size {', '.join(unknown)}; sizes are {', '.join(free)}")
-        dynamic_unknown = sorted((set(self.dynamic) | set(self.bounds)) - set(free))
-        if dynamic_unknown:
-            raise CaseError(f"{self.spec.key}: {', '.join(dynamic_unknown)} cannot be dynamic; "
-                            f"dynamic dims are chosen from {', '.join(free)}")
+        for key, names in (("dynamic", self.dynamic), ("bounds", self.bounds)):
+            unknown_dims = sorted(set(names) - set(free))
+            if unknown_dims:
+                raise CaseError(f"{self.spec.key}: {key} names {', '.join(unknown_dims)}, not a dim that can be dynamic"
+                                f"{did_you_mean(unknown_dims[0], free)}; dynamic dims are chosen from {', '.join(free)}")
         if self.element_type not in ELEMENT_TYPES:
             raise CaseError(f"element type {self.element_type!r}: expected one of {', '.join(ELEMENT_TYPES)}")
         ports = [port.name for port in self.ports]

@@ -398,3 +398,15 @@ def test_a_decomposed_cell_is_judged_as_its_op_and_a_wrong_output_fails(tmp_path
 def test_decompose_cell_is_for_cells():
     with pytest.raises(CaseError, match="transform decompose_cell is for cells"):
         OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"}, SIZES, transform="decompose_cell").symbols
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('dynamic = ["batch_size"]\ninfer_sizes = [{ batch_sise = 1 }]',
+     r"infer_sizes names batch_sise, not a dim of the op \(did you mean batch_size\?\)"),
+    ('bounds = { batch = [1, 4] }', r"bounds names batch, not a dim that can be dynamic \(did you mean batch_size\?\)"),
+])
+def test_a_misspelt_dim_in_a_shape_axis_is_named_with_a_suggestion(tmp_path, extra, message):
+    path = tmp_path / "s.toml"
+    path.write_text(grid("g", "GRUSequence", extra))
+    with pytest.raises(SuiteError, match=message):
+        load_suite(path)

@@ -414,6 +414,10 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     infer_sizes = tuple(point.get("infer_sizes", ()))
     unbound = sorted({name for sizes in infer_sizes for name in sizes} - set(dynamic) - set(bounds))
     if unbound:
+        free = list(get_spec(op, point.get("opset", version)).free_symbols) if op not in ONNX_OPS else []
+        if unbound[0] not in free:
+            raise SuiteError(f"{path}: case {case_id}: infer_sizes names {', '.join(unbound)}, not a dim of the op"
+                             f"{did_you_mean(unbound[0], free)}; its dims: {', '.join(free)}")
         raise SuiteError(f"{path}: case {case_id}: infer_sizes names {', '.join(unbound)}, not a dynamic dim of the "
                          f"case; make it dynamic (dynamic = [{', '.join(repr(n) for n in unbound)}]) or bounded")
     sources = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sources.")}
