@@ -90,7 +90,7 @@ def main() -> None:
         folder = Path(scratch)
         jobs_file, count = prepare(args.suite, devices, precisions, folder)
         harness = [sys.executable, "-m", "irtool", "harness", str(args.suite), "-d", args.device, "--precision",
-                   args.precision, "-j", "1", "--report-dir", str(folder / "report"), "--no-progress"]
+                   args.precision, "-j", "1", "--report-dir", str(folder / "report"), "--no-progress", "--force"]
         plain = [sys.executable, "-c", PLAIN_LOOP, str(jobs_file)]
         times: dict[str, list[float]] = {"harness": [], "plain": []}
         for round_ in range(args.rounds):
