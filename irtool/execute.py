@@ -35,6 +35,7 @@ from irtool import known_faults
 from irtool.cases import DataKind, generic_tensor, port_tensor, sequence_lengths
 from irtool.compare import OutputDiff, TolerancePolicy, compare_output, loosest_precision, output_tolerance
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
+from irtool.formats import model_format
 from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
 from irtool.lines import joined
 from irtool.judge_expected import ExpectedJudgment, ExpectedOutputs, judge_expected, load_expected
@@ -82,10 +83,13 @@ class Prepared:
         return nodes[0] if ops <= {"Parameter", "Constant", "Convert", "Result", nodes[0].spec.type} else None
 
 
-def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: Any = None) -> Prepared:
+def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: Any = None,
+            generated_names: bool = False) -> Prepared:
     """``onnx``: the OnnxGraph the model was converted from; its recurrent nodes' tensors are
-    probed by their ONNX names, and those nodes are what :func:`judge` judges."""
-    probed = probe_model(model, onnx.computed_tensors() if onnx is not None else ())
+    probed by their ONNX names, and those nodes are what :func:`judge` judges.  ``generated_names``:
+    a frontend converted the model in this process, and names OpenVINO made by its counter are
+    keyed by the node's place (irtool.runtime.nodes.stable_keys)."""
+    probed = probe_model(model, onnx.computed_tensors() if onnx is not None else (), generated_names)
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
     return Prepared(model, name, probed, tuple(model_inputs(model)),
                     tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
@@ -120,7 +124,9 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False,
         loaded = read_model(path, fill_defaults, lambda: conversion_shapes(shapes, inputs_file))
     except RunError as error:
         raise _onnx_failure(graph, error) from None
-    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph)
+    found = model_format(path)
+    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph,
+                   generated_names=found is not None and found.frontend != "ir")
 
 
 def conversion_shapes(shapes: Mapping[str, Sequence[int]] | None,
@@ -576,13 +582,14 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``).  A node in
     a body is judged at every iteration it ran; its result holds the first iteration outside
     tolerance (else the one farthest from the reference) and how many were judged."""
-    head = (node.name, node.spec.type, node.spec.version, node.where)
-    if node.in_body:
+    head = (node.key, node.spec.type, node.spec.version, node.where)
+    result = _judge_node(node, head, inputs, captured, policy, precision, reference)
+    if node.in_body or node.stable:
         import dataclasses
 
-        result = _judge_node(node, head, inputs, captured, policy, precision, reference)
-        return dataclasses.replace(result, container=node.container)
-    return _judge_node(node, head, inputs, captured, policy, precision, reference)
+        # a node keyed by its place runs as its OpenVINO name (what the device's layers are found by)
+        result = dataclasses.replace(result, container=node.container, converted_to=node.name if node.stable else None)
+    return result
 
 
 def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
@@ -605,7 +612,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                               tensors=node.tensors, iteration=index or None, at=_iteration(node, index),
                               iterations=len(indices))
         diffs = tuple(compare_output(port.name, got, want,
-                                     output_tolerance(policy, (f"{node.name}:{port.name}", port.name), precision,
+                                     output_tolerance(policy, (f"{node.key}:{port.name}", port.name), precision,
                                                       got.dtype),
                                      node.spec.time_axis(port))
                       for port, got, want in zip(node.spec.outputs, actual, expected))
@@ -822,8 +829,8 @@ def run(options: RunOptions) -> RunResult:
                        f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
     if options.reproducers is not None:  # a node's folder is replaced whole: it must hold no input
         for node in prepared.nodes:
-            check_holds_no_input(Path(options.reproducers) / node_folder_name(node.name), inputs_read,
-                                 f"reproducer folder of node '{node.name}'")
+            check_holds_no_input(Path(options.reproducers) / node_folder_name(node.key), inputs_read,
+                                 f"reproducer folder of node '{node.key}'")
     try:
         inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     except RunSkipped as error:  # the expected outputs judge the model: its dims are the user's to give
@@ -875,9 +882,10 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
         expected = execute(other, inputs, options.compare_with[0]).outputs
         precision = loosest_precision([compiled.run.precision, other.run.precision])
         diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)
-        nodes = unique_node_names(NodeResult(n.name, n.spec.type, n.spec.version, n.where, UNJUDGED,
+        nodes = unique_node_names(NodeResult(n.key, n.spec.type, n.spec.version, n.where, UNJUDGED,
                                              "--compare-with judges the model's outputs device against device",
-                                             tensors=n.tensors) for n in prepared.nodes)
+                                             tensors=n.tensors, converted_to=n.name if n.stable else None)
+                                  for n in prepared.nodes)
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)
@@ -953,7 +961,7 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
 def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
     names = {name for names in prepared.labels for name in names}
     names |= {f"{prefix}{port.name}" for node in prepared.nodes for port in node.spec.outputs
-              for prefix in ("", f"{node.name}:")}
+              for prefix in ("", f"{node.key}:")}
     if prepared.onnx is not None:
         from irtool.judge_onnx import ROLES
 

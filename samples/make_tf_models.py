@@ -16,9 +16,12 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   are keyed by the names the converted model gives its inputs and outputs, so that
   ``irtool run NAME.tflite --inputs NAME.inputs.npz --expected NAME.outputs.npz`` judges them.
 
-Each has NAME.inputs.npz (by the input names OpenVINO gives the converted model: x:0 for a
-TensorFlow graph, serving_default_keras_tensor:0 for the TFLite file) and
-NAME.outputs.npz, TensorFlow's own outputs on those inputs.
+Each has NAME.inputs.npz and NAME.outputs.npz (TensorFlow's own outputs on those inputs), both
+keyed by the names OpenVINO gives the converted model's inputs and outputs (x:0 and Identity:0,
+Identity_1:0 for a frozen graph, serving_default_keras_tensor:0 and StatefulPartitionedCall_1:0 for
+a TFLite file), so that ``irtool run MODEL -d CPU --inputs NAME.inputs.npz --expected
+NAME.outputs.npz`` judges each.  The keras_lstm SavedModel names its input keras_tensor and its
+output output_0: its files are keras_lstm.saved_model.inputs.npz and .outputs.npz.
 
     python -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
     /tmp/tfenv/bin/python samples/make_tf_models.py [NAME ...]  # from the repository root
@@ -91,9 +94,14 @@ def gru_block_function():
     return gru_block
 
 
-def frozen(function, path: Path) -> None:
-    graph = convert_variables_to_constants_v2(function.get_concrete_function()).graph.as_graph_def()
-    path.write_bytes(graph.SerializeToString())
+def frozen(function, path: Path) -> dict[str, str]:
+    """FUNCTION as a frozen graph at PATH; returns each of its output keys' graph tensor name (a dict
+    of outputs is flattened in key order: {"h", "c"} gives c Identity:0 and h Identity_1:0)."""
+    original = function.get_concrete_function()
+    concrete = convert_variables_to_constants_v2(original)
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    packed = tf.nest.pack_sequence_as(original.structured_outputs, concrete.outputs)  # key -> graph tensor
+    return {key: tensor.name for key, tensor in packed.items()}
 
 
 def save_io(name: str, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
@@ -104,6 +112,14 @@ def save_io(name: str, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndar
 def port_name(port) -> str:
     """The name irtool keys a port by: any of its tensor names, else its node's friendly name."""
     return port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
+
+
+def by_converted_names(path: Path, outputs: dict[str, np.ndarray], tensors: dict[str, str]) -> dict[str, np.ndarray]:
+    """OUTPUTS (by TensorFlow's keys) keyed by the names the model OpenVINO converts from PATH gives
+    them: the output port holding each key's graph tensor."""
+    ports = ov.convert_model(str(path)).outputs
+    named = {key: next(port_name(p) for p in ports if tensors[key] in p.get_names()) for key in outputs}
+    return {named[key]: value for key, value in outputs.items()}
 
 
 def keras_tflite(name: str, layer, x: np.ndarray) -> None:
@@ -131,19 +147,24 @@ def main(names: list[str]) -> None:
 
     if "block_lstm_while" in wanted:
         lstm = block_lstm_function()
-        frozen(lstm, OUT / "block_lstm_while.pb")
-        save_io("block_lstm_while", {"x:0": x}, {k: v.numpy() for k, v in lstm(x).items()})
+        tensors = frozen(lstm, OUT / "block_lstm_while.pb")
+        save_io("block_lstm_while", {"x:0": x}, by_converted_names(
+            OUT / "block_lstm_while.pb", {k: v.numpy() for k, v in lstm(x).items()}, tensors))
 
     if "gru_block_while" in wanted:
         gru = gru_block_function()
-        frozen(gru, OUT / "gru_block_while.pb")
-        save_io("gru_block_while", {"x:0": x}, {k: v.numpy() for k, v in gru(x).items()})
+        tensors = frozen(gru, OUT / "gru_block_while.pb")
+        save_io("gru_block_while", {"x:0": x}, by_converted_names(
+            OUT / "gru_block_while.pb", {k: v.numpy() for k, v in gru(x).items()}, tensors))
 
     if "keras_lstm" in wanted:
         keras = tf.keras.Sequential([tf.keras.Input((STEPS, SIZE), batch_size=BATCH), tf.keras.layers.LSTM(HIDDEN)])
         (OUT / "keras_lstm.tflite").write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
         keras.export(str(OUT / "keras_lstm"))  # a SavedModel folder
-        save_io("keras_lstm", {"serving_default_keras_tensor:0": batch_first}, {"output": keras(batch_first).numpy()})
+        output = keras(batch_first).numpy()
+        for stem, path in (("keras_lstm", OUT / "keras_lstm.tflite"), ("keras_lstm.saved_model", OUT / "keras_lstm")):
+            model = ov.convert_model(str(path))  # one input, one output; the two formats name them apart
+            save_io(stem, {port_name(model.inputs[0]): batch_first}, {port_name(model.outputs[0]): output})
 
     if "keras_gru" in wanted:
         keras_tflite("keras_gru", tf.keras.layers.GRU(HIDDEN, return_sequences=True, return_state=True), batch_first)

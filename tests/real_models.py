@@ -76,13 +76,14 @@ def onnx_model(case: OnnxCase):
         source, width = f"y{layer}", d * hidden
     initializers.append(numpy_helper.from_array(np.array([0, 0, -1], np.int64), "flat"))
     last = case.layers - 1
-    outputs.append(helper.make_tensor_value_info(f"Y_h{last}", TensorProto.FLOAT, None))
+    # every graph output with its shape: onnx.checker requires the field (irtool validate, ONNX003)
+    outputs.append(helper.make_tensor_value_info(f"Y_h{last}", TensorProto.FLOAT, [d, batch, hidden]))
     if case.head:
         initializers += [numpy_helper.from_array(rng.uniform(-1, 1, (width, 2)).astype(np.float32), "head_w"),
                          numpy_helper.from_array(rng.uniform(-1, 1, (2,)).astype(np.float32), "head_b")]
         nodes += [helper.make_node("MatMul", [source, "head_w"], ["mm"]),
                   helper.make_node("Add", ["mm", "head_b"], ["z"])]
-        outputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+        outputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [seq, batch, 2]))
     graph = helper.make_graph(nodes, case.name, inputs, outputs, initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8

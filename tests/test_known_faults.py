@@ -107,3 +107,32 @@ def test_the_harness_message_carries_the_hint_and_the_verdict_stays_fail(tmp_pat
     assert done.returncode == 1, done.stdout + done.stderr
     [result] = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
     assert result["verdict"] == "fail" and LENGTHS_HINT in result["message"]
+
+
+# ----------------------------------------------------------------------------- ONNX frontend properties
+
+def test_one_activation_set_of_a_bidirectional_gru_is_not_per_direction_activations(capsys):
+    """broken_gru.onnx is bidirectional with activations [Sigmoid, Tanh]: one direction's f, g, not
+    Sigmoid forward and Tanh backward; its failure (a W/R shape mismatch) gets no such hint."""
+    code = main(["run", str(ROOT / "samples" / "models" / "broken_gru.onnx"), "-d", "CPU"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Second dimension of W input shape" in err
+    assert "activations differ per direction" not in err and "known faults" not in err
+
+
+@pytest.mark.parametrize("op, activations, differs", [
+    ("GRU", ["Sigmoid", "Tanh"], False),  # one set
+    ("GRU", ["Sigmoid", "Tanh", "Sigmoid", "Relu"], True),
+    ("GRU", ["Sigmoid", "Tanh", "Sigmoid", "Tanh"], False),
+    ("LSTM", ["Sigmoid", "Tanh", "Tanh"], False),
+    ("LSTM", ["Sigmoid", "Tanh", "Relu", "Sigmoid", "Tanh", "Tanh"], True),
+    ("RNN", ["Tanh"], False),
+    ("RNN", ["Tanh", "Relu"], True),
+])
+def test_per_direction_activations_needs_one_whole_set_per_direction(op, activations, differs):
+    from irtool.onnx.graph import OnnxNode
+    import onnx
+    proto = onnx.helper.make_node(op, ["X", "W", "R"], ["Y"], name="n", hidden_size=2,
+                                  direction="bidirectional", activations=activations)
+    node = OnnxNode(0, proto, 14, {"hidden_size": 2, "direction": "bidirectional", "activations": activations})
+    assert ("per-direction-activations" in node.frontend_properties({})) == differs

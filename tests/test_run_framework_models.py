@@ -85,6 +85,27 @@ def test_a_keras_recurrence_keeps_no_recurrent_op_and_gets_its_verdict_from_kera
     assert sorted(o["shape"] for o in expected["outputs"]) == [[2, 6, 8], [2, 8]]  # the sequence and the last state
 
 
+@pytest.mark.parametrize("model, stem, nodes", [
+    ("block_lstm_while.pb", "block_lstm_while", ["LSTMCell"]),
+    ("gru_block_while.pb", "gru_block_while", ["GRUCell"]),
+    ("keras_lstm.tflite", "keras_lstm", []),
+    ("keras_lstm", "keras_lstm.saved_model", []),  # the SavedModel names its input and output apart
+    ("keras_gru.tflite", "keras_gru", []),
+    ("keras_simple_rnn.tflite", "keras_simple_rnn", []),
+])
+def test_each_tensorflow_sample_passes_against_tensorflows_outputs(capsys, model, stem, nodes):
+    """Each TF sample's .inputs.npz / .outputs.npz are keyed by the converted model's own names
+    (a frozen graph's Identity:0 is its c, Identity_1:0 its h), so --expected compares every output."""
+    code, result = run_expected(capsys, MODELS / "tf" / model, MODELS / "tf" / stem)
+    assert code == 0 and result["verdict"] == "pass"
+    assert [n["type"] for n in result["nodes"]] == nodes
+    assert all(n["verdict"] == "pass" for n in result["nodes"])
+    expected = result["expected"]
+    assert expected["verdict"] == "pass" and expected["missing"] == [] and expected["extra"] == []
+    assert sorted(o["name"] for o in expected["outputs"]) == sorted(framework_output_names(MODELS / "tf" / stem))
+    assert all(o["passed"] for o in expected["outputs"])
+
+
 def test_a_keras_output_made_wrong_fails_against_kerass_outputs(capsys, tmp_path):
     """The PASS above could fail: one value of Keras's sequence off by 0.01 is a FAIL naming that output."""
     stem = MODELS / "tf" / "keras_gru"

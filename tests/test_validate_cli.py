@@ -58,6 +58,16 @@ def test_usage_errors_exit_2_with_one_line(argv, needle, capsys):
     assert needle in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("model, label", [("keras_lstm.tflite", "TensorFlow Lite"),
+                                          ("block_lstm_while.pb", "TensorFlow frozen graph")])
+def test_a_model_of_another_format_is_named_in_one_line(model, label, capsys):
+    path = SAMPLES.parent / "models" / "tf" / model
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"a {label} model; validate checks IR .xml and .onnx files" in err
+    assert len(err.strip().splitlines()) == 1 and "IR001" not in err and "binary" not in err
+
+
 def test_empty_directory_is_a_usage_error(tmp_path, capsys):
     assert main(["validate", str(tmp_path)]) == 2
     assert "no *.xml or *.onnx file under" in capsys.readouterr().err

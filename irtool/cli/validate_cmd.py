@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     severities = _severities(args.severity, args.quiet_notes)
     paths, unlisted = collect_paths(args.paths)
+    _refuse_other_formats(paths)
     unreadable = [(u.path, u.problem) for u in unlisted] + [(path, problem) for path in paths
                                                            if (problem := _problem(path))]
     if unreadable:
@@ -72,6 +73,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(reports))
     return 0 if all(r.valid for r in reports) else 1
+
+
+def _refuse_other_formats(paths: list[Path]) -> None:
+    """A model of a format validate does not check (.tflite, .pb, .pdmodel) is named as such, not read
+    as IR XML and reported as binary data."""
+    from irtool.formats import model_format
+
+    for path in paths:
+        found = model_format(path)
+        if found is not None and found.frontend not in ("ir", "onnx"):
+            raise UsageError(f"{path}: a {found.label} model; validate checks IR .xml and .onnx files "
+                             f"(irtool run {path} reads it with OpenVINO)")
 
 
 def _severities(options: list[str], quiet_notes: bool) -> dict[str, str | None]:

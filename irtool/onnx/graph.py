@@ -82,9 +82,11 @@ class OnnxNode:
                 properties["onnx-peepholes"] = True
         if self.op_type == "LSTM" and int(self.attributes.get("input_forget", 0)):
             properties["onnx-input-forget"] = True
-        half = len(self.activations) // 2
-        if self.bidirectional and [a.lower() for a in self.activations[:half]] != \
-                [a.lower() for a in self.activations[half:]]:
+        # One set per direction (GRU f, g; LSTM f, g, h; RNN f): only two whole sets that differ are
+        # the fault; a GRU's [Sigmoid, Tanh] is one set, not Sigmoid forward and Tanh backward.
+        half = len(DEFAULT_ACTIVATIONS[self.op_type])
+        if self.bidirectional and len(self.activations) == 2 * half and \
+                [a.lower() for a in self.activations[:half]] != [a.lower() for a in self.activations[half:]]:
             properties["per-direction-activations"] = (f"{', '.join(self.activations[:half])} forward, "
                                                        f"{', '.join(self.activations[half:])} backward")
         return properties

@@ -17,6 +17,8 @@ way out, so a node inside a Loop inside a TensorIterator arrives with two iterat
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -73,6 +75,13 @@ class RecurrentNode:
     conditions: tuple[Condition, ...] = ()  # a node in If branches: the branch each If must take to reach it
     unprobed: str | None = None  # why a body node's tensors could not be exposed
     container: str | None = None  # a body node: the friendly name of the top-level container it sits in
+    stable: str | None = None  # the key of a node whose name OpenVINO made by its counter (see generated_name)
+
+    @property
+    def key(self) -> str:
+        """What results are keyed by (CASE::NODE, --atol NODE:PORT, reproducer folders): the node's name,
+        or for a name OpenVINO generated its stable place, ``LSTMCell@1``."""
+        return self.stable or self.name
 
     @property
     def in_body(self) -> bool:
@@ -138,11 +147,39 @@ def node_attributes(node: Any, spec: OpSpec) -> dict[str, Any]:
     return {name: plain(value) for name, value in node.get_attributes().items() if name in spec.attributes}
 
 
-def probe_model(model: Any, tensor_names: Sequence[str] = ()) -> ProbedModel:
+def generated_name(name: str, op_type: str) -> bool:
+    """Whether a node's name is one OpenVINO made for a node its frontend gave no name:
+    ``<type>_<n>`` with n from a counter of every node the process has made (a TensorFlow cell in a
+    Loop body is LSTMCell_77 in one process and LSTMCell_11647 after another model's conversion)."""
+    return re.fullmatch(rf"{re.escape(op_type)}_[0-9]+", name) is not None
+
+
+def stable_keys(nodes: Sequence[RecurrentNode]) -> tuple[RecurrentNode, ...]:
+    """The nodes, each one whose name OpenVINO generated keyed by its place instead: its type and its
+    count among the model's recurrent nodes of that type, in their order (top level in topological
+    order, then the bodies'): ``LSTMCell@1``.  Other names are the model's own and stay the keys."""
+    counts: dict[str, int] = {}
+    keyed = []
+    for node in nodes:
+        counts[node.spec.type] = counts.get(node.spec.type, 0) + 1
+        if generated_name(node.name, node.spec.type):
+            node = dataclasses.replace(node, stable=f"{node.spec.type}@{counts[node.spec.type]}")
+        keyed.append(node)
+    return tuple(keyed)
+
+
+def probe_model(model: Any, tensor_names: Sequence[str] = (), generated_names: bool = False) -> ProbedModel:
     """Find the model's recurrent nodes (at the top level and in bodies) and make the copy that
     exposes their tensors, and also the tensors that carry one of ``tensor_names`` (a converted
     ONNX model keeps ONNX's tensor names on the outputs that compute them; a name no output
-    carries is left out of ``tensors``)."""
+    carries is left out of ``tensors``).  ``generated_names``: the model was converted in this
+    process (not read from IR, whose names are the file's), so a ``<type>_<n>`` name is OpenVINO's
+    counter and the node is keyed by its place (:func:`stable_keys`)."""
+    probed = _probe_model(model, tensor_names)
+    return dataclasses.replace(probed, nodes=stable_keys(probed.nodes)) if generated_names else probed
+
+
+def _probe_model(model: Any, tensor_names: Sequence[str]) -> ProbedModel:
     found = [op for op in model.get_ordered_ops() if node_spec(op) is not None]
     if not found and not tensor_names and not _has_body_nodes(model):
         return ProbedModel(model, model, (), len(model.outputs))
