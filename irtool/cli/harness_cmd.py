@@ -225,9 +225,11 @@ def render(outcome: Any, report_dir: Path) -> str:
     lines.extend(f"COVERAGE: {missing}" for missing in outcome.coverage_missing)
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     lines += [f"NOT WRITTEN: {result.name}: {result.unwritten}" for result in run.results if result.unwritten]
-    word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
+    word, _, regressed = outcome.overall
+    word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else word
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
-    lines.append(f"{word} in {duration(outcome.seconds)}: {counts}")
+    why = f"; regressed: {'; '.join(regressed)}" if regressed else ""
+    lines.append(f"{word} in {duration(outcome.seconds)}: {counts}{why}")
     return joined(lines)
 
 
@@ -262,7 +264,7 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "seconds": round(outcome.seconds, 3),
+    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2], "seconds": round(outcome.seconds, 3),
             "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
             "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}

@@ -22,6 +22,9 @@ RAN = ("pass", "fail", "xfail", "xpass")  # verdicts of jobs whose device ran th
 _KIND = re.compile(r"^([A-Za-z0-9_]+(?:\+[A-Za-z0-9_]+)*)")
 
 
+NOT_CHECKED = "expect_coverage not checked: no job that ran reported its implementation"
+
+
 class CoverageError(IrtoolError):
     """An expected implementation written so that it cannot be matched."""
 

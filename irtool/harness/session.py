@@ -36,7 +36,7 @@ from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.jobs import faults
 from irtool.jobs.pool import Pool
-from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
+from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
 from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
                                   read_jsonl, run_meta)
 from irtool.jobs.suite import load_suite
@@ -144,10 +144,15 @@ class HarnessOutcome:
 
     @property
     def verdict(self) -> tuple[str, int]:
-        """The run's word and exit code: see :func:`irtool.jobs.records.run_verdict`."""
-        regressed = ((self.diff is not None and self.diff.regressed) or bool(self.coverage_missing)
-                     or any(diff.regressed for _, _, diff in self.version_diffs))
-        return run_verdict(self.run.summary, regressed)
+        """The run's word and exit code: see :func:`irtool.harness.reports.overall_verdict`."""
+        return self.overall[:2]
+
+    @property
+    def overall(self) -> tuple[str, int, list[str]]:
+        """The run's word, exit code and what regressed (:func:`irtool.harness.reports.overall_verdict`)."""
+        from irtool.harness.reports import overall_verdict
+
+        return overall_verdict(self.run.summary, self.diff, self.version_diffs, self.coverage_missing)
 
     @property
     def exit_code(self) -> int:
@@ -217,13 +222,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
             next(iter(pools.values())).start(workers)  # the workers import openvino while this process does
         try:
             outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
-                           start, baseline, reducer)
-            if expect_coverage and not outcome.interrupted and not outcome.stopped:
-                rows = coverage.coverage(outcome.run.results)
-                if rows:
-                    outcome.coverage_missing = coverage.missing(rows, expect_coverage)
-                else:  # nothing ran, or no device said what it ran: nothing to hold the run to
-                    outcome.notes.append("expect_coverage not checked: no job that ran reported its implementation")
+                           start, baseline, reducer, expect_coverage)
         finally:
             for pool in pools.values():
                 pool.close()
@@ -323,7 +322,8 @@ def _file_output_names(path: str) -> set[str]:
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
-         baseline: RunResults | None, reducer: Reducer | None = None) -> HarnessOutcome:
+         baseline: RunResults | None, reducer: Reducer | None = None,
+         expect_coverage: Sequence[tuple[str | None, str]] = ()) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
@@ -394,6 +394,12 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
                                          time_floor=options.time_floor)
             except IrtoolError as error:
                 unpaired = error
+        if expect_coverage and not outcome.interrupted and not outcome.stopped:  # before the reports: they say it
+            rows = coverage.coverage(outcome.run.results)
+            if rows:
+                outcome.coverage_missing = coverage.missing(rows, expect_coverage)
+            else:  # nothing ran, or no device said what it ran: nothing to hold the run to
+                outcome.notes.append(coverage.NOT_CHECKED)
         _write_reports(report_dir, outcome, str(options.baseline) if baseline is not None else None)
     if unpaired is not None:
         raise unpaired
@@ -462,7 +468,7 @@ def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | No
     try:
         write_reports(report_dir, outcome.run,
                       BaselineDiff(baseline, outcome.diff) if baseline and outcome.diff is not None else None,
-                      force=True)  # checked before the run began (_open_store)
+                      force=True, coverage_missing=outcome.coverage_missing)  # checked before the run began (_open_store)
     except IrtoolError as error:
         if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
             raise
