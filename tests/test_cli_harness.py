@@ -323,6 +323,20 @@ def test_baseline_regressions_fail_testcases_in_junit_and_are_in_every_report(tm
     page = lxml.html.parse(str(tmp_path / "new" / "report.html")).getroot()
     [heading] = page.xpath('//h2[@id="baseline"]')
     assert "regressed" in heading.text_content()
+    # the jobs passed, the run failed: the last line and report.html say why, in the same words
+    why = "1 accuracy drift, 1 implementation or precision changed, 1 slower against the baseline"
+    assert re.fullmatch(rf"FAILED in .*: 3 pass; regressed: {why}", new.stdout.splitlines()[-1]), new.stdout
+    [verdict] = page.xpath('//p[@class="overall"]')
+    assert verdict.text_content() == f"Verdict: FAILED: {why}"
+    assert page.xpath("//h1/following::*[1]")[0] is not None and page.text_content().index("Verdict: FAILED") < \
+        page.text_content().index("Summary")
+    # a baseline of other cases: nothing compared, exit 3 (not OK, 0)
+    (tmp_path / "other.toml").write_text(THREE.replace('id = "gru"', 'id = "other"'))
+    other = irtool("harness", str(tmp_path / "other.toml"), "--report-dir", str(tmp_path / "other"), "--no-progress",
+                   "--baseline", str(tmp_path / "old"))
+    assert other.returncode == 3, other.stdout + other.stderr
+    assert "nothing compared: no job of NEW is in OLD" in other.stdout.splitlines()
+    assert other.stdout.splitlines()[-1].startswith("NOTHING COMPARED in ")
     section = heading.getnext().text_content()
     for case in ("forward", "reverse", "bidirectional"):
         assert f"gru[direction={case},seed=0] on CPU at f32" in section
