@@ -215,3 +215,10 @@ def test_expect_coverage_is_held_as_the_harness_holds_it(tmp_path, spread, expec
     assert said == ([] if code == 0 else ["COVERAGE: no job of GRUSequence ran as Loop"])
     assert [line for line in done.stdout.splitlines() if line.startswith("COVERAGE: ")] == said
     assert f"irtool: {'PASSED' if code == 0 else 'FAILED'}: 2 pass (suite jobs)" in done.stdout
+
+
+def test_an_expect_coverage_naming_an_op_the_suite_lacks_is_a_collection_error(tmp_path):
+    (tmp_path / "suite.toml").write_text(COVERED.format(expect='["LSTMSequence:RNNSeq"]'))
+    done = pytest_run(tmp_path, "suite.toml")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no case of LSTMSequence in the suites; expect_coverage can name GRUSequence" in done.stdout

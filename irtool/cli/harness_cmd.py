@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-floor", type=float, default=1.0, metavar="S",  # baseline.TIME_FLOOR
                         help="... when it is also slower by more than S seconds (default 1: the noise of a "
                              "busy machine does not count)")
-    parser.add_argument("--expect-coverage", default="", metavar="LIST",
+    parser.add_argument("--expect-coverage", metavar="LIST",
                         help="comma-separated implementations the run must reach, each RNNSeq or OP:RNNSeq "
                              "(GRUSequence:TensorIterator): one that no job ran as fails the run, as a regression "
                              "does (besides the suites' own expect_coverage)")
@@ -97,7 +97,8 @@ def handle(args: argparse.Namespace) -> int:
         reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases,
         openvino=parse_releases(args.openvino) if args.openvino is not None else (),
         openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor,
-        expect_coverage=tuple(item for item in args.expect_coverage.split(",") if item.strip()))
+        expect_coverage=tuple(item.strip() for item in args.expect_coverage.split(","))
+        if args.expect_coverage is not None else ())
     bar = None if args.no_progress else Progress(sys.stderr)
     text = args.format == "text"
     try:

@@ -76,8 +76,9 @@ def pytest_collect_file(file_path: Path, parent: Any) -> Any:
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from irtool.devices import parse_device_list
-        from irtool.harness import expectations
+        from irtool.harness import coverage, expectations
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
+        from irtool.harness.session import case_ops
         from irtool.jobs.suite import load_suite
 
         config = self.config
@@ -87,6 +88,7 @@ class SuiteFile(pytest.File):
             precisions = check_precisions(parse_list(config.getoption("--irtool-precision"), "--irtool-precision"))
             files = ([suite.expected_failures] if suite.expected_failures else []) + config.getoption("--irtool-xfail")
             expected = [entry for path in files for entry in expectations.load_expectations(path)]
+            coverage.parse_expected(list(suite.expect_coverage), f"{self.path}: expect_coverage", case_ops(suite.cases))
             if config.getoption("--irtool-baseline") is not None:
                 _baseline(config.getoption("--irtool-baseline"))  # a baseline that cannot be read: said once, here
         except IrtoolError as error:

@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -200,9 +201,10 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
                 for entry in known.load_expectations(suite.expected_failures)]
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
     _check_output_names(options.tolerance, cases)
-    expect_coverage = coverage.parse_expected(
-        [item for suite in suites for item in suite.expect_coverage], "expect_coverage") + coverage.parse_expected(
-        list(options.expect_coverage), "--expect-coverage")
+    ops = case_ops(cases)
+    expect_coverage = [item for suite in suites for item in coverage.parse_expected(
+        list(suite.expect_coverage), f"{suite.path}: expect_coverage", ops)] + coverage.parse_expected(
+        list(options.expect_coverage), "--expect-coverage", ops)
     timeout = options.timeout or max(suite.timeout for suite in suites)
     report_dir = _report_dir(options.report_dir)
     _check_inputs_outside(report_dir, _run_inputs(options, suites, cases))
@@ -445,6 +447,18 @@ def matrix_digest(jobs: Sequence[Job]) -> str:
     lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision]
                               + ([job.openvino] if job.openvino else []), sort_keys=True) for job in jobs)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+def case_ops(cases: Sequence[SuiteCase]) -> set[str] | None:
+    """The op types of ``cases`` (``GRUSequence``), or None when a case's model is not known to be
+    one op (a model file of several ops, or one irtool reads only through OpenVINO)."""
+    ops = set()
+    for case in cases:
+        op = case.op if case.file is None else file_op(case.file) if case.file.endswith(".xml") else None
+        if not op:
+            return None
+        ops.add(re.sub(r"-[0-9]+$", "", op))
+    return ops
+
+
 @lru_cache(maxsize=1024)
 def file_op(path: str) -> str | None:
     """The op an IR file is (``GRUSequence-5``) when it holds exactly one op of the recurrent
