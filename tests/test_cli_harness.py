@@ -122,6 +122,23 @@ def test_a_known_failure_is_xfail_and_exits_0(small):
     assert verdicts == {"gru[seed=0]": "pass", "gru[seed=1]": "pass", "gru[seed=2]": "xpass", "tight[seed=0]": "xfail"}
 
 
+def test_a_known_failure_that_matches_no_job_is_a_note_naming_it_and_its_file(small):
+    xfail = small / "unmatched.xfail.toml"
+    xfail.write_text('[[xfail]]\ncase = "tight[*]"\nreason = "no tolerance at all"\n'
+                     '[[xfail]]\ncase = "gru-dynn[*]"\nreason = "a typo"\n'
+                     '[[xfail]]\ncase = "gru[*]"\ndevice = "GPU"\nreason = "not run now"\n')
+    notes = [f"known failure 'gru-dynn[*]' ({xfail}) matched no job of this run",
+             f"known failure 'gru[*]' (device GPU) ({xfail}) matched no job of this run"]
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "unmatched"), "--precision",
+                  "f32", "--xfail", str(xfail), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr  # a note, not an error
+    assert [line for line in done.stdout.splitlines() if "matched no job" in line] == [f"note: {n}" for n in notes]
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "unmatched"), "--precision",
+                  "f32", "--xfail", str(xfail), "--format", "json", "--force")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [note for note in json.loads(done.stdout)["notes"] if "matched no job" in note] == notes
+
+
 def test_precision_default_runs_without_a_hint_and_records_what_the_device_chose(small, cpu_default_precision):
     """--precision default,f32: the default jobs compile without INFERENCE_PRECISION_HINT; each result
     records the precision the CPU picked (bf16 with bf16, f32 without) and is judged with its tolerance;

@@ -205,3 +205,12 @@ def test_diff_of_runs_that_share_one_job_stays_ok(tmp_path, capsys):
     new = _save(tmp_path / "new", partial)
     assert main(["report", "diff", str(old), str(new)]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("OK: ")
+
+
+def test_render_xfail_notes_an_entry_that_matches_no_result(runs, tmp_path, capsys):
+    (tmp_path / "known.toml").write_text('[[xfail]]\ncase = "gru-b"\nreason = "bug 5"\n'
+                                         '[[xfail]]\ncase = "gru-bb"\nreason = "a typo"\n')
+    assert main(["report", "render", str(runs[1]), "-o", str(tmp_path / "out"), "--xfail",
+                 str(tmp_path / "known.toml")]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"irtool: note: known failure 'gru-bb' ({tmp_path / 'known.toml'}) matched no job of this run"]

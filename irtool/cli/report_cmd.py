@@ -106,10 +106,12 @@ def handle_render(args: argparse.Namespace) -> int:
 
     run = load_results(args.results)
     if args.xfail is not None:
-        from irtool.harness.expectations import apply, load_expectations
+        from irtool.harness.expectations import apply, load_expectations, unmatched
 
         entries = [entry for path in args.xfail for entry in load_expectations(path)]
         run.results = [apply(entries, result) for result in run.results]
+        for note in unmatched(entries, run.results):
+            print(f"irtool: note: {shown(note)}", file=sys.stderr)
     baseline = None
     if args.baseline is not None:
         from irtool.harness.baseline import diff_runs

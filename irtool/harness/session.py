@@ -405,6 +405,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         _write_reports(report_dir, outcome, str(options.baseline) if baseline is not None else None)
     if unpaired is not None:
         raise unpaired
+    if not outcome.interrupted and not outcome.stopped:
+        outcome.notes += known.unmatched(expected, results)
     if options.reduce_failures and reducer is not None and not outcome.interrupted and not outcome.stopped:
         failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = reducer(
