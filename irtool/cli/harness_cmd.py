@@ -265,7 +265,8 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2], "seconds": round(outcome.seconds, 3),
+    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2],
+            "seconds": round(outcome.seconds, 3),
             "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
             "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}

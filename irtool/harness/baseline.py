@@ -203,7 +203,8 @@ class RunDiff:
             data["what"] = change.ran_differently()
         for change, data in zip(self.slower, lists["slower"]):
             data["what"] = change.slower(self.time_factor, self.time_floor)
-        return plain({"regressed": self.regressed, "compared": self.compared, "drift_factor": self.drift_factor, "drift_floor": self.drift_floor,
+        return plain({"regressed": self.regressed, "compared": self.compared, "drift_factor": self.drift_factor,
+                      "drift_floor": self.drift_floor,
                       "time_factor": self.time_factor, "time_floor": self.time_floor, **lists})
 
 

@@ -66,7 +66,8 @@ def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None 
 
 
 def render_html(run: RunResults, baseline: BaselineDiff | None = None, coverage_missing: Sequence[str] = ()) -> str:
-    parts = [_header(run), _verdict(run, baseline, coverage_missing), _summary(run), _pass_rates(run), _coverage(run), _baseline(baseline), _version_diffs(run),
+    parts = [_header(run), _verdict(run, baseline, coverage_missing), _summary(run), _pass_rates(run), _coverage(run),
+             _baseline(baseline), _version_diffs(run),
              _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]

@@ -34,8 +34,7 @@ import pytest
 
 from irtool.errors import IrtoolError
 from irtool.jobs.records import (EXIT_FAILED, EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job,
-                                    run_verdict,
-                                    speaking_result)
+                                    run_verdict, speaking_result)
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports

@@ -484,7 +484,8 @@ def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | No
     try:
         write_reports(report_dir, outcome.run,
                       BaselineDiff(baseline, outcome.diff) if baseline and outcome.diff is not None else None,
-                      force=True, coverage_missing=outcome.coverage_missing)  # checked before the run began (_open_store)
+                      force=True,  # checked before the run began (_open_store)
+                      coverage_missing=outcome.coverage_missing)
     except IrtoolError as error:
         if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
             raise
