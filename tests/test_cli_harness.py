@@ -122,6 +122,23 @@ def test_a_known_failure_is_xfail_and_exits_0(small):
     assert verdicts == {"gru[seed=0]": "pass", "gru[seed=1]": "pass", "gru[seed=2]": "xpass", "tight[seed=0]": "xfail"}
 
 
+def test_a_known_failure_that_matches_no_job_is_a_note_naming_it_and_its_file(small):
+    xfail = small / "unmatched.xfail.toml"
+    xfail.write_text('[[xfail]]\ncase = "tight[*]"\nreason = "no tolerance at all"\n'
+                     '[[xfail]]\ncase = "gru-dynn[*]"\nreason = "a typo"\n'
+                     '[[xfail]]\ncase = "gru[*]"\ndevice = "GPU"\nreason = "not run now"\n')
+    notes = [f"known failure 'gru-dynn[*]' ({xfail}) matched no job of this run",
+             f"known failure 'gru[*]' (device GPU) ({xfail}) matched no job of this run"]
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "unmatched"), "--precision",
+                  "f32", "--xfail", str(xfail), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr  # a note, not an error
+    assert [line for line in done.stdout.splitlines() if "matched no job" in line] == [f"note: {n}" for n in notes]
+    done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "unmatched"), "--precision",
+                  "f32", "--xfail", str(xfail), "--format", "json", "--force")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [note for note in json.loads(done.stdout)["notes"] if "matched no job" in note] == notes
+
+
 def test_precision_default_runs_without_a_hint_and_records_what_the_device_chose(small, cpu_default_precision):
     """--precision default,f32: the default jobs compile without INFERENCE_PRECISION_HINT; each result
     records the precision the CPU picked (bf16 with bf16, f32 without) and is judged with its tolerance;
@@ -323,6 +340,20 @@ def test_baseline_regressions_fail_testcases_in_junit_and_are_in_every_report(tm
     page = lxml.html.parse(str(tmp_path / "new" / "report.html")).getroot()
     [heading] = page.xpath('//h2[@id="baseline"]')
     assert "regressed" in heading.text_content()
+    # the jobs passed, the run failed: the last line and report.html say why, in the same words
+    why = "1 accuracy drift, 1 implementation or precision changed, 1 slower against the baseline"
+    assert re.fullmatch(rf"FAILED in .*: 3 pass; regressed: {why}", new.stdout.splitlines()[-1]), new.stdout
+    [verdict] = page.xpath('//p[@class="overall"]')
+    assert verdict.text_content() == f"Verdict: FAILED: {why}"
+    assert page.xpath("//h1/following::*[1]")[0] is not None and page.text_content().index("Verdict: FAILED") < \
+        page.text_content().index("Summary")
+    # a baseline of other cases: nothing compared, exit 3 (not OK, 0)
+    (tmp_path / "other.toml").write_text(THREE.replace('id = "gru"', 'id = "other"'))
+    other = irtool("harness", str(tmp_path / "other.toml"), "--report-dir", str(tmp_path / "other"), "--no-progress",
+                   "--baseline", str(tmp_path / "old"))
+    assert other.returncode == 3, other.stdout + other.stderr
+    assert "nothing compared: no job of NEW is in OLD" in other.stdout.splitlines()
+    assert other.stdout.splitlines()[-1].startswith("NOTHING COMPARED in ")
     section = heading.getnext().text_content()
     for case in ("forward", "reverse", "bidirectional"):
         assert f"gru[direction={case},seed=0] on CPU at f32" in section

@@ -180,3 +180,37 @@ def test_render_xfail_applies_another_known_failures_file(runs, tmp_path, capsys
     assert (gru_b.verdict, gru_b.raw_verdict, gru_b.known) == ("xfail", "fail", "bug 5")
     # an xfail stored without its raw verdict (an older irtool) stays as it was stored
     assert results[("gru-fail", "CPU", "bf16")].verdict == "xfail"
+
+
+def _only(run: RunResults, prefix: str, rename: str = "") -> RunResults:
+    """The jobs of ``run`` whose case starts with ``prefix``, their cases renamed ``rename + case``."""
+    return RunResults(dict(run.meta), [dataclasses.replace(r, case=rename + r.case) for r in run.results
+                                       if r.case.startswith(prefix)])
+
+
+def test_diff_of_runs_with_no_job_in_common_compared_nothing_and_exits_3(tmp_path, capsys):
+    old = _save(tmp_path / "old", _only(sample_run(), "gru-a"))
+    new = _save(tmp_path / "new", _only(sample_run(), "gru-a", "other-"))  # all pass: no new failure
+    assert main(["report", "diff", str(old), str(new)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "nothing compared: no job of NEW is in OLD"
+    assert main(["report", "diff", str(old), str(new), "--format", "json"]) == 3
+    assert json.loads(capsys.readouterr().out)["compared"] == 0
+
+
+def test_diff_of_runs_that_share_one_job_stays_ok(tmp_path, capsys):
+    old = _save(tmp_path / "old", _only(sample_run(), "gru-a"))
+    partial = _only(sample_run(), "gru-a", "other-")
+    partial.results.append(_only(sample_run(), "gru-a").results[0])
+    new = _save(tmp_path / "new", partial)
+    assert main(["report", "diff", str(old), str(new)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("OK: ")
+
+
+def test_render_xfail_notes_an_entry_that_matches_no_result(runs, tmp_path, capsys):
+    (tmp_path / "known.toml").write_text('[[xfail]]\ncase = "gru-b"\nreason = "bug 5"\n'
+                                         '[[xfail]]\ncase = "gru-bb"\nreason = "a typo"\n')
+    assert main(["report", "render", str(runs[1]), "-o", str(tmp_path / "out"), "--xfail",
+                 str(tmp_path / "known.toml")]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"irtool: note: known failure 'gru-bb' ({tmp_path / 'known.toml'}) matched no job of this run"]

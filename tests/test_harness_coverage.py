@@ -81,6 +81,27 @@ def test_an_unreadable_expected_implementation_is_refused(item):
         parse_expected([item], "--expect-coverage")
 
 
+@pytest.mark.parametrize("item, says", [
+    ("GRUSequence:RNNseq", "'GRUSequence:RNNseq': RNNseq: did you mean RNNSeq? (the CPU's layer types are "
+                           "RNNSeq, RNNCell, TensorIterator, Loop, Subgraph)"),
+    ("tensoriterator", "tensoriterator: did you mean TensorIterator?"),
+    ("GRUSequense:RNNSeq", "'GRUSequense:RNNSeq': no op GRUSequense (did you mean GRUSequence?)"),
+    ("GRUSequence-9:TensorIterator", "no version 9 of GRUSequence (its versions: GRUSequence-5)"),
+    ("LSTMSequence:RNNSeq", "'LSTMSequence:RNNSeq': no case of LSTMSequence in the suites; expect_coverage can name "
+                            "GRUSequence, RNNSequence"),
+])
+def test_an_expected_implementation_is_checked_against_the_ops_and_kinds_irtool_knows(item, says):
+    with pytest.raises(CoverageError) as caught:
+        parse_expected([item], "--expect-coverage", {"GRUSequence", "RNNSequence"})
+    assert caught.value.message.startswith("--expect-coverage: ") and says in caught.value.message
+
+
+@pytest.mark.parametrize("item", ["GRUSequence-5:RNNSeq", "GRUSequence:SomeGpuKernel", "Subgraph"])
+def test_an_op_the_run_has_and_a_kind_of_another_device_are_allowed(item):
+    assert parse_expected([item], "x", {"GRUSequence"}) == [tuple(item.split(":")) if ":" in item else (None, item)]
+    assert parse_expected([item], "x", None)  # the ops of a model file are not known before it runs
+
+
 @pytest.mark.parametrize("sources, lengths, expected", [
     ({"sequence_lengths": "const"}, "full", "const full"),
     ({}, "ragged", "parameter ragged"),
@@ -121,11 +142,11 @@ def test_a_run_reports_its_coverage_and_passes_what_it_expects(tmp_path):
 
 
 def test_an_implementation_no_job_reached_fails_the_run(tmp_path):
-    done, _ = harness(tmp_path, 'expect_coverage = ["RNNSeq"]', "--expect-coverage", "LSTMSequence:RNNSeq,Loop",
+    done, _ = harness(tmp_path, 'expect_coverage = ["RNNSeq"]', "--expect-coverage", "GRUSequence-5:Loop,Loop",
                       "--format", "json")
     assert done.returncode == 1, done.stdout + done.stderr
     summary = json.loads(done.stdout)
-    assert summary["coverage_missing"] == ["no job of LSTMSequence ran as RNNSeq", "no job ran as Loop"]
+    assert summary["coverage_missing"] == ["no job of GRUSequence-5 ran as Loop", "no job ran as Loop"]
     assert summary["verdict"] == "FAILED" and summary["summary"] == {"pass": 3}
 
 
@@ -134,3 +155,20 @@ def test_a_bad_expect_coverage_is_refused_before_the_run(tmp_path):
     done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
                            "--report-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "[suite] expect_coverage is 'RNNSeq'; expected a list" in done.stderr
+
+
+@pytest.mark.parametrize("head, extra, says", [
+    ('expect_coverage = ["LSTMSequence:RNNSeq"]', (),
+     "s.toml: expect_coverage: 'LSTMSequence:RNNSeq': no case of LSTMSequence in the suites; expect_coverage can "
+     "name GRUSequence"),
+    ("", ("--expect-coverage", ""), "--expect-coverage: '': expected an implementation such as RNNSeq"),
+    ("", ("--expect-coverage", "RNNSeq,"), "--expect-coverage: '': expected an implementation such as RNNSeq"),
+])
+def test_an_expected_implementation_the_run_cannot_reach_is_refused_before_anything_runs(tmp_path, head, extra, says):
+    (tmp_path / "s.toml").write_text(SUITE.format(head=head))
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--report-dir", str(tmp_path / "out"), *extra], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not (tmp_path / "out").exists()  # refused before the report dir was made

@@ -346,3 +346,23 @@ def test_a_run_of_hostile_size_keeps_the_page_bounded():
     assert _text(table.xpath("tbody/tr")[-1][-1]) == "0/78 0%"  # DEV47..DEV59: 13 devices of 6 failures each
     (skips,) = page.xpath("//table[@class='by-reason skip']//details")
     assert len(skips.xpath("br")) == LISTED_NAMES and _text(skips).endswith("... and 300 more")
+
+
+def _overall(run, **kwargs) -> str:
+    return lxml_html.fromstring(render_html(run, **kwargs)).xpath("//p[@class='overall']")[0].text_content()
+
+
+def test_the_overall_verdict_is_at_the_top_with_what_failed(page):
+    [first] = page.xpath("//h1/following::p[@class='overall']")
+    assert first.text_content() == "Verdict: FAILED: 1 fail, 1 error, 1 crash, 1 timeout"
+    assert page.xpath("//p[@class='overall']/following::h2")[0].text == "Summary"
+
+
+def test_the_overall_verdict_names_missing_coverage_and_a_run_that_judged_nothing():
+    from irtool.harness.store import RunResults
+
+    passed = RunResults({}, [result("gru-a", "pass", max_abs=1e-7)])
+    assert _overall(passed) == "Verdict: PASSED"
+    assert _overall(passed, coverage_missing=["no job of LSTMSequence ran as RNNSeq"]) == (
+        "Verdict: FAILED: 1 expected implementation not reached; no job of LSTMSequence ran as RNNSeq")
+    assert _overall(RunResults({}, [result("gru-a", "skip")])) == "Verdict: ALL SKIPPED"

@@ -193,3 +193,32 @@ def test_a_regression_against_a_baseline_fails_and_a_reproducer_is_written(one_g
 def test_a_baseline_that_cannot_be_read_is_a_collection_error(one_gru):
     done = pytest_run(one_gru, "suite.toml", "--irtool-baseline", "nowhere.json")
     assert done.returncode == 2 and "nowhere.json" in done.stdout
+
+
+COVERED = ('[suite]\nname = "covered"\nexpect_coverage = {expect}\n[[grid]]\nid = "gru"\nop = "GRUSequence"\n'
+           'attributes = {{ hidden_size = 4, direction = "forward" }}\nseeds = [0, 1]\n')
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("expect, code", [('["GRUSequence:TensorIterator"]', 0),
+                                          ('["TensorIterator", "GRUSequence:Loop"]', 1)], ids=["reached", "missed"])
+def test_expect_coverage_is_held_as_the_harness_holds_it(tmp_path, spread, expect, code):
+    """The same suite, the same exit code and COVERAGE line from pytest (in one process or spread
+    over xdist workers, whose reports carry what each job ran as) and from irtool harness."""
+    (tmp_path / "suite.toml").write_text(COVERED.format(expect=expect))
+    done = pytest_run(tmp_path, "suite.toml", *spread)
+    assert done.returncode == code, done.stdout + done.stderr
+    harness = subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--no-progress",
+                              "--report-dir", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert harness.returncode == code, harness.stdout + harness.stderr
+    said = [line for line in harness.stdout.splitlines() if line.startswith("COVERAGE: ")]
+    assert said == ([] if code == 0 else ["COVERAGE: no job of GRUSequence ran as Loop"])
+    assert [line for line in done.stdout.splitlines() if line.startswith("COVERAGE: ")] == said
+    assert f"irtool: {'PASSED' if code == 0 else 'FAILED'}: 2 pass (suite jobs)" in done.stdout
+
+
+def test_an_expect_coverage_naming_an_op_the_suite_lacks_is_a_collection_error(tmp_path):
+    (tmp_path / "suite.toml").write_text(COVERED.format(expect='["LSTMSequence:RNNSeq"]'))
+    done = pytest_run(tmp_path, "suite.toml")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no case of LSTMSequence in the suites; expect_coverage can name GRUSequence" in done.stdout

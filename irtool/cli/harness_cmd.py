@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-floor", type=float, default=1.0, metavar="S",  # baseline.TIME_FLOOR
                         help="... when it is also slower by more than S seconds (default 1: the noise of a "
                              "busy machine does not count)")
-    parser.add_argument("--expect-coverage", default="", metavar="LIST",
+    parser.add_argument("--expect-coverage", metavar="LIST",
                         help="comma-separated implementations the run must reach, each RNNSeq or OP:RNNSeq "
                              "(GRUSequence:TensorIterator): one that no job ran as fails the run, as a regression "
                              "does (besides the suites' own expect_coverage)")
@@ -97,7 +97,8 @@ def handle(args: argparse.Namespace) -> int:
         reduce_budget=args.reduce_budget, force=args.force, max_cases=args.max_cases,
         openvino=parse_releases(args.openvino) if args.openvino is not None else (),
         openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor,
-        expect_coverage=tuple(item for item in args.expect_coverage.split(",") if item.strip()))
+        expect_coverage=tuple(item.strip() for item in args.expect_coverage.split(","))
+        if args.expect_coverage is not None else ())
     bar = None if args.no_progress else Progress(sys.stderr)
     text = args.format == "text"
     try:
@@ -225,9 +226,11 @@ def render(outcome: Any, report_dir: Path) -> str:
     lines.extend(f"COVERAGE: {missing}" for missing in outcome.coverage_missing)
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     lines += [f"NOT WRITTEN: {result.name}: {result.unwritten}" for result in run.results if result.unwritten]
-    word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else outcome.verdict[0]
+    word, _, regressed = outcome.overall
+    word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else word
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
-    lines.append(f"{word} in {duration(outcome.seconds)}: {counts}")
+    why = f"; regressed: {'; '.join(regressed)}" if regressed else ""
+    lines.append(f"{word} in {duration(outcome.seconds)}: {counts}{why}")
     return joined(lines)
 
 
@@ -262,7 +265,8 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "seconds": round(outcome.seconds, 3),
+    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2],
+            "seconds": round(outcome.seconds, 3),
             "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
             "summary": outcome.run.summary,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}

@@ -1,7 +1,8 @@
 """``irtool report diff|merge|render``: compare two runs, join shards, rewrite reports.
 
 diff: exit 1 when the new run regressed (a new failure, crash or timeout, or accuracy
-drift) against the old one, 0 otherwise.  merge and render: exit 0 once the reports are
+drift) against the old one; 3 when no job of the new run is in the old one (nothing compared);
+0 otherwise.  merge and render: exit 0 once the reports are
 written (render's reports hold a regression against ``--baseline``; its exit code does not).
 All: exit 2 when a results file cannot be read or the reports cannot be written.
 """
@@ -86,7 +87,9 @@ def handle_diff(args: argparse.Namespace) -> int:
         print(json.dumps(diff.to_json(), indent=1, allow_nan=False))
     else:
         print(render_diff(diff, f"{args.old} ({_describe(old.meta)})", f"{args.new} ({_describe(new.meta)})"))
-    return 1 if diff.regressed else 0
+    from irtool.jobs.records import EXIT_FAILED, EXIT_NOTHING_JUDGED, EXIT_PASSED
+
+    return EXIT_FAILED if diff.regressed else EXIT_NOTHING_JUDGED if diff.nothing_compared else EXIT_PASSED
 
 
 def handle_merge(args: argparse.Namespace) -> int:
@@ -103,10 +106,12 @@ def handle_render(args: argparse.Namespace) -> int:
 
     run = load_results(args.results)
     if args.xfail is not None:
-        from irtool.harness.expectations import apply, load_expectations
+        from irtool.harness.expectations import apply, load_expectations, unmatched
 
         entries = [entry for path in args.xfail for entry in load_expectations(path)]
         run.results = [apply(entries, result) for result in run.results]
+        for note in unmatched(entries, run.results):
+            print(f"irtool: note: {shown(note)}", file=sys.stderr)
     baseline = None
     if args.baseline is not None:
         from irtool.harness.baseline import diff_runs

@@ -162,10 +162,20 @@ class RunDiff:
     changed: list[Change] = field(default_factory=list)
     added: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)
+    compared: int = 0  # jobs of the new run paired with a job of the old one
 
     @property
     def regressed(self) -> bool:
         return bool(self.new_failures or self.new_crashes or self.drift or self.implementation or self.slower)
+
+    @property
+    def nothing_compared(self) -> bool:
+        """No job of the new run is in the old one: the diff judged nothing (exit 3, never OK)."""
+        return self.compared == 0
+
+    def regressions(self) -> list[str]:
+        """Each regression list that is not empty, counted: ``36 slower``, ``2 new failures``."""
+        return [f"{len(changes)} {title.split(' (')[0]}" for title, changes in self.sections[:5] if changes]
 
     @property
     def sections(self) -> list[tuple[str, list[Change]]]:
@@ -193,7 +203,8 @@ class RunDiff:
             data["what"] = change.ran_differently()
         for change, data in zip(self.slower, lists["slower"]):
             data["what"] = change.slower(self.time_factor, self.time_floor)
-        return plain({"regressed": self.regressed, "drift_factor": self.drift_factor, "drift_floor": self.drift_floor,
+        return plain({"regressed": self.regressed, "compared": self.compared, "drift_factor": self.drift_factor,
+                      "drift_floor": self.drift_floor,
                       "time_factor": self.time_factor, "time_floor": self.time_floor, **lists})
 
 
@@ -254,6 +265,7 @@ def diff_runs(old: RunResults, new: RunResults, drift_factor: float = DRIFT_FACT
         if after is None:
             diff.removed.append(Change(before, None))
             continue
+        diff.compared += before is not None
         kind = _kind(before, after, drift_factor, drift_floor)
         if kind:
             getattr(diff, kind).append(Change(before, after))
@@ -328,6 +340,9 @@ def _tolerance(result: CaseResult) -> str | None:
                      for out in result.outputs)
 
 
+NOTHING_COMPARED = "nothing compared: no job of NEW is in OLD"
+
+
 def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
                 where: Callable[[CaseResult], str] | None = None) -> str:
     """The diff as text: what the runs are (when labels are given), each non-empty list, and a
@@ -343,8 +358,8 @@ def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
                          for change in shown)
             if len(shown) < len(changes):
                 lines.append(f"  ... and {len(changes) - len(shown)} more")
-    counts = [f"{len(changes)} {title.split(' (')[0]}" for title, changes in diff.sections[:5] if changes]
-    lines.append(f"REGRESSED: {', '.join(counts)}" if diff.regressed else
+    lines.append(f"REGRESSED: {', '.join(diff.regressions())}" if diff.regressed else
+                 NOTHING_COMPARED if diff.nothing_compared else
                  f"OK: no new failure, crash, drift, change of implementation or slowdown ({len(diff.fixed)} fixed)")
     return joined(lines)
 

@@ -14,12 +14,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from irtool.errors import IrtoolError
+from irtool.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import CaseResult
-from irtool.runtime.what_ran import direction_parts
+from irtool.runtime.what_ran import CPU_LAYER_TYPES, direction_parts
 
 RAN = ("pass", "fail", "xfail", "xpass")  # verdicts of jobs whose device ran the model
 _KIND = re.compile(r"^([A-Za-z0-9_]+(?:\+[A-Za-z0-9_]+)*)")
+
+
+NOT_CHECKED = "expect_coverage not checked: no job that ran reported its implementation"
 
 
 class CoverageError(IrtoolError):
@@ -92,16 +95,46 @@ def coverage(results: Iterable[CaseResult]) -> list[CoverageRow]:
     return [CoverageRow(*key, nodes[key], tuple(conditions[key].most_common())) for key in sorted(nodes)]
 
 
-def parse_expected(items: Sequence[str], where: str) -> list[tuple[str | None, str]]:
-    """``KIND`` (any op) or ``OP:KIND`` (``GRUSequence`` or ``GRUSequence-5``) items."""
+def parse_expected(items: Sequence[str], where: str,
+                   ops: Iterable[str] | None = None) -> list[tuple[str | None, str]]:
+    """``KIND`` (any op) or ``OP:KIND`` (``GRUSequence`` or ``GRUSequence-5``) items, checked before
+    a run: the op must be one irtool knows (in a version it has) and, given ``ops`` (the op types
+    of the run's cases; None: not known, a model file among them), one of those; a kind written
+    as one of the CPU's layer types in another case is a typo.  A kind irtool does not know stays
+    allowed: another device names its layer types otherwise."""
     parsed = []
     for item in items:
         op, sep, kind = item.rpartition(":")
         if not kind or not re.fullmatch(r"[A-Za-z0-9_]+", kind) or (sep and not re.fullmatch(r"[A-Za-z0-9_-]+", op)):
             raise CoverageError(f"{where}: {item!r}: expected an implementation such as RNNSeq, or OP:IMPLEMENTATION "
                                 f"such as GRUSequence:RNNSeq")
+        same = [known for known in CPU_LAYER_TYPES if known.lower() == kind.lower() and known != kind]
+        if same:
+            raise CoverageError(f"{where}: {item!r}: {kind}: did you mean {same[0]}? (the CPU's layer types are "
+                                f"{', '.join(CPU_LAYER_TYPES)})")
+        if op:
+            _check_op(op, item, where, ops)
         parsed.append((op or None, kind))
     return parsed
+
+
+def _check_op(op: str, item: str, where: str, ops: Iterable[str] | None) -> None:
+    """CoverageError unless ``op`` (``GRUSequence``, ``GRUSequence-5``) is an op irtool knows, in a
+    version it has, and (given ``ops``) one the run's cases have."""
+    from irtool.specs import registry
+
+    name, _, version = op.rpartition("-") if re.fullmatch(r".+-[0-9]+", op) else (op, "", "")
+    types = registry().types()
+    if name not in types:
+        raise CoverageError(f"{where}: {item!r}: no op {name}{did_you_mean(name, types)}")
+    versions = [spec.key for spec in registry().versions(name)]
+    if version and registry().get(name, int(version)) is None:
+        raise CoverageError(f"{where}: {item!r}: no version {version} of {name} (its versions: {', '.join(versions)})")
+    if ops is not None:
+        ops = sorted(set(ops))
+        if name not in ops:
+            raise CoverageError(f"{where}: {item!r}: no case of {name} in the suites; expect_coverage can name "
+                                f"{', '.join(ops) or 'no op (no case is one op)'}")
 
 
 def missing(rows: Sequence[CoverageRow], expected: Sequence[tuple[str | None, str]]) -> list[str]:

@@ -18,9 +18,9 @@ openvino 2024.6.0's CPU cannot compile the ONNX LSTMs with peepholes or input_fo
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from irtool.documents import load_toml
 from irtool.errors import IrtoolError, did_you_mean
@@ -43,6 +43,7 @@ class Expected:
     issue: str | None = None
     openvino: str = "*"
     verdict: str = "fail"
+    source: str = field(default="", compare=False)  # the known-failures file it was read from
 
     @property
     def verdicts(self) -> tuple[str, ...]:
@@ -77,7 +78,7 @@ def load_expectations(path: str | Path) -> list[Expected]:
             raise ExpectationsError(f"{path}: [[xfail]] {number}: 'case' (a glob) and 'reason' are required")
         if not all(isinstance(entry.get(k, ""), str) for k in KEYS):
             raise ExpectationsError(f"{path}: [[xfail]] {number}: every value is a string")
-        made = Expected(**entry)
+        made = Expected(**entry, source=str(path))
         wrong = [v for v in made.verdicts if v not in FAILED] or ([] if made.verdicts else [made.verdict])
         if wrong:
             raise ExpectationsError(f"{path}: [[xfail]] {number}: verdict {wrong[0]!r}; expected one or more of "
@@ -108,6 +109,23 @@ def apply(expected: Sequence[Expected], result: CaseResult) -> CaseResult:
         result.message = f"known to fail ({entry.reason}) but passed: remove it from the known failures"
         result.verdict, result.issue = XPASS, entry.issue
     return result
+
+
+def unmatched(expected: Sequence[Expected], results: Iterable[CaseResult]) -> list[str]:
+    """A note for each entry that matches no result of a run (a typo in its glob, a case since
+    renamed, or a device not run now: a note, not an error), naming the entry and its file."""
+    left = list(dict.fromkeys(expected))
+    for result in results:
+        if not left:
+            break
+        left = [entry for entry in left if not entry.matches(result)]
+    notes = []
+    for entry in left:
+        where = [f"{key} {getattr(entry, key)}" for key in ("device", "precision", "openvino")
+                 if getattr(entry, key) != "*"]
+        notes.append(f"known failure {entry.case!r}{' (' + ', '.join(where) + ')' if where else ''} "
+                     f"({entry.source or 'known-failures file'}) matched no job of this run")
+    return notes
 
 
 def raw(result: CaseResult) -> CaseResult:

@@ -26,7 +26,7 @@ from irtool.files import write_atomic
 from irtool.lines import cut
 from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, BaselineDiff, case_ops, column_label,
-                                    column_of, columns, number, op_group, output_fields, xml_text)
+                                    column_of, columns, number, op_group, output_fields, overall_verdict, xml_text)
 from irtool.harness.store import RunResults
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,12 +60,14 @@ svg text{font:11px sans-serif}
 """
 
 
-def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None = None) -> None:
-    write_atomic(path, render_html(run, baseline), "report")
+def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None = None,
+               coverage_missing: Sequence[str] = ()) -> None:
+    write_atomic(path, render_html(run, baseline, coverage_missing), "report")
 
 
-def render_html(run: RunResults, baseline: BaselineDiff | None = None) -> str:
-    parts = [_header(run), _summary(run), _pass_rates(run), _coverage(run), _baseline(baseline), _version_diffs(run),
+def render_html(run: RunResults, baseline: BaselineDiff | None = None, coverage_missing: Sequence[str] = ()) -> str:
+    parts = [_header(run), _verdict(run, baseline, coverage_missing), _summary(run), _pass_rates(run), _coverage(run),
+             _baseline(baseline), _version_diffs(run),
              _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
              _by_reason(run, XFAIL, "Known failures (xfail)"), _by_reason(run, SKIP, "Skipped")]
@@ -117,6 +119,27 @@ def _header(run: RunResults) -> str:
         text += ('\n<p class="warning"><strong>Partial run:</strong> not every job ran (the run was interrupted '
                  f"or is still going); everything below covers the {len(run.results)} results recorded.</p>")
     return text
+
+
+def _verdict(run: RunResults, baseline: BaselineDiff | None, coverage_missing: Sequence[str]) -> str:
+    """The run's verdict, as the console's last line says it (irtool.harness.reports.overall_verdict):
+    ``FAILED: 36 slower against the baseline``; a partial run's verdict is of what it holds."""
+    diff = baseline.diff if baseline is not None else None
+    from irtool.harness.baseline import diff_versions
+
+    word, _, regressed = overall_verdict(run.summary, diff, diff_versions(run), coverage_missing)
+    if regressed:
+        why = "; ".join(regressed)
+    elif word == "FAILED":
+        why = ", ".join(f"{run.summary[v]} {v}" for v in PROBLEMS if run.summary.get(v))
+    elif word == "NOTHING COMPARED":
+        why = "no job of this run is in the baseline"
+    else:
+        why = ""
+    why += "".join(f"; {missing}" for missing in coverage_missing)
+    partial = " (partial run)" if run.partial else ""
+    return (f'<p class="overall">Verdict{partial}: <strong>{_e(word)}</strong>'
+            f'{": " + _e(why.lstrip("; ")) if why else ""}</p>')
 
 
 def _summary(run: RunResults) -> str:

@@ -18,7 +18,9 @@ or crash, accuracy drift, a changed implementation or precision, a slowdown);
 
 Like ``irtool harness``, a session whose suite jobs were all skipped (or where nothing was
 judged) does not pass: pytest's summary is followed by ``irtool: ALL SKIPPED ...`` and the
-exit code is 3, never 0.
+exit code is 3, never 0.  A suite's ``expect_coverage`` is held as the harness holds it: an
+expected implementation that no job of the session reached prints ``COVERAGE: ...`` and
+fails the session (exit 1), with ``-n`` too.
 """
 from __future__ import annotations
 
@@ -31,13 +33,16 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.jobs.records import (EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job, run_verdict,
-                                    speaking_result)
+from irtool.jobs.records import (EXIT_FAILED, EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job,
+                                    run_verdict, speaking_result)
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
 _VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged passes in pytest)
 _XPASS = "irtool_xpass"  # the user property of a known failure that passed: its message
+_RAN = "irtool_ran"  # the user property of what each result of a job ran as (the fields coverage reads)
+_RESULTS: list[CaseResult] = []  # those, gathered where the reports arrive (xdist's controller too)
+_COVERAGE: dict[str, list[str]] = {"missing": [], "notes": []}  # the suites' expect_coverage, checked at the end
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -70,8 +75,9 @@ def pytest_collect_file(file_path: Path, parent: Any) -> Any:
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from irtool.devices import parse_device_list
-        from irtool.harness import expectations
+        from irtool.harness import coverage, expectations
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
+        from irtool.harness.session import case_ops
         from irtool.jobs.suite import load_suite
 
         config = self.config
@@ -81,6 +87,7 @@ class SuiteFile(pytest.File):
             precisions = check_precisions(parse_list(config.getoption("--irtool-precision"), "--irtool-precision"))
             files = ([suite.expected_failures] if suite.expected_failures else []) + config.getoption("--irtool-xfail")
             expected = [entry for path in files for entry in expectations.load_expectations(path)]
+            coverage.parse_expected(list(suite.expect_coverage), f"{self.path}: expect_coverage", case_ops(suite.cases))
             if config.getoption("--irtool-baseline") is not None:
                 _baseline(config.getoption("--irtool-baseline"))  # a baseline that cannot be read: said once, here
         except IrtoolError as error:
@@ -121,6 +128,7 @@ class JobItem(pytest.Item):
         results = [expectations.apply(self.expected, result) for result in results]
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
+        self.user_properties.append((_RAN, [_ran(r) for r in results]))  # for the suites' expect_coverage
         if result.effective_precision:  # what the device ran at (with --irtool-precision default: what it chose)
             self.user_properties.append(("irtool_effective_precision", ", ".join(
                 f"{precision} on {device}" for device, precision in result.effective_precision.items())))
@@ -186,11 +194,52 @@ def pytest_runtest_logreport(report: Any) -> None:
         if verdict is None:  # skipped before it ran, or failed in setup
             verdict = SKIP if report.skipped else FAIL
         _COUNTS[verdict] += 1
+        _RESULTS.extend(CaseResult(case="", suite="", precision="", **fields)
+                        for fields in dict(report.user_properties).get(_RAN, ()))
+
+
+def _ran(result: CaseResult) -> dict[str, Any]:
+    """What coverage reads of a result, as plain data (an xdist worker sends it in its report)."""
+    return {"verdict": result.verdict, "op": result.op, "device": result.device, "openvino": result.release or None,
+            "implementations": dict(result.implementations),
+            "conditions": {node: dict(items) for node, items in result.conditions.items()}}
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     if _COUNTS and exitstatus == 0 and run_verdict(_COUNTS)[1] == EXIT_NOTHING_JUDGED:
         session.exitstatus = EXIT_NOTHING_JUDGED
+    if _COUNTS and not hasattr(session.config, "workerinput"):  # the process that has every job's report
+        _check_coverage(session)
+
+
+def _check_coverage(session: Any) -> None:
+    """The suites' expect_coverage, held as irtool harness holds it: an expected implementation that
+    no job of this session reached fails the session (exit 1); a session where no job that ran
+    reported its implementation is not held to it (a note)."""
+    from irtool.harness import coverage
+    from irtool.jobs.suite import load_suite
+
+    expected = []
+    for path in _suite_paths(session.config):
+        try:
+            expected += coverage.parse_expected(list(load_suite(path).expect_coverage), f"{path}: expect_coverage")
+        except IrtoolError:
+            continue  # said when the suite was collected
+    if not expected:
+        return
+    rows = coverage.coverage(_RESULTS)
+    if not rows:
+        _COVERAGE["notes"].append(coverage.NOT_CHECKED)
+        return
+    _COVERAGE["missing"] = coverage.missing(rows, expected)
+    if _COVERAGE["missing"]:
+        session.exitstatus = EXIT_FAILED
+
+
+def _suite_paths(config: Any) -> list[Path]:
+    """The suite files named on the command line (those this plugin collects)."""
+    paths = [Path(arg.split("::")[0]) for arg in config.args]
+    return list(dict.fromkeys(path for path in paths if path.suffix == ".toml" and path.is_file()))
 
 
 def pytest_unconfigure(config: Any) -> None:
@@ -199,7 +248,11 @@ def pytest_unconfigure(config: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     if _COUNTS:
-        word, _ = run_verdict(_COUNTS)
+        for note in _COVERAGE["notes"]:
+            terminalreporter.write_line(f"irtool: note: {note}")
+        for missing in _COVERAGE["missing"]:
+            terminalreporter.write_line(f"COVERAGE: {missing}")
+        word, _ = run_verdict(_COUNTS, bool(_COVERAGE["missing"]))
         counts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(_COUNTS.items()))
         terminalreporter.write_line(f"irtool: {word}: {counts} (suite jobs)")
 

@@ -7,7 +7,7 @@ irtool.harness.junit) and this module use the shared words of irtool.harness.rep
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from irtool.harness.baseline import diff_versions
 from irtool.harness.coverage import coverage
@@ -19,12 +19,13 @@ from irtool.harness.store import JSON_NAME, RunResults, StoreError, write_json
 
 
 def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDiff | None = None,
-                  force: bool = False) -> dict[str, Path]:
+                  force: bool = False, coverage_missing: Sequence[str] = ()) -> dict[str, Path]:
     """Write results.json, junit.xml and report.html (each whole or not at all); their paths by
     name.  With ``baseline``, each holds the diff against it: results.json as ``baseline_diff``,
     junit.xml as a testsuite with a failing testcase per regressed job, report.html as a section.
     A report file there that irtool did not write (:mod:`irtool.harness.marker`) is replaced only
-    with ``force``; the files written are recorded as irtool's."""
+    with ``force``; the files written are recorded as irtool's.  ``coverage_missing``: the expected
+    implementations the run did not reach (its expect_coverage), which report.html's verdict counts."""
     report_dir = Path(report_dir)
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
@@ -36,7 +37,7 @@ def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDif
         write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in coverage(run.results)],
                                         **({"baseline_diff": baseline.to_json()} if baseline else {})})
         write_junit(paths["junit"], run, baseline)
-        write_html(paths["html"], run, baseline)
+        write_html(paths["html"], run, baseline, coverage_missing)
         record_owned(report_dir, REPORT_NAMES)
     except OSError as error:
         raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None

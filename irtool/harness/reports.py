@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from irtool.compare import shown_pair
-from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, CaseResult
+from irtool.jobs.records import CRASH, ERROR, EXIT_NOTHING_JUDGED, FAIL, TIMEOUT, CaseResult, run_verdict
 from irtool.harness.store import JSON_NAME, RunResults, StoreError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,3 +220,23 @@ def output_lines(result: CaseResult) -> list[str]:
     """A result's statistics as text, one line per output (junit.xml's failures, the pytest plugin)."""
     return ["  ".join(f"{key} {value}" if key != "output" else value for key, value in output_fields(out).items())
             for out in result.outputs]
+
+
+def overall_verdict(summary: Mapping[str, int], diff: "RunDiff | None" = None, version_diffs: Iterable = (),
+                    coverage_missing: Iterable[str] = ()) -> tuple[str, int, list[str]]:
+    """A run's word and exit code (:func:`irtool.jobs.records.run_verdict` of its verdict counts and
+    its regressions), and what regressed, one phrase each (``36 slower against the baseline``,
+    ``1 expected implementation not reached``): what the console's last line and report.html
+    say.  A baseline that holds no job of the run compared nothing: a run that passed is then
+    NOTHING COMPARED (exit 3), not PASSED."""
+    regressed = [f"{', '.join(diff.regressions())} against the baseline"] if diff is not None and diff.regressed \
+        else []
+    regressed += [f"{', '.join(older_diff.regressions())} from openvino {older} to {newer}"
+                  for older, newer, older_diff in version_diffs if older_diff.regressed]
+    missing = list(coverage_missing)
+    if missing:
+        regressed.append(f"{len(missing)} expected implementation{'' if len(missing) == 1 else 's'} not reached")
+    word, code = run_verdict(summary, bool(regressed))
+    if code == 0 and diff is not None and diff.nothing_compared:
+        return "NOTHING COMPARED", EXIT_NOTHING_JUDGED, []
+    return word, code, regressed

@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.jobs import faults
 from irtool.jobs.pool import Pool
-from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json, run_verdict
+from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
 from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
                                   read_jsonl, run_meta)
 from irtool.jobs.suite import load_suite
@@ -144,10 +145,15 @@ class HarnessOutcome:
 
     @property
     def verdict(self) -> tuple[str, int]:
-        """The run's word and exit code: see :func:`irtool.jobs.records.run_verdict`."""
-        regressed = ((self.diff is not None and self.diff.regressed) or bool(self.coverage_missing)
-                     or any(diff.regressed for _, _, diff in self.version_diffs))
-        return run_verdict(self.run.summary, regressed)
+        """The run's word and exit code: see :func:`irtool.harness.reports.overall_verdict`."""
+        return self.overall[:2]
+
+    @property
+    def overall(self) -> tuple[str, int, list[str]]:
+        """The run's word, exit code and what regressed (:func:`irtool.harness.reports.overall_verdict`)."""
+        from irtool.harness.reports import overall_verdict
+
+        return overall_verdict(self.run.summary, self.diff, self.version_diffs, self.coverage_missing)
 
     @property
     def exit_code(self) -> int:
@@ -195,9 +201,10 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
                 for entry in known.load_expectations(suite.expected_failures)]
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
     _check_output_names(options.tolerance, cases)
-    expect_coverage = coverage.parse_expected(
-        [item for suite in suites for item in suite.expect_coverage], "expect_coverage") + coverage.parse_expected(
-        list(options.expect_coverage), "--expect-coverage")
+    ops = case_ops(cases)
+    expect_coverage = [item for suite in suites for item in coverage.parse_expected(
+        list(suite.expect_coverage), f"{suite.path}: expect_coverage", ops)] + coverage.parse_expected(
+        list(options.expect_coverage), "--expect-coverage", ops)
     timeout = options.timeout or max(suite.timeout for suite in suites)
     report_dir = _report_dir(options.report_dir)
     _check_inputs_outside(report_dir, _run_inputs(options, suites, cases))
@@ -217,13 +224,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
             next(iter(pools.values())).start(workers)  # the workers import openvino while this process does
         try:
             outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
-                           start, baseline, reducer)
-            if expect_coverage and not outcome.interrupted and not outcome.stopped:
-                rows = coverage.coverage(outcome.run.results)
-                if rows:
-                    outcome.coverage_missing = coverage.missing(rows, expect_coverage)
-                else:  # nothing ran, or no device said what it ran: nothing to hold the run to
-                    outcome.notes.append("expect_coverage not checked: no job that ran reported its implementation")
+                           start, baseline, reducer, expect_coverage)
         finally:
             for pool in pools.values():
                 pool.close()
@@ -323,7 +324,8 @@ def _file_output_names(path: str) -> set[str]:
 
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
-         baseline: RunResults | None, reducer: Reducer | None = None) -> HarnessOutcome:
+         baseline: RunResults | None, reducer: Reducer | None = None,
+         expect_coverage: Sequence[tuple[str | None, str]] = ()) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
@@ -394,9 +396,17 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
                                          time_floor=options.time_floor)
             except IrtoolError as error:
                 unpaired = error
+        if expect_coverage and not outcome.interrupted and not outcome.stopped:  # before the reports: they say it
+            rows = coverage.coverage(outcome.run.results)
+            if rows:
+                outcome.coverage_missing = coverage.missing(rows, expect_coverage)
+            else:  # nothing ran, or no device said what it ran: nothing to hold the run to
+                outcome.notes.append(coverage.NOT_CHECKED)
         _write_reports(report_dir, outcome, str(options.baseline) if baseline is not None else None)
     if unpaired is not None:
         raise unpaired
+    if not outcome.interrupted and not outcome.stopped:
+        outcome.notes += known.unmatched(expected, results)
     if options.reduce_failures and reducer is not None and not outcome.interrupted and not outcome.stopped:
         failed = {result.job_key for result in outcome.failed}  # known failures (xfail) are not among them
         outcome.reduced, outcome.interrupted = reducer(
@@ -439,6 +449,18 @@ def matrix_digest(jobs: Sequence[Job]) -> str:
     lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision]
                               + ([job.openvino] if job.openvino else []), sort_keys=True) for job in jobs)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+def case_ops(cases: Sequence[SuiteCase]) -> set[str] | None:
+    """The op types of ``cases`` (``GRUSequence``), or None when a case's model is not known to be
+    one op (a model file of several ops, or one irtool reads only through OpenVINO)."""
+    ops = set()
+    for case in cases:
+        op = case.op if case.file is None else file_op(case.file) if case.file.endswith(".xml") else None
+        if not op:
+            return None
+        ops.add(re.sub(r"-[0-9]+$", "", op))
+    return ops
+
+
 @lru_cache(maxsize=1024)
 def file_op(path: str) -> str | None:
     """The op an IR file is (``GRUSequence-5``) when it holds exactly one op of the recurrent
@@ -462,7 +484,8 @@ def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | No
     try:
         write_reports(report_dir, outcome.run,
                       BaselineDiff(baseline, outcome.diff) if baseline and outcome.diff is not None else None,
-                      force=True)  # checked before the run began (_open_store)
+                      force=True,  # checked before the run began (_open_store)
+                      coverage_missing=outcome.coverage_missing)
     except IrtoolError as error:
         if not outcome.stopped:  # a full disk stops the results and the reports alike: say it once
             raise

@@ -22,6 +22,9 @@ from typing import Any, Mapping, Sequence
 
 DECOMPOSED = ("TensorIterator", "Loop")
 KERNELS = ("RNNSeq", "RNNCell", "TensorIterator", "Loop")  # layer types that compute a recurrence
+# The runtime layer types the CPU plugin reports a recurrent node as: a kernel, or a cell's plain
+# ops fused into a Subgraph (its snippets).  Other devices name theirs otherwise.
+CPU_LAYER_TYPES = (*KERNELS, "Subgraph")
 _DIRECTIONS = ("forward", "reverse")
 _UPSTREAM_LIMIT = 8  # layers walked back from a join before giving up on a direction
 
