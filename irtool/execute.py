@@ -904,7 +904,10 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                     reproducers[result.name] = str(folder)
                 except ReproducerError as error:
                     unwritten.append(error.message)
-    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    in_bodies = " in the main graph; a node inside an If or Loop body as OpenVINO converted it" \
+        if prepared.onnx is not None and any(node.in_body for node in prepared.nodes) else ""
+    against = "reference" + (f" (ONNX semantics: each ONNX node as its ONNX page defines it{in_bodies})"
+                             if prepared.onnx else "")
     second = None
     if options.compare_with_onnxruntime:
         from irtool.judge_onnx import second_opinion

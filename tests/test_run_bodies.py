@@ -134,6 +134,9 @@ def test_nested_if_branches_judge_the_lstm_taken_and_name_the_others(folder, if_
     for node in result["nodes"]:
         if node is not judged[0]:
             assert node["reached"] is False and node["reason"].startswith("not reached on these inputs (in the ")
+    if form == "onnx":  # the ONNX graph's nodes in If subgraphs are judged as OpenVINO converted them: said so
+        assert all(node["semantics"] == "OpenVINO" for node in result["nodes"])
+        assert result["against"].endswith("in the main graph; a node inside an If or Loop body as OpenVINO converted it)")
 
 
 @pytest.fixture(scope="module")
