@@ -169,10 +169,12 @@ def test_a_failure_exits_1_with_a_reproducer(small):
     (["--shard", "3/2"], "--shard 3/2: expected K/N"),
     (["--timeout", "0"], "--timeout: 0.0; expected a number of seconds > 0"),
     (["--config", "INFERENCE_PRECISION_HINT=f32"], "with --precision"),
+    (["--config", "FOO=1"], "--config FOO=1: CPU refuses it (CPU cannot compile a probe model: "),
 ])
 def test_usage_errors_exit_2_with_one_line(small, args, message):
     done = irtool("harness", str(small / "suite.toml"), "--report-dir", str(small / "usage"), *args)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (small / "usage").exists()  # refused before anything is made
 
 
 def test_a_bad_suite_exits_2_naming_it(tmp_path):

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from irtool.compare import TolerancePolicy
 from irtool.devices import check_device
@@ -201,6 +201,8 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
                 for entry in known.load_expectations(suite.expected_failures)]
     expected += [entry for path in options.expected_failures for entry in known.load_expectations(path)]
     _check_output_names(options.tolerance, cases)
+    if options.config:
+        _check_config(options.config, options.devices)
     ops = case_ops(cases)
     expect_coverage = [item for suite in suites for item in coverage.parse_expected(
         list(suite.expect_coverage), f"{suite.path}: expect_coverage", ops)] + coverage.parse_expected(
@@ -434,6 +436,25 @@ def _skip_reason(job: Job, env: Any, seen: dict) -> str | None:
         return f"openvino {env.release} cannot run here: {problem}"
     reason = skip_reason(job.device, job.precision, report)
     return f"openvino {job.openvino}: {reason}" if reason and job.openvino else reason
+
+
+def _check_config(config: Mapping[str, str], devices: Sequence[str]) -> None:
+    """SessionError before anything is made if a device here refuses ``--config`` (each of its
+    jobs would be an error otherwise): the smallest model, compiled once per device present."""
+    from irtool.build import probe_model
+    from irtool.errors import RunError
+    from irtool.runtime.compile import compile_on
+    from irtool.runtime.devices import list_devices, skip_reason
+
+    report = list_devices()
+    for device in devices:
+        if skip_reason(device, "f32", report) is not None:  # absent here: its jobs are skipped anyway
+            continue
+        try:
+            compile_on(probe_model(), device, "f32", config, Path("a probe model"))
+        except RunError as error:
+            said = ", ".join(f"{key}={value}" for key, value in config.items())
+            raise SessionError(f"--config {said}: {device} refuses it ({error.message}); nothing was run") from None
 
 
 def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome) -> None:
