@@ -341,3 +341,23 @@ def test_dynamic_dims_reaching_lstms_only_in_if_branches_are_sized_and_the_taken
     assert code == 0 and result["verdict"] == "pass", result
     assert {i["name"]: i["shape"] for i in result["inputs"]}["X"] == [5, 3, 3]
     assert len([n for n in result["nodes"] if n["verdict"] == "pass"]) == 1 and len(result["not_reached"]) == 2
+
+
+def test_iterations_seen_at_once_give_the_verdict_and_worst_iteration_of_each_seen_alone(folder, loop_model,
+                                                                                       monkeypatch):
+    """Every iteration within tolerance is seen with one comparison per output over all iterations;
+    the node's result (verdict, the iteration it reports, its diffs) is what diffing each alone gives."""
+    import irtool.execute as pipeline
+
+    prepared = pipeline.read_and_prepare(loop_model)
+    inputs, _, _ = pipeline.case_inputs(prepared)
+    executed = pipeline.execute(pipeline.compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
+    fast = pipeline.judge(prepared, inputs, executed, pipeline.TolerancePolicy(), "f32")
+    monkeypatch.setattr(pipeline, "_worst_of_passing_iterations", lambda *args: None)
+    alone = pipeline.judge(prepared, inputs, executed, pipeline.TolerancePolicy(), "f32")
+    body = [k for k, node in enumerate(alone.nodes) if node.iterations]
+    assert body and fast.verdict == alone.verdict == "pass"
+    assert all(alone.nodes[k].iterations > 1 for k in body)
+    for k in body:
+        assert fast.nodes[k].iteration == alone.nodes[k].iteration
+        assert fast.nodes[k].outputs == alone.nodes[k].outputs
