@@ -61,12 +61,16 @@ svg text{font:11px sans-serif}
 
 
 def write_html(path: str | Path, run: RunResults, baseline: BaselineDiff | None = None,
-               coverage_missing: Sequence[str] = ()) -> None:
-    write_atomic(path, render_html(run, baseline, coverage_missing), "report")
+               coverage_missing: Sequence[str] = (), coverage_rows: Sequence[Any] | None = None) -> None:
+    write_atomic(path, render_html(run, baseline, coverage_missing, coverage_rows), "report")
 
 
-def render_html(run: RunResults, baseline: BaselineDiff | None = None, coverage_missing: Sequence[str] = ()) -> str:
-    parts = [_header(run), _verdict(run, baseline, coverage_missing), _summary(run), _pass_rates(run), _coverage(run),
+def render_html(run: RunResults, baseline: BaselineDiff | None = None, coverage_missing: Sequence[str] = (),
+                coverage_rows: Sequence[Any] | None = None) -> str:
+    """The page; ``coverage_rows`` (irtool.harness.coverage.coverage of the run) where the caller has
+    them already, else they are made here."""
+    parts = [_header(run), _verdict(run, baseline, coverage_missing), _summary(run), _pass_rates(run),
+             _coverage(run, coverage_rows),
              _baseline(baseline), _version_diffs(run),
              _problems(run),
              _by_reason(run, XPASS, "Known failures that now pass (xpass)"),
@@ -183,13 +187,13 @@ def _pass_rates(run: RunResults) -> str:
             "unjudged and xpass.</p>\n" + _table(head, rows, "passrate"))
 
 
-def _coverage(run: RunResults) -> str:
+def _coverage(run: RunResults, reached: Sequence[Any] | None) -> str:
     """Which implementations the run reached per op, device and release, and what led to each."""
     from irtool.harness.coverage import conditions_text, coverage
 
     rows = [[_e(row.op), _e(row.device), _e(row.release), _e(row.implementation), str(row.nodes),
              "<br>".join(f"{_e(conditions_text(items))} ({count})" for items, count in row.conditions)]
-            for row in coverage(run.results)]
+            for row in (coverage(run.results) if reached is None else reached)]
     if not rows:
         return ""
     return ("<h2 id=\"coverage\">Implementations reached</h2>\n<p>what each node ran as (its runtime layer type; a "

@@ -34,10 +34,11 @@ def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDif
     check_owned(report_dir, REPORT_NAMES, force=force, option="-o")
     paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
     try:
-        write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in coverage(run.results)],
+        reached = coverage(run.results)  # once, for results.json and report.html
+        write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in reached],
                                         **({"baseline_diff": baseline.to_json()} if baseline else {})})
         write_junit(paths["junit"], run, baseline)
-        write_html(paths["html"], run, baseline, coverage_missing)
+        write_html(paths["html"], run, baseline, coverage_missing, reached)
         record_owned(report_dir, REPORT_NAMES)
     except OSError as error:
         raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
