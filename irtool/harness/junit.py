@@ -34,10 +34,6 @@ def write_junit(path: str | Path, run: RunResults, baseline: "BaselineDiff | Non
             handle.write(chunk)
 
 
-def junit_xml(run: RunResults, baseline: "BaselineDiff | None" = None) -> bytes:
-    return b"".join(junit_chunks(run, baseline))
-
-
 def junit_chunks(run: RunResults, baseline: "BaselineDiff | None" = None) -> Iterator[bytes]:
     """junit.xml in pieces, a testcase at a time: a run of 200,000 results is never one tree in
     memory.  The counts each start tag carries are summed from the results first."""
