@@ -43,7 +43,8 @@ from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
-from irtool.runtime.nodes import ProbedModel, RecurrentNode, iteration_arrays, probe_model, reached_iterations
+from irtool.runtime.nodes import (ProbedModel, RecurrentNode, iteration_arrays, probe_model, reached_iterations,
+                                  why_not_reached)
 from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
 from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
@@ -89,7 +90,10 @@ def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: 
     probed by their ONNX names, and those nodes are what :func:`judge` judges.  ``generated_names``:
     a frontend converted the model in this process, and names OpenVINO made by its counter are
     keyed by the node's place (irtool.runtime.nodes.stable_keys)."""
-    probed = probe_model(model, onnx.computed_tensors() if onnx is not None else (), generated_names)
+    # an ONNX model's nodes in subgraphs are judged as ONNX nodes, through their tensors' ONNX names
+    # in OpenVINO's bodies: the nodes OpenVINO converted them to there need no probes of their own
+    probed = probe_model(model, onnx.computed_tensors() if onnx is not None else (), generated_names,
+                         body_nodes=onnx is None)
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
     return Prepared(model, name, probed, tuple(model_inputs(model)),
                     tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
@@ -362,8 +366,7 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
         raise
     seconds = time.perf_counter() - started
     # a body node runs inside its top-level container: what ran for that is what ran for it
-    names = [n.container if n.in_body else n.name for n in prepared.probed.judgeable]
-    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(dict.fromkeys(names))))
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(prepared.probed.run_as)))
 
 
 @dataclass(frozen=True)
@@ -449,11 +452,8 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
     if prepared.onnx is not None:
         from irtool.judge_onnx import judge_onnx_nodes
 
-        nodes = judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy, precision)
-        # the ONNX graph's nodes are its main graph's; those in If/Loop/Scan subgraphs are judged as
-        # what OpenVINO converted them to, in its bodies
-        nodes = unique_node_names(nodes + tuple(judge_node(node, inputs, executed.captured, policy, precision,
-                                                           reference) for node in prepared.nodes if node.in_body))
+        nodes = unique_node_names(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy,
+                                                   precision))
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference)
@@ -599,7 +599,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                           tensors=node.tensors)
     indices = reached_iterations(node, captured)
     if not indices:
-        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({_why_not_reached(node, captured)})",
+        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({why_not_reached(node.conditions, node.loops, captured)})",
                           tensors=node.tensors, reached=False)
     chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
     per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]
@@ -726,15 +726,6 @@ def _at(node: RecurrentNode, index: tuple[int, ...]) -> str:
 def _iteration(node: RecurrentNode, index: tuple[int, ...]) -> str | None:
     """"iteration 3 of Loop 'l'" (per loop around the node, outermost first); None at the top level."""
     return ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, node.loops)) if index else None
-
-
-def _why_not_reached(node: RecurrentNode, captured: Sequence[np.ndarray]) -> str:
-    """Which container kept a body node from running: an If branch not taken, a loop with no iteration."""
-    for condition in node.conditions:
-        flags = np.asarray(captured[condition.probe]).reshape(-1)
-        if flags.size and not (flags.astype(bool) == condition.then).any():
-            return f"in the {condition.label}, not taken"
-    return f"{' or '.join(node.loops) or 'its container'} ran no iteration where it is"
 
 
 def arrays_digest(arrays: Sequence[np.ndarray]) -> str:
@@ -935,10 +926,7 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                     reproducers[result.name] = str(folder)
                 except ReproducerError as error:
                     unwritten.append(error.message)
-    in_bodies = " in the main graph; a node inside an If or Loop body as OpenVINO converted it" \
-        if prepared.onnx is not None and any(node.in_body for node in prepared.nodes) else ""
-    against = "reference" + (f" (ONNX semantics: each ONNX node as its ONNX page defines it{in_bodies})"
-                             if prepared.onnx else "")
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
     second = None
     if options.compare_with_onnxruntime:
         from irtool.judge_onnx import second_opinion
@@ -999,7 +987,7 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
     if prepared.onnx is not None:
         from irtool.judge_onnx import ROLES
 
-        names |= {f"{prefix}{name}" for node in prepared.onnx.nodes for name in list(node.proto.output) + list(ROLES)
+        names |= {f"{prefix}{name}" for node in prepared.onnx.all_nodes for name in list(node.proto.output) + list(ROLES)
                   for prefix in ("", f"{node.name}:") if name}
     unknown = policy.unknown_outputs(names)
     if unknown:

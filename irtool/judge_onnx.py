@@ -11,6 +11,12 @@ device, not what the frontend did.  Here each ONNX node is judged as its ONNX pa
   (irtool.onnx.evaluate.evaluate_model_node) on those inputs;
 - its actual outputs: the converted model's tensors that carry the node's output names.
 
+A node inside an If branch or a Loop or Scan body (at any depth) is judged the same way at
+every iteration it ran: OpenVINO's bodies keep the ONNX tensor names too, and the probed copy
+exposes them through the containers' outputs (one leading axis per loop around them); a tensor
+of an enclosing graph (an outer-scope value, an initializer) is the same at each iteration.  A
+node in a branch not taken, or in a loop that ran no iteration, is "not reached".
+
 A tensor whose name did not survive the conversion cannot be read; the node is then not
 judged, and the reason names the tensor.  A failing node's reason adds what the frontend is
 known to get wrong for it (irtool.onnx.graph) and, for a bidirectional node, which direction
@@ -27,6 +33,7 @@ import numpy as np
 from irtool import known_faults
 from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 from irtool.onnx.graph import OnnxGraph, OnnxNode
+from irtool.runtime.nodes import Placement, placement_iterations, why_not_reached
 from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 
 ROLES = ("Y", "Y_h", "Y_c")
@@ -36,18 +43,81 @@ LOST = "carries its name nowhere in the converted model (OpenVINO's frontend did
 
 def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndarray],
                      captured: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> tuple[NodeResult, ...]:
-    """Every recurrent node of ``graph`` judged; ``probed`` (irtool.runtime.nodes.ProbedModel) says
-    where each ONNX tensor is among ``captured`` (the probed copy's outputs) and which OpenVINO
-    node computes it."""
-    names = {name for node in graph.nodes for name in node.proto.input if name}
+    """Every recurrent node of ``graph`` (main graph, then subgraphs) judged; ``probed``
+    (irtool.runtime.nodes.ProbedModel) says where each ONNX tensor is among ``captured`` (the
+    probed copy's outputs) and which OpenVINO node computes it."""
+    names = {name for node in graph.all_nodes for name in node.proto.input if name}
     values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
     values.update({name: captured[index] for name, index in probed.tensors.items()})
     results = []
-    for node in graph.nodes:
-        result = judge_onnx_node(node, graph.opset, values, policy, precision)
-        converted = next((probed.sources[n] for n in node.proto.output if n in probed.sources), None)
+    for node in graph.all_nodes:
+        placed = {name: probed.placed[name] for name in [*node.proto.input, *node.proto.output]
+                  if name in probed.placed and name not in values}
+        if node.in_body and placed:
+            result = _judge_in_body(node, graph.opset, values, placed, captured, policy, precision)
+        else:  # a main-graph node, or one OpenVINO keeps in no body (an If of a constant condition is inlined)
+            result = judge_onnx_node(node, graph.opset, values, policy, precision)
+        sources = {**probed.sources, **{name: p.source for name, p in placed.items() if p.source}}
+        converted = next((sources[n] for n in node.proto.output if n in sources), None)
         results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
     return tuple(results)
+
+
+def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], placed: Mapping[str, Placement],
+                   captured: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> NodeResult:
+    """A node in a subgraph, judged at every iteration it ran (each iteration as a main-graph node is,
+    its body tensors at that iteration); the result is that of the first iteration not within
+    tolerance, else of the one farthest from the reference, with how many were judged."""
+    anchor = next(placed[name] for name in [*node.proto.output, *node.proto.input] if name in placed)
+    head = dict(name=node.name, type=node.op_type, version=node.version, where=node.where,
+                tensors=tuple(name for name in node.proto.output if name), semantics=SEMANTICS,
+                container=anchor.container)
+    unprobed = next((p.unprobed for p in placed.values() if p.unprobed), None)
+    if unprobed:
+        return NodeResult(**head, verdict=UNJUDGED, reason=f"not judged ({unprobed})")
+    loops = node.loops if len(node.loops) == anchor.depth else anchor.loops
+    indices = placement_iterations(anchor, captured)
+    if not indices:
+        why = why_not_reached(anchor.conditions, loops, captured, node.branches)
+        return NodeResult(**head, verdict=UNJUDGED, reason=f"not reached on these inputs ({why})", reached=False)
+    deeper = [name for name, p in placed.items() if p.depth > anchor.depth]
+    if deeper:  # not seen in one iteration with the node: OpenVINO moved it into a loop the node is not in
+        return NodeResult(**head, verdict=UNJUDGED, reason=f"its tensor '{deeper[0]}' is in a loop the node is not in")
+    ranks = _ranks(node)
+    chosen: tuple[tuple[int, ...], NodeResult] | None = None
+    for index in indices:
+        at = dict(values)
+        at.update((name, _in_rank(p.constant if p.constant is not None else captured[p.probe][index[:p.depth]],
+                                  ranks.get(name))) for name, p in placed.items())
+        result = judge_onnx_node(node, opset, at, policy, precision)
+        if result.verdict != PASS:
+            chosen = (index, result)
+            break
+        if chosen is None or (result.max_abs or 0.0) > (chosen[1].max_abs or 0.0):
+            chosen = (index, result)
+    index, result = chosen
+    said = ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, loops)) or None
+    reason = f"at {said}: {result.reason}" if said and result.reason and result.verdict in (FAIL, ERROR) \
+        else result.reason
+    return dataclasses.replace(result, reason=reason, container=anchor.container, iteration=index or None, at=said,
+                               iterations=len(indices) if loops else None)
+
+
+def _ranks(node: OnnxNode) -> dict[str, int]:
+    """The rank the ONNX page gives each of the node's input and output tensors, by tensor name."""
+    from irtool.onnx.shapes import INPUT_ORDER, input_dims, output_dims
+
+    dims = {**input_dims(node.op_type, node.layout), **output_dims(node.op_type, node.layout)}
+    ports = list(zip(node.proto.input, INPUT_ORDER)) + list(zip(node.proto.output, ROLES))
+    return {name: len(dims[port]) for name, port in ports if name and port in dims}
+
+
+def _in_rank(array: np.ndarray, rank: int | None) -> np.ndarray:
+    """A body tensor with the unit axes OpenVINO keeps before a tensor's ONNX rank dropped: a
+    TensorIterator's sliced input keeps the sliced axis, where ONNX's Scan removes it (measured:
+    x_t [1, 1, 2, 3] in the body for ONNX's [1, 2, 3]), and the frontend squeezes it after."""
+    extra = array.ndim - rank if rank is not None else 0
+    return array.reshape(array.shape[extra:]) if extra > 0 and all(d == 1 for d in array.shape[:extra]) else array
 
 
 def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], policy: TolerancePolicy,
@@ -55,7 +125,7 @@ def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray]
     from irtool.onnx.evaluate import evaluate_model_node
 
     outputs = [name for name in node.proto.output if name]
-    head = dict(name=node.name, type=node.op_type, version=node.version, where=f"ONNX graph node {node.index}",
+    head = dict(name=node.name, type=node.op_type, version=node.version, where=node.where,
                 tensors=tuple(outputs), semantics=SEMANTICS)
     lost = [name for name in node.proto.input if name and name not in values]
     if lost:
@@ -167,7 +237,7 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
                                              run_onnxruntime)
 
     feeds = {name: inputs[name] for name in graph.graph_inputs if name in inputs}
-    tensors = graph.computed_tensors()
+    tensors = graph.computed_tensors(bodies=False)
     version = available()
     tool = f"onnxruntime {version} (CPU)" if version else "onnxruntime"
     try:

@@ -12,6 +12,10 @@ And erfinv_gru.xml, built with openvino's opset API: a GRUSequence fed through E
 opset17 (openvino 2026): ``irtool run --openvino 2025.4.1,current`` skips it on 2025.4.1, whose
 opsets end at opset16.
 
+And loop_peepholes.onnx with its inputs loop_peepholes.npz: an ONNX Loop whose body runs an
+LSTM with peepholes once per iteration; OpenVINO's ONNX frontend drops the peepholes, which
+irtool sees from iteration 1 on (docs/onnx.md).
+
 And broken_gru.onnx, for ``irtool validate``: a bidirectional GRU with one activation set, a
 negative clip, R of hidden size 5 and a declared Y of batch 3 (not converted: OpenVINO refuses it).
 
@@ -26,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from real_models import OnnxCase, convert_onnx, newest_opset_model  # noqa: E402
+from real_models import OnnxCase, convert_onnx, newest_opset_model, onnx_loop_lstm_model  # noqa: E402
 
 HERE = ROOT / "samples" / "models"
 MODELS = {
@@ -50,6 +54,7 @@ def broken_gru():
 
 
 def main() -> None:
+    import numpy as np
     import onnx
 
     HERE.mkdir(exist_ok=True)
@@ -60,6 +65,11 @@ def main() -> None:
         for suffix in (".onnx", ".xml", ".bin"):
             xml.with_suffix(suffix).replace(HERE / f"{name}{suffix}")
         print(f"wrote samples/models/{name}.onnx, .xml, .bin")
+    onnx_loop_lstm_model(HERE / "loop_peepholes.onnx", peepholes=True)
+    rng = np.random.default_rng(4)
+    np.savez(HERE / "loop_peepholes.npz", X=rng.standard_normal((3, 1, 2, 3)).astype(np.float32),
+             trip=np.array(3, np.int64), h0=np.zeros((1, 2, 4), np.float32), c0=np.zeros((1, 2, 4), np.float32))
+    print("wrote samples/models/loop_peepholes.onnx, .npz")
     xml = newest_opset_model(HERE)
     for suffix in (".xml", ".bin"):
         xml.with_suffix(suffix).replace(HERE / f"erfinv_gru{suffix}")

@@ -313,6 +313,58 @@ def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, 
     return path
 
 
+def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int = 3, hidden: int = 4,
+                         peepholes: bool = False, scan: bool = False) -> Path:
+    """An ONNX model built with onnx.helper whose Loop ('steps') runs LSTM 'cell' once per iteration
+    on one step of X [steps, 1, batch, size], carrying its state (h, c) from each iteration to the
+    next; outputs the last state and every iteration's Y_h.  ``peepholes``: the LSTM has P with
+    the input and forget gates' peepholes (which read the previous cell state, zero at iteration
+    0) and none on the output gate, so the LSTM computes what it would without P at iteration 0
+    only.  ``scan``: the same as a Scan over X's first axis in place of the Loop."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(9)
+    weights = [numpy_helper.from_array(_uniform(rng, shape), name)
+               for name, shape in (("W", (1, 4 * hidden, size)), ("R", (1, 4 * hidden, hidden)), ("B", (1, 8 * hidden)))]
+    if peepholes:
+        p = np.concatenate([_uniform(rng, (1, hidden), 1.0), np.zeros((1, hidden)), _uniform(rng, (1, hidden), 1.0)],
+                           axis=1)  # ONNX orders P as i, o, f
+        weights.append(numpy_helper.from_array(p.astype(np.float32), "P"))
+    state = [1, batch, hidden]
+    lstm_inputs = ["x_t", "W", "R", "B", "", "h_in", "c_in"] + (["P"] if peepholes else [])
+    lstm = helper.make_node("LSTM", lstm_inputs, ["", "h_out", "c_out"], hidden_size=hidden, name="cell")
+    copy = helper.make_node("Identity", ["h_out"], ["h_scan"])
+    info = helper.make_tensor_value_info
+    outputs = [info("h_out", TensorProto.FLOAT, state), info("c_out", TensorProto.FLOAT, state),
+               info("h_scan", TensorProto.FLOAT, state)]
+    if scan:
+        body = helper.make_graph([lstm, copy], "scan_body",
+                                 [info("h_in", TensorProto.FLOAT, state), info("c_in", TensorProto.FLOAT, state),
+                                  info("x_t", TensorProto.FLOAT, [1, batch, size])], outputs)
+        container = helper.make_node("Scan", ["h0", "c0", "X"], ["h_last", "c_last", "hs"], body=body,
+                                     num_scan_inputs=1, name="steps")
+        inputs = [info("X", TensorProto.FLOAT, [steps, 1, batch, size])]
+    else:
+        pick = helper.make_node("Gather", ["X", "iter"], ["x_t"], axis=0)
+        keep = helper.make_node("Identity", ["cond_in"], ["cond_out"])
+        body = helper.make_graph([pick, lstm, copy, keep], "loop_body",
+                                 [info("iter", TensorProto.INT64, []), info("cond_in", TensorProto.BOOL, []),
+                                  info("h_in", TensorProto.FLOAT, state), info("c_in", TensorProto.FLOAT, state)],
+                                 [info("cond_out", TensorProto.BOOL, [])] + outputs)
+        container = helper.make_node("Loop", ["trip", "", "h0", "c0"], ["h_last", "c_last", "hs"], body=body,
+                                     name="steps")
+        inputs = [info("X", TensorProto.FLOAT, [steps, 1, batch, size]), info("trip", TensorProto.INT64, [])]
+    graph = helper.make_graph([container], "loop_lstm",
+                              inputs + [info("h0", TensorProto.FLOAT, state), info("c0", TensorProto.FLOAT, state)],
+                              [info("h_last", TensorProto.FLOAT, state), info("c_last", TensorProto.FLOAT, state),
+                               info("hs", TensorProto.FLOAT, [steps] + state)], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, path)
+    return path
+
+
 def ti_lengths_model(path: Path, iterations: int = 4, batch: int = 3, seq: int = 4, size: int = 3,
                      hidden: int = 4) -> Path:
     """A TensorIterator whose body holds an LSTMSequence ('seq') with dynamic batch, fed per

@@ -183,6 +183,8 @@ class Runner:
                 judgment: Any) -> None:
         """The judgment of a single-op model (or one with no recurrent node) as its CaseResult: the
         node's output diffs, the verdict, and a reproducer for a failure."""
+        if len(judgment.nodes) == 1 and not result.op:  # a model of one ONNX node, or of one node in a body
+            result.op = f"{judgment.nodes[0].type}-{judgment.nodes[0].version}"
         diffs = [d for node in judgment.nodes for d in node.outputs]
         result.outputs = [output_record(d) for d in diffs]
         result.max_abs = max((d.max_abs for d in diffs), default=None)
@@ -196,7 +198,9 @@ class Runner:
         problems += [note for node in judgment.nodes if node.verdict == FAIL for note in node.notes]
         problems += _probe_problem(judgment)
         if verdict in (FAIL, ERROR):
-            result.message = ("outside tolerance: " if verdict == FAIL else "") + joined(problems)
+            at = next((node.at for node in judgment.nodes if node.verdict == FAIL and node.at), None)
+            result.message = (f"at {at}: " if at else "") + ("outside tolerance: " if verdict == FAIL else "") + \
+                joined(problems)
             single = prepared.single
             expected = None
             if single is not None:

@@ -1,6 +1,7 @@
 """The GRU, LSTM and RNN nodes of an ONNX model, as ``irtool run`` judges them.
 
-For each such node of the main graph: its op version at the model's opset, its attributes,
+For each such node of the main graph and of its subgraphs (If branches, Loop and Scan bodies,
+at any depth): its op version at the model's opset, its attributes,
 where each of its input tensors comes from (an initializer, a graph input, or a tensor
 computed on the way), and what OpenVINO's ONNX frontend is known to do wrong with it
 (measured with openvino 2026.4.1; docs/onnx.md):
@@ -24,6 +25,7 @@ import onnx
 from irtool.errors import RunError
 from irtool.known_faults import by_properties
 from irtool.onnx import schema
+from irtool.onnx.subgraphs import Scope, graphs, placed_nodes
 
 # The activations OpenVINO's ONNX frontend converts and its CPU plugin compiles.
 OPENVINO_ACTIVATIONS = frozenset({"relu", "sigmoid", "tanh"})
@@ -32,12 +34,14 @@ DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "
 
 @dataclass(frozen=True)
 class OnnxNode:
-    """One GRU, LSTM or RNN node of the main graph."""
+    """One GRU, LSTM or RNN node of the main graph or of a subgraph."""
 
-    index: int  # in the graph's node list
+    index: int  # in its graph's node list
     proto: onnx.NodeProto
     version: int  # the op's since-version at the model's opset
     attributes: Mapping[str, Any]
+    path: str = ""  # a node in a subgraph: its path from the main graph ("3/then_branch/0")
+    scope: tuple[Scope, ...] = ()  # a node in a subgraph: the containers around it, outermost first
 
     @property
     def op_type(self) -> str:
@@ -51,6 +55,27 @@ class OnnxNode:
     @property
     def key(self) -> str:
         return f"{self.op_type}-{self.version}"
+
+    @property
+    def in_body(self) -> bool:
+        return bool(self.scope)
+
+    @property
+    def where(self) -> str:
+        """``ONNX graph node 3``; in a subgraph ``ONNX graph node 1/then_branch/0 (then_branch of If 'outer')``."""
+        if not self.scope:
+            return f"ONNX graph node {self.index}"
+        return f"ONNX graph node {self.path} ({' in the '.join(s.describe() for s in reversed(self.scope))})"
+
+    @property
+    def loops(self) -> tuple[str, ...]:
+        """The Loops and Scans around it, outermost first (``Loop 'steps'``): one iteration index each."""
+        return tuple(s.label for s in self.scope if s.loops)
+
+    @property
+    def branches(self) -> tuple[str, ...]:
+        """The If branches around it, outermost first (``then_branch of If 'outer'``)."""
+        return tuple(s.describe() for s in self.scope if not s.loops)
 
     @property
     def bidirectional(self) -> bool:
@@ -103,25 +128,33 @@ class OnnxGraph:
     path: Path
     model: onnx.ModelProto
     opset: int
-    nodes: tuple[OnnxNode, ...]
+    nodes: tuple[OnnxNode, ...]  # the main graph's
+    body_nodes: tuple[OnnxNode, ...] = ()  # those in subgraphs, at any depth
+
+    @property
+    def all_nodes(self) -> tuple[OnnxNode, ...]:
+        return self.nodes + self.body_nodes
 
     @property
     def initializers(self) -> dict[str, onnx.TensorProto]:
-        return {t.name: t for t in self.model.graph.initializer}
+        """The main graph's and every subgraph's (ONNX names each tensor once across them)."""
+        return {t.name: t for graph in graphs(self.model.graph) for t in graph.initializer}
 
     @property
     def graph_inputs(self) -> tuple[str, ...]:
-        init = self.initializers
+        init = {t.name for t in self.model.graph.initializer}
         return tuple(i.name for i in self.model.graph.input if i.name not in init)
 
     def initializer_values(self, names: Any) -> dict[str, np.ndarray]:
-        """The values of those of ``names`` that are initializers or Constant nodes' outputs."""
+        """The values of those of ``names`` that are initializers or Constant nodes' outputs, in the
+        main graph or a subgraph (constant at every iteration of a body)."""
         wanted = set(names)
         values = {name: self._array(t) for name, t in self.initializers.items() if name in wanted}
-        for node in self.model.graph.node:
-            if node.op_type == "Constant" and node.output[0] in wanted and node.attribute \
-                    and node.attribute[0].name == "value":
-                values[node.output[0]] = self._array(node.attribute[0].t)
+        for graph in graphs(self.model.graph):
+            for node in graph.node:
+                if node.op_type == "Constant" and node.output[0] in wanted and node.attribute \
+                        and node.attribute[0].name == "value":
+                    values[node.output[0]] = self._array(node.attribute[0].t)
         return values
 
     def self_contained(self) -> onnx.ModelProto:
@@ -147,21 +180,22 @@ class OnnxGraph:
         except ModelFileError as error:
             raise RunError(error.message) from None
 
-    def computed_tensors(self) -> list[str]:
-        """The tensors the recurrent nodes read or write that are neither initializers, Constants
-        nor graph inputs: the converted model must expose them under these names."""
-        known = set(self.initializer_values(n for node in self.nodes for n in node.proto.input)) | \
-            set(self.graph_inputs)
-        names = [n for node in self.nodes for n in list(node.proto.input) + list(node.proto.output) if n]
+    def computed_tensors(self, bodies: bool = True) -> list[str]:
+        """The tensors the recurrent nodes (with ``bodies``, also those in subgraphs) read or write that
+        are neither initializers, Constants nor graph inputs: the converted model must expose them
+        under these names."""
+        nodes = self.all_nodes if bodies else self.nodes
+        known = set(self.initializer_values(n for node in nodes for n in node.proto.input)) | set(self.graph_inputs)
+        names = [n for node in nodes for n in list(node.proto.input) + list(node.proto.output) if n]
         return [n for n in dict.fromkeys(names) if n not in known]
 
     def unsupported(self) -> str | None:
         """One line naming the activations OpenVINO cannot run, node by node, or None."""
         found = [f"{node.key} node '{node.name}' uses {', '.join(node.unsupported_activations())} (its ONNX "
                  f"frontend and CPU plugin implement only the activations Relu, Sigmoid and Tanh)"
-                 for node in self.nodes if node.unsupported_activations()]
+                 for node in self.all_nodes if node.unsupported_activations()]
         found += [f"{node.key} node '{node.name}' has no hidden_size (optional by the ONNX page; OpenVINO's ONNX "
-                  f"frontend requires it)" for node in self.nodes if "hidden_size" not in node.attributes]
+                  f"frontend requires it)" for node in self.all_nodes if "hidden_size" not in node.attributes]
         return f"unsupported by OpenVINO: {'; '.join(found)}; not judged" if found else None
 
 
@@ -190,17 +224,19 @@ def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
 
 
 def graph_of(model: onnx.ModelProto, path: Path) -> OnnxGraph:
-    """The recurrent nodes of ``model``; ``path`` is what messages call it."""
+    """The recurrent nodes of ``model``, in its main graph and its subgraphs; ``path`` is what
+    messages call it."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         raise RunError(f"{path}: the model imports no opset of the default ONNX domain")
     nodes = []
-    for index, node in enumerate(model.graph.node):
+    for placed in placed_nodes(model.graph):
+        node = placed.node
         if node.op_type not in schema.OPS or node.domain not in ("", "ai.onnx"):
             continue
         try:
             version = schema.get(node.op_type, opset).version
         except schema.SchemaError as error:
-            raise RunError(f"{path}: node {index} ({node.op_type}): {error}") from None
-        nodes.append(OnnxNode(index, node, version, schema.node_attributes(node)))
-    return OnnxGraph(path, model, opset, tuple(nodes))
+            raise RunError(f"{path}: node {placed.path} ({node.op_type}): {error}") from None
+        nodes.append(OnnxNode(placed.index, node, version, schema.node_attributes(node), placed.path, placed.scope))
+    return OnnxGraph(path, model, opset, tuple(n for n in nodes if not n.in_body), tuple(n for n in nodes if n.in_body))

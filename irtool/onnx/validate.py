@@ -13,7 +13,6 @@ raises OSError.
 """
 from __future__ import annotations
 
-from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +26,7 @@ from irtool.memory import memory_limit
 from irtool.model_files import ModelFileError
 from irtool.onnx import schema, shapes
 from irtool.onnx.external import check_external, external_tensors, tensor_array
+from irtool.onnx.subgraphs import graphs, placed_nodes
 
 _PROBLEM_CODES = {"unknown": "ONNX010", "missing": "ONNX011", "type": "ONNX012", "value": "ONNX013"}
 
@@ -93,8 +93,8 @@ class _Tensors:
         self.types: dict[str, int] = {}
         self.shapes: dict[str, tuple[int | None, ...] | None] = {}
         # ONNX names every tensor once across a graph and its subgraphs: one table holds them all
-        declared = list(_graphs(model.graph))
-        infos = [info for graph in _graphs(inferred) for info in graph.value_info]
+        declared = list(graphs(model.graph))
+        infos = [info for graph in graphs(inferred) for info in graph.value_info]
         for info in infos + [info for graph in declared for info in [*graph.input, *graph.output]]:
             tensor = info.type.tensor_type
             self.types[info.name] = tensor.elem_type
@@ -105,38 +105,6 @@ class _Tensors:
         for tensor in self.initializers.values():
             self.types[tensor.name] = tensor.data_type
             self.shapes[tensor.name] = tuple(tensor.dims)
-
-
-def _subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
-    """The graphs a node holds in its attributes (If's branches, Loop's and Scan's body), named."""
-    found = []
-    for attribute in node.attribute:
-        if attribute.type == onnx.AttributeProto.GRAPH:
-            found.append((attribute.name, attribute.g))
-        elif attribute.type == onnx.AttributeProto.GRAPHS:
-            found += [(f"{attribute.name}[{k}]", graph) for k, graph in enumerate(attribute.graphs)]
-    return found
-
-
-def _graphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
-    """A graph and every subgraph in it, at any depth (iteratively: a deep nesting costs no stack)."""
-    found, pending = [], [graph]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending += [sub for node in current.node for _, sub in _subgraphs(node)]
-    return found
-
-
-def _nodes(graph: onnx.GraphProto) -> list[tuple[str, onnx.NodeProto]]:
-    """Every node of a graph and of its subgraphs, with its path (``3/then_branch/0``), in graph order."""
-    found, pending = [], deque([("", graph)])
-    while pending:
-        prefix, current = pending.popleft()
-        for index, node in enumerate(current.node):
-            found.append((f"{prefix}{index}", node))
-            pending += [(f"{prefix}{index}/{name}/", sub) for name, sub in _subgraphs(node)]
-    return found
 
 
 def _type_name(element: int) -> str:
@@ -151,8 +119,8 @@ def _opset(model: onnx.ModelProto) -> int | None:
 
 
 def _check_nodes(model: onnx.ModelProto, add: Callable[..., None], path: Path) -> int:
-    recurrent = [(index, node) for index, node in _nodes(model.graph)
-                 if node.op_type in schema.OPS and node.domain in ("", "ai.onnx")]
+    recurrent = [(placed.path, placed.node) for placed in placed_nodes(model.graph)
+                 if placed.node.op_type in schema.OPS and placed.node.domain in ("", "ai.onnx")]
     if not recurrent:
         return 0
     opset = _opset(model)

@@ -14,6 +14,9 @@ TensorIterator or Loop exposes as a concatenated output (one slice per iteration
 a new leading axis) and an If as an output of both branches (the branch without the node
 gives zeros, and a flag output says which branch ran).  Nested containers repeat this on the
 way out, so a node inside a Loop inside a TensorIterator arrives with two iteration axes.
+Named tensors inside bodies (a converted ONNX model keeps ONNX's tensor names in its If and
+Loop bodies too) are exposed the same way, for judging an ONNX node of a subgraph as ONNX
+defines it.
 """
 from __future__ import annotations
 
@@ -103,6 +106,25 @@ class RecurrentNode:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """A named tensor inside a body, as the probed copy exposes it: its probed output, with one
+    leading axis per loop around it, and the If branches that must be taken for it to exist."""
+
+    probe: int | None  # None when it could not be exposed (``unprobed`` says why) or is ``constant``
+    where: str  # "then branch of If 'y'"
+    loops: tuple[str, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    container: str | None = None  # the friendly name of the top-level container it sits in
+    source: str | None = None  # the recurrent node computing it (through layout ops), where one does
+    unprobed: str | None = None
+    constant: np.ndarray | None = None  # the same data at every iteration (a body input fed by a Constant)
+
+    @property
+    def depth(self) -> int:
+        return len(self.loops)
+
+
+@dataclass(frozen=True)
 class ProbedModel:
     """The recurrent nodes of a model and the copy of it that exposes their tensors."""
 
@@ -112,6 +134,7 @@ class ProbedModel:
     model_output_count: int
     tensors: Mapping[str, int] = field(default_factory=dict)  # a named tensor -> index among the probed outputs
     sources: Mapping[str, str] = field(default_factory=dict)  # a named tensor -> the recurrent node computing it
+    placed: Mapping[str, Placement] = field(default_factory=dict)  # a named tensor found inside a body
 
     @property
     def needs_probe(self) -> bool:
@@ -120,6 +143,14 @@ class ProbedModel:
     @property
     def judgeable(self) -> tuple[RecurrentNode, ...]:
         return tuple(node for node in self.nodes if node.unprobed is None)
+
+    @property
+    def run_as(self) -> tuple[str, ...]:
+        """The top-level nodes whose implementation says what ran for the judged nodes: each top-level
+        node's own, and the containers of those in bodies and of the named tensors there."""
+        names = [node.container if node.in_body else node.name for node in self.judgeable]
+        names += [placement.container for placement in self.placed.values() if placement.container]
+        return tuple(dict.fromkeys(names))
 
 
 def node_spec(node: Any) -> OpSpec | None:
@@ -168,20 +199,22 @@ def stable_keys(nodes: Sequence[RecurrentNode]) -> tuple[RecurrentNode, ...]:
     return tuple(keyed)
 
 
-def probe_model(model: Any, tensor_names: Sequence[str] = (), generated_names: bool = False) -> ProbedModel:
-    """Find the model's recurrent nodes (at the top level and in bodies) and make the copy that
-    exposes their tensors, and also the tensors that carry one of ``tensor_names`` (a converted
-    ONNX model keeps ONNX's tensor names on the outputs that compute them; a name no output
-    carries is left out of ``tensors``).  ``generated_names``: the model was converted in this
-    process (not read from IR, whose names are the file's), so a ``<type>_<n>`` name is OpenVINO's
-    counter and the node is keyed by its place (:func:`stable_keys`)."""
-    probed = _probe_model(model, tensor_names)
+def probe_model(model: Any, tensor_names: Sequence[str] = (), generated_names: bool = False,
+                body_nodes: bool = True) -> ProbedModel:
+    """Find the model's recurrent nodes (at the top level and, with ``body_nodes``, in bodies) and
+    make the copy that exposes their tensors, and also the tensors that carry one of
+    ``tensor_names`` (a converted ONNX model keeps ONNX's tensor names on the outputs that compute
+    them), at the top level (``tensors``) or in a body at any depth (``placed``); a name no output
+    carries is left out.  ``generated_names``: the model was converted in this process (not read
+    from IR, whose names are the file's), so a ``<type>_<n>`` name is OpenVINO's counter and the
+    node is keyed by its place (:func:`stable_keys`)."""
+    probed = _probe_model(model, tensor_names, body_nodes)
     return dataclasses.replace(probed, nodes=stable_keys(probed.nodes)) if generated_names else probed
 
 
-def _probe_model(model: Any, tensor_names: Sequence[str]) -> ProbedModel:
+def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> ProbedModel:
     found = [op for op in model.get_ordered_ops() if node_spec(op) is not None]
-    if not found and not tensor_names and not _has_body_nodes(model):
+    if not found and not tensor_names and not (body_nodes and _has_body_nodes(model)):
         return ProbedModel(model, model, (), len(model.outputs))
     copy = model.clone()
     copied = [op for op in copy.get_ordered_ops() if node_spec(op) is not None]
@@ -220,7 +253,18 @@ def _probe_model(model: Any, tensor_names: Sequence[str]) -> ProbedModel:
         tensors = tuple(sorted(name for output in op.outputs() for name in output.get_names())) or _neighbours(op)
         nodes.append(RecurrentNode(k, op.get_friendly_name(), spec, node_attributes(op, spec), TOP_LEVEL,
                                    tuple(feeds), outputs, model_outputs, tensors))
-    for item in expose_bodies(copy):
+    named = _named_outputs(copy, tensor_names)
+    placed = {}
+    for item in expose_bodies(copy, wanted=Wanted(body_nodes, frozenset(tensor_names) - set(named))):
+        if isinstance(item, BodyTensor):
+            value = item.values[0]
+            constant = value if isinstance(value, np.ndarray) else None
+            placed[item.name] = Placement(
+                None if item.unprobed or constant is not None else probe(value), item.where, tuple(item.loops),
+                () if item.unprobed else tuple(Condition(probe(flag), then, depth, label)
+                                               for flag, then, depth, label in item.conditions),
+                item.container, item.source, item.unprobed, constant)
+            continue
         inputs, outputs = item.values[:len(item.inputs)], item.values[len(item.inputs):]
         feeds = () if item.unprobed else tuple(
             Feed(port, constant=value) if isinstance(value, np.ndarray) else
@@ -232,14 +276,13 @@ def _probe_model(model: Any, tensor_names: Sequence[str]) -> ProbedModel:
         nodes.append(RecurrentNode(len(nodes), item.op.get_friendly_name(), item.spec,
                                    node_attributes(item.op, item.spec), item.where, feeds, probes, None,
                                    item.tensors, tuple(item.loops), conditions, item.unprobed, item.container))
-    named = _named_outputs(copy, tensor_names)
     tensors = {name: probe(output) for name, output in named.items()}
     sources = {name: source for name, output in named.items() if (source := _recurrent_source(output))}
     count = len(copy.outputs)
     if not wanted:
-        return ProbedModel(model, model, tuple(nodes), count, tensors, sources)
+        return ProbedModel(model, model, tuple(nodes), count, tensors, sources, placed)
     copy.add_outputs(wanted)
-    return ProbedModel(model, copy, tuple(nodes), count, tensors, sources)
+    return ProbedModel(model, copy, tuple(nodes), count, tensors, sources, placed)
 
 
 def _dynamic_axes(value: Any) -> tuple[int, ...]:
@@ -249,22 +292,44 @@ def _dynamic_axes(value: Any) -> tuple[int, ...]:
 
 # ----------------------------------------------------------------------------- nodes in bodies
 
-@dataclass
-class BodyNode:
-    """A recurrent node in a body, with its tensors as values of the graph the search started
+@dataclass(kw_only=True)
+class InBody:
+    """Something in a body whose tensors are exposed, as values of the graph the search started
     from: constant data (np.ndarray) or an output of that graph (a container's exposed output)."""
 
-    op: Any  # the node, in its body
-    spec: OpSpec
     where: str
-    inputs: list[Any]  # the node's input ports' sources in its body (what ``values`` started as)
-    values: list[Any]  # per input port, then per output port: np.ndarray or an Output of the outer graph
-    dynamic: list[tuple[int, ...]]  # per input port: the axes dynamic in the body
-    tensors: tuple[str, ...] = ()  # what feeds and reads it in its body, before any probe was added
+    values: list[Any]  # np.ndarray or an Output of the outer graph (at first: of the body)
     loops: list[str] = field(default_factory=list)  # TensorIterators/Loops around it, outermost first
     conditions: list[tuple[Any, bool, int, str]] = field(default_factory=list)  # (flag, then?, depth, label)
     unprobed: str | None = None
     container: str | None = None  # the outermost container seen so far
+
+
+@dataclass(kw_only=True)
+class BodyNode(InBody):
+    """A recurrent node in a body; ``values`` per input port, then per output port."""
+
+    op: Any  # the node, in its body
+    spec: OpSpec
+    inputs: list[Any]  # the node's input ports' sources in its body (what ``values`` started as)
+    dynamic: list[tuple[int, ...]]  # per input port: the axes dynamic in the body
+    tensors: tuple[str, ...] = ()  # what feeds and reads it in its body, before any probe was added
+
+
+@dataclass(kw_only=True)
+class BodyTensor(InBody):
+    """A named tensor in a body; ``values`` is the one output carrying the name."""
+
+    name: str
+    source: str | None = None  # the recurrent node computing it, in its body
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What to expose of the bodies: their recurrent nodes, and the tensors carrying these names."""
+
+    nodes: bool = True
+    names: frozenset[str] = frozenset()
 
 
 def _has_body_nodes(op: Any) -> bool:
@@ -282,11 +347,12 @@ def _bodies(op: Any) -> list[Any]:
     return [body] if body is not None else []
 
 
-def expose_bodies(graph: Any, where: str = "", in_loop: bool = False) -> list[BodyNode]:
-    """The recurrent nodes in the bodies of ``graph``'s containers, at any depth, with their
-    tensors made outputs of the containers in ``graph`` (which this changes: give it a clone).
-    ``in_loop``: ``graph`` is the body of a TensorIterator or Loop (at any depth)."""
-    found: list[BodyNode] = []
+def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wanted = Wanted()) -> list[InBody]:
+    """The recurrent nodes (and the ``wanted`` named tensors) in the bodies of ``graph``'s
+    containers, at any depth, with their tensors made outputs of the containers in ``graph``
+    (which this changes: give it a clone).  ``in_loop``: ``graph`` is the body of a
+    TensorIterator or Loop (at any depth)."""
+    found: list[InBody] = []
     for op in graph.get_ordered_ops():
         kind = op.get_type_name()
         if kind not in CONTAINERS:
@@ -300,7 +366,8 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False) -> list[Bo
             branches = [(_body(op), None, f"body of {label}{suffix}")]
         looping = in_loop or kind != "If"
         inner = [(body, then, items) for body, then, here in branches if body is not None
-                 for items in [_direct_nodes(body, here) + expose_bodies(body, here, looping)] if items]
+                 for items in [_direct_items(body, here, wanted) + expose_bodies(body, here, looping, wanted)]
+                 if items]
         if not inner:
             continue
         try:
@@ -319,18 +386,21 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False) -> list[Bo
     return found
 
 
-def _direct_nodes(body: Any, where: str) -> list[BodyNode]:
-    found = []
+def _direct_items(body: Any, where: str, wanted: Wanted) -> list[InBody]:
+    """The recurrent nodes of a body itself (not of its own bodies), then its outputs that carry a
+    wanted name (a Result shares its source's names: not it)."""
+    found: list[InBody] = []
     for op in body.get_ordered_ops():
-        spec = node_spec(op)
-        if spec is None:
-            continue
-        sources = [i.get_source_output() for i in op.inputs()][:len(spec.inputs)]
-        values = [constant_data(value.get_node()) for value in sources]
-        values = [value if value is not None else source for value, source in zip(values, sources)]
-        values += [op.output(j) for j in range(len(spec.outputs))]
-        found.append(BodyNode(op, spec, where, sources, values, [_dynamic_axes(value) for value in sources],
-                              _neighbours(op)))
+        spec = node_spec(op) if wanted.nodes else None
+        if spec is not None:
+            sources = [i.get_source_output() for i in op.inputs()][:len(spec.inputs)]
+            values = [constant_data(value.get_node()) for value in sources]
+            values = [value if value is not None else source for value, source in zip(values, sources)]
+            values += [op.output(j) for j in range(len(spec.outputs))]
+            found.append(BodyNode(op=op, spec=spec, where=where, inputs=sources, values=values,
+                                  dynamic=[_dynamic_axes(value) for value in sources], tensors=_neighbours(op)))
+    for name, output in _named_outputs(body, wanted.names).items():
+        found.append(BodyTensor(name=name, where=where, values=[output], source=_recurrent_source(output)))
     return found
 
 
@@ -435,6 +505,8 @@ def _named_outputs(model: Any, names: Sequence[str]) -> dict[str, Any]:
     """The output of an op of ``model`` (not a Result: it shares its source's names) that carries
     each of ``names``, where one does."""
     wanted, found = set(names), {}
+    if not wanted:
+        return found
     for op in model.get_ordered_ops():
         if op.get_type_name() == "Result":
             continue
@@ -501,12 +573,33 @@ def reached_iterations(node: RecurrentNode, captured: Sequence[np.ndarray]) -> l
     if not node.in_body:
         return [()]
     first = next((feed.probe for feed in node.feeds if feed.probe is not None), node.outputs[0] if node.outputs else None)
+    return _reached(first, node.depth, node.conditions, captured)
+
+
+def placement_iterations(placement: Placement, captured: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+    """The iterations (one index per loop around it) at which a named tensor in a body was computed."""
+    return _reached(placement.probe, placement.depth, placement.conditions, captured)
+
+
+def _reached(first: int | None, depth: int, conditions: Sequence[Condition],
+             captured: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
     if first is None:
         return []
-    leading = captured[first].shape[:node.depth]
+    leading = captured[first].shape[:depth]
     return [index for index in np.ndindex(*leading)
-            if all(bool(np.asarray(captured[c.probe][index[:c.depth]]).reshape(-1)[0]) == c.then
-                   for c in node.conditions)]
+            if all(bool(np.asarray(captured[c.probe][index[:c.depth]]).reshape(-1)[0]) == c.then for c in conditions)]
+
+
+def why_not_reached(conditions: Sequence[Condition], loops: Sequence[str], captured: Sequence[np.ndarray],
+                    labels: Sequence[str] | None = None) -> str:
+    """Which container kept a body node from running: an If branch not taken, a loop with no
+    iteration; ``labels`` names the branches in place of the conditions' own labels."""
+    labels = labels if labels is not None and len(labels) == len(conditions) else [c.label for c in conditions]
+    for condition, label in zip(conditions, labels):
+        flags = np.asarray(captured[condition.probe]).reshape(-1)
+        if flags.size and not (flags.astype(bool) == condition.then).any():
+            return f"in the {label}, not taken"
+    return f"{' or '.join(loops) or 'its container'} ran no iteration where it is"
 
 
 def iteration_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
