@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 from urllib.parse import quote
 
 from irtool.errors import IrtoolBug
-from irtool.text import lines
+from irtool.text import escaped_lines
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITIES = (ERROR, WARNING, NOTE)  # most severe first
@@ -145,14 +145,6 @@ class FileReport:
         return sum(1 for d in self.diagnostics if d.severity == severity)
 
 
-def quoted(value: str | None, limit: int = 40) -> str:
-    """A value from the file as a message quotes it (``repr``), cut after ``limit`` characters:
-    a file may hold an attribute of megabytes."""
-    if value is None or len(value) <= limit:
-        return repr(value)
-    return f"{value[:limit]!r}... ({len(value)} characters)"
-
-
 def clipped(text: str, limit: int = 200) -> str:
     """Text from the file as a diagnostic field holds it: cut after ``limit`` characters, with its length."""
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
@@ -174,7 +166,7 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
         counts = ", ".join(_plural(sum(r.count(s) for r in reports), s) for s in SEVERITIES)
         invalid = f" in {_plural(bad, 'invalid file')}" if bad else ""
         out.append(f"{_plural(len(reports), 'file')} checked: {counts}{invalid}")
-    return lines(out) + ("\n" if out else "")  # each record one line: names from the file are escaped
+    return escaped_lines(out) + ("\n" if out else "")  # each record one line: names from the file are escaped
 
 
 def _plural(count: int, noun: str) -> str:

@@ -37,7 +37,7 @@ from irtool.compare import OutputDiff, TolerancePolicy, compare_output, loosest_
 from irtool.errors import IrtoolBug, RunError, RunSkipped, Unsupported, did_you_mean
 from irtool.formats import model_format
 from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
-from irtool.lines import joined
+from irtool.text import joined
 from irtool.judge_expected import ExpectedJudgment, ExpectedOutputs, judge_expected, load_expected
 from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note

@@ -59,13 +59,16 @@ def unplain(value: Any) -> Any:
 _NUMBERS = frozenset({int, float, bool, type(None)})
 
 
-def shown(value: Any, limit: int = 40) -> str:
-    """A value as a message quotes it (Python's spelling: what a suite or a library caller
-    wrote), cut to ``limit`` characters, so that a huge value never floods a message."""
-    return _cut(repr(value), limit)
+def quoted(value: Any, limit: int = 40) -> str:
+    """A value as a message quotes it (Python's spelling: what a file, a suite or a library
+    caller wrote), cut after ``limit`` characters, so that a huge value never floods a message
+    (a text cut says its length: a file may hold an attribute of megabytes)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value)} characters)"
+    return _cut(repr(value), limit) if not isinstance(value, str) else repr(value)
 
 
-def shown_json(value: Any, limit: int = 40) -> str:
+def quoted_json(value: Any, limit: int = 40) -> str:
     """A value from a JSON file as a message quotes it (JSON's spelling: null, "text"), cut."""
     return _cut(json.dumps(value, default=repr), limit)
 

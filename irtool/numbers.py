@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from irtool.diagnostics import quoted
+from irtool.jsonable import quoted
 from irtool.errors import IrtoolError
 
 INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)

@@ -1,4 +1,4 @@
-"""Text from files shown as data: one escaping rule for everything irtool prints.
+"""Text irtool prints: one escaping rule for names shown as data, and how long a line may be.
 
 Names in models, suites and results files (nodes, outputs, layers, files) and the messages
 that embed them reach terminals, logs, CI annotations (``path:line:col``) and line-oriented
@@ -10,12 +10,21 @@ forged ``PASS:`` line), a bidi override would show the text in another order.
 ``\\n``, ``\\r``, ``\\t`` by name; others of the C0 and C1 sets, DEL, the Unicode line and
 paragraph separators and the bidi embedding, override and isolate marks as ``\\xNN`` or
 ``\\uNNNN``.  Everything else, other scripts included, is shown as it is.
-:func:`lines` joins records so, each escaped: the rendering boundary of the CLI's text.
+:func:`escaped_lines` joins records so, each escaped: the rendering boundary of the CLI's text.
+
+A model can have 3,000,000 time steps, 100,000 recurrent nodes or outputs, or a crashing
+plugin can write a megabyte without a newline: printed as it is, any of these is one line
+of megabytes that floods a terminal and a CI log.  Whatever irtool prints, stores as a
+message or shows in a report is cut here, saying how much was left out:
+
+- :func:`cut` a text to :data:`LINE_LIMIT` characters, with its full length;
+- :func:`joined` the first items of a list, then how many more;
+- :func:`series` a long numeric series as its first and last values around a count.
 """
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 # C0 and DEL, C1, the line/paragraph separators, bidi marks, embeddings, overrides and isolates,
 # the Arabic letter mark, and the BOM / zero-width no-break space (invisible inside a name).
@@ -40,6 +49,42 @@ def shown(text: object) -> str:
     return _CONTROL.sub(_escape, text)
 
 
-def lines(records: Iterable[str]) -> str:
+def escaped_lines(records: Iterable[str]) -> str:
     """Records joined by newlines, each escaped by :func:`shown`: exactly one line per record."""
     return "\n".join(shown(record) for record in records)
+
+LINE_LIMIT = 2000  # characters of one line: a message, a stderr line, a list
+LISTED = 20  # items of a list named in one line
+SERIES_ENDS = 8  # values shown at each end of a long series
+
+
+def cut(text: str, limit: int = LINE_LIMIT) -> str:
+    """``text`` when it has at most ``limit`` characters; else its start and its full length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:max(limit - 40, 0)]}... ({len(text):,} characters)"
+
+
+def joined(items: Iterable[str], separator: str = ", ", listed: int = LISTED, limit: int = LINE_LIMIT) -> str:
+    """The first ``listed`` items joined, then "and N more" (the items counted, never joined),
+    the whole cut to ``limit`` characters."""
+    shown: list[str] = []
+    more = 0
+    for item in items:
+        if len(shown) < listed:
+            shown.append(item)
+        else:
+            more += 1
+    text = separator.join(shown) + (f"{separator}and {more:,} more" if more else "")
+    return cut(text, limit)
+
+
+def series(values: Sequence[float], form: Callable[[float], str] = str, ends: int = SERIES_ENDS,
+           separator: str = " ") -> str:
+    """A series as one line: every value of a short one; the first and last ``ends`` values of a
+    long one around how many were left out (``1e-07 2e-07 ... (2,999,984 more) ... 3e-05 4e-05``)."""
+    if len(values) <= 2 * ends + 1:
+        return separator.join(form(v) for v in values)
+    head = separator.join(form(v) for v in values[:ends])
+    tail = separator.join(form(v) for v in values[-ends:])
+    return f"{head}{separator}... ({len(values) - 2 * ends:,} more) ...{separator}{tail}"

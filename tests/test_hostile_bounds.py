@@ -272,7 +272,7 @@ def test_merging_a_shard_of_hostile_size_is_not_counted(tmp_path, capsys, shard)
 
 # ----------------------------------------------------------------------------- lines
 
-from irtool.lines import LINE_LIMIT, cut, joined, series  # noqa: E402
+from irtool.text import LINE_LIMIT, cut, joined, series  # noqa: E402
 
 
 def test_cut_keeps_short_text_and_says_the_length_of_long_text():
@@ -339,7 +339,7 @@ def test_a_worker_stderr_of_gigabyte_size_is_read_for_its_tail_only(tmp_path):
 ], ids=["shape", "seed", "jobs", "op-version"])
 def test_a_huge_number_on_the_command_line_or_in_an_op_name_is_one_bounded_line(tmp_path, capsys, samples_dir,
                                                                                  argv, says):
-    from irtool.lines import LINE_LIMIT
+    from irtool.text import LINE_LIMIT
 
     (tmp_path / "s.toml").write_text('[suite]\nname = "x"\n[[grid]]\nop = "RNNCell"\nattributes = { hidden_size = [2] }\n')
     (tmp_path / "op.toml").write_text(f'[suite]\nname = "x"\n[[grid]]\nop = "RNNCell-{HUGE}"\n')

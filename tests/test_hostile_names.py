@@ -24,7 +24,7 @@ from onnx import numpy_helper
 from irtool.cli import main
 from irtool.npz import member_names, read_npz, write_npz
 from irtool.onnx.model import generate
-from irtool.text import lines, shown
+from irtool.text import escaped_lines, shown
 from sentinel import Sentinel
 
 CONTROLS = ([chr(c) for c in range(0x20)] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
@@ -46,7 +46,7 @@ def test_every_control_character_is_shown_escaped(char):
     text = shown(f"a{char}b")
     assert text.isascii() and text.isprintable() and text.startswith("a\\") and text.endswith("b")
     assert text == {"\n": "a\\nb", "\r": "a\\rb", "\t": "a\\tb"}.get(char, text)
-    assert lines([f"x{char}y", "z"]).count("\n") == 1
+    assert escaped_lines([f"x{char}y", "z"]).count("\n") == 1
 
 
 @pytest.mark.parametrize("text", ["gru_node", "LSTM -> Y", "Ünïcödé 名前 🙂", "a\\x1b stays", "tab-free/path.xml"])

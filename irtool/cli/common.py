@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from irtool.errors import IrtoolError
-from irtool.lines import cut
+from irtool.text import cut
 from irtool.text import shown
 
 

@@ -21,8 +21,8 @@ from typing import Any
 from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
 from irtool.harness.reports import column_label, column_of
-from irtool.lines import cut
-from irtool.text import lines as joined, shown
+from irtool.text import cut
+from irtool.text import escaped_lines, shown
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
@@ -127,7 +127,7 @@ def header(plan: Any) -> str:
     """The first line of a run: what runs, where, with which OpenVINO."""
     kept = f", {plan.kept} kept from the earlier run" if plan.kept else ""
     skipped = f", {plan.skipped} cannot run here" if plan.skipped else ""
-    return joined([f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}",
+    return escaped_lines([f"irtool harness: {', '.join(plan.suites)}: {plan.jobs} jobs, {plan.to_run} run now{kept}{skipped}",
                    f"  devices {', '.join(plan.devices)}; precisions {', '.join(plan.precisions)}; "
                    f"openvino {plan.openvino_version}", *(f"  openvino {line}" for line in plan.releases)])
 
@@ -231,7 +231,7 @@ def render(outcome: Any, report_dir: Path) -> str:
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
     why = f"; regressed: {'; '.join(regressed)}" if regressed else ""
     lines.append(f"{word} in {duration(outcome.seconds)}: {counts}{why}")
-    return joined(lines)
+    return escaped_lines(lines)
 
 
 def _problem(result: Any, report_dir: Path) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError
-from irtool.lines import cut, joined
+from irtool.text import cut, joined
 from irtool.text import shown
 
 FORMATS = ("text", "json")

@@ -21,8 +21,8 @@ from irtool.compare import DEVICE_DEFAULT, PRECISION_CHOICES, OutputDiff, shown_
 from irtool.runtime.core import release_label
 from irtool.runtime.what_ran import in_plain_words
 from irtool.jsonable import plain
-from irtool.text import lines as joined, shown
-from irtool.lines import cut
+from irtool.text import escaped_lines, shown
+from irtool.text import cut
 from irtool.numbers import NumberSyntaxError, parse_int
 
 FORMATS = ("text", "json")
@@ -205,17 +205,17 @@ def _render(result: Any) -> str:
                      f"{result.no_reference})")
         lines.extend(_node_table(result.nodes, run.device))
         lines.extend(_render_expected(result.expected, result.inputs_from))
-        return joined(lines + [f"{result.verdict.upper()}: {result.expected.summary()}"])
+        return escaped_lines(lines + [f"{result.verdict.upper()}: {result.expected.summary()}"])
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
         lines.extend(_node_table(result.nodes, run.device))
         word = "ERROR: a node could not be judged" if result.verdict == "error" else "NOT JUDGED: nothing was compared"
         lines.append(f"{word} ({result.no_reference})")
-        return joined(lines)
+        return escaped_lines(lines)
     lines.append(f"  against: {result.against}")
     if result.op is None and result.against.startswith("reference"):
-        return joined(lines + _render_nodes(result))
+        return escaped_lines(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
         lines.extend(_render_diff(diff, width))
@@ -228,7 +228,7 @@ def _render(result: Any) -> str:
         said += f"; expected outputs: {result.expected.summary()}"
     word = "FAIL" if failed or result.verdict == "fail" else "PASS"
     lines.append(f"{word}: {said}")
-    return joined(lines)
+    return escaped_lines(lines)
 
 
 def _render_expected(expected: Any, inputs_from: str) -> list[str]:

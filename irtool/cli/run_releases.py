@@ -27,7 +27,7 @@ from irtool.cli.common import UsageError
 from irtool.cli.run_cmd import stopped
 from irtool.documents import load_json
 from irtool.environments import Environment, describe, environments, worker_environment
-from irtool.text import lines as joined
+from irtool.text import escaped_lines
 
 SKIPPED = "skipped"
 
@@ -191,7 +191,7 @@ def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
         found = changes(older, newer)
         lines.append(f"openvino {older.label} -> {newer.label}: " + ("; ".join(found) if found else "no change"))
     lines.append("; ".join(f"{run.verdict.upper()} on {run.label}" for run in runs))
-    return joined(lines)
+    return escaped_lines(lines)
 
 
 def _where_lines(run: ReleaseRun) -> list[str]:

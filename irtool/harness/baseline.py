@@ -38,9 +38,9 @@ from irtool.errors import IrtoolError
 from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PASS, TIMEOUT, XPASS, CaseResult,
                                  job_name, plain)
 from irtool.harness.reports import number
-from irtool.lines import cut
+from irtool.text import cut
 from irtool.harness.store import RunResults
-from irtool.text import lines as joined
+from irtool.text import escaped_lines
 
 DRIFT_FACTOR = 2.0
 # f32 runs differ from the reference by a few units in the last place (worst seen 2.7e-7 for
@@ -361,7 +361,7 @@ def render_diff(diff: RunDiff, old: str | None = None, new: str | None = None,
     lines.append(f"REGRESSED: {', '.join(diff.regressions())}" if diff.regressed else
                  NOTHING_COMPARED if diff.nothing_compared else
                  f"OK: no new failure, crash, drift, change of implementation or slowdown ({len(diff.fixed)} fixed)")
-    return joined(lines)
+    return escaped_lines(lines)
 
 
 def _release_of(run: RunResults) -> Callable[[CaseResult], str]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.files import write_atomic
-from irtool.lines import cut
+from irtool.text import cut
 from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, BaselineDiff, case_ops, column_label,
                                     column_of, columns, number, op_group, output_fields, overall_verdict, xml_text)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from irtool.files import atomic_writer
-from irtool.lines import cut
+from irtool.text import cut
 from irtool.harness.baseline import RunDiff, diff_versions
 from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import BaselineDiff, column_label, column_of, columns, one_line, output_lines, xml_text

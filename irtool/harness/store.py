@@ -29,7 +29,7 @@ from irtool.errors import IrtoolError
 from irtool.files import RESULTS_LIMIT, atomic_writer, open_regular, read_bytes, writable_target
 from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
 from irtool.documents import load_json
-from irtool.jsonable import shown_json
+from irtool.jsonable import quoted_json
 
 FORMAT = "irtool-results/1"
 # Keys of results.json that are not the run's META: computed from the results when written.
@@ -163,7 +163,7 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
                 raise StoreError(f"{where}: not a JSON line ({error.msg}); the file is not a results.jsonl irtool "
                                  "wrote") from None
             if not isinstance(record, dict):
-                raise StoreError(f"{where}: {shown_json(record)} is not a JSON object; each line of a results.jsonl "
+                raise StoreError(f"{where}: {quoted_json(record)} is not a JSON object; each line of a results.jsonl "
                                  "is the run header or one result")
             if "run" in record:
                 if meta is not None:
@@ -205,10 +205,10 @@ META_FIELDS: dict[str, tuple[Any, str]] = {
 def check_meta(meta: Any, where: str) -> dict[str, Any]:
     """A run header, checked: StoreError naming the first field of a wrong type."""
     if not isinstance(meta, dict):
-        raise StoreError(f"{where}: the run header holds {shown_json(meta)}; expected an object")
+        raise StoreError(f"{where}: the run header holds {quoted_json(meta)}; expected an object")
     for name, (check, words) in META_FIELDS.items():
         if name in meta and not check(meta[name]):
-            raise StoreError(f"{where}: run field {name!r} is {shown_json(meta[name])}; expected {words}")
+            raise StoreError(f"{where}: run field {name!r} is {quoted_json(meta[name])}; expected {words}")
     return dict(meta)
 
 
@@ -245,7 +245,7 @@ def load_results(path: str | Path) -> RunResults:
                          f"expected {FORMAT!r})")
     stored = data.get("results", [])
     if not isinstance(stored, list):
-        raise StoreError(f"{path}: 'results' is {shown_json(stored)}; expected a list of results")
+        raise StoreError(f"{path}: 'results' is {quoted_json(stored)}; expected a list of results")
     meta = check_meta({k: v for k, v in data.items() if k not in DERIVED}, str(path))
     results = []
     for index, record in enumerate(stored):

@@ -27,7 +27,7 @@ import irtool
 
 from irtool.errors import IrtoolError
 from irtool.jobs.lifeline import lifeline, worker_env as lifeline_env
-from irtool.lines import cut
+from irtool.text import cut
 from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions, base_result, job_to_json
 

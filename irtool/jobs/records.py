@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, OpCase
-from irtool.jsonable import plain, shown, unplain
+from irtool.jsonable import plain, quoted, unplain
 from irtool.runtime.core import release_label
 
 # Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
@@ -173,7 +173,7 @@ class SuiteCase:
         for name, (check, words) in CASE_FIELDS.items():
             value = getattr(self, name)
             if not check(value):
-                raise RecordError(f"case field {name!r} is {shown(value)}; expected {words}")
+                raise RecordError(f"case field {name!r} is {quoted(value)}; expected {words}")
 
     @cached_property
     def model_key(self) -> str:
@@ -351,20 +351,20 @@ def check_result_json(data: Any, nonfinite: bool = True) -> dict[str, Any]:
     """The stored result with non-finite numbers back as floats; RecordError naming the first
     field that is missing or of the wrong type, or a verdict irtool does not know."""
     if not isinstance(data, dict):
-        raise RecordError(f"a result is a JSON object, not {shown(data)}")
+        raise RecordError(f"a result is a JSON object, not {quoted(data)}")
     data = unplain(dict(data)) if nonfinite else dict(data)
     missing = [name for name in REQUIRED_FIELDS if name not in data]
     if missing:
         raise RecordError(f"a result without {', '.join(missing)}")
     if data["verdict"] not in VERDICTS:
-        raise RecordError(f"unknown verdict {shown(data['verdict'])}; verdicts are {', '.join(VERDICTS)}")
+        raise RecordError(f"unknown verdict {quoted(data['verdict'])}; verdicts are {', '.join(VERDICTS)}")
     for name, (check, words) in RESULT_FIELDS.items():
         if name in data and not check(data[name]):
-            raise RecordError(f"field {name!r} is {shown(data[name])}; expected {words}")
+            raise RecordError(f"field {name!r} is {quoted(data[name])}; expected {words}")
     for index, output in enumerate(data.get("outputs", ())):
         for name, (check, words) in OUTPUT_FIELDS.items():
             if name in output and not check(output[name]):
-                raise RecordError(f"outputs[{index}].{name} is {shown(output[name])}; expected {words}")
+                raise RecordError(f"outputs[{index}].{name} is {quoted(output[name])}; expected {words}")
     if "outputs" in data:  # one string per field name, not one per output read (most of a result's memory)
         data["outputs"] = [{sys.intern(k): v for k, v in output.items()} for output in data["outputs"]]
     for name in _SHARED_VALUES:

@@ -86,7 +86,7 @@ from irtool.files import read_text
 from irtool.formats import formats_text, model_format
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
 from irtool.jobs.records import SuiteCase, op_case
-from irtool.jsonable import shown
+from irtool.jsonable import quoted
 from irtool.specs import get_spec
 from irtool.specs.values import format_value
 
@@ -145,7 +145,7 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
     xfail = _text(path, head, "expected_failures", "")
     coverage = head.get("expect_coverage", [])
     if not isinstance(coverage, list) or not all(isinstance(item, str) for item in coverage):
-        raise SuiteError(f"{path}: [suite] expect_coverage is {shown(coverage)}; expected a list of implementations "
+        raise SuiteError(f"{path}: [suite] expect_coverage is {quoted(coverage)}; expected a list of implementations "
                          f"such as [\"RNNSeq\", \"GRUSequence:TensorIterator\"]")
     timeout = check_seconds(head.get("timeout", DEFAULT_TIMEOUT), f"{path}: [suite] timeout", SuiteError)
     limit = max_cases if max_cases is not None else _count_limit(path, head.get("max_cases", DEFAULT_MAX_CASES))
@@ -178,13 +178,13 @@ def load_suite(path: str | Path, max_cases: int | None = None) -> Suite:
 def _text(path: Path, head: Mapping[str, Any], key: str, default: str) -> str:
     value = head.get(key, default)
     if not isinstance(value, str):
-        raise SuiteError(f"{path}: [suite] {key} is {shown(value)}; expected a string")
+        raise SuiteError(f"{path}: [suite] {key} is {quoted(value)}; expected a string")
     return value
 
 
 def _count_limit(path: Path, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SuiteError(f"{path}: [suite] max_cases is {shown(value)}; expected an integer >= 1")
+        raise SuiteError(f"{path}: [suite] max_cases is {quoted(value)}; expected an integer >= 1")
     return value
 
 
@@ -192,7 +192,7 @@ def check_seconds(value: Any, what: str, error: type[Exception] = ValueError) ->
     """A number of seconds that a deadline can use: finite, > 0 and at most a week (NaN, inf
     and 1e300 are refused: NaN never expires, the others overflow the clock)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
-        said = f"{what} is {shown(value)}" if what else shown(value)
+        said = f"{what} is {quoted(value)}" if what else quoted(value)
         raise error(f"{said}; expected a number of seconds > 0 and at most {MAX_SECONDS:g} (a week)")
     return float(value)
 
@@ -331,7 +331,7 @@ def _infer_sizes_axis(path: Path, where: str, value: Any) -> _Axis:
         return _Axis("infer_sizes", (value,), False)
     if isinstance(value, list) and value and all(sizes_list(item) for item in value):
         return _Axis("infer_sizes", tuple(value), True)
-    raise SuiteError(f"{path}: {where}: infer_sizes is {shown(value)}; expected a list of tables of dim sizes, e.g. "
+    raise SuiteError(f"{path}: {where}: infer_sizes is {quoted(value)}; expected a list of tables of dim sizes, e.g. "
                      f"infer_sizes = [{{ batch_size = 1 }}, {{ batch_size = 7 }}]")
 
 
@@ -391,17 +391,17 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     sizes = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sizes.")}
     weights = point.get("weights", "const")
     if not isinstance(weights, str) or weights not in WEIGHTS:
-        raise SuiteError(f"{path}: case {case_id}: weights is {shown(weights)}{did_you_mean(weights, WEIGHTS)}; "
+        raise SuiteError(f"{path}: case {case_id}: weights is {quoted(weights)}{did_you_mean(weights, WEIGHTS)}; "
                          f"expected const or parameter")
     element_type = point.get("element_type", "f32")
     if not isinstance(element_type, str):
-        raise SuiteError(f"{path}: case {case_id}: element_type is {shown(element_type)}; expected a string")
+        raise SuiteError(f"{path}: case {case_id}: element_type is {quoted(element_type)}; expected a string")
     dynamic = point.get("dynamic", [])
     if not isinstance(dynamic, list) or not all(isinstance(d, str) for d in dynamic):
         raise SuiteError(f"{path}: case {case_id}: dynamic is {dynamic!r}; expected a list of dim names")
     frontend = point.get("frontend", "onnx" if op in ONNX_OPS else "ir")
     if frontend not in FRONTENDS:
-        raise SuiteError(f"{path}: case {case_id}: frontend is {shown(frontend)}{did_you_mean(frontend, FRONTENDS)}; "
+        raise SuiteError(f"{path}: case {case_id}: frontend is {quoted(frontend)}{did_you_mean(frontend, FRONTENDS)}; "
                          f"expected one of {', '.join(FRONTENDS)}")
     data = {key: point.get(key, default) for key, default in (("lengths", "ragged"), ("lengths_type", "i32"),
                                                                 ("values", "unsaturated"), ("transform", "none"))}
@@ -409,7 +409,7 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
         allowed = {"lengths": LENGTHS, "lengths_type": tuple(LENGTHS_TYPES), "values": VALUES,
                    "transform": TRANSFORMS}[key]
         if value not in allowed:
-            raise SuiteError(f"{path}: case {case_id}: {key} is {shown(value)}; expected one of {', '.join(allowed)}")
+            raise SuiteError(f"{path}: case {case_id}: {key} is {quoted(value)}; expected one of {', '.join(allowed)}")
     bounds = {k.partition(".")[2]: tuple(v) for k, v in point.items() if k.startswith("bounds.")}
     infer_sizes = tuple(point.get("infer_sizes", ()))
     unbound = sorted({name for sizes in infer_sizes for name in sizes} - set(dynamic) - set(bounds))
@@ -423,7 +423,7 @@ def _grid_case(path: Path, base_id: str, suite: str, op: str, version: int, poin
     sources = {k.partition(".")[2]: v for k, v in point.items() if k.startswith("sources.")}
     for port, source in sources.items():
         if source not in SOURCES:
-            raise SuiteError(f"{path}: case {case_id}: the source of {port} is {shown(source)}; expected "
+            raise SuiteError(f"{path}: case {case_id}: the source of {port} is {quoted(source)}; expected "
                              f"parameter or const")
     inputs = point.get("inputs")
     if inputs is not None and not (isinstance(inputs, list) and all(isinstance(i, str) for i in inputs)):
@@ -464,13 +464,13 @@ def _expectations(path: Path, case_id: str, table: Mapping[str, Any]) -> dict[st
     impl = table.get("expect_impl")
     if impl is not None:
         if not isinstance(impl, str) or not impl.strip():
-            raise SuiteError(f"{path}: case {case_id}: expect_impl is {shown(impl)}; expected a non-empty string "
+            raise SuiteError(f"{path}: case {case_id}: expect_impl is {quoted(impl)}; expected a non-empty string "
                              "such as \"RNNSeq\"")
         found["expect_impl"] = impl
     limit = table.get("max_compile_s")
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_SECONDS:
-            raise SuiteError(f"{path}: case {case_id}: max_compile_s is {shown(limit)}; expected seconds > 0 and at "
+            raise SuiteError(f"{path}: case {case_id}: max_compile_s is {quoted(limit)}; expected seconds > 0 and at "
                              f"most {MAX_SECONDS:g}")
         found["max_compile_s"] = float(limit)
     return found

@@ -35,7 +35,7 @@ from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
 from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job, op_case,
                                     SuiteCase, case_from_json, case_to_json, plain, result_to_json)
-from irtool.lines import cut, joined
+from irtool.text import cut, joined
 from irtool.runtime.nodes import input_arrays
 from irtool.runtime.what_ran import meets
 

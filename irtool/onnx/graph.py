@@ -25,11 +25,11 @@ import onnx
 from irtool.errors import RunError
 from irtool.known_faults import by_properties
 from irtool.onnx import schema
+from irtool.onnx.shapes import DEFAULT_ACTIVATIONS
 from irtool.onnx.subgraphs import Scope, graphs, placed_nodes
 
 # The activations OpenVINO's ONNX frontend converts and its CPU plugin compiles.
 OPENVINO_ACTIVATIONS = frozenset({"relu", "sigmoid", "tanh"})
-DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 
 
 @dataclass(frozen=True)

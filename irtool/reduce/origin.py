@@ -18,7 +18,7 @@ from irtool.documents import load_json
 from irtool.files import read_text
 from irtool.formats import model_format
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
-from irtool.jsonable import shown_json
+from irtool.jsonable import quoted_json
 from irtool.model_files import ModelFileError, check_folder_file
 from irtool.reduce.errors import ReduceError
 from irtool.reproducer import safe_config
@@ -152,15 +152,15 @@ def _reproducer(folder: Path) -> Origin:
             raise ReduceError(f"{path}: not a reproducer's case.json: no {key!r}; expected case, device, precision, "
                               f"config and tolerances")
         if not isinstance(record.get(key, {}), kind):
-            raise ReduceError(f"{path}: {key!r} is {shown_json(record[key])}; expected {words}")
+            raise ReduceError(f"{path}: {key!r} is {quoted_json(record[key])}; expected {words}")
     tolerances = {}
     for name, pair in record["tolerances"].items():
         if not (isinstance(pair, list) and len(pair) == 2 and all(is_tolerance(v) for v in pair)):
-            raise ReduceError(f"{path}: tolerances[{name!r}] is {shown_json(pair)}; expected [atol, rtol], two numbers >= 0")
+            raise ReduceError(f"{path}: tolerances[{name!r}] is {quoted_json(pair)}; expected [atol, rtol], two numbers >= 0")
         tolerances[name] = (float(pair[0]), float(pair[1]))
     config = record.get("config", {})
     if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in config.values()):
-        raise ReduceError(f"{path}: 'config' is {shown_json(config)}; expected an object of strings")
+        raise ReduceError(f"{path}: 'config' is {quoted_json(config)}; expected an object of strings")
     config, notes = safe_config(config, str(path))
     device, precision = record["device"], record["precision"]
     try:

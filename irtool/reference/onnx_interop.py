@@ -30,14 +30,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from irtool.errors import InputError
-from irtool.onnx.shapes import GATES
+from irtool.onnx.shapes import DEFAULT_ACTIVATIONS, GATES
 from irtool.reference import checks, ops
 from irtool.reference.activations import KINDS, Activation, resolve
 from irtool.reference.cells import GRU, LSTM, RNN
 from irtool.reference.checks import flag
 
 # The equations' defaults (f, g[, h]); the schema registry says only "see the equations".
-DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 ONNX_SPELLING = {
     "relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "affine": "Affine", "leakyrelu": "LeakyRelu",
     "thresholdedrelu": "ThresholdedRelu", "scaledtanh": "ScaledTanh", "hardsigmoid": "HardSigmoid",

@@ -7,7 +7,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from irtool.jsonable import shown
+from irtool.jsonable import quoted
 from irtool.errors import IrtoolBug, IrtoolError, did_you_mean
 from irtool.specs.expressions import BinOp, Cond, Expr, Sym
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
@@ -111,7 +111,7 @@ class AttributeSpec:
     def check(self, value: Any) -> list[AttributeProblem]:
         """Type, allowed values, range and list length of an already typed value."""
         if not is_typed(self.type, value):
-            found = shown(value, 60)
+            found = quoted(value, 60)
             return [AttributeProblem("type", f"{found} is not {TYPE_NAMES[self.type]}", TYPE_NAMES[self.type], found)]
         problems = []
         items = value if isinstance(value, list) else [value]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from irtool.diagnostics import CODES, Diagnostic, clipped, quoted
+from irtool.diagnostics import CODES, Diagnostic, clipped
+from irtool.jsonable import quoted
 from irtool.ir import Edge, IRModel, Layer, Port
 from irtool.specs import OpSpec, SpecRegistry
 from irtool.specs.opsets import OpenVINOOpsets, openvino_opsets

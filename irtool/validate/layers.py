@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from irtool import element_types
-from irtool.diagnostics import clipped, quoted
+from irtool.diagnostics import clipped
+from irtool.jsonable import quoted
 from irtool.errors import closest, did_you_mean
 from irtool.ir import Layer, Port
 from irtool.shapes import ShapeSyntaxError, parse_dim
