@@ -222,3 +222,27 @@ def test_an_expect_coverage_naming_an_op_the_suite_lacks_is_a_collection_error(t
     done = pytest_run(tmp_path, "suite.toml")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "no case of LSTMSequence in the suites; expect_coverage can name GRUSequence" in done.stdout
+
+
+@pytest.mark.parametrize("option, code, said", [
+    ("GRUSequence:TensorIterator", 0, []),
+    ("GRUSequence:Loop,TensorIterator", 1, ["COVERAGE: no job of GRUSequence ran as Loop"]),
+])
+def test_irtool_expect_coverage_holds_the_session_as_harness_expect_coverage_does(tmp_path, option, code, said):
+    (tmp_path / "suite.toml").write_text(COVERED.format(expect="[]"))
+    done = pytest_run(tmp_path, "suite.toml", "--irtool-expect-coverage", option)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith("COVERAGE: ")] == said
+    harness = subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--no-progress",
+                              "--report-dir", "out", "--expect-coverage", option], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=300)
+    assert harness.returncode == code and [line for line in harness.stdout.splitlines()
+                                           if line.startswith("COVERAGE: ")] == said
+
+
+def test_a_misspelt_irtool_expect_coverage_is_a_usage_error_before_anything_runs(tmp_path):
+    (tmp_path / "suite.toml").write_text(COVERED.format(expect="[]"))
+    done = pytest_run(tmp_path, "suite.toml", "--irtool-expect-coverage", "GRUSequence:RNNseq")
+    assert done.returncode == 4, done.stdout + done.stderr  # pytest's exit code for a usage error
+    assert "--irtool-expect-coverage: 'GRUSequence:RNNseq': RNNseq: did you mean RNNSeq?" in done.stderr
+    assert "passed" not in done.stdout

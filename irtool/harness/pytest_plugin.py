@@ -18,9 +18,9 @@ or crash, accuracy drift, a changed implementation or precision, a slowdown);
 
 Like ``irtool harness``, a session whose suite jobs were all skipped (or where nothing was
 judged) does not pass: pytest's summary is followed by ``irtool: ALL SKIPPED ...`` and the
-exit code is 3, never 0.  A suite's ``expect_coverage`` is held as the harness holds it: an
-expected implementation that no job of the session reached prints ``COVERAGE: ...`` and
-fails the session (exit 1), with ``-n`` too.
+exit code is 3, never 0.  A suite's ``expect_coverage`` (and ``--irtool-expect-coverage``) is
+held as the harness holds it: an expected implementation that no job of the session reached
+prints ``COVERAGE: ...`` and fails the session (exit 1), with ``-n`` too.
 """
 from __future__ import annotations
 
@@ -61,6 +61,24 @@ def pytest_addoption(parser: Any) -> None:
                          "fails its test")
     group.addoption("--irtool-reproducers", type=Path, metavar="DIR",
                     help="write a reproducer folder per failing job into DIR/reproducers/")
+    group.addoption("--irtool-expect-coverage", metavar="LIST",
+                    help="comma-separated implementations the session must reach, each IMPLEMENTATION or "
+                         "OP:IMPLEMENTATION (RNNSeq,LSTMSequence:TensorIterator), as irtool harness "
+                         "--expect-coverage takes them; besides the suites' own expect_coverage")
+
+
+def pytest_configure(config: Any) -> None:
+    from irtool.harness import coverage
+
+    try:  # a misspelt item is said before anything runs
+        coverage.parse_expected(_expect_coverage_option(config), "--irtool-expect-coverage")
+    except IrtoolError as error:
+        raise pytest.UsageError(error.message) from None
+
+
+def _expect_coverage_option(config: Any) -> list[str]:
+    given = config.getoption("--irtool-expect-coverage", None)
+    return [item.strip() for item in given.split(",")] if given is not None else []
 
 
 def pytest_collect_file(file_path: Path, parent: Any) -> Any:
@@ -219,7 +237,7 @@ def _check_coverage(session: Any) -> None:
     from irtool.harness import coverage
     from irtool.jobs.suite import load_suite
 
-    expected = []
+    expected = coverage.parse_expected(_expect_coverage_option(session.config), "--irtool-expect-coverage")
     for path in _suite_paths(session.config):
         try:
             expected += coverage.parse_expected(list(load_suite(path).expect_coverage), f"{path}: expect_coverage")
