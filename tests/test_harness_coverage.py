@@ -172,3 +172,23 @@ def test_an_expected_implementation_the_run_cannot_reach_is_refused_before_anyth
     assert done.returncode == 2, done.stdout + done.stderr
     assert says in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
     assert not (tmp_path / "out").exists()  # refused before the report dir was made
+
+
+def test_an_onnx_models_nodes_carry_the_conditions_of_the_nodes_openvino_converted_them_to(tmp_path):
+    """Each ONNX node's coverage row has the conditions its converted node ran under (it had none)."""
+    from pathlib import Path
+
+    model = Path(__file__).resolve().parent.parent / "samples" / "models" / "lstm2_bidirectional.onnx"
+    (tmp_path / "s.toml").write_text(f'[suite]\nname = "onnx"\n[[models]]\nid = "lstm2"\npath = "{model}"\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "s.toml"), "-d", "CPU",
+                           "--precision", "f32", "--report-dir", str(tmp_path / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    stored = json.loads((tmp_path / "out" / "results.json").read_text())
+    results = {r["node"]: r for r in stored["results"]}
+    assert set(results) == {"lstm0", "lstm1"}
+    for name, record in results.items():
+        assert record["conditions"][name]["direction"] == "bidirectional"
+        assert record["conditions"][name]["shapes"] == "dynamic"
+    (row,) = stored["coverage"]
+    assert row["op"] == "LSTM-14" and row["conditions"][0]["nodes"] == 2

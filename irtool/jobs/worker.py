@@ -222,12 +222,13 @@ class Runner:
         # an ONNX model's nodes are the ONNX graph's (judged in ONNX semantics), not OpenVINO's
         pairs = zip(prepared.nodes, judgment.nodes) if prepared.onnx is None else ((None, v) for v in judgment.nodes)
         for node, verdict in pairs:
+            ran = node.name if node is not None else verdict.converted_to  # an ONNX node: what it was converted to
             result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{verdict.name}", node=verdict.name,
                                          op=f"{verdict.type}-{verdict.version}",
                                          implementations={verdict.name: verdict.implementation}
                                          if verdict.implementation else {},
-                                         conditions={verdict.name: base.conditions[node.name]}
-                                         if node is not None and node.name in base.conditions else {})
+                                         conditions={verdict.name: base.conditions[ran]}
+                                         if ran in base.conditions else {})
             result.outputs = [output_record(d) for d in verdict.outputs]
             result.max_abs = verdict.max_abs
             result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict
