@@ -209,7 +209,7 @@ def _nonfinite_counts(a: np.ndarray, e: np.ndarray, mismatch: np.ndarray) -> dic
 def _relative(diff: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """diff / scale (both >= 0), with 0/0 = 0 and x/0 = inf: one division, then the zeros."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        relative = diff / scale
+        relative = np.asarray(diff / scale)  # an array for 0-d operands too (a scalar output)
     relative[diff == 0] = 0.0
     return relative
 

@@ -73,6 +73,14 @@ class Prepared:
     def nodes(self) -> tuple[RecurrentNode, ...]:
         return self.probed.nodes
 
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        """The names of the nodes a run judges: an .onnx model's ONNX nodes (its subgraphs' too), else
+        the recurrent nodes OpenVINO holds."""
+        if self.onnx is not None:
+            return tuple(node.name for node in self.onnx.all_nodes)
+        return tuple(node.key for node in self.nodes)
+
     @cached_property
     def single(self) -> RecurrentNode | None:
         """The node of a model that is one recurrent node fed by its inputs and Consts (what
@@ -210,7 +218,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     try:
         plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
     except RunError as error:
-        if prepared.probed.judgeable or prepared.nodes:
+        if prepared.node_names:
             raise
         raise RunSkipped(f"{prepared.name} has no recurrent node to judge, so irtool does not size its dynamic "
                          f"inputs ({error.message})") from None
@@ -904,10 +912,12 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
         expected = execute(other, inputs, options.compare_with[0]).outputs
         precision = loosest_precision([compiled.run.precision, other.run.precision])
         diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)
-        nodes = unique_node_names(NodeResult(n.key, n.spec.type, n.spec.version, n.where, UNJUDGED,
-                                             "--compare-with judges the model's outputs device against device",
-                                             tensors=n.tensors, converted_to=n.name if n.stable else None)
-                                  for n in prepared.nodes)
+        said = "--compare-with judges the model's outputs device against device"
+        nodes = unique_node_names(
+            (NodeResult(n.name, n.op_type, n.version, n.where, UNJUDGED, said, semantics="ONNX")
+             for n in prepared.onnx.all_nodes) if prepared.onnx is not None else
+            (NodeResult(n.key, n.spec.type, n.spec.version, n.where, UNJUDGED, said, tensors=n.tensors,
+                        converted_to=n.name if n.stable else None) for n in prepared.nodes))
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)

@@ -93,3 +93,11 @@ def test_defaults_order_and_loosest_precision():
     assert DEFAULT_TOLERANCES["f32"].atol < DEFAULT_TOLERANCES["f16"].atol < DEFAULT_TOLERANCES["bf16"].atol
     assert loosest_precision(["f32", "bf16"]) == "bf16"
     assert loosest_precision(["unknown"]) == "f32"
+
+
+@pytest.mark.parametrize("actual, passed", [(1.0, True), (1.5, False), (0.0, False)])
+def test_a_scalar_output_is_compared_like_any_other(actual, passed):
+    """A 0-d output (a Loop's scalar accumulator) raised a TypeError: the relative error was a scalar."""
+    diff = compare_output("total", np.array(actual, np.float32), np.array(1.0, np.float32), Tolerance(1e-5, 1e-4))
+    assert diff.passed is passed and diff.shape == () and diff.total == 1
+    assert diff.max_abs == pytest.approx(abs(actual - 1.0))

@@ -80,6 +80,10 @@ def node_origin(model: Path, node: str, device: str, precision: str, tolerance: 
 
     if not (Path(model).is_file() or model_format(model) is not None):
         raise ReduceError(f"{model}: no such model file")
+    if Path(model).suffix.lower() == ".onnx":
+        raise ReduceError(f"{model}: reduce shrinks a single-op IR of an OpenVINO node, and an .onnx model's nodes are "
+                          f"judged as ONNX nodes; convert it to IR (ovc {Path(model).name}, or ov.save_model of "
+                          f"ov.convert_model) and reduce the node OpenVINO made of it there")
     result = run(RunOptions(model=Path(model), device=device, precision=precision, inputs=inputs, seed=seed,
                             tolerance=tolerance, config=config, reproducers=folder))
     found = next((n for n in result.nodes if n.name == node), None)
@@ -108,7 +112,7 @@ def concrete_case(case: SuiteCase) -> ConcreteCase:
     prepared = runner.prepare(case)
     node = prepared.single
     if node is None:
-        names = ", ".join(n.name for n in prepared.nodes) or "none"
+        names = ", ".join(prepared.node_names) or "none"
         raise ReduceError(f"{case.file or case.id}: cannot reduce it: the model is not a single recurrent op fed by "
                           f"Parameters and Consts (its recurrent nodes: {names}); reduce one node with "
                           f"irtool reduce MODEL --node NAME -d DEVICE, or reduce a node's reproducer folder (the "
