@@ -108,10 +108,31 @@ def test_a_loop_that_ran_no_iteration_names_its_node_as_not_reached(folder, loop
     assert code == 0 and result["verdict"] == "pass" and result["not_reached"] == ["inner"]
     inner = by_name(result)["inner"]
     assert inner["verdict"] == "unjudged" and inner["reached"] is False
-    assert inner["reason"] == "not reached on these inputs (Loop 'loop' ran no iteration where it is)"
+    assert inner["reason"] == "not reached on these inputs (Loop 'loop' ran no iteration)"
     main(["run", str(loop_model), "-d", "CPU", "--inputs", str(inputs)])
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "PASS: 2 of 2 judged nodes within tolerance; not reached on these inputs: 'inner'"
+
+
+def test_a_loop_that_runs_no_iteration_after_one_that_ran_is_not_judged_on_the_earlier_tensors(folder, loop_model):
+    """A compiled model inferred again, as the harness does for each seed: where the Loop then runs
+    no iteration, OpenVINO's CPU plugin (2026.4.1) leaves its concatenated outputs as the earlier
+    inference's, and the body node was judged (and passed) on them.  Its own flag says it did not run."""
+    from irtool.compare import TolerancePolicy
+    from irtool.execute import compile_prepared, execute, judge, read_and_prepare
+
+    prepared = read_and_prepare(loop_model)
+    compiled = compile_prepared(prepared, "CPU", "f32", {})
+    inputs = dict(X=np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32),
+                  H0=np.zeros((2, 4), np.float32), steps=np.array(3, np.int64))
+    for steps, reached in ((3, True), (0, False), (2, True)):
+        inputs["steps"] = np.array(steps, np.int64)
+        judgment = judge(prepared, inputs, execute(compiled, inputs, "CPU"), TolerancePolicy(), "f32")
+        inner = next(node for node in judgment.nodes if node.name == "inner")
+        assert inner.reached is reached and judgment.verdict == PASS
+        assert inner.iterations == (steps if reached else None)
+        if not reached:
+            assert inner.reason == "not reached on these inputs (Loop 'loop' ran no iteration)"
 
 
 @pytest.mark.parametrize("first, second, taken", [(True, False, "lstm_a_h"), (False, True, "lstm_b_h"),

@@ -52,13 +52,22 @@ class Feed:
 
 @dataclass(frozen=True)
 class Condition:
-    """An If around a body node: the probed flag output that says which branch ran (1: then,
-    0: else, with one leading axis per loop around the If) and the branch the node is in."""
+    """What must hold for a body node to run, read from a probed flag output (with one leading axis
+    per loop around it): an If around the node took the node's branch (the flag is 1 when the then
+    branch ran, 0 when the else branch did), or a Loop around it ran at least one iteration (1:
+    its trip count is not 0 and its execution condition holds).  A Loop that ran none leaves its
+    concatenated outputs as the previous inference's (measured: OpenVINO 2026.4.1's CPU plugin,
+    a compiled model inferred again), so they cannot say it."""
 
     probe: int
     then: bool
     depth: int  # the flag's leading iteration axes
-    label: str  # "then branch of If 'name'"
+    label: str  # "then branch of If 'name'", "Loop 'name'"
+    loop: bool = False  # a Loop's flag, not a branch's
+
+    def says(self) -> str:
+        """Why the node did not run where the flag is not ``then``."""
+        return f"{self.label} ran no iteration" if self.loop else f"in the {self.label}, not taken"
 
 
 @dataclass(frozen=True)
@@ -261,8 +270,7 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             constant = value if isinstance(value, np.ndarray) else None
             placed[item.name] = Placement(
                 None if item.unprobed or constant is not None else probe(value), item.where, tuple(item.loops),
-                () if item.unprobed else tuple(Condition(probe(flag), then, depth, label)
-                                               for flag, then, depth, label in item.conditions),
+                () if item.unprobed else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions),
                 item.container, item.source, item.unprobed, constant)
             continue
         inputs, outputs = item.values[:len(item.inputs)], item.values[len(item.inputs):]
@@ -271,8 +279,7 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             Feed(port, probe=probe(value), dynamic=dynamic)
             for port, value, dynamic in zip(item.spec.inputs, inputs, item.dynamic))
         probes = () if item.unprobed else tuple(probe(value) for value in outputs)
-        conditions = () if item.unprobed else tuple(Condition(probe(flag), then, depth, label)
-                                                     for flag, then, depth, label in item.conditions)
+        conditions = () if item.unprobed else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions)
         nodes.append(RecurrentNode(len(nodes), item.op.get_friendly_name(), item.spec,
                                    node_attributes(item.op, item.spec), item.where, feeds, probes, None,
                                    item.tensors, tuple(item.loops), conditions, item.unprobed, item.container))
@@ -300,7 +307,7 @@ class InBody:
     where: str
     values: list[Any]  # np.ndarray or an Output of the outer graph (at first: of the body)
     loops: list[str] = field(default_factory=list)  # TensorIterators/Loops around it, outermost first
-    conditions: list[tuple[Any, bool, int, str]] = field(default_factory=list)  # (flag, then?, depth, label)
+    conditions: list[tuple[Any, bool, int, str, bool]] = field(default_factory=list)  # (flag, then?, depth, label, loop?)
     unprobed: str | None = None
     container: str | None = None  # the outermost container seen so far
 
@@ -422,12 +429,31 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
             exposed[key] = op.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
         return exposed[key]
 
+    ran = _ran_any(op) if op.get_type_name() == "Loop" else None
     for item in items:
         if item.unprobed:
             continue
         item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
-        item.conditions = [(expose(flag), then, depth + 1, where) for flag, then, depth, where in item.conditions]
+        item.conditions = [(expose(flag), then, depth + 1, where, loop)
+                           for flag, then, depth, where, loop in item.conditions]
+        if ran is not None:
+            item.conditions.insert(0, (ran, True, 0, label, True))
         item.loops.insert(0, label)
+
+
+def _ran_any(op: Any) -> Any:
+    """A flag of the Loop ``op``'s graph: 1 when the Loop runs at least one iteration (its trip count
+    is not 0, -1 being unbounded, and its execution condition holds); None when its inputs are
+    constants that say it always does."""
+    import openvino.opset8 as ops
+
+    trip, condition = op.input_value(0), op.input_value(1)
+    known = [constant_data(value.get_node()) for value in (trip, condition)]
+    if all(data is not None for data in known) and int(np.asarray(known[0]).reshape(-1)[0]) != 0 \
+            and bool(np.asarray(known[1]).reshape(-1)[0]):
+        return None
+    zero = ops.constant(np.zeros((), trip.get_element_type().to_dtype()))
+    return ops.logical_and(ops.not_equal(trip, zero), ops.convert(condition, "boolean")).output(0)
 
 
 def _constant_inputs(op: Any, body: Any, descriptions: Sequence[Any]) -> dict[tuple[str, int], np.ndarray]:
@@ -484,8 +510,8 @@ def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]
             if item.unprobed:
                 continue
             item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
-            item.conditions = [(flag, then, 0, f"{'then' if then else 'else'} branch of {label}")] + \
-                [(expose(inner_flag), inner_then, depth, where) for inner_flag, inner_then, depth, where in item.conditions]
+            item.conditions = [(flag, then, 0, f"{'then' if then else 'else'} branch of {label}", False)] + \
+                [(expose(inner_flag), *rest) for inner_flag, *rest in item.conditions]
 
 
 def _recurrent_source(output: Any, hops: int = 8) -> str | None:
@@ -591,14 +617,20 @@ def _reached(first: int | None, depth: int, conditions: Sequence[Condition],
 
 
 def why_not_reached(conditions: Sequence[Condition], loops: Sequence[str], captured: Sequence[np.ndarray],
-                    labels: Sequence[str] | None = None) -> str:
+                    branches: Sequence[str] | None = None) -> str:
     """Which container kept a body node from running: an If branch not taken, a loop with no
-    iteration; ``labels`` names the branches in place of the conditions' own labels."""
-    labels = labels if labels is not None and len(labels) == len(conditions) else [c.label for c in conditions]
-    for condition, label in zip(conditions, labels):
+    iteration; ``branches`` names the If branches in place of the conditions' own labels, and
+    ``loops`` the loops."""
+    ifs = [c for c in conditions if not c.loop]
+    guards = [c for c in conditions if c.loop]
+    names = {id(c): name for c, name in zip(ifs, branches)} if branches is not None and len(branches) == len(ifs) \
+        else {}
+    if len(loops) == len(guards):
+        names.update((id(c), name) for c, name in zip(guards, loops))
+    for condition in conditions:
         flags = np.asarray(captured[condition.probe]).reshape(-1)
         if flags.size and not (flags.astype(bool) == condition.then).any():
-            return f"in the {label}, not taken"
+            return dataclasses.replace(condition, label=names.get(id(condition), condition.label)).says()
     return f"{' or '.join(loops) or 'its container'} ran no iteration where it is"
 
 
