@@ -365,6 +365,45 @@ def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int =
     return path
 
 
+def onnx_nested_loop_model(path: Path, ragged: bool, outer: int = 3, inner: int = 2, batch: int = 2, size: int = 3,
+                           hidden: int = 4) -> Path:
+    """An ONNX Loop ('outer') whose body runs a Loop ('inner') whose body runs RNN 'deep' on one step of
+    X [inner, 1, batch, size] (a graph input, read from the outer scope), carrying h through both
+    loops.  The inner trip count is the graph input 'trip' (the same at every outer iteration), or
+    with ``ragged`` the outer iteration number (0, 1, 2: a different count at each)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(11)
+    weights = [numpy_helper.from_array(_uniform(rng, (1, hidden, size)), "W"),
+               numpy_helper.from_array(_uniform(rng, (1, hidden, hidden)), "R")]
+    info = helper.make_tensor_value_info
+    state = [1, batch, hidden]
+    inner_body = helper.make_graph(
+        [helper.make_node("Gather", ["X", "it_i"], ["x_i"], axis=0),
+         helper.make_node("RNN", ["x_i", "W", "R", "", "", "h_i"], ["", "h_i_out"], hidden_size=hidden, name="deep"),
+         helper.make_node("Identity", ["cond_i"], ["cond_i_out"])],
+        "inner_body", [info("it_i", TensorProto.INT64, []), info("cond_i", TensorProto.BOOL, []),
+                       info("h_i", TensorProto.FLOAT, state)],
+        [info("cond_i_out", TensorProto.BOOL, []), info("h_i_out", TensorProto.FLOAT, state)])
+    outer_body = helper.make_graph(
+        [helper.make_node("Loop", ["it_o" if ragged else "trip", "", "h_o"], ["h_o_out"], body=inner_body,
+                          name="inner"),
+         helper.make_node("Identity", ["cond_o"], ["cond_o_out"])],
+        "outer_body", [info("it_o", TensorProto.INT64, []), info("cond_o", TensorProto.BOOL, []),
+                       info("h_o", TensorProto.FLOAT, state)],
+        [info("cond_o_out", TensorProto.BOOL, []), info("h_o_out", TensorProto.FLOAT, state)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["steps", "", "h0"], ["h_last"], body=outer_body, name="outer")], "nested",
+        [info("X", TensorProto.FLOAT, [inner, 1, batch, size]), info("steps", TensorProto.INT64, []),
+         info("trip", TensorProto.INT64, []), info("h0", TensorProto.FLOAT, state)],
+        [info("h_last", TensorProto.FLOAT, state)], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, path)
+    return path
+
+
 def ti_lengths_model(path: Path, iterations: int = 4, batch: int = 3, seq: int = 4, size: int = 3,
                      hidden: int = 4) -> Path:
     """A TensorIterator whose body holds an LSTMSequence ('seq') with dynamic batch, fed per

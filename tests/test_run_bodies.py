@@ -18,7 +18,7 @@ import pytest
 from irtool.cli import main
 from irtool.execute import FAIL, PASS, UNJUDGED, NodeResult, model_verdict
 from real_models import (loop_gru_cell_model, loop_if_gru_cell_model, onnx_if_lstm_model, onnx_loop_lstm_model,
-                         ti_lengths_model, ti_lstm_cell_model)
+                         onnx_nested_loop_model, ti_lengths_model, ti_lstm_cell_model)
 
 
 def run_json(capsys, *argv: str) -> tuple[int, dict]:
@@ -206,6 +206,26 @@ def test_a_frontend_fault_in_a_body_fails_the_onnx_node_at_the_first_iteration_i
     code, result = run_json(capsys, str(folder / f"peepholes-{scan}.xml"), "-d", "CPU", "--precision", "f32",
                             "--inputs", str(inputs))
     assert code == 0 and result["nodes"][0]["semantics"] == "OpenVINO" and result["nodes"][0]["iterations"] == 3
+
+
+@pytest.mark.parametrize("ragged", [False, True], ids=["same-count", "count-per-outer-iteration"])
+def test_a_loop_in_a_loop_is_judged_only_where_it_runs_as_many_iterations_each_time(folder, ragged, capsys):
+    """The inner Loop's tensors are stacked once per outer iteration; where its trip count is the
+    outer iteration number, OpenVINO's CPU plugin stacked garbage or aborted the process
+    (2026.4.1, measured), so the node is named as not judged, with why, and never run that way."""
+    path = onnx_nested_loop_model(folder / f"nested-{ragged}.onnx", ragged)
+    inputs = save(folder, f"nested-{ragged}.npz", X=np.random.default_rng(3).standard_normal((2, 1, 2, 3)).astype(
+        np.float32), steps=np.array(3, np.int64), trip=np.array(2, np.int64), h0=np.zeros((1, 2, 4), np.float32))
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs))
+    (node,) = result["nodes"]
+    assert node["name"] == "deep"
+    if not ragged:
+        assert code == 0 and node["verdict"] == "pass" and node["iterations"] == 6
+        assert node["where"] == "ONNX graph node 0/body/0/body/1 (body of Loop 'inner' in the body of Loop 'outer')"
+    else:
+        assert code == 3 and result["verdict"] == "unjudged" and result["not_judged"] == ["deep"]
+        assert "sits in a loop, and its trip count or condition may differ at each iteration around it" in \
+            node["reason"]
 
 
 @pytest.fixture(scope="module")

@@ -354,11 +354,13 @@ def _bodies(op: Any) -> list[Any]:
     return [body] if body is not None else []
 
 
-def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wanted = Wanted()) -> list[InBody]:
+def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wanted = Wanted(),
+                  fixed: frozenset[tuple[str, int]] = frozenset()) -> list[InBody]:
     """The recurrent nodes (and the ``wanted`` named tensors) in the bodies of ``graph``'s
     containers, at any depth, with their tensors made outputs of the containers in ``graph``
     (which this changes: give it a clone).  ``in_loop``: ``graph`` is the body of a
-    TensorIterator or Loop (at any depth)."""
+    TensorIterator or Loop (at any depth); ``fixed`` then holds its Parameters (id_of keys) that
+    are the same at every iteration of every loop around it."""
     found: list[InBody] = []
     for op in graph.get_ordered_ops():
         kind = op.get_type_name()
@@ -373,24 +375,73 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wa
             branches = [(_body(op), None, f"body of {label}{suffix}")]
         looping = in_loop or kind != "If"
         inner = [(body, then, items) for body, then, here in branches if body is not None
-                 for items in [_direct_items(body, here, wanted) + expose_bodies(body, here, looping, wanted)]
+                 for items in [_direct_items(body, here, wanted) + expose_bodies(
+                     body, here, looping, wanted, _fixed_parameters(op, body, then, in_loop, fixed))]
                  if items]
         if not inner:
             continue
+        varying = _varying_count(op, fixed) if in_loop and kind in BODY_OPS else None
+        refused = f"{label} sits in a loop, and {varying}" if varying else None
         try:
-            if kind == "If":
+            if refused is None and kind == "If":
                 _out_of_if(op, label, inner, in_loop)
-            else:
+            elif refused is None:
                 _out_of_loop(op, label, inner[0][0], inner[0][2])
         except (RuntimeError, ValueError, TypeError) as error:  # OpenVINO refused a new output
-            for _, _, items in inner:
-                for item in items:
-                    item.unprobed = item.unprobed or f"{label} could not expose its tensors: {str(error).strip()[:200]}"
+            refused = f"{label} could not expose its tensors: {str(error).strip()[:200]}"
+        for _, _, items in inner if refused else ():
+            for item in items:
+                item.unprobed = item.unprobed or refused
         for _, _, items in inner:
             for item in items:
                 item.container = op.get_friendly_name()
                 found.append(item)
     return found
+
+
+def _fixed_parameters(op: Any, body: Any, then: bool | None, in_loop: bool,
+                      fixed: frozenset[tuple[str, int]]) -> frozenset[tuple[str, int]]:
+    """The Parameters of a container's body (or branch) that are the same at every iteration of every
+    loop around it: those fed, unchanged at each of its own iterations (a loop's invariant inputs,
+    any input of an If), by a value of ``op``'s graph that is (a constant, a fixed Parameter, any
+    value of a graph in no loop)."""
+    descriptions = op.get_input_descriptions(0 if then else 1) if then is not None else op.get_input_descriptions()
+    parameters = list(body.get_parameters())
+    found = set()
+    for description in descriptions:
+        if type(description).__name__ not in ("InvariantInputDescription", "InputDescription"):
+            continue
+        source = op.input_value(description.input_index)
+        if not in_loop or id_of(source) in fixed or constant_data(source.get_node()) is not None:
+            found.add(id_of(parameters[description.body_parameter_index].output(0)))
+    return frozenset(found)
+
+
+def _varying_count(op: Any, fixed: frozenset[tuple[str, int]]) -> str | None:
+    """Why a TensorIterator or Loop inside a loop may run a different number of iterations at each
+    iteration around it, or None when it cannot: its tensors are stacked once per iteration around
+    it, and OpenVINO cannot stack slices of different lengths (measured with 2026.4.1: wrong
+    values, or the process aborts in the CPU plugin)."""
+    def steady(value: Any) -> bool:
+        return id_of(value) in fixed or constant_data(value.get_node()) is not None
+
+    if op.get_type_name() == "TensorIterator":
+        for description in op.get_input_descriptions():
+            if type(description).__name__ == "SliceInputDescription":
+                shape = op.get_input_partial_shape(description.input_index)
+                if shape.rank.is_dynamic or shape[description.axis % shape.rank.get_length()].is_dynamic:
+                    return "it slices a tensor of dynamic length in a loop, so its iteration count may differ at " \
+                           "each iteration around it, and OpenVINO cannot stack outputs of different lengths"
+        return None
+    if not steady(op.input_value(0)) or not steady(op.input_value(1)):
+        return "its trip count or condition may differ at each iteration around it, and OpenVINO cannot stack " \
+               "outputs of different lengths"
+    stop = _body(op).get_results()[op.get_special_body_ports()[1]].input_value(0)
+    data = constant_data(stop.get_node())
+    if data is None or not np.asarray(data).all():
+        return "its body may stop it early (its condition output is computed), so its iteration count may differ " \
+               "at each iteration around it, and OpenVINO cannot stack outputs of different lengths"
+    return None
 
 
 def _direct_items(body: Any, where: str, wanted: Wanted) -> list[InBody]:
