@@ -314,10 +314,10 @@ def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, 
 
 
 def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int = 3, hidden: int = 4,
-                         peepholes: bool = False, scan: bool = False) -> Path:
+                         peepholes: bool = False, scan: bool = False, seq: int = 1) -> Path:
     """An ONNX model built with onnx.helper whose Loop ('steps') runs LSTM 'cell' once per iteration
-    on one step of X [steps, 1, batch, size], carrying its state (h, c) from each iteration to the
-    next; outputs the last state and every iteration's Y_h.  ``peepholes``: the LSTM has P with
+    on ``seq`` steps of X [steps, seq, batch, size], carrying its state (h, c) from each iteration to
+    the next; outputs the last state and every iteration's Y_h.  ``peepholes``: the LSTM has P with
     the input and forget gates' peepholes (which read the previous cell state, zero at iteration
     0) and none on the output gate, so the LSTM computes what it would without P at iteration 0
     only.  ``scan``: the same as a Scan over X's first axis in place of the Loop."""
@@ -341,10 +341,10 @@ def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int =
     if scan:
         body = helper.make_graph([lstm, copy], "scan_body",
                                  [info("h_in", TensorProto.FLOAT, state), info("c_in", TensorProto.FLOAT, state),
-                                  info("x_t", TensorProto.FLOAT, [1, batch, size])], outputs)
+                                  info("x_t", TensorProto.FLOAT, [seq, batch, size])], outputs)
         container = helper.make_node("Scan", ["h0", "c0", "X"], ["h_last", "c_last", "hs"], body=body,
                                      num_scan_inputs=1, name="steps")
-        inputs = [info("X", TensorProto.FLOAT, [steps, 1, batch, size])]
+        inputs = [info("X", TensorProto.FLOAT, [steps, seq, batch, size])]
     else:
         pick = helper.make_node("Gather", ["X", "iter"], ["x_t"], axis=0)
         keep = helper.make_node("Identity", ["cond_in"], ["cond_out"])
@@ -354,7 +354,7 @@ def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int =
                                  [info("cond_out", TensorProto.BOOL, [])] + outputs)
         container = helper.make_node("Loop", ["trip", "", "h0", "c0"], ["h_last", "c_last", "hs"], body=body,
                                      name="steps")
-        inputs = [info("X", TensorProto.FLOAT, [steps, 1, batch, size]), info("trip", TensorProto.INT64, [])]
+        inputs = [info("X", TensorProto.FLOAT, [steps, seq, batch, size]), info("trip", TensorProto.INT64, [])]
     graph = helper.make_graph([container], "loop_lstm",
                               inputs + [info("h0", TensorProto.FLOAT, state), info("c0", TensorProto.FLOAT, state)],
                               [info("h_last", TensorProto.FLOAT, state), info("c_last", TensorProto.FLOAT, state),

@@ -187,6 +187,21 @@ def test_an_onnx_node_in_a_loop_or_scan_body_is_judged_in_onnx_semantics_at_ever
     assert node["max_abs"] < 1e-5 and node["implementation"] == "in TensorIterator"
 
 
+def test_exposing_a_tensor_computed_in_a_loop_body_leaves_what_the_body_computes_unchanged(folder, capsys):
+    """x_t = Gather(X, iter) feeding an LSTM of 3 steps whose Y nothing reads: exposed as it was (an
+    Unsqueeze and a Result on it), OpenVINO's CPU plugin computed the LSTM from other data, from
+    run to run (2026.4.1, measured): the probed copy's outputs differed and the node failed with
+    numbers of no meaning."""
+    path = onnx_loop_lstm_model(folder / "loop-seq3.onnx", seq=3)
+    inputs = save(folder, "loop-seq3.npz", X=np.random.default_rng(8).standard_normal((3, 3, 2, 3)).astype(np.float32),
+                  trip=np.array(3, np.int64), h0=np.zeros((1, 2, 4), np.float32), c0=np.zeros((1, 2, 4), np.float32))
+    for _ in range(3):
+        code, result = run_json(capsys, str(path), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs))
+        assert code == 0 and result["verdict"] == "pass", result
+        assert all(output["passed"] for output in result["probe_check"]["outputs"])
+        assert result["nodes"][0]["iterations"] == 3
+
+
 @pytest.mark.parametrize("scan", [False, True], ids=["Loop", "Scan"])
 def test_a_frontend_fault_in_a_body_fails_the_onnx_node_at_the_first_iteration_it_shows(folder, scan, capsys):
     """OpenVINO's ONNX frontend drops LSTM peepholes; here they read only the previous cell state,

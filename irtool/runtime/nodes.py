@@ -475,7 +475,7 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
         if key in constants:  # a weight passed in unchanged: read once, not captured per iteration
             return constants[key]
         if key not in exposed:
-            stacked = ops.unsqueeze(value, ops.constant(np.array([0], np.int64)))
+            stacked = ops.unsqueeze(_copy(value), ops.constant(np.array([0], np.int64)))
             body.add_results([ops.result(stacked)])
             exposed[key] = op.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
         return exposed[key]
@@ -490,6 +490,18 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
         if ran is not None:
             item.conditions.insert(0, (ran, True, 0, label, True))
         item.loops.insert(0, label)
+
+
+def _copy(value: Any) -> Any:
+    """A body tensor as an op of its own computes it, for exposing: measured with OpenVINO 2026.4.1's
+    CPU plugin, a Gather's output in a Loop body read by an op that may work in place (Unsqueeze,
+    Reshape, Convert, even Multiply by 1) and a Result changed, from run to run, what the body's
+    recurrent node computed from it; read through Maximum(x, x) it did not."""
+    import openvino.opset8 as ops
+
+    if value.get_element_type().is_real() or value.get_element_type().is_integral_number():
+        return ops.maximum(value, value).output(0)
+    return value
 
 
 def _ran_any(op: Any) -> Any:
@@ -531,7 +543,7 @@ def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]
     then_body, else_body = op.get_then_body(), op.get_else_body()
 
     def output(then_value: Any, else_value: Any) -> Any:
-        then_result, else_result = ops.result(then_value), ops.result(else_value)
+        then_result, else_result = ops.result(_copy(then_value)), ops.result(_copy(else_value))
         then_body.add_results([then_result])
         else_body.add_results([else_result])
         return op.set_output(then_result, else_result)
