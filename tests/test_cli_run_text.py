@@ -77,3 +77,18 @@ def test_a_run_of_120_steps_fits_120_columns(tmp_path, capsys):
     assert code == 1
     assert max(len(line) for line in out.splitlines()[1:]) <= WIDTH  # the first names the model path, kept whole
     assert "max abs per time step, 120 steps: worst" in out
+
+
+def test_a_probed_copy_that_differs_by_nan_says_so_not_max_abs_0():
+    import numpy as np
+
+    from irtool.cli.run_cmd import probe_line
+    from irtool.compare import Tolerance, compare_output
+    from irtool.execute import ProbeCheck
+
+    plain = np.array([1.0, 2.0, 3.0], np.float32)
+    check = ProbeCheck((compare_output("y", np.array([1.0, np.nan, 3.0], np.float32), plain, Tolerance(1e-5, 1e-4)),))
+    assert not check.passed
+    assert probe_line(check) == ("  probed copy: the model's own outputs DIFFER from the unprobed compile (max abs 0; 1 "
+                                 "value(s) NaN or infinite in one and not the other); the nodes judged may not be what "
+                                 "the unprobed model runs")

@@ -246,6 +246,19 @@ def _render_expected(expected: Any, inputs_from: str) -> list[str]:
     return lines
 
 
+def probe_line(check: Any) -> str:
+    """The probed copy's check in one line: whether the model's outputs agree with the unprobed
+    compile's, by how much, and where one has NaN or inf the other has not."""
+    worst = max((d.max_abs for d in check.outputs if d.max_abs is not None), default=0.0)
+    mismatched = sum(d.nonfinite_mismatch for d in check.outputs)
+    said = [f"max abs {_num(worst)}"] + ([f"{mismatched} value(s) NaN or infinite in one and not the other"]
+                                         if mismatched else [])
+    said += [f"{d.name}: {d.problem}" for d in check.outputs if d.problem]
+    return (f"  probed copy: the model's own outputs {'agree with' if check.passed else 'DIFFER from'} the unprobed "
+            f"compile ({'; '.join(said)})" + ("" if check.passed else
+                                             "; the nodes judged may not be what the unprobed model runs"))
+
+
 def _node_count(result: Any) -> str:
     count = len(result.nodes)
     return f"{count} recurrent node{'s' if count != 1 else ''}"
@@ -312,10 +325,7 @@ def _render_nodes(result: Any) -> list[str]:
     lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
     if check is not None:
-        worst = max((d.max_abs for d in check.outputs), default=0.0)
-        lines.append(f"  probed copy: the model's own outputs {'agree with' if check.passed else 'DIFFER from'} the "
-                     f"unprobed compile (max abs {_num(worst)})" + ("" if check.passed else
-                     "; the nodes judged may not be what the unprobed model runs"))
+        lines.append(probe_line(check))
     for node in result.nodes:
         if node.verdict in ("fail", "error"):
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
