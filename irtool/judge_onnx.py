@@ -113,11 +113,17 @@ def _ranks(node: OnnxNode) -> dict[str, int]:
 
 
 def _in_rank(array: np.ndarray, rank: int | None) -> np.ndarray:
-    """A body tensor with the unit axes OpenVINO keeps before a tensor's ONNX rank dropped: a
-    TensorIterator's sliced input keeps the sliced axis, where ONNX's Scan removes it (measured:
-    x_t [1, 1, 2, 3] in the body for ONNX's [1, 2, 3]), and the frontend squeezes it after."""
+    """A body tensor at its ONNX rank: a TensorIterator's sliced input keeps the sliced unit axis,
+    where ONNX's Scan removes it (measured: x_t [1, 1, 2, 3] in the body for ONNX's [1, 2, 3], and
+    [2, 1, 2, 3] for [2, 2, 3] with scan_input_axes [1]), and the frontend squeezes it after.  The
+    leading unit axes go first; else the unit axes, where exactly as many as are extra."""
     extra = array.ndim - rank if rank is not None else 0
-    return array.reshape(array.shape[extra:]) if extra > 0 and all(d == 1 for d in array.shape[:extra]) else array
+    if extra <= 0:
+        return array
+    if all(d == 1 for d in array.shape[:extra]):
+        return array.reshape(array.shape[extra:])
+    units = [axis for axis, d in enumerate(array.shape) if d == 1]
+    return array.squeeze(axis=tuple(units)) if len(units) == extra else array
 
 
 def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], policy: TolerancePolicy,

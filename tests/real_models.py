@@ -314,13 +314,14 @@ def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, 
 
 
 def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int = 3, hidden: int = 4,
-                         peepholes: bool = False, scan: bool = False, seq: int = 1) -> Path:
+                         peepholes: bool = False, scan: bool = False, seq: int = 1, scan_axis: int = 0) -> Path:
     """An ONNX model built with onnx.helper whose Loop ('steps') runs LSTM 'cell' once per iteration
     on ``seq`` steps of X [steps, seq, batch, size], carrying its state (h, c) from each iteration to
     the next; outputs the last state and every iteration's Y_h.  ``peepholes``: the LSTM has P with
     the input and forget gates' peepholes (which read the previous cell state, zero at iteration
     0) and none on the output gate, so the LSTM computes what it would without P at iteration 0
-    only.  ``scan``: the same as a Scan over X's first axis in place of the Loop."""
+    only.  ``scan``: the same as a Scan over X's axis ``scan_axis`` (X [seq, steps, batch, size] for
+    axis 1) in place of the Loop."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -343,8 +344,9 @@ def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int =
                                  [info("h_in", TensorProto.FLOAT, state), info("c_in", TensorProto.FLOAT, state),
                                   info("x_t", TensorProto.FLOAT, [seq, batch, size])], outputs)
         container = helper.make_node("Scan", ["h0", "c0", "X"], ["h_last", "c_last", "hs"], body=body,
-                                     num_scan_inputs=1, name="steps")
-        inputs = [info("X", TensorProto.FLOAT, [steps, seq, batch, size])]
+                                     num_scan_inputs=1, scan_input_axes=[scan_axis], name="steps")
+        x_dims = [steps, seq, batch, size] if scan_axis == 0 else [seq, steps, batch, size]
+        inputs = [info("X", TensorProto.FLOAT, x_dims)]
     else:
         pick = helper.make_node("Gather", ["X", "iter"], ["x_t"], axis=0)
         keep = helper.make_node("Identity", ["cond_in"], ["cond_out"])
