@@ -176,7 +176,7 @@ def _onnx_failure(graph: Any, error: RunError) -> RunError:
     if not said and isinstance(error, Unsupported):  # an op this release's ONNX frontend cannot convert
         return error
     if not said:
-        limits = [f"node '{node.name}' ({node.key}): {limit}" for node in graph.nodes
+        limits = [f"node '{node.name}' ({node.key}): {limit}" for node in graph.all_nodes
                   for limit in node.frontend_limits({})] if graph is not None else []
         return RunError(f"{error.message}; known faults of OpenVINO's ONNX frontend that may explain it: "
                         f"{'; '.join(limits)}") if limits else error
