@@ -497,3 +497,21 @@ def test_a_model_openvino_cannot_convert_names_the_known_fault_of_a_node_in_a_su
     assert "known faults of OpenVINO's ONNX frontend that may explain it: " in error
     for name in ("a", "b"):  # onnx.helper writes the else_branch first
         assert f"node '{name}' (LSTM-14): OpenVINO's ONNX frontend ignores layout=1" in error
+
+
+def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_and_writes_no_empty_reproducer(folder):
+    """A model whose one ONNX node fails inside a Loop: one result, with the iteration, and no reproducer
+    folder (it held the whole model and nothing to compare, so its reproduce.py passed)."""
+    root = Path(__file__).resolve().parent.parent / "samples" / "models"
+    suite = folder / "onnx-loop.toml"
+    suite.write_text(f'[suite]\nname = "onnx-loop"\n[[models]]\nid = "peepholes"\npath = "{root / "loop_peepholes.onnx"}"'
+                     f'\ninputs = "{root / "loop_peepholes.npz"}"\n')
+    out = folder / "harness-onnx-loop"
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--precision", "f32",
+                           "--report-dir", str(out), "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (record,) = json.loads((out / "results.json").read_text())["results"]
+    assert record["verdict"] == "fail" and record["op"] == "LSTM-14" and record["reproducer"] is None
+    assert record["message"].startswith("at iteration 1 of Loop 'steps': outside tolerance: ")
+    assert "no reproducer folder: the failing node is judged inside the model" in record["message"]
+    assert not (out / "reproducers").exists()

@@ -209,6 +209,10 @@ class Runner:
                 by_port = {d.name: k for k, d in enumerate(judgment.nodes[0].outputs)}
                 reference = self._reference(job.case)(single, input_arrays(single, data.inputs))
                 expected = [reference[by_port[d.name]] for d in judgment.outputs] if judgment.outputs else None
+            if verdict == FAIL and expected is None:  # the whole model with nothing to compare would not fail
+                result.message += f"; no reproducer folder: the failing node is judged inside the model, where " \
+                                  f"irtool run {Path(prepared.name).name} reproduces it"
+                return
             self._reproduce(job, result, prepared, data.inputs, executed.outputs, expected, judgment.outputs)
 
     def _per_node(self, base: CaseResult, job: Job, prepared: Any, data: CaseData, executed: Any, judgment: Any,
