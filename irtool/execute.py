@@ -388,7 +388,11 @@ def execute(compiled: Compiled, inputs: Mapping[str, np.ndarray], device: str) -
     started = time.perf_counter()
     outputs = infer(compiled.plain, inputs, device)
     seconds = time.perf_counter() - started
-    captured = infer(compiled.probed, inputs, device) if compiled.probed is not None else outputs
+    try:
+        captured = infer(compiled.probed, inputs, device) if compiled.probed is not None else outputs
+    except RunError as error:  # the model ran: what failed is irtool's copy of it
+        raise RunError(f"the probed copy (the model with every recurrent node's tensors as outputs, those in loop "
+                       f"bodies kept for every iteration) failed where the model itself ran: {error.message}") from None
     return Executed(outputs, captured, seconds)
 
 
