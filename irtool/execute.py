@@ -43,8 +43,8 @@ from irtool.npz import describe_dtype, write_npz
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
-from irtool.runtime.nodes import (ProbedModel, RecurrentNode, iteration_arrays, probe_model, reached_iterations,
-                                  why_not_reached)
+from irtool.runtime.nodes import (ProbedModel, RecurrentNode, iteration_arrays, loop_controls, probe_model,
+                                  reached_iterations, why_not_reached)
 from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
 from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
@@ -211,7 +211,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     (``sizes`` for batch_size and seq_length, else each node's spec's defaults); an input that a
     node takes directly gets data for its port's role (weights scaled by hidden_size), one that
     feeds sequence lengths valid lengths (ragged, unless ``data`` asks for others), any other
-    uniform floats or small ints."""
+    uniform floats or small ints (a Loop's trip count at least 1, its condition true)."""
     from irtool.memory import check_memory
     from irtool.runtime.sizes import plan_inputs
 
@@ -233,9 +233,14 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
                 roles.setdefault(feed.parameter, (feed.port, symbols, node.spec.time_symbol))
     rng = np.random.default_rng(seed)
     arrays = {}
+    controls = loop_controls(prepared.model)
     for info in prepared.infos:
         shape = plan.shapes[info.name]
-        if info.name in plan.lengths:
+        if controls.get(info.name) == "trip":  # a Loop that runs no iteration judges nothing in it
+            arrays[info.name] = rng.integers(1, 4, size=shape).astype(info.dtype)
+        elif controls.get(info.name) == "condition":
+            arrays[info.name] = np.ones(shape, info.dtype)
+        elif info.name in plan.lengths:
             arrays[info.name] = sequence_lengths(shape, plan.lengths[info.name], rng, data.lengths).astype(info.dtype)
         elif info.name in roles:
             port, symbols, time_symbol = roles[info.name]
@@ -805,6 +810,7 @@ class InputSummary:
     name: str
     shape: tuple[int, ...]
     dtype: str
+    value: Any = None  # a scalar input's value (a Loop's trip count, a flag): what decides which nodes run
 
 
 @dataclass(frozen=True)
@@ -880,7 +886,8 @@ def run(options: RunOptions) -> RunResult:
     single = prepared.single
     common = dict(model=str(options.model), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
                   run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
-                  inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name) for name, a in inputs.items()),
+                  inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name, a.item() if a.ndim == 0 else None)
+                               for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)

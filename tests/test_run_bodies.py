@@ -515,3 +515,14 @@ def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_and_wri
     assert record["message"].startswith("at iteration 1 of Loop 'steps': outside tolerance: ")
     assert "no reproducer folder: the failing node is judged inside the model" in record["message"]
     assert not (out / "reproducers").exists()
+
+
+def test_seeded_inputs_run_a_loop_at_least_once_and_the_header_shows_the_trip_count(folder, loop_model, capsys):
+    """Small seeded ints made a Loop's trip count 0 for one seed in four: nothing in it was judged."""
+    for seed in range(8):
+        code, result = run_json(capsys, str(loop_model), "-d", "CPU", "--seed", str(seed))
+        steps = next(i for i in result["inputs"] if i["name"] == "steps")
+        assert code == 0 and 1 <= steps["value"] <= 3 and by_name(result)["inner"]["iterations"] == steps["value"]
+    main(["run", str(loop_model), "-d", "CPU", "--seed", "1"])
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  inputs (seed 1)"))
+    assert "steps int64[] = " in header

@@ -195,7 +195,8 @@ def _render(result: Any) -> str:
     for note in result.input_notes:
         lines.append(f"  converted: {note}")
     lines.append(f"  inputs ({result.inputs_from}): " + ", ".join(
-        f"{i.name} {i.dtype}{list(i.shape)}" + (" (dynamic dims sized from the recurrent nodes)"
+        f"{i.name} {i.dtype}{list(i.shape)}" + (f" = {i.value}" if i.value is not None else "")
+        + (" (dynamic dims sized from the recurrent nodes)"
                                                  if result.shapes_chosen.get(i.name) == "from the recurrent nodes" else "")
         for i in result.inputs))
     if result.saved_outputs:

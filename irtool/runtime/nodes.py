@@ -292,6 +292,23 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
     return ProbedModel(model, copy, tuple(nodes), count, tensors, sources, placed)
 
 
+def loop_controls(model: Any) -> dict[str, str]:
+    """The model inputs that decide whether a top-level Loop runs, by name: "trip" for one feeding its
+    trip count, "condition" for one feeding its execution condition (directly or through ops that
+    keep values: Convert, Reshape, Squeeze, Unsqueeze)."""
+    found: dict[str, str] = {}
+    for op in model.get_ordered_ops():
+        if op.get_type_name() != "Loop":
+            continue
+        for port, role in ((0, "trip"), (1, "condition")):
+            node = op.input_value(port).get_node()
+            while node.get_type_name() in ("Convert", "Reshape", "Squeeze", "Unsqueeze"):
+                node = node.input_value(0).get_node()
+            if node.get_type_name() == "Parameter":
+                found.setdefault(tensor_name(node.output(0)), role)
+    return found
+
+
 def _dynamic_axes(value: Any) -> tuple[int, ...]:
     shape = value.get_partial_shape()
     return tuple(k for k, dim in enumerate(shape) if dim.is_dynamic) if shape.rank.is_static else ()
