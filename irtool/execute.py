@@ -485,27 +485,14 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
 
 
 def unique_node_names(nodes: Iterable[NodeResult]) -> tuple[NodeResult, ...]:
-    """The nodes, each under a name of its own: a model may repeat a node name (ONNX allows two nodes of
-    one name; so does IR), and every node's result is keyed by its name (results, reports, baseline
-    diffs, reproducers).  The first of a name keeps it; a later one is ``name#2``, ``name#3`` by its
-    position (a name the model uses itself is skipped), and remembers the node it runs as."""
-    import dataclasses
+    """The nodes, each under a name of its own (irtool.names.unique_names); a renamed one remembers the
+    node it runs as."""
+    from irtool.names import unique_names
 
     nodes = list(nodes)
-    taken = {node.name for node in nodes}
-    seen: set[str] = set()
-    unique = []
-    for node in nodes:
-        if node.name in seen:
-            count = 2
-            while f"{node.name}#{count}" in taken:
-                count += 1
-            name = f"{node.name}#{count}"
-            taken.add(name)
-            node = dataclasses.replace(node, name=name, converted_to=node.converted_to or node.name)
-        seen.add(node.name)
-        unique.append(node)
-    return tuple(unique)
+    return tuple(node if name == node.name else dataclasses.replace(node, name=name,
+                                                                     converted_to=node.converted_to or node.name)
+                 for node, name in zip(nodes, unique_names([node.name for node in nodes])))
 
 
 def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
@@ -1006,15 +993,12 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
     names |= {f"{prefix}{port.name}" for node in prepared.nodes for port in node.spec.outputs
               for prefix in ("", f"{node.key}:")}
     if prepared.onnx is not None:
-        from irtool.judge_onnx import ROLES
-
-        names |= {f"{prefix}{name}" for node in prepared.onnx.all_nodes for name in list(node.proto.output) + list(ROLES)
-                  for prefix in ("", f"{node.name}:") if name}
+        names |= prepared.onnx.tolerance_names()
     unknown = policy.unknown_outputs(names)
     if unknown:
         raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have"
-                       f"{did_you_mean(unknown[0], names)}; "
-                       f"outputs are {', '.join(names[0] for names in prepared.labels)}")
+                       f"{did_you_mean(unknown[0], names)}; it names "
+                       f"{joined(sorted(names), listed=12)}")
 
 
 def _save_outputs(path: Path | None, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray]) -> str | None:

@@ -33,10 +33,11 @@ import numpy as np
 from irtool import known_faults
 from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 from irtool.onnx.graph import OnnxGraph, OnnxNode
+from irtool.onnx.shapes import OUTPUT_ORDER
 from irtool.runtime.nodes import Placement, placement_iterations, why_not_reached
 from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 
-ROLES = ("Y", "Y_h", "Y_c")
+ROLES = OUTPUT_ORDER
 SEMANTICS = "ONNX"
 LOST = "carries its name nowhere in the converted model (OpenVINO's frontend did not keep it), so it cannot be read"
 

@@ -471,32 +471,64 @@ def test_iterations_seen_at_once_give_the_verdict_and_worst_iteration_of_each_se
         assert fast.nodes[k].outputs == alone.nodes[k].outputs
 
 
-def test_a_model_openvino_cannot_convert_names_the_known_fault_of_a_node_in_a_subgraph(folder, capsys):
-    """A layout=1 LSTM in an If branch (batch 2, seq 3): OpenVINO's frontend reads it as sequence-major
-    and refuses the dims; the error names the fault, as it does for a main-graph node."""
+def two_branch_model(path: Path, names: tuple[str, str], layout: int = 0) -> Path:
+    """If(c) with an LSTM in each branch (then, else) of seq 3 and batch 2: X [3, 2, 3], initial_h h0
+    [1, 2, 4]; with layout 1 batch-major, X [2, 3, 3], h0 [2, 1, 4] (what OpenVINO's frontend reads as
+    sequence-major, and refuses)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(2)
     info = helper.make_tensor_value_info
+    x, state = ([3, 2, 3], [1, 2, 4]) if layout == 0 else ([2, 3, 3], [2, 1, 4])
 
-    def branch(name: str) -> onnx.GraphProto:
-        weights = [numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), f"{name}_{w}")
+    def branch(name: str, output: str) -> onnx.GraphProto:
+        weights = [numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), f"{output}_{w}")
                    for w, shape in (("W", (1, 16, 3)), ("R", (1, 16, 4)))]
-        node = helper.make_node("LSTM", ["X", weights[0].name, weights[1].name, "", "", "h0"], ["", f"{name}_h"],
-                                hidden_size=4, layout=1, name=name)
-        return helper.make_graph([node], name, [], [info(f"{name}_h", TensorProto.FLOAT, [2, 1, 4])], weights)
+        node = helper.make_node("LSTM", ["X", weights[0].name, weights[1].name, "", "", "h0"], ["", output],
+                                hidden_size=4, layout=layout, name=name)
+        return helper.make_graph([node], output, [], [info(output, TensorProto.FLOAT, state)], weights)
 
-    graph = helper.make_graph([helper.make_node("If", ["c"], ["h"], then_branch=branch("a"), else_branch=branch("b"))],
-                              "g", [info("X", TensorProto.FLOAT, [2, 3, 3]), info("h0", TensorProto.FLOAT, [2, 1, 4]),
+    graph = helper.make_graph([helper.make_node("If", ["c"], ["h"], then_branch=branch(names[0], "then_h"),
+                                                else_branch=branch(names[1], "else_h"))],
+                              "g", [info("X", TensorProto.FLOAT, x), info("h0", TensorProto.FLOAT, state),
                                     info("c", TensorProto.BOOL, [])],
-                              [info("h", TensorProto.FLOAT, [2, 1, 4])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), folder / "if-layout1.onnx")
-    assert main(["run", str(folder / "if-layout1.onnx"), "-d", "CPU"]) == 2
+                              [info("h", TensorProto.FLOAT, state)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+    return path
+
+
+def test_a_model_openvino_cannot_convert_names_the_known_fault_of_a_node_in_a_subgraph(folder, capsys):
+    """A layout=1 LSTM in an If branch (batch 2, seq 3): OpenVINO's frontend reads it as sequence-major
+    and refuses the dims; the error names the fault, as it does for a main-graph node."""
+    path = two_branch_model(folder / "if-layout1.onnx", ("a", "b"), layout=1)
+    assert main(["run", str(path), "-d", "CPU"]) == 2
     error = capsys.readouterr().err
     assert "known faults of OpenVINO's ONNX frontend that may explain it: " in error
     for name in ("a", "b"):  # onnx.helper writes the else_branch first
         assert f"node '{name}' (LSTM-14): OpenVINO's ONNX frontend ignores layout=1" in error
+
+
+def test_two_onnx_nodes_of_one_name_are_named_apart_and_a_tolerance_reaches_each(folder, capsys):
+    """Two branches' LSTMs both named 'rec': the report calls them rec and rec#2, and --atol (and a
+    case's tolerances) name them so; a name neither has is refused with the nearest."""
+    path = two_branch_model(folder / "if-same-names.onnx", ("rec", "rec"))
+    inputs = save(folder, "if-same-names.npz", X=np.ones((3, 2, 3), np.float32), h0=np.zeros((1, 2, 4), np.float32),
+                  c=np.array(True))
+    code, result = run_json(capsys, str(path), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs),
+                            "--atol", "rec#2:then_h:0.25")
+    assert code == 0 and sorted(node["name"] for node in result["nodes"]) == ["rec", "rec#2"]
+    judged = next(node for node in result["nodes"] if node["verdict"] == "pass")
+    assert judged["name"] == "rec#2" and judged["outputs"][0]["tolerance"]["atol"] == 0.25
+    assert main(["run", str(path), "-d", "CPU", "--inputs", str(inputs), "--atol", "rec#3:then_h:0.1"]) == 2
+    assert "(did you mean rec#2:then_h?)" in capsys.readouterr().err
+    suite = folder / "same-names.toml"
+    suite.write_text(f'[suite]\nname = "n"\n[[models]]\nid = "m"\npath = "{path}"\ninputs = "{inputs}"\n'
+                     f'tolerances = {{ "rec#3:then_h" = [0.1, 0.1] }}\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(folder / "same-names"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "tolerances name 'rec#3:then_h', which if-same-names.onnx does not have " \
+        "(did you mean rec#2:then_h?)" in done.stderr, done.stdout + done.stderr
 
 
 def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_and_writes_no_empty_reproducer(folder):

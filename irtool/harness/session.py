@@ -292,18 +292,29 @@ def _check_output_names(tolerance: TolerancePolicy, cases: Sequence[SuiteCase]) 
                                f"{did_you_mean(unknown[0], names)}; outputs are "
                                f"{', '.join(sorted(names))}")
     for case in cases:
-        if case.tolerances and case.file is not None and case.file.endswith(".xml"):
+        if case.tolerances and case.file is not None and case.file.endswith((".xml", ".onnx")):
             names = ports | _file_output_names(case.file)
             unknown = sorted(set(case.tolerances) - names)
             if unknown:
+                ports_said = "Y, Y_h, Y_c" if case.file.endswith(".onnx") else "Y, Ho, Co"
                 raise SessionError(f"case {case.id}: tolerances name {unknown[0]!r}, which {Path(case.file).name} "
-                                   f"does not have; name a port (Y, Ho, Co), NODE:PORT or an output tensor")
+                                   f"does not have{did_you_mean(unknown[0], names)}; name a port ({ports_said}), "
+                                   f"NODE:PORT or an output tensor")
 
 
 def _file_output_names(path: str) -> set[str]:
     """Every name an IR file gives a layer output or a Result (what run accepts, and more)."""
     from irtool.ir import IRParseError, parse_ir
 
+    if path.endswith(".onnx"):  # the ONNX graph's names (irtool.onnx.graph.OnnxGraph.tolerance_names)
+        from irtool.errors import RunError
+        from irtool.ir.parse import DEFAULT_MAX_BYTES
+        from irtool.onnx.graph import load_graph
+
+        try:
+            return load_graph(path, DEFAULT_MAX_BYTES).tolerance_names()
+        except RunError:
+            return set()  # the job says what is wrong with the file
     if not path.endswith(".xml"):  # another format's names are OpenVINO's to tell, when it reads the model
         return set()
     try:

@@ -15,6 +15,7 @@ computed on the way), and what OpenVINO's ONNX frontend is known to do wrong wit
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,7 +26,7 @@ import onnx
 from irtool.errors import RunError
 from irtool.known_faults import by_properties
 from irtool.onnx import schema
-from irtool.onnx.shapes import DEFAULT_ACTIVATIONS
+from irtool.onnx.shapes import DEFAULT_ACTIVATIONS, OUTPUT_ORDER
 from irtool.onnx.subgraphs import Scope, graphs, placed_nodes
 
 # The activations OpenVINO's ONNX frontend converts and its CPU plugin compiles.
@@ -42,6 +43,7 @@ class OnnxNode:
     attributes: Mapping[str, Any]
     path: str = ""  # a node in a subgraph: its path from the main graph ("3/then_branch/0")
     scope: tuple[Scope, ...] = ()  # a node in a subgraph: the containers around it, outermost first
+    label: str | None = None  # its name made unique in the model (a later node of a name: ``name#2``)
 
     @property
     def op_type(self) -> str:
@@ -49,8 +51,8 @@ class OnnxNode:
 
     @property
     def name(self) -> str:
-        """The node's name, or (ONNX allows none) its first output's."""
-        return self.proto.name or f"{self.op_type} -> {next(n for n in self.proto.output if n)}"
+        """The node's name, or (ONNX allows none) its first output's; unique in the model (``label``)."""
+        return self.label or self.proto.name or f"{self.op_type} -> {next(n for n in self.proto.output if n)}"
 
     @property
     def key(self) -> str:
@@ -189,6 +191,15 @@ class OnnxGraph:
         names = [n for node in nodes for n in list(node.proto.input) + list(node.proto.output) if n]
         return [n for n in dict.fromkeys(names) if n not in known]
 
+    def tolerance_names(self) -> set[str]:
+        """What --atol/--rtol and a case's tolerances may name in this model: its outputs, and each
+        recurrent node's output tensors and roles (Y, Y_h, Y_c), alone or as NODE:NAME."""
+        names = {output.name for output in self.model.graph.output}
+        for node in self.all_nodes:
+            for name in [n for n in node.proto.output if n] + list(OUTPUT_ORDER):
+                names |= {name, f"{node.name}:{name}"}
+        return names
+
     def unsupported(self) -> str | None:
         """One line naming the activations OpenVINO cannot run, node by node, or None."""
         found = [f"{node.key} node '{node.name}' uses {', '.join(node.unsupported_activations())} (its ONNX "
@@ -239,4 +250,14 @@ def graph_of(model: onnx.ModelProto, path: Path) -> OnnxGraph:
         except schema.SchemaError as error:
             raise RunError(f"{path}: node {placed.path} ({node.op_type}): {error}") from None
         nodes.append(OnnxNode(placed.index, node, version, schema.node_attributes(node), placed.path, placed.scope))
+    nodes = _unique_names(nodes)
     return OnnxGraph(path, model, opset, tuple(n for n in nodes if not n.in_body), tuple(n for n in nodes if n.in_body))
+
+
+def _unique_names(nodes: list[OnnxNode]) -> list[OnnxNode]:
+    """The nodes, each under a name of its own (irtool.names.unique_names), as results, reports and
+    --atol NODE:OUTPUT name them."""
+    from irtool.names import unique_names
+
+    return [node if name == node.name else dataclasses.replace(node, label=name)
+            for node, name in zip(nodes, unique_names([node.name for node in nodes]))]

@@ -15,6 +15,7 @@ GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
 # The activations of one direction when a node gives none (the pages say them in prose too).
 DEFAULT_ACTIVATIONS = {"GRU": ("Sigmoid", "Tanh"), "LSTM": ("Sigmoid", "Tanh", "Tanh"), "RNN": ("Tanh",)}
 INPUT_ORDER = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
+OUTPUT_ORDER = ("Y", "Y_h", "Y_c")
 
 
 @dataclass(frozen=True)
