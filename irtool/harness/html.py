@@ -8,9 +8,10 @@ timeout with its per-output statistics, a plot of max abs error per time step, t
 to its reproducer folder, and last the xpass, xfail and skipped jobs with their reasons.
 Every text that comes from a run is escaped.
 
-Pass rate = passed / ran, where passed is pass, unjudged (ran, no reference applies) or
-xpass, and ran is every job but the skipped ones (so an xfail counts against the rate, as a
-failure the page still shows); skipped jobs are counted beside it.
+Pass rate = passed / judged, where passed is pass or xpass, and judged is every job but the
+skipped and unjudged ones (nothing was compared there: counted as passed they would overstate
+the rate); an xfail counts against the rate, as a failure the page still shows.  Skipped and
+unjudged jobs are counted beside it.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from irtool.harness.store import RunResults
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
 
-PASSED = frozenset({PASS, UNJUDGED, XPASS})
+PASSED = frozenset({PASS, XPASS})
 STDERR_TAIL = 30  # lines of a crashed or hung worker's stderr shown
 LISTED_CHANGES = 20  # jobs named per change of the release diff
 # What one page lists, whatever the run's size (results.json and junit.xml hold every result):
@@ -183,8 +184,8 @@ def _pass_rates(run: RunResults) -> str:
     if len(groups) > 1:
         rows.append(["<strong>all ops</strong>"] + [_rate_cell(cells.get((None, col), Counter())) for col in cols])
     head = ["op"] + [column_label(*col) if col != other_column else col[1] for col in cols]
-    return ("<h2>Pass rate by op and device</h2>\n<p>passed / ran (skipped jobs apart); passed counts pass, "
-            "unjudged and xpass.</p>\n" + _table(head, rows, "passrate"))
+    return ("<h2>Pass rate by op and device</h2>\n<p>passed / judged (skipped and unjudged jobs apart: nothing was "
+            "compared there); passed counts pass and xpass.</p>\n" + _table(head, rows, "passrate"))
 
 
 def _coverage(run: RunResults, reached: Sequence[Any] | None) -> str:
@@ -204,17 +205,18 @@ def _coverage(run: RunResults, reached: Sequence[Any] | None) -> str:
 
 
 def _rate_cell(counts: Counter) -> Cell:
-    """One cell of the pass-rate table: passed/ran, the %, skips and xfails, coloured by the rate."""
+    """One cell of the pass-rate table: passed/judged, the %, skips, unjudged and xfails, coloured by the rate."""
     total = sum(counts.values())
     if not total:
         return ' class="empty"', "-"
-    skipped = counts[SKIP]
-    ran = total - skipped
+    skipped, unjudged = counts[SKIP], counts[UNJUDGED]
+    ran = total - skipped - unjudged
     passed = sum(counts[v] for v in PASSED)
     title = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
+    apart = [f"{skipped} skipped"] * bool(skipped) + [f"{unjudged} unjudged"] * bool(unjudged)
     if not ran:
-        return f' class="rate" title="{_e(title)}" style="background:#e0e0e0"', f"{skipped} skipped"
-    notes = [f"{skipped} skipped"] * bool(skipped) + [f"{counts[XFAIL]} xfail"] * bool(counts[XFAIL])
+        return f' class="rate" title="{_e(title)}" style="background:#e0e0e0"', ", ".join(apart)
+    notes = apart + [f"{counts[XFAIL]} xfail"] * bool(counts[XFAIL])
     small = f"<br><small>{', '.join(notes)}</small>" if notes else ""
     rate = passed / ran
     # Green only when everything passed: anything less runs from red (0%) to amber (99%), so that
