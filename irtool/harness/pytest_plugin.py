@@ -33,12 +33,12 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.errors import IrtoolError
-from irtool.jobs.records import (EXIT_FAILED, EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, XFAIL, XPASS, CaseResult, Job,
-                                    run_verdict, speaking_result)
+from irtool.jobs.records import (EXIT_FAILED, EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, UNJUDGED, XFAIL, XPASS,
+                                    CaseResult, Job, run_verdict, speaking_result)
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
-_VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged passes in pytest)
+_VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged is a skip in pytest)
 _XPASS = "irtool_xpass"  # the user property of a known failure that passed: its message
 _RAN = "irtool_ran"  # the user property of what each result of a job ran as (the fields coverage reads)
 _RESULTS: list[CaseResult] = []  # those, gathered where the reports arrive (xdist's controller too)
@@ -155,6 +155,10 @@ class JobItem(pytest.Item):
             raise JobFailed(result, regression)
         if result.verdict == XFAIL:
             pytest.xfail(result.message)
+        if result.verdict == SKIP:
+            pytest.skip(result.message)
+        if result.verdict == UNJUDGED:  # nothing compared: never a passed test
+            pytest.skip(f"nothing judged: {result.message}")
         if result.verdict == XPASS:
             self.user_properties.append((_XPASS, result.message))
 
