@@ -230,6 +230,7 @@ class SecondOpinion:
     refused: str | None = None  # onnxruntime would not run the model: why
     outputs: tuple[OutputDiff, ...] = ()  # each model output: OpenVINO (actual) against onnxruntime (expected)
     nodes: tuple[NodeOpinion, ...] = ()
+    in_subgraphs: tuple[str, ...] = ()  # nodes of subgraphs, which onnxruntime cannot expose: no opinion
 
     @property
     def agrees_with_openvino(self) -> bool | None:
@@ -269,4 +270,4 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
                            for name, want in expected.items() if name in theirs)
         agrees = all(d.passed for d in node_diffs)
         opinions.append(NodeOpinion(node.name, agrees, node_diffs, () if agrees else tuple(departures(node))))
-    return SecondOpinion(tool, None, tuple(diffs), tuple(opinions))
+    return SecondOpinion(tool, None, tuple(diffs), tuple(opinions), tuple(node.name for node in graph.body_nodes))

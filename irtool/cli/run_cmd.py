@@ -317,6 +317,9 @@ def _render_second_opinion(second: Any) -> list[str]:
     for diff in second.outputs:
         lines.extend("  " + line for line in _render_diff(diff, width))
     lines.extend(f"    node '{opinion.name}': {opinion.describe()}" for opinion in second.nodes)
+    if second.in_subgraphs:
+        lines.append(f"    no opinion of the nodes in subgraphs ({', '.join(repr(n) for n in second.in_subgraphs)}): "
+                     f"onnxruntime exposes no tensor of a subgraph")
     return lines
 
 
