@@ -696,7 +696,7 @@ def _batched_reference(node: RecurrentNode, per_iteration: Sequence[Sequence[np.
     for k, axis in enumerate(in_axes):
         column = [arrays[k] for arrays in per_iteration]
         if axis is None:
-            if not all(np.array_equal(array, column[0]) for array in column[1:]):
+            if not all(array is column[0] or np.array_equal(array, column[0]) for array in column[1:]):
                 return None
             stacked.append(column[0])
         elif column[0].ndim > axis:
