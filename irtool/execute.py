@@ -649,19 +649,23 @@ def _worst_of_passing_iterations(node: RecurrentNode, per_iteration: Sequence[tu
     each is diffed in turn, to find the first that fails."""
     if batched is None or len(per_iteration) < 2:
         return None
-    worst = np.zeros(len(per_iteration))
+    count = len(per_iteration)
+    worst = np.zeros(count)
     for k, port in enumerate(node.spec.outputs):
-        try:
-            got = np.stack([actual[k] for _, actual in per_iteration])
-            want = np.stack([expected[k] for expected in batched])
+        try:  # stacked straight into float64, and the arithmetic in place: a Loop's outputs are megabytes
+            dtype = per_iteration[0][1][k].dtype
+            gap = np.stack([actual[k] for _, actual in per_iteration], dtype=np.float64)
+            limit = np.stack([expected[k] for expected in batched], dtype=np.float64)
         except (ValueError, IndexError):
             return None
-        tolerance = output_tolerance(policy, (f"{node.key}:{port.name}", port.name), precision, got.dtype)
-        expected = want.astype(np.float64)
-        gap = np.abs(got.astype(np.float64) - expected)  # compare_output's test, where every value is finite
-        if not np.isfinite(gap).all() or (gap > tolerance.atol + tolerance.rtol * np.abs(expected)).any():
+        tolerance = output_tolerance(policy, (f"{node.key}:{port.name}", port.name), precision, dtype)
+        np.abs(np.subtract(gap, limit, out=gap), out=gap)  # compare_output's test, where every value is finite
+        np.multiply(np.abs(limit, out=limit), tolerance.rtol, out=limit)
+        np.add(limit, tolerance.atol, out=limit)
+        each = gap.reshape(count, -1).max(axis=1) if gap.size else worst  # NaN or Inf anywhere: not finite here
+        if not np.isfinite(each).all() or (gap > limit).any():
             return None
-        worst = np.maximum(worst, gap.reshape(len(per_iteration), -1).max(axis=1) if gap.size else worst)
+        worst = np.maximum(worst, each)
     return int(np.argmax(worst))
 
 
