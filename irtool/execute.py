@@ -640,8 +640,8 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
 
 # Iterations that _worst_of_passing_iterations compares at a time, as float64 elements per output:
 # 512 KB of scratch, reused block after block, where all iterations at once take megabytes of
-# fresh pages per run (measured on the 100-iteration Loop of bench_run_overhead.py: 4-6 ms of
-# a back-to-back judged run, against 1.6 ms alone).
+# fresh pages per run (measured in judged runs of the 100-iteration Loop of bench_run_overhead.py,
+# median of 8: 2.4 ms, against 5.8 ms all at once and 10.7 ms with a float64 temporary per step).
 WORST_BLOCK_ELEMENTS = 1 << 16
 
 
