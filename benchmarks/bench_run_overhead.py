@@ -18,7 +18,7 @@ finding the nodes, sizing and making the inputs, the numpy reference of every no
 diffs).  Rounds interleave the two and the best median is kept (these machines have 2 cores
 and other work on them).
 
-    python benchmarks/bench_run_overhead.py [--rounds 5] [--repeats 3]
+    python benchmarks/bench_run_overhead.py [--rounds 5] [--repeats 3] [--settle 0.2] [--only TEXT]
 """
 from __future__ import annotations
 
@@ -167,12 +167,17 @@ def plain_outputs(prepared, inputs: dict) -> ExpectedOutputs:
     return ExpectedOutputs("plain run", {names[0]: np.asarray(values[k]) for k, names in enumerate(prepared.labels)})
 
 
-def best_median(steps: dict[str, Callable[[], None]], rounds: int, repeats: int) -> dict[str, float]:
+def best_median(steps: dict[str, Callable[[], None]], rounds: int, repeats: int,
+                settle: float = 0.0) -> dict[str, float]:
+    """``settle``: seconds to wait before each timed step, so that it does not run beside what the
+    step before left running (numpy's OpenBLAS keeps a worker thread spinning ~0.1 s after a
+    matrix product: after a judged run, it takes a core from whatever runs next)."""
     medians: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(rounds):
         for name, step in steps.items():
             times = []
             for _ in range(repeats):
+                time.sleep(settle)
                 start = time.perf_counter()
                 step()
                 times.append(time.perf_counter() - start)
@@ -184,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                        help="wait this long before each timed step (0.2 lets numpy's BLAS threads go idle)")
+    parser.add_argument("--only", metavar="TEXT", help="only the models whose label contains TEXT")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -194,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         models.append((f"{CONVERTED}, --expected", models[2][1], models[2][2]))
         models.append((UNROLLED, unrolled_rnn(Path(folder)), {}))
         for label, xml, sizes in models:
+            if args.only and args.only not in label:
+                continue
             prepared = read_and_prepare(xml)
             inputs, _, _ = case_inputs(prepared, sizes=sizes)
             expected = plain_outputs(prepared, inputs) if label.endswith("--expected") else None
@@ -201,9 +211,10 @@ def main(argv: list[str] | None = None) -> int:
                      "judged": judged(xml, sizes, expected)}
             for step in steps.values():  # warm up
                 step()
-            times = best_median(steps, args.rounds, args.repeats)
+            times = best_median(steps, args.rounds, args.repeats, args.settle)
             rows.append((label, len(prepared.nodes), prepared.probed.needs_probe, times))
-    print(f"CPU f32, best median of {args.rounds} rounds x {args.repeats}")
+    print(f"CPU f32, best median of {args.rounds} rounds x {args.repeats}"
+          + (f", {args.settle:g} s settle before each step" if args.settle else ""))
     print("| model | nodes | probed copy | plain compile+infer (ms) | irtool device side (ms) | ratio | "
           "irtool judged run (ms) | ratio |")
     print("|---|---:|---|---:|---:|---:|---:|---:|")

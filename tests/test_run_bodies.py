@@ -456,20 +456,27 @@ def test_dynamic_dims_reaching_lstms_only_in_if_branches_are_sized_and_the_taken
     assert len([n for n in result["nodes"] if n["verdict"] == "pass"]) == 1 and len(result["not_reached"]) == 2
 
 
+@pytest.mark.parametrize("block", [None, 8, 24])  # elements compared at a time: all, 1 iteration, 3 (and 1 left)
+@pytest.mark.parametrize("case", ["loop", "lengths"])
 def test_iterations_seen_at_once_give_the_verdict_and_worst_iteration_of_each_seen_alone(folder, loop_model,
-                                                                                       monkeypatch):
-    """Every iteration within tolerance is seen with one comparison per output over all iterations;
-    the node's result (verdict, the iteration it reports, its diffs) is what diffing each alone gives."""
+                                                                                       lengths_case, monkeypatch,
+                                                                                       block, case):
+    """Every iteration within tolerance is seen with one comparison per output over blocks of
+    iterations; the node's result (verdict, the iteration it reports, its diffs) is what diffing
+    each alone gives, also where one iteration fails (the lengths case fails at iteration 2)."""
     import irtool.execute as pipeline
 
-    prepared = pipeline.read_and_prepare(loop_model)
-    inputs, _, _ = pipeline.case_inputs(prepared)
+    if block is not None:
+        monkeypatch.setattr(pipeline, "WORST_BLOCK_ELEMENTS", block)
+    path, inputs_file = (loop_model, None) if case == "loop" else lengths_case
+    prepared = pipeline.read_and_prepare(path)
+    inputs, _, _ = pipeline.case_inputs(prepared, inputs_file)
     executed = pipeline.execute(pipeline.compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
     fast = pipeline.judge(prepared, inputs, executed, pipeline.TolerancePolicy(), "f32")
     monkeypatch.setattr(pipeline, "_worst_of_passing_iterations", lambda *args: None)
     alone = pipeline.judge(prepared, inputs, executed, pipeline.TolerancePolicy(), "f32")
     body = [k for k, node in enumerate(alone.nodes) if node.iterations]
-    assert body and fast.verdict == alone.verdict == "pass"
+    assert body and fast.verdict == alone.verdict == ("pass" if case == "loop" else "fail")
     assert all(alone.nodes[k].iterations > 1 for k in body)
     for k in body:
         assert fast.nodes[k].iteration == alone.nodes[k].iteration
