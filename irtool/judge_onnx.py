@@ -33,7 +33,7 @@ import numpy as np
 from irtool import known_faults
 from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 from irtool.onnx.graph import OnnxGraph, OnnxNode
-from irtool.onnx.shapes import OUTPUT_ORDER
+from irtool.onnx.shapes import INPUT_ORDER, OUTPUT_ORDER, input_dims, output_dims
 from irtool.runtime.nodes import Placement, placement_iterations, why_not_reached
 from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 
@@ -106,8 +106,6 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
 
 def _ranks(node: OnnxNode) -> dict[str, int]:
     """The rank the ONNX page gives each of the node's input and output tensors, by tensor name."""
-    from irtool.onnx.shapes import INPUT_ORDER, input_dims, output_dims
-
     dims = {**input_dims(node.op_type, node.layout), **output_dims(node.op_type, node.layout)}
     ports = list(zip(node.proto.input, INPUT_ORDER)) + list(zip(node.proto.output, ROLES))
     return {name: len(dims[port]) for name, port in ports if name and port in dims}
