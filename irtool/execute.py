@@ -603,7 +603,8 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                           tensors=node.tensors)
     indices = reached_iterations(node, captured)
     if not indices:
-        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({why_not_reached(node.conditions, node.loops, captured)})",
+        why = why_not_reached(node.conditions, node.loops, captured)
+        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({why})",
                           tensors=node.tensors, reached=False)
     chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
     per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]

@@ -192,8 +192,9 @@ class Runner:
         verdict = result.verdict = judgment.node_verdict or judgment.verdict
         if verdict == UNJUDGED:
             unreached = [node for node in judgment.nodes if not node.reached]
-            result.message = joined(f"{node.name}: {node.reason}" for node in unreached) \
-                if unreached and len(unreached) == len(judgment.nodes) else f"no reference applies: {judgment.why_unjudged}"
+            result.message = (joined(f"{node.name}: {node.reason}" for node in unreached)
+                              if unreached and len(unreached) == len(judgment.nodes)
+                              else f"no reference applies: {judgment.why_unjudged}")
             return
         problems = [_problem(d) for d in diffs if not d.passed]
         problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]

@@ -77,5 +77,6 @@ def placed_nodes(graph: onnx.GraphProto) -> list[Placed]:
         prefix, scope, current = pending.popleft()
         for index, node in enumerate(current.node):
             found.append(Placed(index, f"{prefix}{index}", node, scope))
-            pending += [(f"{prefix}{index}/{name}/", scope + (Scope(node, name),), sub) for name, sub in subgraphs(node)]
+            pending += [(f"{prefix}{index}/{name}/", scope + (Scope(node, name),), sub)
+                        for name, sub in subgraphs(node)]
     return found

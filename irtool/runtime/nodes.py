@@ -324,7 +324,8 @@ class InBody:
     where: str
     values: list[Any]  # np.ndarray or an Output of the outer graph (at first: of the body)
     loops: list[str] = field(default_factory=list)  # TensorIterators/Loops around it, outermost first
-    conditions: list[tuple[Any, bool, int, str, bool]] = field(default_factory=list)  # (flag, then?, depth, label, loop?)
+    # (flag, then?, depth, label, loop?): see Condition
+    conditions: list[tuple[Any, bool, int, str, bool]] = field(default_factory=list)
     unprobed: str | None = None
     container: str | None = None  # the outermost container seen so far
 
@@ -420,8 +421,8 @@ def _fixed_parameters(op: Any, body: Any, then: bool | None, in_loop: bool,
                       fixed: frozenset[tuple[str, int]]) -> frozenset[tuple[str, int]]:
     """The Parameters of a container's body (or branch) that are the same at every iteration of every
     loop around it: those fed, unchanged at each of its own iterations (a loop's invariant inputs,
-    any input of an If), by a value of ``op``'s graph that is (a constant, a fixed Parameter, any
-    value of a graph in no loop)."""
+    any input of an If), by a value of ``op``'s graph that is fixed itself: a constant, a fixed
+    Parameter, or any value where that graph is in no loop."""
     descriptions = op.get_input_descriptions(0 if then else 1) if then is not None else op.get_input_descriptions()
     parameters = list(body.get_parameters())
     found = set()
@@ -447,8 +448,8 @@ def _varying_count(op: Any, fixed: frozenset[tuple[str, int]]) -> str | None:
             if type(description).__name__ == "SliceInputDescription":
                 shape = op.get_input_partial_shape(description.input_index)
                 if shape.rank.is_dynamic or shape[description.axis % shape.rank.get_length()].is_dynamic:
-                    return "it slices a tensor of dynamic length in a loop, so its iteration count may differ at " \
-                           "each iteration around it, and OpenVINO cannot stack outputs of different lengths"
+                    return "it slices a tensor of dynamic length, so its iteration count may differ at each " \
+                           "iteration around it, and OpenVINO cannot stack outputs of different lengths"
         return None
     if not steady(op.input_value(0)) or not steady(op.input_value(1)):
         return "its trip count or condition may differ at each iteration around it, and OpenVINO cannot stack " \
