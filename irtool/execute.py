@@ -236,8 +236,8 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     controls = loop_controls(prepared.model)
     for info in prepared.infos:
         shape = plan.shapes[info.name]
-        if controls.get(info.name) == "trip":  # a Loop that runs no iteration judges nothing in it
-            arrays[info.name] = rng.integers(1, 4, size=shape).astype(info.dtype)
+        if controls.get(info.name) == "trip":  # 2: a state carried once, within what most bodies index
+            arrays[info.name] = np.full(shape, 2, info.dtype)
         elif controls.get(info.name) == "condition":
             arrays[info.name] = np.ones(shape, info.dtype)
         elif info.name in plan.lengths:
@@ -598,6 +598,9 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
 
 def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                 policy: TolerancePolicy, precision: str, reference: Reference) -> NodeResult:
+    if node.never:
+        return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({node.never})", tensors=node.tensors,
+                          reached=False)
     if node.unprobed:
         return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
                           tensors=node.tensors)

@@ -73,6 +73,9 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
     head = dict(name=node.name, type=node.op_type, version=node.version, where=node.where,
                 tensors=tuple(name for name in node.proto.output if name), semantics=SEMANTICS,
                 container=anchor.container)
+    never = next((p.never for p in placed.values() if p.never), None)
+    if never:
+        return NodeResult(**head, verdict=UNJUDGED, reason=f"not reached on these inputs ({never})", reached=False)
     unprobed = next((p.unprobed for p in placed.values() if p.unprobed), None)
     if unprobed:
         return NodeResult(**head, verdict=UNJUDGED, reason=f"not judged ({unprobed})")

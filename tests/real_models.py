@@ -314,14 +314,18 @@ def onnx_if_lstm_model(path: Path, batch: int = 2, seq: int = 3, size: int = 3, 
 
 
 def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int = 3, hidden: int = 4,
-                         peepholes: bool = False, scan: bool = False, seq: int = 1, scan_axis: int = 0) -> Path:
+                         peepholes: bool = False, scan: bool = False, seq: int = 1, scan_axis: int = 0,
+                         constant_trip: int | None = None) -> Path:
     """An ONNX model built with onnx.helper whose Loop ('steps') runs LSTM 'cell' once per iteration
     on ``seq`` steps of X [steps, seq, batch, size], carrying its state (h, c) from each iteration to
     the next; outputs the last state and every iteration's Y_h.  ``peepholes``: the LSTM has P with
     the input and forget gates' peepholes (which read the previous cell state, zero at iteration
     0) and none on the output gate, so the LSTM computes what it would without P at iteration 0
     only.  ``scan``: the same as a Scan over X's axis ``scan_axis`` (X [seq, steps, batch, size] for
-    axis 1) in place of the Loop."""
+    axis 1) in place of the Loop.  ``constant_trip``: the Loop's trip count a Constant node of that
+    value (the graph then has no 'trip' input), and no per-iteration output (measured with openvino
+    2026.4.1: a Loop of constant trip count 0 with one makes its CPU plugin kill the process, SIGFPE,
+    compiling the model itself)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -337,8 +341,8 @@ def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int =
     lstm = helper.make_node("LSTM", lstm_inputs, ["", "h_out", "c_out"], hidden_size=hidden, name="cell")
     copy = helper.make_node("Identity", ["h_out"], ["h_scan"])
     info = helper.make_tensor_value_info
-    outputs = [info("h_out", TensorProto.FLOAT, state), info("c_out", TensorProto.FLOAT, state),
-               info("h_scan", TensorProto.FLOAT, state)]
+    outputs = [info("h_out", TensorProto.FLOAT, state), info("c_out", TensorProto.FLOAT, state)]
+    outputs += [info("h_scan", TensorProto.FLOAT, state)] if constant_trip is None else []
     if scan:
         body = helper.make_graph([lstm, copy], "scan_body",
                                  [info("h_in", TensorProto.FLOAT, state), info("c_in", TensorProto.FLOAT, state),
@@ -350,17 +354,24 @@ def onnx_loop_lstm_model(path: Path, steps: int = 3, batch: int = 2, size: int =
     else:
         pick = helper.make_node("Gather", ["X", "iter"], ["x_t"], axis=0)
         keep = helper.make_node("Identity", ["cond_in"], ["cond_out"])
-        body = helper.make_graph([pick, lstm, copy, keep], "loop_body",
+        body = helper.make_graph([pick, lstm, keep] + ([copy] if constant_trip is None else []), "loop_body",
                                  [info("iter", TensorProto.INT64, []), info("cond_in", TensorProto.BOOL, []),
                                   info("h_in", TensorProto.FLOAT, state), info("c_in", TensorProto.FLOAT, state)],
                                  [info("cond_out", TensorProto.BOOL, [])] + outputs)
-        container = helper.make_node("Loop", ["trip", "", "h0", "c0"], ["h_last", "c_last", "hs"], body=body,
+        container = helper.make_node("Loop", ["trip", "", "h0", "c0"],
+                                     ["h_last", "c_last"] + (["hs"] if constant_trip is None else []), body=body,
                                      name="steps")
-        inputs = [info("X", TensorProto.FLOAT, [steps, seq, batch, size]), info("trip", TensorProto.INT64, [])]
-    graph = helper.make_graph([container], "loop_lstm",
+        inputs = [info("X", TensorProto.FLOAT, [steps, seq, batch, size])]
+        if constant_trip is None:
+            inputs.append(info("trip", TensorProto.INT64, []))
+        else:
+            trip = helper.make_node("Constant", [], ["trip"], value=numpy_helper.from_array(np.array(constant_trip)))
+            container = [trip, container]
+    graph = helper.make_graph(container if isinstance(container, list) else [container], "loop_lstm",
                               inputs + [info("h0", TensorProto.FLOAT, state), info("c0", TensorProto.FLOAT, state)],
                               [info("h_last", TensorProto.FLOAT, state), info("c_last", TensorProto.FLOAT, state),
-                               info("hs", TensorProto.FLOAT, [steps] + state)], weights)
+                               info("hs", TensorProto.FLOAT, [steps] + state)][:None if constant_trip is None else 2],
+                              weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, path)

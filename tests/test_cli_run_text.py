@@ -92,3 +92,11 @@ def test_a_probed_copy_that_differs_by_nan_says_so_not_max_abs_0():
     assert probe_line(check) == ("  probed copy: the model's own outputs DIFFER from the unprobed compile (max abs 0; 1 "
                                  "value(s) NaN or infinite in one and not the other); the nodes judged may not be what "
                                  "the unprobed model runs")
+
+
+@pytest.mark.parametrize("value, dtype, shown", [(1.7000000476837158, "float32", "1.7"), (True, "bool", "True"),
+                                                 (3, "int64", "3")])
+def test_a_scalar_input_is_shown_in_its_own_types_digits(value, dtype, shown):
+    from irtool.cli.run_cmd import _scalar
+
+    assert _scalar(value, dtype) == shown

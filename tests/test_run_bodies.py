@@ -557,16 +557,35 @@ def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_and_wri
     (record,) = json.loads((out / "results.json").read_text())["results"]
     assert record["verdict"] == "fail" and record["op"] == "LSTM-14" and record["reproducer"] is None
     assert record["message"].startswith("at iteration 1 of Loop 'steps': outside tolerance: ")
-    assert "no reproducer folder: the failing node is judged inside the model" in record["message"]
+    assert f"no reproducer folder: the failing node is judged inside the model, where irtool run " \
+        f"{root / 'loop_peepholes.onnx'} -d CPU --precision f32 --inputs {root / 'loop_peepholes.npz'} reproduces it" \
+        in record["message"]
     assert not (out / "reproducers").exists()
 
 
 def test_seeded_inputs_run_a_loop_at_least_once_and_the_header_shows_the_trip_count(folder, loop_model, capsys):
-    """Small seeded ints made a Loop's trip count 0 for one seed in four: nothing in it was judged."""
+    """Small seeded ints made a Loop's trip count 0 for one seed in four (nothing in it was judged), or
+    more than the body indexes: it is 2, a state carried once."""
     for seed in range(8):
         code, result = run_json(capsys, str(loop_model), "-d", "CPU", "--seed", str(seed))
         steps = next(i for i in result["inputs"] if i["name"] == "steps")
-        assert code == 0 and 1 <= steps["value"] <= 3 and by_name(result)["inner"]["iterations"] == steps["value"]
+        assert code == 0 and steps["value"] == 2 and by_name(result)["inner"]["iterations"] == 2
     main(["run", str(loop_model), "-d", "CPU", "--seed", "1"])
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  inputs (seed 1)"))
     assert "steps int64[] = " in header
+
+
+def test_a_loop_of_constant_trip_count_0_is_not_reached_and_never_probed(folder):
+    """Compiling a copy that exposed such a Loop's body killed the process in OpenVINO's CPU plugin
+    (SIGFPE, 2026.4.1) while the model itself runs: irtool must say the node is not reached, and
+    must not crash (run in a process of its own, so that a crash fails this test, not the suite)."""
+    path = onnx_loop_lstm_model(folder / "trip0.onnx", constant_trip=0)
+    inputs = save(folder, "trip0.npz", X=np.ones((3, 1, 2, 3), np.float32), h0=np.zeros((1, 2, 4), np.float32),
+                  c0=np.zeros((1, 2, 4), np.float32))
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(path), "-d", "CPU", "--precision", "f32",
+                           "--inputs", str(inputs), "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stdout + done.stderr
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert node["name"] == "cell" and node["reached"] is False
+    assert node["reason"].startswith("not reached on these inputs (Loop ") and \
+        node["reason"].endswith("never runs: its trip count is 0)")

@@ -28,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "reduce", help="shrink a failing case to its smallest reproducer",
         description="Shrink a failing case to the smallest case that still fails the same way. CASE is a model "
-                    "(an IR .xml of one op, or with --node NAME any model OpenVINO reads: .xml, .onnx, .tflite, .pb, "
-                    ".pdmodel, a SavedModel folder), a reproducer folder (from the "
+                    "(an IR .xml of one op, or with --node NAME any model OpenVINO reads but ONNX: .xml, .tflite, "
+                    ".pb, .pdmodel, a SavedModel folder; convert an .onnx model to IR first), a reproducer folder "
+                    "(from the "
                     "harness or irtool run --reproducers), or SUITE.toml::CASE-ID. Exit 0 when a reduced "
                     "reproducer was written (OUTDIR/reproducer, with OUTDIR/reduce.log), 1 when the case does "
                     "not fail (nothing to reduce), 2 on bad input, 3 when nothing was run (the device is absent here or "

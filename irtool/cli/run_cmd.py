@@ -195,7 +195,7 @@ def _render(result: Any) -> str:
     for note in result.input_notes:
         lines.append(f"  converted: {note}")
     lines.append(f"  inputs ({result.inputs_from}): " + ", ".join(
-        f"{i.name} {i.dtype}{list(i.shape)}" + (f" = {i.value}" if i.value is not None else "")
+        f"{i.name} {i.dtype}{list(i.shape)}" + (f" = {_scalar(i.value, i.dtype)}" if i.value is not None else "")
         + (" (dynamic dims sized from the recurrent nodes)"
                                                  if result.shapes_chosen.get(i.name) == "from the recurrent nodes" else "")
         for i in result.inputs))
@@ -245,6 +245,16 @@ def _render_expected(expected: Any, inputs_from: str) -> list[str]:
                      f"inputs they were made from; a framework's outputs need its inputs (--inputs IN.npz), and "
                      f"irtool's own (--save-outputs) the same --seed")
     return lines
+
+
+def _scalar(value: Any, dtype: str) -> str:
+    """A scalar input's value in its own type's digits (a float32 1.7, not 1.7000000476837158)."""
+    import numpy as np
+
+    try:
+        return str(np.array(value, dtype=dtype))
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def probe_line(check: Any) -> str:

@@ -211,8 +211,10 @@ class Runner:
                 reference = self._reference(job.case)(single, input_arrays(single, data.inputs))
                 expected = [reference[by_port[d.name]] for d in judgment.outputs] if judgment.outputs else None
             if verdict == FAIL and expected is None:  # the whole model with nothing to compare would not fail
-                result.message += f"; no reproducer folder: the failing node is judged inside the model, where " \
-                                  f"irtool run {Path(prepared.name).name} reproduces it"
+                given = f"--inputs {job.case.inputs}" if job.case.inputs else f"--seed {job.case.seed}"
+                result.message += (f"; no reproducer folder: the failing node is judged inside the model, where "
+                                   f"irtool run {job.case.file or prepared.name} -d {job.device} --precision "
+                                   f"{job.precision} {given} reproduces it")
                 return
             self._reproduce(job, result, prepared, data.inputs, executed.outputs, expected, judgment.outputs)
 

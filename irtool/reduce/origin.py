@@ -61,8 +61,10 @@ def load_origin(text: str, inputs: Path | None = None, seed: int = 0) -> Origin:
             raise ReduceError(f"{path}: no such file or folder; expected an IR .xml file, a reproducer folder "
                               f"or SUITE.toml{SUITE_SEPARATOR}CASE-ID")
         else:
-            other = (f" (a model of another format, {model_format(path).label}, is reduced one node at a time: "
-                     f"--node NAME)" if model_format(path) is not None else "")
+            found = model_format(path)
+            other = ("" if found is None else f" (an ONNX model's nodes are ONNX nodes: convert it to IR (ovc "
+                     f"{path.name}) and reduce the node OpenVINO made of it)" if found.frontend == "onnx" else
+                     f" (a model of another format, {found.label}, is reduced one node at a time: --node NAME)")
             raise ReduceError(f"{path}: expected an IR .xml file, a reproducer folder or "
                               f"SUITE.toml{SUITE_SEPARATOR}CASE-ID{other}")
     if inputs is not None:

@@ -122,11 +122,13 @@ def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str) -> list[
     """One inference; the outputs in model output order, copied out of the request."""
     request = compiled.create_infer_request()
     feed = {}
+    arrays = list(inputs.values())
     for index, port in enumerate(compiled.inputs):
-        name = tensor_name(port)
-        if name not in inputs:
-            raise IrtoolBug(f"no input array for {name}")
-        feed[index] = inputs[name]
+        name = next((n for n in [tensor_name(port), *sorted(port.get_names())] if n in inputs), None)
+        if name is None and len(arrays) != len(compiled.inputs):
+            raise IrtoolBug(f"no input array for {tensor_name(port)}")
+        # a probed copy (a clone) may have dropped the name the model gives an input: by its place then
+        feed[index] = inputs[name] if name is not None else arrays[index]
     try:
         request.infer(feed)
     except RuntimeError as error:

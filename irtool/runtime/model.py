@@ -299,9 +299,11 @@ def _missing_required_inputs(xml_path: Path) -> list[str]:
 
 
 def tensor_name(output: Any) -> str:
-    """The name a model input or output goes by: its tensor name, else its node's name."""
+    """The name a model input or output goes by: its tensor name (the first in order, of several: a
+    clone or a compiled model may give another as OpenVINO's "any" name, measured with 2026.4.1 on a
+    Parameter its ONNX frontend named twice), else its node's name."""
     names = output.get_names()
-    return output.get_any_name() if names else output.get_node().get_friendly_name()
+    return min(names) if names else output.get_node().get_friendly_name()
 
 
 

@@ -88,6 +88,7 @@ class RecurrentNode:
     unprobed: str | None = None  # why a body node's tensors could not be exposed
     container: str | None = None  # a body node: the friendly name of the top-level container it sits in
     stable: str | None = None  # the key of a node whose name OpenVINO made by its counter (see generated_name)
+    never: str | None = None  # why a body node never runs (a Loop around it of constant trip count 0)
 
     @property
     def key(self) -> str:
@@ -127,6 +128,7 @@ class Placement:
     source: str | None = None  # the recurrent node computing it (through layout ops), where one does
     unprobed: str | None = None
     constant: np.ndarray | None = None  # the same data at every iteration (a body input fed by a Constant)
+    never: str | None = None  # why it is never computed (a Loop around it of constant trip count 0)
 
     @property
     def depth(self) -> int:
@@ -151,7 +153,7 @@ class ProbedModel:
 
     @property
     def judgeable(self) -> tuple[RecurrentNode, ...]:
-        return tuple(node for node in self.nodes if node.unprobed is None)
+        return tuple(node for node in self.nodes if node.unprobed is None and node.never is None)
 
     @property
     def run_as(self) -> tuple[str, ...]:
@@ -232,6 +234,9 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
 
         raise IrtoolBug("a clone of the model orders its recurrent nodes differently")
     existing = {(id_of(out.get_node().input_value(0))): k for k, out in enumerate(copy.outputs)}
+    # the model's inputs as the model itself names them: a clone may drop one of a Parameter's names
+    input_names = {id_of(ours.output(0)): tensor_name(theirs.output(0))
+                   for ours, theirs in zip(copy.get_parameters(), model.get_parameters())}
     wanted: list[Any] = []
     index_of: dict[tuple[str, int], int] = {}
 
@@ -254,7 +259,8 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             if data is not None:
                 feeds.append(Feed(port, constant=data))
             elif source.get_type_name() == "Parameter":
-                feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=_dynamic_axes(value)))
+                feeds.append(Feed(port, parameter=input_names.get(id_of(source.output(0)), tensor_name(source.output(0))),
+                                  dynamic=_dynamic_axes(value)))
             else:
                 feeds.append(Feed(port, probe=probe(value), dynamic=_dynamic_axes(value)))
         outputs = tuple(probe(op.output(j)) for j in range(len(spec.outputs)))
@@ -269,20 +275,21 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             value = item.values[0]
             constant = value if isinstance(value, np.ndarray) else None
             placed[item.name] = Placement(
-                None if item.unprobed or constant is not None else probe(value), item.where, tuple(item.loops),
-                () if item.unprobed else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions),
-                item.container, item.source, item.unprobed, constant)
+                None if item.skipped or constant is not None else probe(value), item.where, tuple(item.loops),
+                () if item.skipped else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions),
+                item.container, item.source, item.unprobed, constant, item.never)
             continue
         inputs, outputs = item.values[:len(item.inputs)], item.values[len(item.inputs):]
-        feeds = () if item.unprobed else tuple(
+        feeds = () if item.skipped else tuple(
             Feed(port, constant=value) if isinstance(value, np.ndarray) else
             Feed(port, probe=probe(value), dynamic=dynamic)
             for port, value, dynamic in zip(item.spec.inputs, inputs, item.dynamic))
-        probes = () if item.unprobed else tuple(probe(value) for value in outputs)
-        conditions = () if item.unprobed else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions)
+        probes = () if item.skipped else tuple(probe(value) for value in outputs)
+        conditions = () if item.skipped else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions)
         nodes.append(RecurrentNode(len(nodes), item.op.get_friendly_name(), item.spec,
                                    node_attributes(item.op, item.spec), item.where, feeds, probes, None,
-                                   item.tensors, tuple(item.loops), conditions, item.unprobed, item.container))
+                                   item.tensors, tuple(item.loops), conditions, item.unprobed, item.container,
+                                   never=item.never))
     tensors = {name: probe(output) for name, output in named.items()}
     sources = {name: source for name, output in named.items() if (source := _recurrent_source(output))}
     count = len(copy.outputs)
@@ -328,6 +335,12 @@ class InBody:
     conditions: list[tuple[Any, bool, int, str, bool]] = field(default_factory=list)
     unprobed: str | None = None
     container: str | None = None  # the outermost container seen so far
+    never: str | None = None  # a Loop around it never runs: why
+
+    @property
+    def skipped(self) -> str | None:
+        """Why its tensors are not exposed (through further containers either)."""
+        return self.unprobed or self.never
 
 
 @dataclass(kw_only=True)
@@ -400,10 +413,14 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wa
             continue
         varying = _varying_count(op, fixed) if in_loop and kind in BODY_OPS else None
         refused = f"{label} sits in a loop, and {varying}" if varying else None
+        never = _never_runs(op) if kind == "Loop" else None
+        for _, _, items in inner if never else ():  # nothing to expose (measured: exposing it crashed the CPU)
+            for item in items:
+                item.never = item.never or f"{label} never runs: {never}"
         try:
-            if refused is None and kind == "If":
+            if refused is None and never is None and kind == "If":
                 _out_of_if(op, label, inner, in_loop)
-            elif refused is None:
+            elif refused is None and never is None:
                 _out_of_loop(op, label, inner[0][0], inner[0][2])
         except (RuntimeError, ValueError, TypeError) as error:  # OpenVINO refused a new output
             refused = f"{label} could not expose its tensors: {str(error).strip()[:200]}"
@@ -500,7 +517,7 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
 
     ran = _ran_any(op) if op.get_type_name() == "Loop" else None
     for item in items:
-        if item.unprobed:
+        if item.skipped:
             continue
         item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
         item.conditions = [(expose(flag), then, depth + 1, where, loop)
@@ -520,6 +537,49 @@ def _copy(value: Any) -> Any:
     if value.get_element_type().is_real() or value.get_element_type().is_integral_number():
         return ops.maximum(value, value).output(0)
     return value
+
+
+def _never_runs(op: Any) -> str | None:
+    """Why the Loop ``op`` can run no iteration whatever the inputs (a trip count of 0 or a false
+    execution condition, constant or computed from constants only), or None.  Measured with
+    OpenVINO 2026.4.1: compiling a copy that exposes such a Loop's body kills the process in the
+    CPU plugin (SIGFPE), while the model itself compiles and runs."""
+    trip, condition = (_constant_value(op.input_value(port)) for port in (0, 1))
+    if trip is not None and np.asarray(trip).size and int(np.asarray(trip).reshape(-1)[0]) == 0:
+        return "its trip count is 0"
+    if condition is not None and np.asarray(condition).size and not bool(np.asarray(condition).reshape(-1)[0]):
+        return "its execution condition is false"
+    return None
+
+
+def _constant_value(value: Any) -> np.ndarray | None:
+    """The data of a value that is the same whatever the inputs: a Constant's (through a Convert), or,
+    for a value computed from Constants alone (no Parameter upstream), what OpenVINO computes for it;
+    None for any other."""
+    data = constant_data(value.get_node())
+    if data is not None:
+        return data
+    seen, pending = set(), [value.get_node()]
+    while pending:
+        node = pending.pop()
+        if node.get_type_name() == "Parameter" or node.get_type_name() in CONTAINERS:
+            return None
+        key = (node.get_type_name(), node.get_friendly_name())
+        if key not in seen and len(seen) < 64:  # a trip count is a few ops; a long chain is not worth it
+            seen.add(key)
+            pending += [source.get_node() for source in node.input_values()]
+        elif key not in seen:
+            return None
+    import openvino as ov
+    import openvino.opset8 as ops
+
+    from irtool.runtime.core import core
+
+    try:  # a throwaway model of the value alone: a Result that no graph of the model holds
+        compiled = core().compile_model(ov.Model([ops.result(value)], [], "constant"), "CPU")
+        return np.array(compiled({})[0])
+    except RuntimeError:
+        return None
 
 
 def _ran_any(op: Any) -> Any:
@@ -588,7 +648,7 @@ def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]
             return exposed[key]
 
         for item in items:
-            if item.unprobed:
+            if item.skipped:
                 continue
             item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
             item.conditions = [(flag, then, 0, f"{'then' if then else 'else'} branch of {label}", False)] + \

@@ -55,7 +55,8 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
                           f"from openvino 2024.1 on), which irtool sizes a model's inputs with")
     copy = model.clone()
     parameters = list(copy.get_parameters())
-    names = [tensor_name(p.output(0)) for p in parameters]
+    # named as the model itself names them: a clone may drop one of a Parameter's names
+    names = [tensor_name(p.output(0)) for p in model.get_parameters()]
     aliases = {alias: name for p, name in zip(parameters, names)
                for alias in set(p.output(0).get_names()) | {p.get_friendly_name(), name}}
     unknown = [key for key in given if key not in aliases]
