@@ -413,7 +413,8 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wa
             continue
         varying = _varying_count(op, fixed) if in_loop and kind in BODY_OPS else None
         refused = f"{label} sits in a loop, and {varying}" if varying else None
-        never = _never_runs(op) if kind == "Loop" else None
+        controls = _constant_controls(op) if kind == "Loop" else None
+        never = _never_runs(*controls) if controls else None
         for _, _, items in inner if never else ():  # nothing to expose (measured: exposing it crashed the CPU)
             for item in items:
                 item.never = item.never or f"{label} never runs: {never}"
@@ -421,7 +422,7 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wa
             if refused is None and never is None and kind == "If":
                 _out_of_if(op, label, inner, in_loop)
             elif refused is None and never is None:
-                _out_of_loop(op, label, inner[0][0], inner[0][2])
+                _out_of_loop(op, label, inner[0][0], inner[0][2], controls)
         except (RuntimeError, ValueError, TypeError) as error:  # OpenVINO refused a new output
             refused = f"{label} could not expose its tensors: {str(error).strip()[:200]}"
         for _, _, items in inner if refused else ():
@@ -440,16 +441,8 @@ def _fixed_parameters(op: Any, body: Any, then: bool | None, in_loop: bool,
     loop around it: those fed, unchanged at each of its own iterations (a loop's invariant inputs,
     any input of an If), by a value of ``op``'s graph that is fixed itself: a constant, a fixed
     Parameter, or any value where that graph is in no loop."""
-    descriptions = op.get_input_descriptions(0 if then else 1) if then is not None else op.get_input_descriptions()
-    parameters = list(body.get_parameters())
-    found = set()
-    for description in descriptions:
-        if type(description).__name__ not in ("InvariantInputDescription", "InputDescription"):
-            continue
-        source = op.input_value(description.input_index)
-        if not in_loop or id_of(source) in fixed or constant_data(source.get_node()) is not None:
-            found.add(id_of(parameters[description.body_parameter_index].output(0)))
-    return frozenset(found)
+    return frozenset(parameter for parameter, source in _unchanged_inputs(op, body, then)
+                     if not in_loop or id_of(source) in fixed or constant_data(source.get_node()) is not None)
 
 
 def _varying_count(op: Any, fixed: frozenset[tuple[str, int]]) -> str | None:
@@ -497,13 +490,15 @@ def _direct_items(body: Any, where: str, wanted: Wanted) -> list[InBody]:
     return found
 
 
-def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
+def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode],
+                 controls: tuple[np.ndarray | None, np.ndarray | None] | None) -> None:
     """Each body tensor of ``items`` (and each If flag among them) as a concatenated output of the
-    TensorIterator or Loop ``op``: one slice per iteration on a new leading axis."""
+    TensorIterator or Loop ``op``: one slice per iteration on a new leading axis; a Loop's
+    ``controls`` (:func:`_constant_controls`) say whether it needs a flag saying it ran."""
     import openvino.opset8 as ops
 
     exposed: dict[tuple[str, int], Any] = {}
-    constants = _constant_inputs(op, body, op.get_input_descriptions())
+    constants = _constant_inputs(op, body, None)
 
     def expose(value: Any) -> Any:
         key = id_of(value)
@@ -515,7 +510,7 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode]) -> None:
             exposed[key] = op.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
         return exposed[key]
 
-    ran = _ran_any(op) if op.get_type_name() == "Loop" else None
+    ran = _ran_any(op, *controls) if controls else None
     for item in items:
         if item.skipped:
             continue
@@ -539,15 +534,25 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _never_runs(op: Any) -> str | None:
-    """Why the Loop ``op`` can run no iteration whatever the inputs (a trip count of 0 or a false
-    execution condition, constant or computed from constants only), or None.  Measured with
-    OpenVINO 2026.4.1: compiling a copy that exposes such a Loop's body kills the process in the
-    CPU plugin (SIGFPE), while the model itself compiles and runs."""
-    trip, condition = (_constant_value(op.input_value(port)) for port in (0, 1))
-    if trip is not None and np.asarray(trip).size and int(np.asarray(trip).reshape(-1)[0]) == 0:
+def _constant_controls(op: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """A Loop's trip count and execution condition where they are the same whatever the inputs
+    (:func:`_constant_value`), each None where they are not."""
+    return _constant_value(op.input_value(0)), _constant_value(op.input_value(1))
+
+
+def _first(data: np.ndarray | None) -> Any:
+    """A scalar control's value, or None where it is not known."""
+    return None if data is None or not np.asarray(data).size else np.asarray(data).reshape(-1)[0]
+
+
+def _never_runs(trip: np.ndarray | None, condition: np.ndarray | None) -> str | None:
+    """Why a Loop of these constant controls can run no iteration whatever the inputs (a trip count of
+    0 or a false execution condition), or None.  Measured with OpenVINO 2026.4.1: compiling a copy
+    that exposes such a Loop's body kills the process in the CPU plugin (SIGFPE), while the model
+    itself compiles and runs."""
+    if _first(trip) is not None and int(_first(trip)) == 0:
         return "its trip count is 0"
-    if condition is not None and np.asarray(condition).size and not bool(np.asarray(condition).reshape(-1)[0]):
+    if _first(condition) is not None and not bool(_first(condition)):
         return "its execution condition is false"
     return None
 
@@ -582,33 +587,35 @@ def _constant_value(value: Any) -> np.ndarray | None:
         return None
 
 
-def _ran_any(op: Any) -> Any:
+def _ran_any(op: Any, trip_data: np.ndarray | None, condition_data: np.ndarray | None) -> Any:
     """A flag of the Loop ``op``'s graph: 1 when the Loop runs at least one iteration (its trip count
-    is not 0, -1 being unbounded, and its execution condition holds); None when its inputs are
-    constants that say it always does."""
+    is not 0, -1 being unbounded, and its execution condition holds); None when its constant
+    controls say it always does."""
     import openvino.opset8 as ops
 
-    trip, condition = op.input_value(0), op.input_value(1)
-    known = [constant_data(value.get_node()) for value in (trip, condition)]
-    if all(data is not None for data in known) and int(np.asarray(known[0]).reshape(-1)[0]) != 0 \
-            and bool(np.asarray(known[1]).reshape(-1)[0]):
+    if _first(trip_data) is not None and int(_first(trip_data)) != 0 and _first(condition_data) is not None \
+            and bool(_first(condition_data)):
         return None
+    trip, condition = op.input_value(0), op.input_value(1)
     zero = ops.constant(np.zeros((), trip.get_element_type().to_dtype()))
     return ops.logical_and(ops.not_equal(trip, zero), ops.convert(condition, "boolean")).output(0)
 
 
-def _constant_inputs(op: Any, body: Any, descriptions: Sequence[Any]) -> dict[tuple[str, int], np.ndarray]:
-    """The body Parameters that get constant data unchanged at every iteration (a TensorIterator's
-    or Loop's invariant inputs, an If's inputs), by their id_of key, with that data."""
+def _unchanged_inputs(op: Any, body: Any, then: bool | None) -> list[tuple[tuple[str, int], Any]]:
+    """The body (or branch: ``then``) Parameters that a container feeds unchanged at every iteration (a
+    TensorIterator's or Loop's invariant inputs, an If's inputs): each one's id_of key and the value
+    of the container's graph feeding it."""
+    descriptions = op.get_input_descriptions(0 if then else 1) if then is not None else op.get_input_descriptions()
     parameters = list(body.get_parameters())
-    found = {}
-    for description in descriptions:
-        if type(description).__name__ not in ("InvariantInputDescription", "InputDescription"):
-            continue
-        data = constant_data(op.input_value(description.input_index).get_node())
-        if data is not None:
-            found[id_of(parameters[description.body_parameter_index].output(0))] = data
-    return found
+    return [(id_of(parameters[description.body_parameter_index].output(0)), op.input_value(description.input_index))
+            for description in descriptions
+            if type(description).__name__ in ("InvariantInputDescription", "InputDescription")]
+
+
+def _constant_inputs(op: Any, body: Any, then: bool | None) -> dict[tuple[str, int], np.ndarray]:
+    """The body Parameters that get constant data unchanged at every iteration, with that data."""
+    return {parameter: data for parameter, source in _unchanged_inputs(op, body, then)
+            if (data := constant_data(source.get_node())) is not None}
 
 
 def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]], in_loop: bool) -> None:
@@ -629,7 +636,7 @@ def _out_of_if(op: Any, label: str, inner: list[tuple[Any, bool, list[BodyNode]]
     flag = output(ops.constant(np.array([1], np.int32)), ops.constant(np.array([0], np.int32)))
     for body, then, items in inner:
         exposed: dict[tuple[str, int], Any] = {}
-        constants = _constant_inputs(op, body, op.get_input_descriptions(0 if then else 1))
+        constants = _constant_inputs(op, body, then)
 
         def expose(value: Any) -> Any:
             key = id_of(value)
