@@ -47,7 +47,7 @@ from irtool.runtime.nodes import (ProbedModel, RecurrentNode, iteration_arrays, 
                                   reached_iterations, why_not_reached)
 from irtool.runtime.what_ran import Implementation, what_ran
 from irtool.shapes import format_shape
-from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
+from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
 
 
 # A node's reference outputs from its input arrays (a worker passes a cached one).
@@ -621,7 +621,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
             expected = batched[k] if batched is not None else reference(node, arrays)
         except ValueError as error:
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
-                              tensors=node.tensors, iteration=index or None, at=_iteration(node, index),
+                              tensors=node.tensors, iteration=index or None, at=iteration_words(index, node.loops),
                               iterations=len(indices))
         diffs = tuple(compare_output(port.name, got, want,
                                      output_tolerance(policy, (f"{node.key}:{port.name}", port.name), precision,
@@ -635,7 +635,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
             chosen = (index, diffs)
     index, diffs = chosen
     failed = [d for d in diffs if not d.passed]
-    where = dict(iteration=index or None, at=_iteration(node, index), iterations=len(indices) if node.in_body else None)
+    where = dict(iteration=index or None, at=iteration_words(index, node.loops), iterations=len(indices) if node.in_body else None)
     if not failed:
         return NodeResult(*head, PASS, None, diffs, node.tensors, **where)
     reason = _at(node, index) + "outside tolerance: " + joined(
@@ -748,12 +748,7 @@ def _batch_axis(port: Any) -> int | None:
 
 def _at(node: RecurrentNode, index: tuple[int, ...]) -> str:
     """"at iteration 3 of Loop 'l': " for a node in a loop body."""
-    return f"at {_iteration(node, index)}: " if index else ""
-
-
-def _iteration(node: RecurrentNode, index: tuple[int, ...]) -> str | None:
-    """"iteration 3 of Loop 'l'" (per loop around the node, outermost first); None at the top level."""
-    return ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, node.loops)) if index else None
+    return f"at {iteration_words(index, node.loops)}: " if index else ""
 
 
 def arrays_digest(arrays: Sequence[np.ndarray]) -> str:

@@ -35,7 +35,7 @@ from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_t
 from irtool.onnx.graph import OnnxGraph, OnnxNode
 from irtool.onnx.shapes import INPUT_ORDER, OUTPUT_ORDER, input_dims, output_dims
 from irtool.runtime.nodes import Placement, placement_iterations, why_not_reached
-from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
+from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
 
 ROLES = OUTPUT_ORDER
 SEMANTICS = "ONNX"
@@ -100,7 +100,7 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
         if chosen is None or (result.max_abs or 0.0) > (chosen[1].max_abs or 0.0):
             chosen = (index, result)
     index, result = chosen
-    said = ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, loops)) or None
+    said = iteration_words(index, loops)
     reason = f"at {said}: {result.reason}" if said and result.reason and result.verdict in (FAIL, ERROR) \
         else result.reason
     return dataclasses.replace(result, reason=reason, container=anchor.container, iteration=index or None, at=said,

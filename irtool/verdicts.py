@@ -53,3 +53,8 @@ class NodeResult:
     def first_step_outside(self) -> int | None:
         steps = [d.first_step_outside for d in self.outputs if d.first_step_outside is not None]
         return min(steps) if steps else None
+
+
+def iteration_words(index: tuple[int, ...] | None, loops: tuple[str, ...]) -> str | None:
+    """"iteration 3 of Loop 'l'" (per loop around a body node, outermost first); None at the top level."""
+    return ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, loops)) if index else None
