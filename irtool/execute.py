@@ -349,6 +349,7 @@ class Compiled:
     run: DeviceRun
     seconds: float
     implementations: Mapping[str, Implementation] = field(default_factory=dict)  # node name -> what ran
+    input_names: tuple[str, ...] | None = None  # the model's own name of each input, in order
 
 
 def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str],
@@ -379,7 +380,8 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
         raise
     seconds = time.perf_counter() - started
     # a body node runs inside its top-level container: what ran for that is what ran for it
-    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(prepared.probed.run_as)))
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(prepared.probed.run_as)),
+                    tuple(info.name for info in prepared.infos))
 
 
 @dataclass(frozen=True)
@@ -391,10 +393,11 @@ class Executed:
 
 def execute(compiled: Compiled, inputs: Mapping[str, np.ndarray], device: str) -> Executed:
     started = time.perf_counter()
-    outputs = infer(compiled.plain, inputs, device)
+    outputs = infer(compiled.plain, inputs, device, compiled.input_names)
     seconds = time.perf_counter() - started
     try:
-        captured = infer(compiled.probed, inputs, device) if compiled.probed is not None else outputs
+        captured = infer(compiled.probed, inputs, device, compiled.input_names) if compiled.probed is not None \
+            else outputs
     except RunError as error:  # the model ran: what failed is irtool's copy of it
         raise RunError(f"the probed copy (the model with every recurrent node's tensors as outputs, those in loop "
                        f"bodies kept for every iteration) failed where the model itself ran: {error.message}") from None

@@ -589,3 +589,34 @@ def test_a_loop_of_constant_trip_count_0_is_not_reached_and_never_probed(folder)
     assert node["name"] == "cell" and node["reached"] is False
     assert node["reason"].startswith("not reached on these inputs (Loop ") and \
         node["reason"].endswith("never runs: its trip count is 0)")
+
+
+def test_an_input_the_frontend_names_twice_is_fed_by_the_models_name(folder, capsys):
+    """A Loop of constant false condition, folded away by OpenVINO's ONNX frontend: its carried input
+    h0 becomes the model's output too, named 'Yl' and 'h_l_out', and clones and compiled models of it
+    keep only 'h_l_out' (2026.4.1, measured): irtool stopped with an internal error."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    info = helper.make_tensor_value_info
+    state = [1, 2, 4]
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["X", "it"], ["x_i"], axis=0),
+         helper.make_node("GRU", ["x_i", "W", "R", "", "", "h_i"], ["Y_i", "h_i_out"], hidden_size=4, name="gi"),
+         helper.make_node("Identity", ["cin"], ["cout"])],
+        "body", [info("it", TensorProto.INT64, []), info("cin", TensorProto.BOOL, []), info("h_i", TensorProto.FLOAT, state)],
+        [info("cout", TensorProto.BOOL, []), info("h_i_out", TensorProto.FLOAT, state),
+         info("Y_i", TensorProto.FLOAT, [2, 1, 2, 4])])
+    constants = [helper.make_node("Constant", [], [name], value=numpy_helper.from_array(value))
+                 for name, value in (("trip", np.array(3, np.int64)), ("go", np.array(False)))]
+    graph = helper.make_graph(
+        constants + [helper.make_node("Loop", ["trip", "go", "h0"], ["h_l_out", "Yl"], body=body, name="inner")],
+        "folded", [info("X", TensorProto.FLOAT, [3, 2, 2, 3]), info("h0", TensorProto.FLOAT, state)],
+        [info("h_l_out", TensorProto.FLOAT, state)],
+        [numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+         for name, shape in (("W", (1, 12, 3)), ("R", (1, 12, 4)))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), folder / "folded.onnx")
+    code, result = run_json(capsys, str(folder / "folded.onnx"), "-d", "CPU", "--precision", "f32")
+    assert code == 3 and result["verdict"] == "unjudged", result  # the node's tensors went with the Loop
+    assert [i["name"] for i in result["inputs"]] == ["X", "Yl"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -118,17 +118,18 @@ def explain_failure(model: Any, device: str, xml_path: Path, error: RuntimeError
     return f"{device} cannot compile {xml_path.name}: {openvino_message(error)}"
 
 
-def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str) -> list[np.ndarray]:
-    """One inference; the outputs in model output order, copied out of the request."""
+def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str,
+          names: Sequence[str] | None = None) -> list[np.ndarray]:
+    """One inference; the outputs in model output order, copied out of the request.  ``names``: the
+    model's own name of each input, in order (a compiled model may have dropped one of an input's
+    names, measured with openvino 2026.4.1), else the compiled model's."""
     request = compiled.create_infer_request()
     feed = {}
-    arrays = list(inputs.values())
-    for index, port in enumerate(compiled.inputs):
-        name = next((n for n in [tensor_name(port), *sorted(port.get_names())] if n in inputs), None)
-        if name is None and len(arrays) != len(compiled.inputs):
-            raise IrtoolBug(f"no input array for {tensor_name(port)}")
-        # a probed copy (a clone) may have dropped the name the model gives an input: by its place then
-        feed[index] = inputs[name] if name is not None else arrays[index]
+    names = list(names) if names is not None else [tensor_name(port) for port in compiled.inputs]
+    for index, name in enumerate(names):
+        if name not in inputs:
+            raise IrtoolBug(f"no input array for {name}")
+        feed[index] = inputs[name]
     try:
         request.infer(feed)
     except RuntimeError as error:

@@ -298,6 +298,18 @@ def _missing_required_inputs(xml_path: Path) -> list[str]:
 
 
 
+def clone_model(model: Any) -> Any:
+    """A copy of ``model`` whose inputs keep every name the model gives them: measured with openvino
+    2026.4.1, ``Model.clone`` dropped one of a Parameter's two names (its ONNX frontend named an input
+    after a Loop output it folded away), and a copy's inputs must be found by the model's names."""
+    copy = model.clone()
+    for ours, theirs in zip(copy.get_parameters(), model.get_parameters()):
+        names = theirs.output(0).get_names()
+        if names and ours.output(0).get_names() != names:
+            ours.output(0).get_tensor().set_names(set(names))
+    return copy
+
+
 def tensor_name(output: Any) -> str:
     """The name a model input or output goes by: its tensor name (the first in order, of several: a
     clone or a compiled model may give another as OpenVINO's "any" name, measured with 2026.4.1 on a

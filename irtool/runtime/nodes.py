@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool.runtime.model import tensor_name
+from irtool.runtime.model import clone_model, tensor_name
 from irtool.specs import OpSpec, PortSpec, registry
 
 BODY_OPS = ("TensorIterator", "Loop")  # containers that iterate their body
@@ -227,16 +227,13 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
     found = [op for op in model.get_ordered_ops() if node_spec(op) is not None]
     if not found and not tensor_names and not (body_nodes and _has_body_nodes(model)):
         return ProbedModel(model, model, (), len(model.outputs))
-    copy = model.clone()
+    copy = clone_model(model)
     copied = [op for op in copy.get_ordered_ops() if node_spec(op) is not None]
     if [op.get_friendly_name() for op in copied] != [op.get_friendly_name() for op in found]:
         from irtool.errors import IrtoolBug
 
         raise IrtoolBug("a clone of the model orders its recurrent nodes differently")
     existing = {(id_of(out.get_node().input_value(0))): k for k, out in enumerate(copy.outputs)}
-    # the model's inputs as the model itself names them: a clone may drop one of a Parameter's names
-    input_names = {id_of(ours.output(0)): tensor_name(theirs.output(0))
-                   for ours, theirs in zip(copy.get_parameters(), model.get_parameters())}
     wanted: list[Any] = []
     index_of: dict[tuple[str, int], int] = {}
 
@@ -259,8 +256,7 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             if data is not None:
                 feeds.append(Feed(port, constant=data))
             elif source.get_type_name() == "Parameter":
-                feeds.append(Feed(port, parameter=input_names.get(id_of(source.output(0)), tensor_name(source.output(0))),
-                                  dynamic=_dynamic_axes(value)))
+                feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=_dynamic_axes(value)))
             else:
                 feeds.append(Feed(port, probe=probe(value), dynamic=_dynamic_axes(value)))
         outputs = tuple(probe(op.output(j)) for j in range(len(spec.outputs)))

@@ -47,16 +47,15 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     the others from the recurrent nodes they reach, with ``sizes`` for batch_size and seq_length."""
     import openvino as ov
 
-    from irtool.runtime.model import tensor_name
+    from irtool.runtime.model import clone_model, tensor_name
     from irtool.runtime.nodes import node_spec
 
     if not hasattr(ov, "Symbol"):  # openvino before 2024.1 labelled dims with numbers instead
         raise Unsupported(f"openvino {openvino_release()} has no symbolic shapes (openvino.Symbol, "
                           f"from openvino 2024.1 on), which irtool sizes a model's inputs with")
-    copy = model.clone()
+    copy = clone_model(model)
     parameters = list(copy.get_parameters())
-    # named as the model itself names them: a clone may drop one of a Parameter's names
-    names = [tensor_name(p.output(0)) for p in model.get_parameters()]
+    names = [tensor_name(p.output(0)) for p in parameters]
     aliases = {alias: name for p, name in zip(parameters, names)
                for alias in set(p.output(0).get_names()) | {p.get_friendly_name(), name}}
     unknown = [key for key in given if key not in aliases]
@@ -267,9 +266,10 @@ def _node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]
     (the rest of their dims dynamic), or None if OpenVINO rejects those shapes."""
     import openvino as ov
 
+    from irtool.runtime.model import clone_model
     from irtool.runtime.nodes import node_spec
 
-    copy = model.clone()
+    copy = clone_model(model)
     for parameter, name in zip(copy.get_parameters(), names):
         if name in given:
             parameter.set_partial_shape(ov.PartialShape(list(given[name])))
