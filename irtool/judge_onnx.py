@@ -58,8 +58,8 @@ def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndar
             result = _judge_in_body(node, graph.opset, values, placed, captured, policy, precision)
         else:  # a main-graph node, or one OpenVINO keeps in no body (an If of a constant condition is inlined)
             result = judge_onnx_node(node, graph.opset, values, policy, precision)
-        sources = {**probed.sources, **{name: p.source for name, p in placed.items() if p.source}}
-        converted = next((sources[n] for n in node.proto.output if n in sources), None)
+        converted = next((source for n in node.proto.output
+                          if (source := placed[n].source if n in placed else probed.sources.get(n))), None)
         results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
     return tuple(results)
 

@@ -150,14 +150,19 @@ class OnnxGraph:
     def initializer_values(self, names: Any) -> dict[str, np.ndarray]:
         """The values of those of ``names`` that are initializers or Constant nodes' outputs, in the
         main graph or a subgraph (constant at every iteration of a body)."""
+        return {name: self._array(tensor) for name, tensor in self._constants(names).items()}
+
+    def _constants(self, names: Any) -> dict[str, onnx.TensorProto]:
+        """Those of ``names`` that are initializers or Constant nodes' outputs, with their tensors (not
+        yet decoded: a caller that needs the names alone reads no data)."""
         wanted = set(names)
-        values = {name: self._array(t) for name, t in self.initializers.items() if name in wanted}
+        found = {name: tensor for name, tensor in self.initializers.items() if name in wanted}
         for graph in graphs(self.model.graph):
             for node in graph.node:
                 if node.op_type == "Constant" and node.output[0] in wanted and node.attribute \
                         and node.attribute[0].name == "value":
-                    values[node.output[0]] = self._array(node.attribute[0].t)
-        return values
+                    found[node.output[0]] = node.attribute[0].t
+        return found
 
     def self_contained(self) -> onnx.ModelProto:
         """The model with every external tensor's data held in it (read from the model's own folder),
@@ -187,7 +192,7 @@ class OnnxGraph:
         are neither initializers, Constants nor graph inputs: the converted model must expose them
         under these names."""
         nodes = self.all_nodes if bodies else self.nodes
-        known = set(self.initializer_values(n for node in nodes for n in node.proto.input)) | set(self.graph_inputs)
+        known = set(self._constants(n for node in nodes for n in node.proto.input)) | set(self.graph_inputs)
         names = [n for node in nodes for n in list(node.proto.input) + list(node.proto.output) if n]
         return [n for n in dict.fromkeys(names) if n not in known]
 
