@@ -50,11 +50,11 @@ def prepare(suite: Path, devices: list[str], precisions: list[str], folder: Path
     """Write each case's IR and inputs; return the plain loop's job list and the job count."""
     import numpy as np
 
-    from irtool.build import save_model
-    from irtool.execute import case_inputs
     from irtool.harness.matrix import make_jobs
     from irtool.jobs.suite import load_suite
     from irtool.jobs.worker import Runner
+    from irtool.pipeline.build import save_model
+    from irtool.pipeline.inputs import case_inputs
 
     cases = load_suite(suite).cases
     runner = Runner()

@@ -32,8 +32,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+from irtool.onnx.semantics import evaluate_node, inputs_to_onnx  # noqa: E402
 from irtool.reference import lstm_sequence  # noqa: E402
-from irtool.reference.onnx_interop import evaluate_node, inputs_to_onnx  # noqa: E402
 
 SHAPES = [(16, 100, 256, 256), (1, 100, 128, 128)]
 

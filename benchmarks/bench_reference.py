@@ -16,7 +16,7 @@ and recurrent GEMMs, chunks and loop, without the element-wise work; the most th
 could reach with numpy on the machine).  Each peer runs in its own subprocess (idle thread pools of openvino or
 onnxruntime slow numpy's BLAS badly); rounds interleave the peers and the best median of
 the rounds is kept (these machines have 2 cores and other work on them).  All peers build
-the same inputs from the same seed; ONNX layouts come from irtool.reference.onnx_interop.
+the same inputs from the same seed; ONNX layouts come from irtool.onnx.semantics.
 
     python benchmarks/bench_reference.py            # 5 rounds, about 3 minutes
     python benchmarks/bench_reference.py --quick    # 1 round, fewer repeats
@@ -111,7 +111,7 @@ def openvino_runner(op: str, shape: tuple[int, int, int, int]) -> Callable[[], o
 def _onnx_model(op: str, shape: tuple[int, int, int, int]) -> tuple[bytes, dict[str, np.ndarray]]:
     from onnx import TensorProto, helper, numpy_helper
 
-    from irtool.reference.onnx_interop import attributes_to_onnx, inputs_to_onnx
+    from irtool.onnx.semantics import attributes_to_onnx, inputs_to_onnx
 
     tensors = inputs_to_onnx(op, *make_inputs(op, shape))
     weights = ("W", "R", "B")

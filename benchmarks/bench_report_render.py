@@ -33,7 +33,7 @@ start = time.perf_counter()
 {work}
 print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
-RENDER = "from irtool.cli import main\ncode = main(['report', 'render', sys.argv[1], '-o', sys.argv[2]])\nassert code == 0"
+RENDER = "from irtool.cli.program import main\ncode = main(['report', 'render', sys.argv[1], '-o', sys.argv[2]])\nassert code == 0"
 JSON_LOAD = ("import json\nwith open(sys.argv[1], encoding='utf-8') as f:\n    records = [json.loads(line) for line in f]\n"
              "assert len(records) > 1")
 

@@ -32,12 +32,15 @@ from typing import Callable
 
 import numpy as np
 
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.compare import TolerancePolicy
-from irtool.execute import case_inputs, compile_prepared, execute, judge, read_and_prepare
-from irtool.judge_expected import ExpectedOutputs
+from irtool.judge.compare import TolerancePolicy
+from irtool.judge.expected import ExpectedOutputs
+from irtool.pipeline.build import build_and_save
+from irtool.pipeline.device_run import compile_prepared, execute
+from irtool.pipeline.inputs import case_inputs
+from irtool.pipeline.judging import judge
+from irtool.pipeline.prepare import read_and_prepare
 from irtool.runtime.core import core
+from irtool.specs.cases import OpCase
 
 SINGLE = {
     "GRUSequence h16 T4 b2 (built)": OpCase("GRUSequence", {"hidden_size": 16, "direction": "forward"},

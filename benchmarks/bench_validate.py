@@ -72,8 +72,8 @@ def time_process(argv: list[str], env: dict[str, str] | None = None) -> float:
 
 
 def imports_openvino(xml_path: Path) -> bool:
-    code = ("import sys, irtool.cli\n"
-            f"rc = irtool.cli.main(['validate', {str(xml_path)!r}])\n"
+    code = ("import sys, irtool.cli.program\n"
+            f"rc = irtool.cli.program.main(['validate', {str(xml_path)!r}])\n"
             "print('openvino' in sys.modules, rc, file=sys.stderr)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT).stderr.split()

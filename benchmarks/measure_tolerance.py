@@ -1,6 +1,6 @@
 """Measure how far OpenVINO CPU is from the numpy reference at f32 and bf16, on a grid of cases.
 
-These numbers set the default tolerances in irtool/compare.py (docs/run.md shows them).
+These numbers set the default tolerances in irtool/judge/compare.py (docs/run.md shows them).
 For each precision it prints the worst max-abs error over the grid, and the smallest atol
 that passes every case for a few rtol values, with the case that needs it.
 
@@ -13,16 +13,18 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from irtool.build import build_model
-from irtool.cases import OpCase
+from irtool.judge.nodes import evaluate_node
+from irtool.pipeline.build import build_model
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.pipeline.prepare import prepare
+from irtool.runtime.captured import input_arrays
 from irtool.runtime.compile import compile_on, infer
-from irtool.execute import evaluate_node, prepare, seeded_inputs
-from irtool.runtime.nodes import input_arrays
+from irtool.specs.cases import OpCase
 
 RTOLS = (0.0, 1e-4, 1e-3, 1e-2, 5e-2)
 

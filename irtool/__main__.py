@@ -1,3 +1,3 @@
-from irtool.console import main
+from irtool.cli.console import main
 
 raise SystemExit(main())

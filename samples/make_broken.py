@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent / "ir"
 VALID, BROKEN, WARNINGS, NOTES = ROOT / "valid", ROOT / "broken", ROOT / "warnings", ROOT / "notes"
 sys.path.insert(0, str(ROOT.parent.parent))
-from irtool.diagnostics import CODES, ERROR, WARNING  # noqa: E402  (the severities: one source of truth)
+from irtool.core.diagnostics import CODES, ERROR, WARNING  # noqa: E402  (the severities: one source of truth)
 
 
 def sub(pattern, replacement, count=1):

@@ -38,10 +38,9 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+import openvino as ov  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2  # noqa: E402
-
-import openvino as ov  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "models" / "tf"
 STEPS, BATCH, SIZE, HIDDEN = 6, 2, 3, 8

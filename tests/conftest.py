@@ -59,7 +59,7 @@ def openvino_cache(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def older_openvino(openvino_cache):
     """(Environment of OLDER_OPENVINO, what ensure() logged making it; empty if another worker made it)."""
-    from irtool.environments import ensure
+    from irtool.jobs.environments import ensure
 
     log: list[str] = []
     return ensure(OLDER_OPENVINO, openvino_cache, log.append), log

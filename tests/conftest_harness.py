@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from irtool.jobs.records import CaseResult
 from irtool.harness.store import RunResults
+from irtool.jobs.records import CaseResult
 
 GRU, LSTM = "GRUSequence-5", "LSTMSequence-5"
 HOSTILE = '<script>alert("x")</script>&'

@@ -7,7 +7,7 @@ was added, removed or changed (type, mode, size, content, link target).
 
 :func:`full_folder` makes a folder whose writes fail with ENOSPC: a 4 KiB tmpfs mounted
 there where the test runs as root and mount(8) is allowed (as in CI), else
-``IRTOOL_WRITE_FAULT=enospc:FOLDER/*`` (irtool's own write-fault hook, irtool.files), so
+``IRTOOL_WRITE_FAULT=enospc:FOLDER/*`` (irtool's own write-fault hook, irtool.core.files), so
 that the test runs either way and asserts the same outcome.
 """
 from __future__ import annotations
@@ -20,7 +20,6 @@ import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-
 
 FILLER = ".filler"  # what fills a full tmpfs
 

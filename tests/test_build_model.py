@@ -7,11 +7,10 @@ import os
 import numpy as np
 import pytest
 
-from irtool.files import FileError
-
-from irtool.build import BuildError, build_and_save, build_model, buildable, factory, save_model
-from irtool.cases import CaseError, OpCase, free_symbols, ragged_lengths
+from irtool.core.files import FileError
+from irtool.pipeline.build import BuildError, build_and_save, build_model, buildable, factory, save_model
 from irtool.specs import registry
+from irtool.specs.cases import CaseError, OpCase, free_symbols, ragged_lengths
 
 FAMILY_SPECS = [spec for spec in registry() if spec.family]
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from irtool.cases import OpCase
-from irtool.cli import build_parser, main
 from irtool.cli.build_cmd import command_name
+from irtool.cli.program import build_parser, main
 from irtool.specs import registry
+from irtool.specs.cases import OpCase
 
 HAS_VALIDATE = importlib.util.find_spec("irtool.cli.validate_cmd") is not None
 
@@ -136,7 +136,7 @@ def test_output_targets_that_are_not_regular_files_are_refused(target, message, 
 
 def test_a_failed_xml_rename_leaves_the_old_pair(capsys, tmp_path, monkeypatch):
     """build renames the .bin first: when the .xml rename fails, the old .bin comes back."""
-    from irtool import files
+    from irtool.core import files
 
     xml = tmp_path / "m.xml"
     assert build(capsys, "gru-cell", "--hidden-size", "4", "-o", str(xml))[0] == 0

@@ -7,11 +7,11 @@ import os
 import numpy as np
 import onnx
 import pytest
-
 from conftest_reference import assert_close
-from irtool.cli import build_parser, main
+
+from irtool.cli.program import build_parser, main
 from irtool.onnx import schema
-from irtool.reference.onnx_interop import evaluate_node
+from irtool.onnx.semantics import evaluate_node
 
 
 def build(capsys, *argv: str) -> tuple[int, str, str]:

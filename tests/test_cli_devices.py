@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from irtool.cli import main
+from irtool.cli.program import main
 
 
 def test_text_lists_cpu_with_name_precisions_virtual_and_absent(capsys, cpu_default_precision):

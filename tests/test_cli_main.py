@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool.cli import main
-from irtool.errors import IrtoolBug, IrtoolError
+from irtool.cli.program import main
+from irtool.core.errors import IrtoolBug, IrtoolError
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
@@ -79,11 +79,11 @@ def test_library_errors_become_one_line_and_exit_2_in_one_place(monkeypatch, cap
 
 
 def test_every_library_error_is_an_irtool_error():
-    from irtool.errors import InputError
+    from irtool.core.errors import InputError
+    from irtool.core.numbers import NumberSyntaxError
+    from irtool.core.shapes import ShapeSyntaxError
     from irtool.ir.defaults import DefaultsError
     from irtool.ir.parse import IRParseError
-    from irtool.numbers import NumberSyntaxError
-    from irtool.shapes import ShapeSyntaxError
     from irtool.specs import SpecError
     from irtool.specs.expressions import ExpressionError
     from irtool.specs.model import SpecMismatch
@@ -166,8 +166,8 @@ def test_version_names_irtool_by_its_metadata_and_openvino(capsys):
 VERSION_PROBE = """\
 import sys
 {setup}
-import irtool.cli
-sys.exit(irtool.cli.main(["--version"]))
+import irtool.cli.program
+sys.exit(irtool.cli.program.main(["--version"]))
 """
 
 
@@ -215,11 +215,11 @@ def _entry_point() -> str:
 
 
 def test_the_console_script_is_the_entry_that_catches_ctrl_c():
-    assert _entry_point() == "irtool.console:main"
+    assert _entry_point() == "irtool.cli.console:main"
 
 
 @pytest.mark.parametrize("module, command", [
-    ("irtool.cli", ["validate", "x.xml"]),  # the command line itself loading
+    ("irtool.cli.program", ["validate", "x.xml"]),  # the command line itself loading
     ("argparse", ["validate", "x.xml"]),
     ("irtool.cli.run_cmd", ["run", "x.xml", "-d", "CPU"]),  # the parser being built
     ("numpy", ["run", "MODEL", "-d", "CPU"]),

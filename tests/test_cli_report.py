@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest_harness import result, sample_run
-from irtool.cli import main
+
+from irtool.cli.program import main
 from irtool.harness.store import JsonlWriter, RunResults, load_results, write_json
 
 

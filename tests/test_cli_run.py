@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
+from irtool.cli.program import main
+from irtool.pipeline.build import build_and_save
+from irtool.specs.cases import OpCase
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples" / "ir"
@@ -53,7 +53,7 @@ def one_error_line(err: str) -> str:
 
 
 def inputs_of(gru: Path, seed: int = 0) -> dict[str, np.ndarray]:
-    from irtool.execute import seeded_inputs
+    from irtool.pipeline.inputs import seeded_inputs
     from irtool.runtime.model import read_model
 
     return seeded_inputs(read_model(gru).model, seed)

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.build import build_and_save, build_model
-from irtool.cases import OpCase
-from irtool.cli import main
-from irtool.execute import seeded_inputs
+from irtool.cli.program import main
+from irtool.pipeline.build import build_and_save, build_model
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.specs.cases import OpCase
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import openvino
 import pytest
-
 from conftest import OLDER_OPENVINO as OLDER
 from real_models import newest_opset_model
 

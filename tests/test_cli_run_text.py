@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
+from irtool.cli.program import main
 from irtool.cli.run_cmd import WIDTH, _node_table, step_summary
-from irtool.execute import NodeResult
+from irtool.judge.verdicts import NodeResult
+from irtool.pipeline.build import build_and_save
+from irtool.specs.cases import OpCase
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "samples" / "models"
@@ -83,8 +83,8 @@ def test_a_probed_copy_that_differs_by_nan_says_so_not_max_abs_0():
     import numpy as np
 
     from irtool.cli.run_cmd import probe_line
-    from irtool.compare import Tolerance, compare_output
-    from irtool.execute import ProbeCheck
+    from irtool.judge.compare import Tolerance, compare_output
+    from irtool.pipeline.judging import ProbeCheck
 
     plain = np.array([1.0, 2.0, 3.0], np.float32)
     check = ProbeCheck((compare_output("y", np.array([1.0, np.nan, 3.0], np.float32), plain, Tolerance(1e-5, 1e-4)),))

@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from irtool.compare import DEFAULT_TOLERANCES, Tolerance, TolerancePolicy, compare_output, loosest_precision
+from irtool.core.precisions import loosest_precision
+from irtool.judge.compare import DEFAULT_TOLERANCES, Tolerance, TolerancePolicy, compare_output
 
 TOL = Tolerance(atol=1e-3, rtol=1e-2)
 

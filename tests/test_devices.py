@@ -1,9 +1,9 @@
-"""irtool.devices: the one device syntax of run, reduce, harness and the pytest plugin."""
+"""irtool.core.device_names: the one device syntax of run, reduce, harness and the pytest plugin."""
 from __future__ import annotations
 
 import pytest
 
-from irtool.devices import DeviceError, check_device, parse_device, parse_device_list, physical_devices
+from irtool.core.device_names import DeviceError, check_device, parse_device, parse_device_list, physical_devices
 
 
 @pytest.mark.parametrize("text, devices", [

@@ -13,11 +13,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from irtool.environments import (CURRENT, MARKER, EnvironmentError_, cache_folder, device_report, ensure, environments,
-                                 parse_releases, worker_requirements)
-
 from conftest import OLDER_OPENVINO as OLDER
+
+from irtool.jobs.environments import (
+    CURRENT,
+    MARKER,
+    EnvironmentError_,
+    cache_folder,
+    device_report,
+    ensure,
+    environments,
+    parse_releases,
+    worker_requirements,
+)
 
 
 @pytest.fixture(scope="session")
@@ -154,7 +162,7 @@ def test_any_version_pip_resolves_is_taken_as_pip_normalises_it(text, expected):
 
 
 def test_versions_are_ordered_as_pip_orders_them():
-    from irtool.environments import release_order
+    from irtool.jobs.environments import release_order
 
     ordered = ["2025.4.1", "2026.0.0.dev1", "2026.0.0a1", "2026.0.0rc1", "2026.0.0", "2026.0.0.post1", "2026.1.0"]
     assert sorted(reversed(ordered), key=release_order) == ordered

@@ -1,4 +1,4 @@
-""""Did you mean": one rule (irtool.errors.closest) for every closed list of names that irtool
+""""Did you mean": one rule (irtool.core.errors.closest) for every closed list of names that irtool
 checks: op types and attribute names and values in validate, options' choices, suite and
 known-failures keys, precisions, activations."""
 from __future__ import annotations
@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from irtool.cli import main
-from irtool.errors import closest, did_you_mean
+from irtool.cli.program import main
+from irtool.core.errors import InputError, closest, did_you_mean
 from irtool.harness import expectations
 from irtool.harness.matrix import MatrixError, check_precisions
 from irtool.jobs.suite import SuiteError, load_suite
 from irtool.reference.activations import resolve
-from irtool.errors import InputError
 from irtool.specs import get_spec
 from irtool.validate import validate_file
 

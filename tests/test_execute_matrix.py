@@ -1,17 +1,17 @@
 """The case matrix: every case passes ``irtool run -d CPU`` at f32, and at bf16 with the bf16
 tolerance while reporting a non-zero error (proof that the precision really changed) on a CPU
 that has bf16; on one without, the bf16 run is skipped with the reason and exit 3.
-Real OpenVINO on CPU, in-process through ``irtool.cli.main``."""
+Real OpenVINO on CPU, in-process through ``irtool.cli.program.main``."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
-from irtool.compare import DEFAULT_TOLERANCES
+from irtool.cli.program import main
+from irtool.judge.compare import DEFAULT_TOLERANCES
+from irtool.pipeline.build import build_and_save
+from irtool.specs.cases import OpCase
 
 SIZES = {"batch_size": 3, "seq_length": 5, "input_size": 6}
 CELL = {"batch_size": 3, "input_size": 6}
@@ -138,7 +138,7 @@ def test_generated_lengths_are_ragged_and_valid(models, capsys, tmp_path):
     assert code == 0 and result["saved_outputs"] == str(out)
     import numpy as np
 
-    from irtool.execute import seeded_inputs
+    from irtool.pipeline.inputs import seeded_inputs
     from irtool.runtime.model import read_model
 
     lengths = seeded_inputs(read_model(models["gru-forward"]).model, seed=0)["sequence_lengths"]

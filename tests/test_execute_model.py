@@ -4,16 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irtool.devices import DeviceError
-
-from irtool.build import build_and_save, build_model
-from irtool.cases import OpCase
-from irtool.devices import same_device
-from irtool.runtime.devices import check_device, list_devices, skip_reason
-from irtool.execute import prepare, seeded_inputs
-from irtool.runtime.model import read_model
-from irtool.runtime.core import openvino_message
+from irtool.core.device_names import DeviceError, same_device
 from irtool.ir.defaults import DefaultsError, fill_defaults
+from irtool.pipeline.build import build_and_save, build_model
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.pipeline.prepare import prepare
+from irtool.runtime.core import openvino_message
+from irtool.runtime.devices import check_device, list_devices, skip_reason
+from irtool.runtime.model import read_model
+from irtool.specs.cases import OpCase
 
 
 def test_check_device_refuses_unknown_names_only():

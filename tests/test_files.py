@@ -1,4 +1,4 @@
-"""irtool.files: what a user names is read only if it is a regular file, bounded, without ever
+"""irtool.core.files: what a user names is read only if it is a regular file, bounded, without ever
 blocking; writes replace only regular files, whole, with the user's umask, and pairs together."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool import files
-from irtool.files import FileError, read_bytes, read_text, replace_files, write_atomic, writable_target
+from irtool.core import files
+from irtool.core.files import FileError, read_bytes, read_text, replace_files, writable_target, write_atomic
 
 
 @pytest.fixture
@@ -200,7 +200,7 @@ def test_a_pair_with_a_bad_target_touches_nothing(tmp_path):
 # ----------------------------------------------------------------------------- inputs, locks, faults
 
 def test_an_input_is_known_by_any_name(tmp_path):
-    from irtool.files import check_holds_no_input, check_not_input
+    from irtool.core.files import check_holds_no_input, check_not_input
 
     model = tmp_path / "m.xml"
     model.write_text("<net/>")
@@ -217,7 +217,7 @@ def test_an_input_is_known_by_any_name(tmp_path):
 
 
 def test_a_lock_file_is_regular_and_never_followed_nor_waited_on(tmp_path):
-    from irtool.files import open_lock_file
+    from irtool.core.files import open_lock_file
 
     os.mkfifo(tmp_path / "fifo.lock")
     with pytest.raises(FileError, match="named pipe"):
@@ -231,7 +231,7 @@ def test_a_lock_file_is_regular_and_never_followed_nor_waited_on(tmp_path):
 
 
 def test_a_symlink_is_refused_where_links_are_not_followed(tmp_path):
-    from irtool.files import open_regular
+    from irtool.core.files import open_regular
 
     (tmp_path / "f").write_text("x")
     (tmp_path / "l").symlink_to(tmp_path / "f")

@@ -19,18 +19,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from conftest_harness import output, sample_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest_harness import output, sample_run
-from irtool.cli import main
-from irtool.errors import IrtoolError
+from irtool.cli.program import main
+from irtool.core.errors import IrtoolError
+from irtool.core.npz import read_npz
 from irtool.harness.baseline import diff_runs
-from irtool.jobs.records import result_to_json
 from irtool.harness.report_files import write_reports
 from irtool.harness.store import read_jsonl
+from irtool.jobs.records import result_to_json
 from irtool.jobs.suite import load_suite
-from irtool.npz import read_npz
 from irtool.reduce import load_origin
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

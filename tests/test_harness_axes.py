@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.build import build_model
-from irtool.cases import CaseError, OpCase
 from irtool.jobs.suite import SuiteError, load_suite
+from irtool.pipeline.build import build_model
+from irtool.specs.cases import CaseError, OpCase
 
 SEQUENCES = ("GRUSequence", "LSTMSequence", "RNNSequence")
 SIZES = {"batch_size": 3, "seq_length": 6, "input_size": 5}

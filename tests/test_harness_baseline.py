@@ -5,8 +5,8 @@ import json
 import math
 
 import pytest
-
 from conftest_harness import result, sample_run
+
 from irtool.harness.baseline import KINDS, BaselineError, diff_runs, render_diff
 from irtool.harness.merge import MergeError, merge_runs
 from irtool.harness.store import RunResults

@@ -9,14 +9,14 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest_harness import result
-from irtool.build import build_model
-from irtool.cases import OpCase
-from irtool.execute import prepare
+
 from irtool.harness.coverage import CoverageError, coverage, kinds, missing, parse_expected, render_text
 from irtool.jobs.conditions import node_conditions
-from irtool.runtime.nodes import input_arrays
+from irtool.pipeline.build import build_model
+from irtool.pipeline.prepare import prepare
+from irtool.runtime.captured import input_arrays
+from irtool.specs.cases import OpCase
 
 SUITE = """
 [suite]

@@ -7,9 +7,9 @@ import shutil
 import subprocess
 
 import pytest
+from conftest_harness import GPU_REASON, HOSTILE, STEPS, hostile_run, result, sample_run
 from lxml import html as lxml_html
 
-from conftest_harness import GPU_REASON, HOSTILE, STEPS, hostile_run, result, sample_run
 from irtool.harness.html import render_html, step_plot, write_html
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest_harness import GPU_REASON, HOSTILE, hostile_run, sample_run
 from lxml import etree
 
-from conftest_harness import GPU_REASON, HOSTILE, hostile_run, sample_run
 from irtool.harness.junit import write_junit
 
 # A JUnit schema as Jenkins, GitLab and GitHub read it (the subset irtool writes).

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from irtool.runtime.devices import list_devices
 from irtool.harness import expectations
-from irtool.jobs.faults import FaultError, parse_faults
-from irtool.runtime.devices import skip_reason
 from irtool.harness.matrix import MatrixError, check_precisions, make_jobs, parse_list, parse_shard
+from irtool.jobs.faults import FaultError, parse_faults
 from irtool.jobs.records import FAIL, PASS, SKIP, XFAIL, XPASS, CaseResult, Job, SuiteCase
+from irtool.runtime.devices import list_devices, skip_reason
 
 CASES = [SuiteCase(f"c{k}[seed={s}]", "t", op="RNNCell", version=0, attributes={"hidden_size": k + 1}, seed=s)
          for k in range(3) for s in range(2)]

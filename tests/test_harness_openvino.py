@@ -14,7 +14,6 @@ import lxml.etree as ET
 import lxml.html
 import openvino
 import pytest
-
 from conftest import OLDER_OPENVINO as OLDER
 
 CURRENT = openvino.get_version().split("-")[0]
@@ -247,7 +246,7 @@ def test_the_release_diff_pairs_node_results_and_flags_the_slower_release(models
 def test_each_release_decides_its_own_devices(older_openvino, openvino_cache, tmp_path):
     """The skip reason of a device comes from each release's own openvino (the older one is asked
     in its environment): where GPU is absent, each release says why in its own words."""
-    from irtool.environments import device_report
+    from irtool.jobs.environments import device_report
     from irtool.runtime.devices import list_devices, skip_reason
 
     env, _ = older_openvino

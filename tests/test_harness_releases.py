@@ -7,12 +7,12 @@ import re
 import pytest
 from conftest_harness import result
 
-from irtool.environments import release_order
 from irtool.harness.baseline import BaselineError, diff_runs, diff_versions, render_diff
-from irtool.jobs.faults import FaultError, parse_faults
 from irtool.harness.html import PLOT_POINTS, step_plot
-from irtool.jobs.records import Job, SuiteCase
 from irtool.harness.store import RunResults
+from irtool.jobs.environments import release_order
+from irtool.jobs.faults import FaultError, parse_faults
+from irtool.jobs.records import Job, SuiteCase
 from irtool.jobs.suite import SuiteError, load_suite
 from irtool.jobs.worker import expectations_broken
 

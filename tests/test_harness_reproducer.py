@@ -10,13 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.build import build_model
-from irtool.cases import OpCase
-from irtool.runtime.compile import compile_on, infer
-from irtool.execute import evaluate_node, prepare, seeded_inputs
 from irtool.jobs.records import SuiteCase, case_from_json, case_to_json
-from irtool.reproducer import reproduce_script, write_reproducer
-from irtool.runtime.nodes import input_arrays
+from irtool.judge.nodes import evaluate_node
+from irtool.pipeline.build import build_model
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.pipeline.prepare import prepare
+from irtool.pipeline.reproducer import reproduce_script, write_reproducer
+from irtool.runtime.captured import input_arrays
+from irtool.runtime.compile import compile_on, infer
+from irtool.specs.cases import OpCase
 
 ATTRIBUTES = {"hidden_size": 4, "direction": "forward"}
 SIZES = {"batch_size": 2, "seq_length": 3, "input_size": 5}

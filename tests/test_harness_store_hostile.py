@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest_harness import sample_run
-from irtool.cli import main
-from irtool.jobs.records import result_to_json
+
+from irtool.cli.program import main
 from irtool.harness.store import JsonlWriter, StoreError, load_results, read_jsonl, write_json
+from irtool.jobs.records import result_to_json
 
 HEADER_META = {"suites": ["s.toml"], "devices": ["CPU"], "precisions": ["f32"]}
 HEADER = json.dumps({"run": HEADER_META})

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
 from irtool.jobs.suite import SuiteError, load_suite
 from irtool.specs import registry
 

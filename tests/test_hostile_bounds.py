@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from conftest_harness import sample_run
-from irtool.cli import main
-from irtool.documents import INT_HIGH, INT_LOW, MAX_DEPTH, load_json, load_toml
+
+from irtool.cli.program import main
+from irtool.core.documents import INT_HIGH, INT_LOW, MAX_DEPTH, load_json, load_toml
 from irtool.harness.store import write_json
 from irtool.jobs.records import result_to_json
 
@@ -222,10 +222,10 @@ def test_toml_within_the_bounds_reads_as_tomllib_does():
 
 def test_no_other_reader_of_user_json_or_toml():
     """json.loads and tomllib.loads appear only where irtool reads its own files or its own
-    processes' lines: every file a user can hand over goes through irtool.documents."""
+    processes' lines: every file a user can hand over goes through irtool.core.documents."""
     root = Path(__file__).resolve().parent.parent / "irtool"
-    allowed = {"documents.py", "jobs/pool.py", "jobs/worker.py", "specs/opsets.py", "specs/loader.py",
-               "reproducer.py", "environments.py", "reduce/reducer.py"}
+    allowed = {"core/documents.py", "jobs/pool.py", "jobs/worker.py", "specs/opsets.py", "specs/loader.py",
+               "pipeline/reproducer.py", "jobs/environments.py", "reduce/reducer.py"}
     found = {str(p.relative_to(root)) for p in root.rglob("*.py")
              if "json.loads(" in p.read_text() or "tomllib.loads(" in p.read_text()}
     assert found <= allowed, found - allowed
@@ -272,7 +272,7 @@ def test_merging_a_shard_of_hostile_size_is_not_counted(tmp_path, capsys, shard)
 
 # ----------------------------------------------------------------------------- lines
 
-from irtool.text import LINE_LIMIT, cut, joined, series  # noqa: E402
+from irtool.core.text import LINE_LIMIT, cut, joined, series  # noqa: E402
 
 
 def test_cut_keeps_short_text_and_says_the_length_of_long_text():
@@ -339,7 +339,7 @@ def test_a_worker_stderr_of_gigabyte_size_is_read_for_its_tail_only(tmp_path):
 ], ids=["shape", "seed", "jobs", "op-version"])
 def test_a_huge_number_on_the_command_line_or_in_an_op_name_is_one_bounded_line(tmp_path, capsys, samples_dir,
                                                                                  argv, says):
-    from irtool.text import LINE_LIMIT
+    from irtool.core.text import LINE_LIMIT
 
     (tmp_path / "s.toml").write_text('[suite]\nname = "x"\n[[grid]]\nop = "RNNCell"\nattributes = { hidden_size = [2] }\n')
     (tmp_path / "op.toml").write_text(f'[suite]\nname = "x"\n[[grid]]\nop = "RNNCell-{HUGE}"\n')

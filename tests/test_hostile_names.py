@@ -20,12 +20,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
-
-from irtool.cli import main
-from irtool.npz import member_names, read_npz, write_npz
-from irtool.onnx.model import generate
-from irtool.text import escaped_lines, shown
 from sentinel import Sentinel
+
+from irtool.cli.program import main
+from irtool.core.npz import member_names, read_npz, write_npz
+from irtool.core.text import escaped_lines, shown
+from irtool.onnx.model import generate
 
 CONTROLS = ([chr(c) for c in range(0x20)] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)]
             + ["\u061c", "\u200e", "\u200f", "\u2028", "\u2029", *map(chr, range(0x202A, 0x202F)),

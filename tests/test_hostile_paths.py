@@ -19,12 +19,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx.external_data_helper import convert_model_to_external_data
-
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
-from irtool.onnx.model import generate, save_inputs
 from sentinel import Sentinel
+
+from irtool.cli.program import main
+from irtool.onnx.model import generate, save_inputs
+from irtool.pipeline.build import build_and_save
+from irtool.specs.cases import OpCase
 
 TENSORS = ("W", "R", "B")
 

@@ -16,11 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from irtool.cli import main
-from irtool.environments import EnvironmentError_, MARKER, ensure, worker_requirements
-
 from hostile import Sentinel
+
+from irtool.cli.program import main
+from irtool.jobs.environments import MARKER, EnvironmentError_, ensure, worker_requirements
 
 PLANTED = "2099.1.0"
 GRU_SUITE = '[[grid]]\nid = "gru"\nop = "GRUSequence"\nattributes = { hidden_size = 2, direction = "forward" }\n'
@@ -92,7 +91,7 @@ def test_the_harness_refuses_a_world_writable_cache_in_one_line(sentinel):
 
 
 def test_an_environment_that_is_yours_and_closed_is_trusted(sentinel):
-    from irtool.environments import untrusted
+    from irtool.jobs.environments import untrusted
 
     folder = sentinel.work / "env"
     folder.mkdir(mode=0o755)
@@ -109,7 +108,7 @@ def test_a_fifo_as_a_releases_lock_file_is_refused_at_once(sentinel):
     cache.mkdir()
     cache.chmod(0o755)
     os.mkfifo(cache / f"openvino-{PLANTED}.lock")
-    done = python_child(f"from irtool.environments import ensure\nensure({PLANTED!r}, __import__('pathlib')."
+    done = python_child(f"from irtool.jobs.environments import ensure\nensure({PLANTED!r}, __import__('pathlib')."
                         f"Path({str(cache)!r}))")
     assert done.returncode == 1 and "is a named pipe (FIFO); irtool locks only a regular file" in done.stderr
 
@@ -144,11 +143,11 @@ def test_a_fifo_as_the_report_dirs_lock_is_refused_at_once(sentinel):
 
 @pytest.fixture(scope="module")
 def reproducer(tmp_path_factory) -> Path:
-    from irtool.build import build_model
-    from irtool.cases import OpCase
-    from irtool.execute import seeded_inputs
     from irtool.jobs.records import SuiteCase, case_to_json
-    from irtool.reproducer import write_reproducer
+    from irtool.pipeline.build import build_model
+    from irtool.pipeline.inputs import seeded_inputs
+    from irtool.pipeline.reproducer import write_reproducer
+    from irtool.specs.cases import OpCase
 
     folder = tmp_path_factory.mktemp("repro") / "repro"
     model = build_model(OpCase("RNNCell", {"hidden_size": 2}))

@@ -15,12 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
-
 from hostile import FILLER, Sentinel, full_folder
+
+from irtool.cli.program import main
+from irtool.pipeline.build import build_and_save
+from irtool.specs.cases import OpCase
 
 LSTM = OpCase("LSTMSequence", {"hidden_size": 4, "direction": "bidirectional"},
               {"batch_size": 2, "seq_length": 3, "input_size": 5})
@@ -82,9 +81,9 @@ def _save_outputs_targets(work: Path, model: Path) -> dict[str, tuple[Path, str]
 @pytest.mark.parametrize("how", ["the model", "its weights", "--inputs", "a symlink to the model",
                                  "a hard link to --inputs", "by another spelling"])
 def test_save_outputs_never_replaces_an_input(how, sentinel, model, capsys):
-    from irtool.execute import seeded_inputs
-    from irtool.build import build_model
-    from irtool.npz import write_npz
+    from irtool.core.npz import write_npz
+    from irtool.pipeline.build import build_model
+    from irtool.pipeline.inputs import seeded_inputs
 
     write_npz(sentinel.work / "in.npz", seeded_inputs(build_model(LSTM), seed=0), "inputs")
     target, role = _save_outputs_targets(sentinel.work, model)[how]
@@ -181,7 +180,7 @@ def test_a_crashed_jobs_reproducer_on_a_full_disk_keeps_the_crash(sentinel, monk
 
 
 def test_the_write_fault_hook_fails_only_the_paths_it_names(tmp_path, monkeypatch):
-    from irtool.files import FileError, write_atomic
+    from irtool.core.files import FileError, write_atomic
 
     monkeypatch.setenv("IRTOOL_WRITE_FAULT", f"eio:{tmp_path}/bad*; enospc:{tmp_path}/full/*")
     (tmp_path / "full").mkdir()
@@ -309,10 +308,10 @@ def test_merge_never_replaces_a_shard_and_render_keeps_foreign_reports(suite_dir
 # ----------------------------------------------------------------------------- reduce
 
 def test_reduce_never_replaces_the_reproducer_it_reads(sentinel, capsys):
-    from irtool.build import build_model
-    from irtool.execute import seeded_inputs
     from irtool.jobs.records import SuiteCase, case_to_json
-    from irtool.reproducer import write_reproducer
+    from irtool.pipeline.build import build_model
+    from irtool.pipeline.inputs import seeded_inputs
+    from irtool.pipeline.reproducer import write_reproducer
 
     model = build_model(OpCase("RNNCell", {"hidden_size": 2}))
     folder = sentinel.work / "out" / "reproducer"

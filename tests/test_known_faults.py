@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool import known_faults
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
+from irtool.cli.program import main
+from irtool.judge import known_faults
+from irtool.pipeline.build import build_and_save
 from irtool.reference import gru_sequence
+from irtool.specs.cases import OpCase
 
 ROOT = Path(__file__).resolve().parent.parent
 LENGTHS_HINT = "this matches a known OpenVINO fault: the CPU plugin ignores sequence_lengths"
@@ -130,8 +130,9 @@ def test_one_activation_set_of_a_bidirectional_gru_is_not_per_direction_activati
     ("RNN", ["Tanh", "Relu"], True),
 ])
 def test_per_direction_activations_needs_one_whole_set_per_direction(op, activations, differs):
-    from irtool.onnx.graph import OnnxNode
     import onnx
+
+    from irtool.onnx.graph import OnnxNode
     proto = onnx.helper.make_node(op, ["X", "W", "R"], ["Y"], name="n", hidden_size=2,
                                   direction="bidirectional", activations=activations)
     node = OnnxNode(0, proto, 14, {"hidden_size": 2, "direction": "bidirectional", "activations": activations})

@@ -1,4 +1,4 @@
-"""irtool.npz: .npz inputs read with bounds and one clear line for each way a file can be wrong;
+"""irtool.core.npz: .npz inputs read with bounds and one clear line for each way a file can be wrong;
 written for any array names."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.files import FileError
-from irtool.npz import MAX_HEADER, NpzError, describe_dtype, read_npz, write_npz
+from irtool.core.files import FileError
+from irtool.core.npz import MAX_HEADER, NpzError, describe_dtype, read_npz, write_npz
 
 
 def _zip(path: Path, members: dict[str, bytes]) -> Path:

@@ -1,4 +1,4 @@
-"""The number grammar of IR values (irtool/numbers.py): ASCII digits, finite, in range."""
+"""The number grammar of IR values (irtool/core/numbers.py): ASCII digits, finite, in range."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from irtool.numbers import NumberSyntaxError, parse_float, parse_int
+from irtool.core.numbers import NumberSyntaxError, parse_float, parse_int
 
 NUMBERISH = st.text(st.sampled_from("0123456789+-.eE _xabinf\u0661\u0664\uff11 "), max_size=30)
 

@@ -213,8 +213,8 @@ def test_harness_then_report(installed, workdir):
 
 def test_imported_from_the_wheel_as_a_zip_irtool_finds_its_specs(installed, workdir):
     """zipimport: the spec files are read through importlib.resources, never as paths on disk."""
-    probe = ("import sys, irtool, irtool.cli; from irtool.specs import OPS_DIR; "
-             "print(irtool.__file__, type(OPS_DIR).__name__); sys.exit(irtool.cli.main(sys.argv[1:]))")
+    probe = ("import sys, irtool, irtool.cli.program; from irtool.specs import OPS_DIR; "
+             "print(irtool.__file__, type(OPS_DIR).__name__); sys.exit(irtool.cli.program.main(sys.argv[1:]))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("IRTOOL_")}
     env["PYTHONPATH"] = str(installed.wheel)
     done = subprocess.run([sys.executable, "-c", probe, "validate", "gru_cell_b_768.xml"], cwd=workdir, env=env,

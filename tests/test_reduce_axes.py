@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irtool.build import build_model, buildable
-from irtool.cases import OpCase
-from irtool.execute import prepare, seeded_inputs
-from irtool.reduce.axes import (attributes_to_defaults, axes_of, cut_symbol, simpler_values, uniform_lengths)
-from irtool.concrete import ConcreteCase, from_node
+from irtool.pipeline.build import build_model, buildable
+from irtool.pipeline.concrete import ConcreteCase, from_node
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.pipeline.prepare import prepare
+from irtool.reduce.axes import attributes_to_defaults, axes_of, cut_symbol, simpler_values, uniform_lengths
 from irtool.reference import evaluate
-from irtool.runtime.nodes import input_arrays
+from irtool.runtime.captured import input_arrays
+from irtool.specs.cases import OpCase
 
 SEQUENCES = [("GRUSequence", {"linear_before_reset": True}), ("LSTMSequence", {}), ("RNNSequence", {})]
 SIZES = {"batch_size": 4, "seq_length": 5, "input_size": 3}

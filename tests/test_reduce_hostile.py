@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from irtool.build import build_model
-from irtool.cases import OpCase
-from irtool.errors import IrtoolError
-from irtool.execute import seeded_inputs
+from irtool.core.errors import IrtoolError
 from irtool.jobs.records import SuiteCase, case_to_json
-from irtool.reproducer import write_reproducer
+from irtool.pipeline.build import build_model
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.pipeline.reproducer import write_reproducer
 from irtool.reduce import load_origin
+from irtool.specs.cases import OpCase
 
 
 @pytest.fixture(scope="module")

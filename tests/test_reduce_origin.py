@@ -8,15 +8,15 @@ import json
 import numpy as np
 import pytest
 
-from irtool.build import build_model
-from irtool.cases import OpCase
-from irtool.compare import TolerancePolicy
-from irtool.errors import IrtoolError
-from irtool.execute import seeded_inputs
+from irtool.core.errors import IrtoolError
 from irtool.jobs.records import SuiteCase, case_to_json
-from irtool.reproducer import write_reproducer
+from irtool.judge.compare import TolerancePolicy
+from irtool.pipeline.build import build_model
+from irtool.pipeline.inputs import seeded_inputs
+from irtool.pipeline.reproducer import write_reproducer
 from irtool.reduce import ReduceError, load_origin
 from irtool.reduce.origin import concrete_case
+from irtool.specs.cases import OpCase
 
 GRU_CONST = "valid/gru_sequence_const.xml"
 SUITE = """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irtool.concrete import ConcreteCase
+from irtool.pipeline.concrete import ConcreteCase
 from irtool.reduce.reducer import decisive_inputs
 from irtool.specs import get_spec
 

@@ -5,8 +5,8 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest_reference import Case
+
 from irtool.reference import evaluate, gru_cell, gru_sequence, lstm_sequence, rnn_sequence
 
 GRU = Case("GRU", batch=2, seq=3, input_size=4, hidden=5)
@@ -169,7 +169,7 @@ def test_other_ops_name_their_own_ports() -> None:
 
 def test_direct_calls_and_evaluate_are_checked_by_the_one_spec_check() -> None:
     """The shapes are the spec's to check: a direct call and evaluate give the same message, from
-    OpSpec.check_shapes, naming the op version, the input, the evaluated dims and why."""
+    irtool.specs.check_shapes, naming the op version, the input, the evaluated dims and why."""
     inputs = gru_inputs()
     inputs[4] = np.zeros((1, 15, 4), np.float32)
     message = ("GRUSequence-5: R has shape [1, 15, 4]; expected [num_directions=1, 3*hidden_size=15, hidden_size=5] "
@@ -188,7 +188,7 @@ def test_a_missing_direction_is_named_before_any_shape() -> None:
 
 
 def test_a_shape_error_is_the_reference_s_input_error() -> None:
-    from irtool.errors import InputError
+    from irtool.core.errors import InputError
 
     inputs = gru_inputs()
     inputs[3] = inputs[3][:, :, :3]

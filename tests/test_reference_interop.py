@@ -1,12 +1,12 @@
-"""onnx_interop conversions, checked on labelled tensors (no oracle needed): layouts, LSTM
+"""irtool.onnx.semantics conversions, checked on labelled tensors (no oracle needed): layouts, LSTM
 gate order, bias layouts, optional inputs, and activation parameter conventions."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest_reference import Case
-from irtool.reference import onnx_interop as oi
+
+from irtool.onnx import semantics as oi
 
 
 def labelled_gates(gate_ids: list[int], hidden: int, width: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""irtool.reference.onnx_interop.evaluate_node: one ONNX GRU/LSTM/RNN node in ONNX semantics.
+"""irtool.onnx.semantics.evaluate_node: one ONNX GRU/LSTM/RNN node in ONNX semantics.
 
 Oracles: onnxruntime (CPU, f32) on a seeded grid over every attribute it implements, and
 ONNX's own expected outputs (the onnx package's backend node cases, at every opset whose
@@ -18,9 +18,10 @@ onnxruntime = pytest.importorskip("onnxruntime", reason="onnxruntime is an oracl
 
 from conftest_onnx import backend_cases, case_inputs, input_list, onnxruntime_node  # noqa: E402
 from conftest_reference import assert_close  # noqa: E402
+
 from irtool.onnx import schema  # noqa: E402
+from irtool.onnx.semantics import evaluate_node  # noqa: E402
 from irtool.reference.activations import KINDS  # noqa: E402
-from irtool.reference.onnx_interop import evaluate_node  # noqa: E402
 
 GATES = {"GRU": 3, "LSTM": 4, "RNN": 1}
 PER_SET = {"GRU": 2, "LSTM": 3, "RNN": 1}

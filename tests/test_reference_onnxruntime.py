@@ -1,6 +1,6 @@
 """irtool.reference against onnxruntime running the equivalent ONNX GRU/LSTM/RNN node.
 
-Inputs and attributes go to ONNX through irtool.reference.onnx_interop (time-major X,
+Inputs and attributes go to ONNX through irtool.onnx.semantics (time-major X,
 [num_dir, batch, H] states, separate Wb/Rb, LSTM gates i, o, f, c) and the outputs come back
 through it.  onnxruntime implements every ONNX activation (with activation_alpha/beta consumed
 in order), clip, linear_before_reset and sequence_lens, so the ONNX-only activations are
@@ -16,19 +16,19 @@ import pytest
 onnx = pytest.importorskip("onnx", reason="onnx builds the ONNX node")
 onnxruntime = pytest.importorskip("onnxruntime", reason="onnxruntime is the oracle of this file")
 
+from conftest_reference import Case, assert_close  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
-from conftest_reference import Case, assert_close  # noqa: E402
-from irtool.reference import gru_sequence, lstm_sequence, onnx_interop, rnn_sequence  # noqa: E402
-
+from irtool.onnx import semantics  # noqa: E402
+from irtool.reference import gru_sequence, lstm_sequence, rnn_sequence  # noqa: E402
 
 
 def onnxruntime_outputs(case: Case, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
     attributes = case.attributes()
-    feeds = onnx_interop.inputs_to_onnx(case.family, *inputs, linear_before_reset=case.linear_before_reset)
+    feeds = semantics.inputs_to_onnx(case.family, *inputs, linear_before_reset=case.linear_before_reset)
     names = list(feeds)
     outputs = ["Y", "Y_h"] + (["Y_c"] if case.family == "LSTM" else [])
-    node = helper.make_node(case.family, names, outputs, **onnx_interop.attributes_to_onnx(case.family, attributes))
+    node = helper.make_node(case.family, names, outputs, **semantics.attributes_to_onnx(case.family, attributes))
     element = TensorProto.FLOAT  # onnxruntime's GRU, LSTM and RNN kernels are float32 only
     graph = helper.make_graph(
         [node], "case",
@@ -38,7 +38,7 @@ def onnxruntime_outputs(case: Case, inputs: tuple[np.ndarray, ...]) -> tuple[np.
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return onnx_interop.outputs_from_onnx(*session.run(None, feeds))
+    return semantics.outputs_from_onnx(*session.run(None, feeds))
 
 
 def structural_grid() -> list[Case]:
@@ -55,7 +55,7 @@ def structural_grid() -> list[Case]:
 
 
 # Every activation in the first slot, with positional alpha/beta (OpenVINO's convention);
-# onnx_interop turns them into ONNX's in-order lists.  Scaled tanh has no default: always given.
+# irtool.onnx.semantics turns them into ONNX's in-order lists.  Scaled tanh has no default: always given.
 ONNX_ACTIVATIONS = ["relu", "sigmoid", "tanh", "affine", "leakyrelu", "thresholdedrelu", "scaledtanh",
                     "hardsigmoid", "elu", "softsign", "softplus"]
 
@@ -133,10 +133,10 @@ def test_onnx_tensors_converted_to_openvino_layouts(family: str, attributes: dic
         del feeds["initial_c"]
     feeds = {n: a.astype(np.int32 if n == "sequence_lens" else np.float32)
              for n, a in feeds.items() if n not in optional}
-    expected = onnx_interop.outputs_from_onnx(*onnx_node_outputs(family, feeds, attributes))
+    expected = semantics.outputs_from_onnx(*onnx_node_outputs(family, feeds, attributes))
     linear = attributes.get("linear_before_reset", 0)
-    converted = onnx_interop.inputs_from_onnx(family, **feeds, linear_before_reset=linear)
+    converted = semantics.inputs_from_onnx(family, **feeds, linear_before_reset=linear)
     function = {"GRU": gru_sequence, "LSTM": lstm_sequence, "RNN": rnn_sequence}[family]
-    actual = function(*converted, **onnx_interop.attributes_from_onnx(family, attributes))
+    actual = function(*converted, **semantics.attributes_from_onnx(family, attributes))
     for index, (mine, theirs) in enumerate(zip(actual, expected)):
         assert_close(mine, theirs, f"{family} output {index}")

@@ -12,9 +12,8 @@ import itertools
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset3, opset4, opset5
-
 from conftest_reference import Case, assert_close
+from openvino import opset1, opset3, opset4, opset5
 
 FACTORIES = {
     ("GRU", "sequence"): opset5.gru_sequence, ("LSTM", "sequence"): opset5.lstm_sequence,

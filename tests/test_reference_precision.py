@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest_reference import Case, assert_close
+
 from irtool.reference import evaluate
 from irtool.reference.precision import compute_dtype, round_to_bfloat16
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest_reference import Case
+
 from irtool.reference import evaluate, gru_cell, lookup, lstm_sequence, register, registered
 from irtool.reference.registry import _REGISTRY
 

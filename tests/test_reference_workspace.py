@@ -11,10 +11,10 @@ import threading
 
 import numpy as np
 import pytest
-
 from conftest_reference import GATES, Case, assert_close
-from irtool.reference import recurrence, workspace
 from test_reference_openvino import openvino_outputs
+
+from irtool.reference import recurrence, workspace
 
 # Long enough to span several chunks; ragged lengths with 0 and full; every state ping-pongs.
 CHUNKED = [

@@ -14,11 +14,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from real_models import (
+    loop_gru_cell_model,
+    loop_if_gru_cell_model,
+    onnx_if_lstm_model,
+    onnx_loop_lstm_model,
+    onnx_nested_loop_model,
+    ti_lengths_model,
+    ti_lstm_cell_model,
+)
 
-from irtool.cli import main
-from irtool.execute import FAIL, PASS, UNJUDGED, NodeResult, model_verdict
-from real_models import (loop_gru_cell_model, loop_if_gru_cell_model, onnx_if_lstm_model, onnx_loop_lstm_model,
-                         onnx_nested_loop_model, ti_lengths_model, ti_lstm_cell_model)
+from irtool.cli.program import main
+from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
+from irtool.pipeline.judging import model_verdict
 
 
 def run_json(capsys, *argv: str) -> tuple[int, dict]:
@@ -118,8 +126,10 @@ def test_a_loop_that_runs_no_iteration_after_one_that_ran_is_not_judged_on_the_e
     """A compiled model inferred again, as the harness does for each seed: where the Loop then runs
     no iteration, OpenVINO's CPU plugin (2026.4.1) leaves its concatenated outputs as the earlier
     inference's, and the body node was judged (and passed) on them.  Its own flag says it did not run."""
-    from irtool.compare import TolerancePolicy
-    from irtool.execute import compile_prepared, execute, judge, read_and_prepare
+    from irtool.judge.compare import TolerancePolicy
+    from irtool.pipeline.device_run import compile_prepared, execute
+    from irtool.pipeline.judging import judge
+    from irtool.pipeline.prepare import read_and_prepare
 
     prepared = read_and_prepare(loop_model)
     compiled = compile_prepared(prepared, "CPU", "f32", {})
@@ -292,7 +302,7 @@ def test_the_same_body_node_passes_where_every_iteration_has_full_lengths(folder
 def test_probing_a_body_leaves_the_model_as_read_unchanged(folder):
     import openvino as ov
 
-    from irtool.runtime.nodes import probe_model
+    from irtool.runtime.probe import probe_model
 
     model = ov.Core().read_model(str(ti_lstm_cell_model(folder / "ti-unchanged.xml")))
     probed = probe_model(model)
@@ -344,9 +354,11 @@ def test_iterations_stacked_on_the_batch_axis_give_each_iterations_reference(fol
     """The judge evaluates all iterations of a body node in one reference call (one matrix product
     per step instead of one per step and iteration); each iteration's slice must be what the
     reference gives that iteration alone, ragged lengths included."""
-    from irtool.execute import _batched_reference, case_inputs, compile_prepared, evaluate_node, execute, \
-        read_and_prepare
-    from irtool.runtime.nodes import iteration_arrays, reached_iterations
+    from irtool.judge.nodes import _batched_reference, evaluate_node
+    from irtool.pipeline.device_run import compile_prepared, execute
+    from irtool.pipeline.inputs import case_inputs
+    from irtool.pipeline.prepare import read_and_prepare
+    from irtool.runtime.captured import iteration_arrays, reached_iterations
 
     path, inputs_file = lengths_case
     prepared = read_and_prepare(path)
@@ -380,7 +392,7 @@ def test_the_summary_and_json_name_a_reached_node_that_was_not_judged(folder, lo
     import dataclasses
 
     from irtool.cli.run_cmd import render_text, to_json
-    from irtool.execute import RunOptions, run
+    from irtool.pipeline.run import RunOptions, run
 
     inputs = save(folder, "steps2.npz", X=np.ones((4, 2, 3), np.float32), H0=np.zeros((2, 4), np.float32),
                   steps=np.array(2, np.int64))
@@ -401,8 +413,9 @@ def test_the_summary_and_json_name_a_reached_node_that_was_not_judged(folder, lo
 def test_weights_passed_into_a_body_are_read_once_not_captured_per_iteration(folder, capsys):
     """A Loop whose cell's W, R, B are Consts outside it, passed in as invariant inputs (as a
     frontend may): they are constant data of the node, not a per-iteration probe."""
-    from irtool.runtime.nodes import probe_model
     import openvino as ov
+
+    from irtool.runtime.probe import probe_model
 
     path = loop_gru_cell_model(folder / "loop-outside.xml", weights_outside=True)
     inner = next(node for node in probe_model(ov.Core().read_model(str(path))).nodes if node.name == "inner")
@@ -464,17 +477,22 @@ def test_iterations_seen_at_once_give_the_verdict_and_worst_iteration_of_each_se
     """Every iteration within tolerance is seen with one comparison per output over blocks of
     iterations; the node's result (verdict, the iteration it reports, its diffs) is what diffing
     each alone gives, also where one iteration fails (the lengths case fails at iteration 2)."""
-    import irtool.execute as pipeline
+    import irtool.judge.nodes as node_judge
+    from irtool.judge.compare import TolerancePolicy
+    from irtool.pipeline.device_run import compile_prepared, execute
+    from irtool.pipeline.inputs import case_inputs
+    from irtool.pipeline.judging import judge
+    from irtool.pipeline.prepare import read_and_prepare
 
     if block is not None:
-        monkeypatch.setattr(pipeline, "WORST_BLOCK_ELEMENTS", block)
+        monkeypatch.setattr(node_judge, "WORST_BLOCK_ELEMENTS", block)
     path, inputs_file = (loop_model, None) if case == "loop" else lengths_case
-    prepared = pipeline.read_and_prepare(path)
-    inputs, _, _ = pipeline.case_inputs(prepared, inputs_file)
-    executed = pipeline.execute(pipeline.compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
-    fast = pipeline.judge(prepared, inputs, executed, pipeline.TolerancePolicy(), "f32")
-    monkeypatch.setattr(pipeline, "_worst_of_passing_iterations", lambda *args: None)
-    alone = pipeline.judge(prepared, inputs, executed, pipeline.TolerancePolicy(), "f32")
+    prepared = read_and_prepare(path)
+    inputs, _, _ = case_inputs(prepared, inputs_file)
+    executed = execute(compile_prepared(prepared, "CPU", "f32", {}), inputs, "CPU")
+    fast = judge(prepared, inputs, executed, TolerancePolicy(), "f32")
+    monkeypatch.setattr(node_judge, "_worst_of_passing_iterations", lambda *args: None)
+    alone = judge(prepared, inputs, executed, TolerancePolicy(), "f32")
     body = [k for k, node in enumerate(alone.nodes) if node.iterations]
     assert body and fast.verdict == alone.verdict == ("pass" if case == "loop" else "fail")
     assert all(alone.nodes[k].iterations > 1 for k in body)

@@ -11,11 +11,11 @@ import lxml.etree as ET
 import numpy as np
 import pytest
 
-from irtool.build import build_and_save
-from irtool.cases import OpCase
-from irtool.cli import main
+from irtool.cli.program import main
+from irtool.core.npz import read_npz
 from irtool.jobs.suite import SuiteError, load_suite
-from irtool.npz import read_npz
+from irtool.pipeline.build import build_and_save
+from irtool.specs.cases import OpCase
 
 ROOT = Path(__file__).resolve().parent.parent
 LSTM2 = ROOT / "samples" / "models" / "lstm2_bidirectional.xml"

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.cli import main
+from irtool.cli.program import main
 
 TF = Path(__file__).resolve().parent.parent / "samples" / "models" / "tf"
 

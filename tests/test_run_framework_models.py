@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.cli import main
-from irtool.known_faults import KNOWN_FAULTS
+from irtool.cli.program import main
+from irtool.judge.known_faults import KNOWN_FAULTS
 
 MODELS = Path(__file__).resolve().parent.parent / "samples" / "models"
 LENGTHS_FAULT = next(fault for fault in KNOWN_FAULTS if fault.id == "cpu-sequence-lengths")

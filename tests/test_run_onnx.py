@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-
 from conftest_onnx import backend_cases
-from irtool.cli import main
-from irtool.onnx.model import generate, save, save_inputs
 from real_models import OnnxCase, onnx_inputs, onnx_model
+
+from irtool.cli.program import main
+from irtool.onnx.model import generate, save, save_inputs
 
 # The backend cases OpenVINO 2026.4.1 gets wrong, and the words their failure must carry.
 KNOWN_WRONG = {"test_gru_batchwise": "ignores layout=1", "test_lstm_batchwise": "ignores layout=1",
@@ -167,10 +167,10 @@ def test_onnxruntime_refusing_layout_1_is_its_departure_and_the_verdict_stays_th
 
 
 def test_onnxruntime_departures_are_named_from_the_attributes():
+    import tempfile
+
     from irtool.onnx.graph import load_graph
     from irtool.onnx.onnxruntime_run import departures
-
-    import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
         made = generate("GRU", 14, {"hidden_size": 4, "activations": ["Affine", "ThresholdedRelu"],
@@ -192,8 +192,8 @@ def test_compare_with_onnxruntime_where_it_is_not_installed(written, monkeypatch
 
 
 def test_compare_with_onnxruntime_needs_an_onnx_model(tmp_path, capsys):
-    from irtool.build import build_and_save
-    from irtool.cases import OpCase
+    from irtool.pipeline.build import build_and_save
+    from irtool.specs.cases import OpCase
 
     case = OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"},
                   {"batch_size": 1, "seq_length": 2, "input_size": 3})

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from irtool.cli import main
 from real_models import OnnxCase, convert_onnx, onnx_inputs, opset_model
+
+from irtool.cli.program import main
 
 PASSING = [
     OnnxCase("GRU"),

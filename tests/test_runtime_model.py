@@ -10,11 +10,10 @@ import sys
 import onnx
 import onnx.helper as oh
 import pytest
-
-from irtool.errors import RunError, Unsupported
-from irtool.runtime.model import read_model
-
 from real_models import newest_opset_model
+
+from irtool.core.errors import RunError, Unsupported
+from irtool.runtime.model import read_model
 
 OPENVINO = __import__("openvino").get_version().split("-")[0]
 
@@ -78,7 +77,7 @@ def undeclared(tmp_path_factory):
 
 
 def run_json(capsys, *argv: str) -> tuple[int, dict, str]:
-    from irtool.cli import main
+    from irtool.cli.program import main
 
     code = main(["run", *argv, "--format", "json"])
     captured = capsys.readouterr()

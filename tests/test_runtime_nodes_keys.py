@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool.cli import main
-from irtool.execute import read_and_prepare
+from irtool.cli.program import main
+from irtool.pipeline.prepare import read_and_prepare
 from irtool.runtime.nodes import generated_name
 
 MODELS = Path(__file__).resolve().parent.parent / "samples" / "models"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from irtool.cli import main
 from real_models import FRONT_ENDS, front_end_model
+
+from irtool.cli.program import main
 
 DIRECTIONS = {"speech": 1, "ocr": 2, "packed": 1}
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 import pytest
 
-from irtool.build import build_model
-from irtool.cases import OpCase
-from irtool.execute import compile_prepared, prepare
+from irtool.pipeline.build import build_model
+from irtool.pipeline.device_run import compile_prepared
+from irtool.pipeline.prepare import prepare
 from irtool.runtime.what_ran import Implementation, meets, what_ran
+from irtool.specs.cases import OpCase
 
 SIZES = {"batch_size": 2, "seq_length": 5, "input_size": 3}
 
@@ -103,7 +103,8 @@ def test_a_converted_bidirectional_lstm_names_both_directions(tmp_path):
 
     sys.path.insert(0, str(Path(__file__).parent))
     from real_models import OnnxCase, convert_onnx
-    from irtool.execute import read_and_prepare
+
+    from irtool.pipeline.prepare import read_and_prepare
 
     prepared = read_and_prepare(convert_onnx(OnnxCase("LSTM", bidirectional=True), tmp_path))
     compiled = compile_prepared(prepared, "CPU", "f32", {})

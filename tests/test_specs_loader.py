@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from irtool.errors import InputError
+from irtool.core.errors import InputError
 from irtool.specs import EXTRA_SPECS_VARIABLE, OPS_DIR, SpecError, load_registry, registry
 from irtool.specs.opsets import load_opsets
 

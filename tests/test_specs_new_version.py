@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irtool.build import build_model, buildable
-from irtool.cases import OpCase
+from irtool.pipeline.build import build_model, buildable
 from irtool.reference import evaluate, lookup
 from irtool.specs import EXTRA_SPECS_VARIABLE, OPS_DIR, get_spec, registry
+from irtool.specs.cases import OpCase
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ir" / "valid" / "gru_sequence_forward.xml"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import openvino as ov
 import pytest
+from conftest_validate import openvino_reads
 from openvino._pyopenvino import NodeFactory
 
-from conftest_validate import openvino_reads
 from irtool.specs.opsets import load_opsets, openvino_opsets
 from irtool.validate import validate_file
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from irtool.cli import main
-from irtool.diagnostics import CODES, JSON_FIELDS
+from irtool.cli.program import main
+from irtool.core.diagnostics import CODES, JSON_FIELDS
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "ir"
 B768 = SAMPLES / "spec-examples" / "GRUCell-3.page.xml"
@@ -190,7 +190,7 @@ def test_with_openvino_says_what_read_model_says_of_a_net_version(capsys, name):
                                          ("0", "0: a size limit is a number of bytes >= 1"),
                                          ("1e3", "'1e3' is not a whole number of bytes")])
 def test_max_size_must_be_a_positive_number_of_bytes(samples_dir, capsys, value, says):
-    from irtool.cli import main
+    from irtool.cli.program import main
 
     code = main(["validate", str(samples_dir / "valid" / "gru_sequence_forward.xml"), "--max-size", value])
     err = capsys.readouterr().err

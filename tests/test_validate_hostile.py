@@ -2,7 +2,7 @@
 and foreign files, and unreadable paths.
 
 Each case checks the diagnostic code, what its message says and the exit code, through
-``irtool.cli.main`` in this process; the cases that could read a file, block or expand
+``irtool.cli.program.main`` in this process; the cases that could read a file, block or expand
 something also run ``python -m irtool validate`` in a child process with a timeout, so a
 parser that opened the named pipe, fetched a URL or expanded the bomb would fail the test
 by blocking, connecting or running out the clock, and a traceback would show on stderr.
@@ -19,10 +19,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest_validate import openvino_reads
-from irtool.cli import main
-from irtool.diagnostics import CODES
+
+from irtool.cli.program import main
+from irtool.core.diagnostics import CODES
 from irtool.ir import IRParseError, parse_ir_bytes
 from irtool.validate import validate_file
 

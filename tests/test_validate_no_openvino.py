@@ -15,8 +15,8 @@ import pytest
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "ir"
 
 PROBE = """\
-import sys, irtool.cli
-rc = irtool.cli.main(sys.argv[1:])
+import sys, irtool.cli.program
+rc = irtool.cli.program.main(sys.argv[1:])
 print(f"rc={rc} openvino={'openvino' in sys.modules} lxml={'lxml.etree' in sys.modules}", file=sys.stderr)
 """
 

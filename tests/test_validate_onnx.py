@@ -16,7 +16,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from irtool.cli import main
+from irtool.cli.program import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -164,8 +164,8 @@ def test_models_irtool_builds_are_valid(capsys, tmp_path) -> None:
 
 
 PROBE = """\
-import sys, irtool.cli
-rc = irtool.cli.main(sys.argv[1:])
+import sys, irtool.cli.program
+rc = irtool.cli.program.main(sys.argv[1:])
 print(f"rc={rc} onnx={'onnx' in sys.modules}", file=sys.stderr)
 """
 

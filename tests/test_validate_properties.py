@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from lxml import etree
 from openvino import opset1, opset3, opset4, opset5
 
-from irtool.diagnostics import CODES, ERROR, FileReport, render_json, render_sarif, render_text
+from irtool.core.diagnostics import CODES, ERROR, FileReport, render_json, render_sarif, render_text
 from irtool.ir import IRParseError, parse_ir_bytes
 from irtool.validate import validate_file, validate_model
 

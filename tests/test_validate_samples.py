@@ -5,9 +5,9 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest_validate import openvino_reads
-from irtool.cli import main
+
+from irtool.cli.program import main
 from irtool.validate import validate_file
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "ir"

@@ -13,23 +13,16 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from irtool.cases import ELEMENT_TYPES, free_symbols
 from irtool.cli.common import UsageError
-from irtool.cli.options import seed
+from irtool.cli.options import SYMBOL_ALIASES, dynamic_symbols, option, seed
 from irtool.specs import AttributeSpec, OpSpec, registry, snake_case
+from irtool.specs.cases import ELEMENT_TYPES, free_symbols
 from irtool.specs.values import format_value
-
-# Shorter spellings of dim symbols on the command line, beside --batch-size etc.
-SYMBOL_ALIASES = {"batch_size": "batch"}
 
 
 def command_name(op_type: str) -> str:
     """GRUSequence -> gru-sequence, LSTMCell -> lstm-cell."""
     return snake_case(op_type).replace("_", "-")
-
-
-def option(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         spec = registry().get(op_type)
         if spec is not None and spec.family:
             _add_op_parser(ops, spec)
-    from irtool.cli import build_onnx  # it imports this module's helpers
+    from irtool.cli import build_onnx
+
     build_onnx.register(ops)
     parser.set_defaults(handler=lambda args: _missing_op(parser))
 
@@ -114,8 +108,8 @@ def _attribute_type(attribute: AttributeSpec) -> Callable[[str], Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.build import build_and_save
-    from irtool.cases import OpCase
+    from irtool.pipeline.build import build_and_save
+    from irtool.specs.cases import OpCase
 
     attributes = {key[len("attr_"):]: value for key, value in vars(args).items()
                   if key.startswith("attr_") and value is not None}
@@ -131,15 +125,3 @@ def handle(args: argparse.Namespace) -> int:
     print(f"wrote {xml_path} and {bin_path.name}: {case.spec.key} {attributes_text}; inputs {inputs}; "
           f"weights as {'Parameters' if case.weights_as_parameters else 'Consts'}")
     return 0
-
-
-def dynamic_symbols(text: str, symbols: list[str]) -> tuple[str, ...]:
-    """``batch,seq_length`` (or seq-length, batch_size) -> symbol names; UsageError for others."""
-    by_name = {name: name for name in symbols}
-    by_name.update({alias: name for name, alias in SYMBOL_ALIASES.items() if name in symbols})
-    chosen = []
-    for item in filter(None, (part.strip().replace("-", "_") for part in text.split(","))):
-        if item not in by_name:
-            raise UsageError(f"--dynamic {item}: expected some of {', '.join(by_name)}")
-        chosen.append(by_name[item])
-    return tuple(chosen)

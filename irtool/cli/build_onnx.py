@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from irtool.cli.build_cmd import SYMBOL_ALIASES, dynamic_symbols, option
 from irtool.cli.common import UsageError, fail
+from irtool.cli.options import SYMBOL_ALIASES, dynamic_symbols, option
 
 _PARSERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "string": str}
 

@@ -1,14 +1,17 @@
-"""Small pieces every sub-command shares: the error line and the usage error."""
+"""Small pieces sub-commands share: the error line, the usage error, a run that stopped."""
 from __future__ import annotations
 
+import argparse
+import json
 import signal
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from irtool.errors import IrtoolError
-from irtool.text import cut
-from irtool.text import shown
+from irtool.core.errors import IrtoolError
+from irtool.core.text import cut, shown
+
+NOTHING_JUDGED = 3  # the exit code of a run that ran but judged nothing
 
 
 class UsageError(IrtoolError):
@@ -33,3 +36,18 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
+    """A ``run`` that stopped before judging: one line on stderr, and with --format json a JSON object
+    on stdout too, so a consumer always gets one (``skipped``: why nothing was run, for a skip;
+    ``unsupported``: OpenVINO, this release of it, lacks what the model needs)."""
+    if code == NOTHING_JUDGED:
+        print(f"irtool: {shown(message)}", file=sys.stderr)  # a skip, not an error
+    else:
+        fail(message)
+    if args.format == "json":
+        skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
+        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
+                          "nodes": [], "unsupported": unsupported}, indent=2))
+    return code

@@ -20,9 +20,8 @@ from typing import Any
 
 from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
+from irtool.core.text import cut, escaped_lines, shown
 from irtool.harness.reports import column_label, column_of
-from irtool.text import cut
-from irtool.text import escaped_lines, shown
 
 SHOWN_VERDICTS = ("pass", "fail", "error", "crash", "timeout", "skip", "xfail", "xpass", "unjudged")
 
@@ -82,10 +81,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.devices import parse_device_list
-    from irtool.environments import parse_releases
+    from irtool.core.device_names import parse_device_list
     from irtool.harness.matrix import check_precisions, parse_list, parse_shard
     from irtool.harness.session import HarnessOptions, run_harness
+    from irtool.jobs.environments import parse_releases
 
     options = HarnessOptions(
         suites=args.suites, devices=parse_device_list(args.device, "-d"),
@@ -244,9 +243,8 @@ def _where(result: Any, report_dir: Path) -> str:
 
 def _table(results: list) -> list[str]:
     """Verdict counts per device and precision (``default``: with the precision the devices chose)."""
+    from irtool.core.precisions import DEVICE_DEFAULT
     from irtool.harness.reports import column_label
-
-    from irtool.compare import DEVICE_DEFAULT
 
     rows: dict[tuple[str, str, str | None], Counter] = {}
     chose: dict[tuple[str, str, str | None], set[str]] = {}  # what the devices ran at, for --precision default

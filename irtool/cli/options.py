@@ -1,5 +1,6 @@
-"""Options that ``run``, ``harness`` and ``reduce`` share and mean the same in each:
-tolerances (``--atol``/``--rtol``, global or per output) and compile properties (``--config``)."""
+"""Options that several commands share and mean the same in each: tolerances (``--atol``/``--rtol``,
+global or per output) and compile properties (``--config``) of ``run``, ``harness`` and ``reduce``;
+the spelling of a spec's names as options, for ``build`` of an op and of an ONNX node."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +8,27 @@ import math
 from pathlib import Path
 
 from irtool.cli.common import UsageError
-from irtool.compare import TolerancePolicy
+from irtool.judge.compare import TolerancePolicy
+
+# Shorter spellings of dim symbols on the command line, beside --batch-size etc.
+SYMBOL_ALIASES = {"batch_size": "batch"}
+
+
+def option(name: str) -> str:
+    """A spec's name as an option: hidden_size -> --hidden-size."""
+    return "--" + name.replace("_", "-")
+
+
+def dynamic_symbols(text: str, symbols: list[str]) -> tuple[str, ...]:
+    """``batch,seq_length`` (or seq-length, batch_size) -> symbol names; UsageError for others."""
+    by_name = {name: name for name in symbols}
+    by_name.update({alias: name for name, alias in SYMBOL_ALIASES.items() if name in symbols})
+    chosen = []
+    for item in filter(None, (part.strip().replace("-", "_") for part in text.split(","))):
+        if item not in by_name:
+            raise UsageError(f"--dynamic {item}: expected some of {', '.join(by_name)}")
+        chosen.append(by_name[item])
+    return tuple(chosen)
 
 
 def add_judging_options(parser: argparse.ArgumentParser) -> None:

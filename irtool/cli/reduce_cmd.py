@@ -16,9 +16,9 @@ from typing import Any
 
 from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, parse_config, parse_tolerances, seconds, seed
-from irtool.compare import PRECISION_CHOICES
-from irtool.devices import parse_device
-from irtool.text import shown
+from irtool.core.device_names import parse_device
+from irtool.core.precisions import PRECISION_CHOICES
+from irtool.core.text import shown
 
 DEFAULT_OUT = Path("irtool-reduced")
 DEFAULT_TIMEOUT = 60.0
@@ -65,8 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from irtool.core.errors import RunSkipped
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
-    from irtool.errors import RunSkipped
     from irtool.reduce.origin import NodePasses
 
     tolerance = parse_tolerances(args.atol, args.rtol)

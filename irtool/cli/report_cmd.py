@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError
-from irtool.text import cut, joined
-from irtool.text import shown
+from irtool.core.text import cut, joined, shown
 
 FORMATS = ("text", "json")
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
@@ -123,7 +122,7 @@ def handle_render(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, runs: list[Any], run: Any, baseline: Any = None) -> int:
     """Check OUTDIR, bring each run's reproducers into it, and write the reports; nothing read is replaced."""
-    from irtool.files import check_not_input
+    from irtool.core.files import check_not_input
     from irtool.harness.marker import check_owned, record_owned
     from irtool.harness.report_files import write_reports
     from irtool.harness.reports import REPORT_NAMES, bring_reproducers, results_dir

@@ -15,18 +15,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from irtool.cli.common import UsageError, fail
+from irtool.cli.common import NOTHING_JUDGED, UsageError, stopped
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
-from irtool.compare import DEVICE_DEFAULT, PRECISION_CHOICES, OutputDiff, shown_pair
+from irtool.core.jsonable import plain
+from irtool.core.numbers import NumberSyntaxError, parse_int
+from irtool.core.precisions import DEVICE_DEFAULT, PRECISION_CHOICES
+from irtool.core.text import cut, escaped_lines, shown
+from irtool.judge.compare import OutputDiff, shown_pair
 from irtool.runtime.core import release_label
 from irtool.runtime.what_ran import in_plain_words
-from irtool.jsonable import plain
-from irtool.text import escaped_lines, shown
-from irtool.text import cut
-from irtool.numbers import NumberSyntaxError, parse_int
 
 FORMATS = ("text", "json")
-NOTHING_JUDGED = 3
 ONNXRUNTIME = "onnxruntime"  # ran, but nothing was judged, or nothing could run as asked
 
 
@@ -80,9 +79,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.devices import parse_device
-    from irtool.errors import IrtoolBug, IrtoolError, RunSkipped, Unsupported
-    from irtool.execute import RunOptions, run
+    from irtool.core.device_names import parse_device
+    from irtool.core.errors import IrtoolBug, IrtoolError, RunSkipped, Unsupported
+    from irtool.pipeline.run import RunOptions, run
 
     options = RunOptions(
         model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,
@@ -117,20 +116,6 @@ def exit_code(result: Any) -> int:
     return 2 if code == 0 and result.unwritten else code
 
 
-def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
-    """A run that stopped before judging: one line on stderr, and with --format json a JSON object
-    on stdout too, so a consumer always gets one (``skipped``: why nothing was run, for a skip;
-    ``unsupported``: OpenVINO, this release of it, lacks what the model needs)."""
-    if code == NOTHING_JUDGED:
-        print(f"irtool: {shown(message)}", file=sys.stderr)  # a skip, not an error
-    else:
-        fail(message)
-    if args.format == "json":
-        skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
-        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
-                          "nodes": [], "unsupported": unsupported}, indent=2))
-    return code
-
 
 def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     """``x=[2,5,8]`` (or ``x=2,5,8``) -> {"x": (2, 5, 8)}; benchmark_app's -shape idiom."""
@@ -150,7 +135,7 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
 
 def parse_compare_with(text: str | None) -> tuple[str, str] | None:
     """``GPU``, ``GPU:f16`` or ``HETERO:GPU+CPU:bf16`` -> (device, precision); f32 when none is given."""
-    from irtool.devices import parse_device
+    from irtool.core.device_names import parse_device
 
     if text is None or text.lower() == ONNXRUNTIME:
         return None
@@ -334,7 +319,7 @@ def _render_second_opinion(second: Any) -> list[str]:
 
 
 def _render_nodes(result: Any) -> list[str]:
-    from irtool.execute import not_judged, not_reached
+    from irtool.pipeline.judging import not_judged, not_reached
 
     lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
@@ -437,7 +422,7 @@ def step_summary(steps: Sequence[float], first_outside: int | None, atol: float)
 
 
 def to_json(result: Any) -> dict:
-    from irtool.execute import not_judged, not_reached
+    from irtool.pipeline.judging import not_judged, not_reached
 
     data = plain(result)
     data["passed"] = result.passed

@@ -1,6 +1,6 @@
 """``irtool run MODEL --openvino 2025.4.1,current``: the same run under several OpenVINO releases.
 
-Each release runs this irtool in its own environment (irtool.environments) as ``irtool run
+Each release runs this irtool in its own environment (irtool.jobs.environments) as ``irtool run
 ... --format json``; this process puts their node verdicts side by side and says what changed
 from each release to the next newer one.  With one release the run is simply that release's
 ``irtool run``: its own report, its own exit code.  With several, a release that cannot run
@@ -23,11 +23,10 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from irtool.cli.common import UsageError
-from irtool.cli.run_cmd import stopped
-from irtool.documents import load_json
-from irtool.environments import Environment, describe, environments, worker_environment
-from irtool.text import escaped_lines
+from irtool.cli.common import UsageError, stopped
+from irtool.core.documents import load_json
+from irtool.core.text import escaped_lines
+from irtool.jobs.environments import Environment, describe, environments, worker_environment
 
 SKIPPED = "skipped"
 
@@ -81,7 +80,7 @@ def child_argv(args: argparse.Namespace, label: str | None) -> list[str]:
 
 
 def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
-    from irtool.environments import parse_releases
+    from irtool.jobs.environments import parse_releases
 
     releases = parse_releases(args.openvino)
     _check_paths(args)  # before any release is made
@@ -107,7 +106,7 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
 def _check_paths(args: argparse.Namespace) -> None:
     """The model, the inputs and the files to write, checked as ``irtool run`` checks them, before
     any release is made or started."""
-    from irtool.files import check_readable, writable_target
+    from irtool.core.files import check_readable, writable_target
     from irtool.runtime.model import check_model_path
 
     check_model_path(args.model)
@@ -195,7 +194,7 @@ def render_text(args: argparse.Namespace, runs: list[ReleaseRun]) -> str:
 
 
 def _where_lines(run: ReleaseRun) -> list[str]:
-    """Which openvino a release's column is, exactly (irtool.environments.describe)."""
+    """Which openvino a release's column is, exactly (irtool.jobs.environments.describe)."""
     env = run.env
     if env is None or env.openvino_version is None:
         return []

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from irtool import __version__
-    from irtool.diagnostics import render_json, render_sarif, render_text
+    from irtool.core.diagnostics import render_json, render_sarif, render_text
     from irtool.ir import DEFAULT_MAX_BYTES
     from irtool.validate import collect_paths, validate_file, with_severities
 
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         onnx_file = path.suffix.lower() == ".onnx"
         if onnx_file:  # imported here: onnx stays out of validating .xml files
-            from irtool.onnx.validate import check_onnx_with_openvino as check_with_openvino
-            from irtool.onnx.validate import validate_onnx_file as validate
+            from irtool.validate.onnx_models import check_onnx_with_openvino as check_with_openvino
+            from irtool.validate.onnx_models import validate_onnx_file as validate
         else:
             from irtool.validate.openvino_check import check_with_openvino
             validate = validate_file
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _refuse_other_formats(paths: list[Path]) -> None:
     """A model of a format validate does not check (.tflite, .pb, .pdmodel) is named as such, not read
     as IR XML and reported as binary data."""
-    from irtool.formats import model_format
+    from irtool.core.formats import model_format
 
     for path in paths:
         found = model_format(path)
@@ -89,7 +89,7 @@ def _refuse_other_formats(paths: list[Path]) -> None:
 
 def _severities(options: list[str], quiet_notes: bool) -> dict[str, str | None]:
     """--severity CODE=LEVEL options (and --quiet-notes) as code -> severity, None for off."""
-    from irtool.diagnostics import CODES, NOTE, SEVERITIES
+    from irtool.core.diagnostics import CODES, NOTE, SEVERITIES
 
     severities: dict[str, str | None] = {}
     for option in options:

@@ -32,15 +32,25 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from irtool.environments import release_order
-from irtool.runtime.core import release_label
-from irtool.errors import IrtoolError
-from irtool.jobs.records import (CRASH, ERROR, FAIL, FAILED, NODE_SEPARATOR, PASS, TIMEOUT, XPASS, CaseResult,
-                                 job_name, plain)
+from irtool.core.errors import IrtoolError
+from irtool.core.text import cut, escaped_lines
 from irtool.harness.reports import number
-from irtool.text import cut
 from irtool.harness.store import RunResults
-from irtool.text import escaped_lines
+from irtool.jobs.environments import release_order
+from irtool.jobs.records import (
+    CRASH,
+    ERROR,
+    FAIL,
+    FAILED,
+    NODE_SEPARATOR,
+    PASS,
+    TIMEOUT,
+    XPASS,
+    CaseResult,
+    job_name,
+    plain,
+)
+from irtool.runtime.core import release_label
 
 DRIFT_FACTOR = 2.0
 # f32 runs differ from the reference by a few units in the last place (worst seen 2.7e-7 for

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from irtool.errors import IrtoolError, did_you_mean
+from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import CaseResult
 from irtool.runtime.what_ran import CPU_LAYER_TYPES, direction_parts
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from irtool.documents import load_toml
-from irtool.errors import IrtoolError, did_you_mean
-from irtool.files import read_text
+from irtool.core.documents import load_toml
+from irtool.core.errors import IrtoolError, did_you_mean
+from irtool.core.files import read_text
 from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
 
 KEYS = frozenset({"case", "device", "precision", "openvino", "verdict", "reason", "issue"})

@@ -23,12 +23,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
-from irtool.files import write_atomic
-from irtool.text import cut
-from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
-from irtool.harness.reports import (NOT_ONE_OP, OUTPUT_FIELDS, PROBLEMS, BaselineDiff, case_ops, column_label,
-                                    column_of, columns, number, op_group, output_fields, overall_verdict, xml_text)
+from irtool.core.files import write_atomic
+from irtool.core.text import cut
+from irtool.harness.reports import (
+    NOT_ONE_OP,
+    OUTPUT_FIELDS,
+    PROBLEMS,
+    BaselineDiff,
+    case_ops,
+    column_label,
+    column_of,
+    columns,
+    number,
+    op_group,
+    output_fields,
+    overall_verdict,
+    xml_text,
+)
 from irtool.harness.store import RunResults
+from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff

@@ -19,12 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from irtool.files import atomic_writer
-from irtool.text import cut
+from irtool.core.files import atomic_writer
+from irtool.core.text import cut
 from irtool.harness.baseline import RunDiff, diff_versions
-from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 from irtool.harness.reports import BaselineDiff, column_label, column_of, columns, one_line, output_lines, xml_text
 from irtool.harness.store import RunResults
+from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
 
 PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finished")
 

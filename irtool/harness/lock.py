@@ -14,9 +14,9 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
-from irtool.documents import load_json
-from irtool.errors import IrtoolError
-from irtool.files import FileError, open_lock_file
+from irtool.core.documents import load_json
+from irtool.core.errors import IrtoolError
+from irtool.core.files import FileError, open_lock_file
 
 LOCK_NAME = ".irtool.lock"
 

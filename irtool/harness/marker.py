@@ -20,9 +20,9 @@ import stat
 from pathlib import Path
 from typing import Iterable
 
-from irtool.errors import IrtoolError
-from irtool.documents import load_json
-from irtool.files import FileError, RESULTS_LIMIT, open_regular, read_text, write_atomic
+from irtool.core.documents import load_json
+from irtool.core.errors import IrtoolError
+from irtool.core.files import RESULTS_LIMIT, FileError, open_regular, read_text, write_atomic
 
 MARKER_NAME = ".irtool-files.json"
 FORMAT = "irtool-files/1"

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from irtool.compare import PRECISION_CHOICES
-from irtool.diagnostics import clipped
-from irtool.errors import IrtoolError, did_you_mean
+from irtool.core.diagnostics import clipped
+from irtool.core.errors import IrtoolError, did_you_mean
+from irtool.core.numbers import NumberSyntaxError, parse_int
+from irtool.core.precisions import PRECISION_CHOICES
 from irtool.jobs.records import Job, SuiteCase
-from irtool.numbers import NumberSyntaxError, parse_int
 
 
 class MatrixError(IrtoolError):
@@ -46,7 +46,7 @@ def parse_shard(text: str, what: str = "--shard") -> Shard:
 
 
 def parse_list(text: str, option: str) -> list[str]:
-    """``f32,bf16`` -> ["f32", "bf16"] (duplicates dropped).  Device lists: irtool.devices.parse_device_list."""
+    """``f32,bf16`` -> ["f32", "bf16"] (duplicates dropped).  Device lists: irtool.core.device_names.parse_device_list."""
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise MatrixError(f"{option} {text!r}: expected a comma-separated list")

@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
-from irtool.errors import IrtoolError
-from irtool.jobs.records import CaseResult
+from irtool.core.errors import IrtoolError
 from irtool.harness.matrix import MatrixError, Shard, parse_shard
 from irtool.harness.store import RunResults
+from irtool.jobs.records import CaseResult
 
 MUST_AGREE = ("openvino_version", "suites")
 

@@ -32,9 +32,21 @@ from typing import Any, Iterator
 
 import pytest
 
-from irtool.errors import IrtoolError
-from irtool.jobs.records import (EXIT_FAILED, EXIT_NOTHING_JUDGED, FAIL, FAILED, SKIP, UNJUDGED, XFAIL, XPASS,
-                                    CaseResult, Job, run_verdict, speaking_result)
+from irtool.core.errors import IrtoolError
+from irtool.jobs.records import (
+    EXIT_FAILED,
+    EXIT_NOTHING_JUDGED,
+    FAIL,
+    FAILED,
+    SKIP,
+    UNJUDGED,
+    XFAIL,
+    XPASS,
+    CaseResult,
+    Job,
+    run_verdict,
+    speaking_result,
+)
 
 _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as pytest reported them
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
@@ -92,7 +104,7 @@ def pytest_collect_file(file_path: Path, parent: Any) -> Any:
 
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from irtool.devices import parse_device_list
+        from irtool.core.device_names import parse_device_list
         from irtool.harness import coverage, expectations
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
         from irtool.harness.session import case_ops

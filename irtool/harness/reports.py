@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from irtool.compare import shown_pair
-from irtool.jobs.records import CRASH, ERROR, EXIT_NOTHING_JUDGED, FAIL, TIMEOUT, CaseResult, run_verdict
 from irtool.harness.store import JSON_NAME, RunResults, StoreError
+from irtool.jobs.records import CRASH, ERROR, EXIT_NOTHING_JUDGED, FAIL, TIMEOUT, CaseResult, run_verdict
+from irtool.judge.compare import shown_pair
 
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
@@ -60,7 +60,7 @@ def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -
     files are copied (no symlink, device, FIFO or subfolder), at most REPRODUCER_FILES of at most
     REPRODUCER_BYTES in all per folder; a folder beyond that is not copied and its link dropped.
     Returns notes on what was left out."""
-    from irtool.files import FileError
+    from irtool.core.files import FileError
 
     source, folder = Path(source).resolve(), Path(folder).resolve()
     notes: list[str] = []
@@ -99,7 +99,7 @@ def _reproducer_files(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     the names left out with what they are; _TooBig past the bounds."""
     import os
 
-    from irtool.files import kind_of, size_text
+    from irtool.core.files import kind_of, size_text
 
     files, skipped, total = [], [], 0
     with os.scandir(folder) as entries:
@@ -122,7 +122,7 @@ def _reproducer_files(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 def _copy_regular(path: Path, target: Path) -> None:
     """Copy one regular file (opened without following a link or blocking, checked again once
     open); a file that grows while copied is cut at REPRODUCER_BYTES."""
-    from irtool.files import atomic_writer, open_regular
+    from irtool.core.files import atomic_writer, open_regular
 
     with open_regular(path, "reproducer file", REPRODUCER_BYTES, follow=False) as source, \
             atomic_writer(target, "reproducer file") as copy:

@@ -26,22 +26,31 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from irtool.compare import TolerancePolicy
-from irtool.devices import check_device
-from irtool.environments import CURRENT, describe, device_report, environments
-from irtool.errors import IrtoolError, did_you_mean
+from irtool.core.device_names import check_device
+from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
+from irtool.harness.store import (
+    JSON_NAME,
+    JSONL_NAME,
+    JsonlWriter,
+    RunResults,
+    StoreError,
+    load_results,
+    now,
+    read_jsonl,
+    run_meta,
+)
 from irtool.jobs import faults
+from irtool.jobs.environments import CURRENT, describe, device_report, environments
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
-from irtool.harness.store import (JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now,
-                                  read_jsonl, run_meta)
 from irtool.jobs.suite import load_suite
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions, base_result
+from irtool.judge.compare import TolerancePolicy
 
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
@@ -77,7 +86,7 @@ class HarnessOptions:
     reduce_budget: float = 300.0  # seconds per failure
     force: bool = False  # replace an earlier run's results in the report dir
     max_cases: int | None = None  # per suite; default: the suite's own limit
-    openvino: Sequence[str] = ()  # releases to run under, side by side (irtool.environments); () = this one
+    openvino: Sequence[str] = ()  # releases to run under, side by side (irtool.jobs.environments); () = this one
     openvino_cache: Path | None = None  # where their environments live (default: environments.cache_folder)
     time_factor: float = TIME_FACTOR  # with a baseline or several releases: slower than this many times ...
     time_floor: float = TIME_FLOOR  # ... and by more than this many seconds is a regression
@@ -261,7 +270,7 @@ def _run_inputs(options: HarnessOptions, suites: list, cases: Sequence[SuiteCase
 def _check_inputs_outside(report_dir: Path, inputs: list[tuple[str, Path]]) -> None:
     """SessionError if a file the run writes in ``report_dir`` (its results, reports, lock, marker)
     is one of ``inputs``, or a folder it empties (reproducers/, reduced/) holds one."""
-    from irtool.files import check_holds_no_input, check_not_input
+    from irtool.core.files import check_holds_no_input, check_not_input
     from irtool.harness.lock import LOCK_NAME
     from irtool.harness.marker import MARKER_NAME
     from irtool.harness.reports import REPORT_NAMES
@@ -307,7 +316,7 @@ def _file_output_names(path: str) -> set[str]:
     from irtool.ir import IRParseError, parse_ir
 
     if path.endswith(".onnx"):  # the ONNX graph's names (irtool.onnx.graph.OnnxGraph.tolerance_names)
-        from irtool.errors import RunError
+        from irtool.core.errors import RunError
         from irtool.ir.parse import DEFAULT_MAX_BYTES
         from irtool.onnx.graph import load_graph
 
@@ -452,8 +461,8 @@ def _skip_reason(job: Job, env: Any, seen: dict) -> str | None:
 def _check_config(config: Mapping[str, str], devices: Sequence[str]) -> None:
     """SessionError before anything is made if a device here refuses ``--config`` (each of its
     jobs would be an error otherwise): the smallest model, compiled once per device present."""
-    from irtool.build import probe_model
-    from irtool.errors import RunError
+    from irtool.core.errors import RunError
+    from irtool.pipeline.build import probe_model
     from irtool.runtime.compile import compile_on
     from irtool.runtime.devices import list_devices, skip_reason
 

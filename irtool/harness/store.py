@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
 from irtool import __version__
-from irtool.errors import IrtoolError
-from irtool.files import RESULTS_LIMIT, atomic_writer, open_regular, read_bytes, writable_target
+from irtool.core.documents import load_json
+from irtool.core.errors import IrtoolError
+from irtool.core.files import RESULTS_LIMIT, atomic_writer, open_regular, read_bytes, writable_target
+from irtool.core.jsonable import quoted_json
 from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
-from irtool.documents import load_json
-from irtool.jsonable import quoted_json
 
 FORMAT = "irtool-results/1"
 # Keys of results.json that are not the run's META: computed from the results when written.

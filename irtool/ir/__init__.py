@@ -1,4 +1,7 @@
-"""IR files: safe lxml parsing into an IRModel. The only package that imports lxml."""
+"""IR files: safe lxml parsing into an IRModel. The only package that imports lxml.
+
+May import specs and core; never reference (a sibling) or a layer above.
+"""
 from irtool.ir.model import Edge, IRModel, Layer, Port
 from irtool.ir.parse import DEFAULT_MAX_BYTES, IRParseError, make_parser, parse_ir, parse_ir_bytes, read_ir_bytes
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
 from irtool.ir.parse import make_parser
 from irtool.specs import registry
 from irtool.specs.values import format_value

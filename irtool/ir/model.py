@@ -10,7 +10,6 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Sequence
 
-
 # what IRModel.locate finds on a line: a start tag (<layer) or an attribute name (hidden_size=)
 _TOKEN = re.compile(r"(<[A-Za-z_][\w.:-]*)|([A-Za-z_][\w.:-]*)\s*=")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
 from irtool.ir.model import Edge, IRModel, Layer, Port, SourceLines
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024

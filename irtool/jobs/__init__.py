@@ -1,8 +1,11 @@
 """The job machinery that the harness and reduce both run on, below both of them.
 
-Suites of cases (:mod:`.suite`), the records of cases, jobs and results (:mod:`.records`),
-the worker that runs a job through the one pipeline of :mod:`irtool.execute` with its caches
-(:mod:`.worker`), the pool of isolated worker processes with timeouts (:mod:`.pool`), the
-lifeline that ends workers with their parent (:mod:`.lifeline`), and fault injection for
-tests (:mod:`.faults`).  Neither harness nor reduce imports the other.
+Suites of cases (:mod:`.suite`, their frontends :mod:`.frontends`), the records of cases,
+jobs and results (:mod:`.records`), the worker that runs a job through the one pipeline
+(:mod:`irtool.pipeline`) with its caches (:mod:`.worker`), the pool of isolated worker
+processes with timeouts (:mod:`.pool`), the lifeline that ends workers with their parent
+(:mod:`.lifeline`), environments of other OpenVINO releases that workers run in
+(:mod:`.environments`), and fault injection for tests (:mod:`.faults`).
+
+May import the pipeline and every layer below it; never harness, reduce or cli.
 """

@@ -15,7 +15,7 @@ from irtool.specs.model import WEIGHT_ROLES
 def node_conditions(node: Any, arrays: Sequence[np.ndarray]) -> dict[str, str]:
     """``shapes`` (static or dynamic), ``sequence_lengths`` (its source and content: full,
     ragged or zero), ``weights`` (their sources) and ``direction``, for a node with its input
-    arrays in port order (irtool.runtime.nodes.input_arrays)."""
+    arrays in port order (irtool.runtime.captured.input_arrays)."""
     feeds = list(node.feeds)
     conditions = {"shapes": "dynamic" if any(feed.dynamic for feed in feeds) else "static"}
     by_role = {feed.port.role: (feed, array) for feed, array in zip(feeds, arrays)}

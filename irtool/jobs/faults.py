@@ -34,7 +34,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.errors import IrtoolError, did_you_mean
+from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.jobs.records import Job, pattern_matches
 from irtool.specs.values import format_value
 
@@ -192,7 +192,7 @@ def inject(faults: list[Fault], job: Job, found: Mapping[str, Any] | None = None
 
 
 def skewed(executed: Any, skew: float) -> Any:
-    """An execution's outputs (irtool.execute.Executed) with ``skew`` added to every floating value."""
+    """An execution's outputs (irtool.pipeline.device_run.Executed) with ``skew`` added to every floating value."""
     if not skew:
         return executed
 

@@ -7,7 +7,7 @@ A grid whose ``op`` is an ONNX op (``GRU``, ``LSTM``, ``RNN``) takes ONNX attrib
 cases are the ONNX node of the same meaning (activations named as ONNX names them, once per
 direction; clip 0 left out; the lengths and initial states as inputs, as the IR op takes
 them), at the op's newest opset.  Either way the onnx model's nodes are judged in ONNX
-semantics (irtool.judge_onnx).
+semantics (irtool.judge.onnx_nodes).
 """
 from __future__ import annotations
 

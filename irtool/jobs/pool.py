@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import IO, Callable, Sequence
 
 import irtool
-
-from irtool.errors import IrtoolError
-from irtool.jobs.lifeline import lifeline, worker_env as lifeline_env
-from irtool.text import cut
+from irtool.core.errors import IrtoolError
+from irtool.core.text import cut
+from irtool.jobs.lifeline import lifeline
+from irtool.jobs.lifeline import worker_env as lifeline_env
 from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions, base_result, job_to_json
 
@@ -149,7 +149,7 @@ class Pool:
         self.options = options
         self.env = env
         # The workers' interpreter: this one, or an OpenVINO release's environment
-        # (irtool.environments), which runs this irtool from PYTHONPATH (worker_environment).
+        # (irtool.jobs.environments), which runs this irtool from PYTHONPATH (worker_environment).
         self.python = python or sys.executable
         self._selector = selectors.DefaultSelector()
         self._workers: list[_Worker] = []

@@ -4,7 +4,7 @@ A :class:`SuiteCase` is one case of a suite (an op case from a grid, or an IR fi
 :class:`Job` is a case on one device at one precision, a :class:`CaseResult` is what
 running a job found.  Results are stored as JSON objects (one per line in results.jsonl,
 a list in results.json) with exactly the fields of :class:`CaseResult`; ``outputs``
-holds one dict per model output with the fields of :class:`irtool.compare.OutputDiff`
+holds one dict per model output with the fields of :class:`irtool.judge.compare.OutputDiff`
 plus ``atol``, ``rtol`` and ``tolerance_source`` (non-finite floats as "inf"/"nan").
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
-from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, OpCase
-from irtool.jsonable import plain, quoted, unplain
+from irtool.core.jsonable import plain, quoted, unplain
 from irtool.runtime.core import release_label
+from irtool.specs.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, OpCase
 
 # Verdicts.  PASS/FAIL: outputs compared; UNJUDGED: ran, but no reference applies (not a
 # single RNN-family op); ERROR: could not build, compile or infer (one-line message);
@@ -161,10 +161,10 @@ class SuiteCase:
     expect_impl: str | None = None  # text each recurrent node's implementation must contain ("RNNSeq")
     max_compile_s: float | None = None  # seconds its compile may take
     sources: Mapping[str, str] = field(default_factory=dict)  # input port -> "parameter" or "const"
-    lengths: str = "ragged"  # sequence_lengths content (irtool.cases.DataKind)
+    lengths: str = "ragged"  # sequence_lengths content (irtool.specs.cases.DataKind)
     lengths_type: str = "i32"
-    values: str = "unsaturated"  # data ranges (irtool.cases.DataKind)
-    transform: str = "none"  # done to the built model before compiling (irtool.cases.TRANSFORMS)
+    values: str = "unsaturated"  # data ranges (irtool.specs.cases.DataKind)
+    transform: str = "none"  # done to the built model before compiling (irtool.specs.cases.TRANSFORMS)
     bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # bounded dynamic dims: [min, max]
     # sizes of the dynamic dims inferred one after another on one compiled model (each judged)
     infer_sizes: tuple[Mapping[str, int], ...] = ()
@@ -333,7 +333,7 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
 }
 REQUIRED_FIELDS = ("case", "suite", "device", "precision", "verdict")
 _NUMBER_OR_NULL = (_optional(_is_number), "a number or null")
-# The fields of a stored output (irtool.compare.OutputDiff, flattened) that reports read.
+# The fields of a stored output (irtool.judge.compare.OutputDiff, flattened) that reports read.
 OUTPUT_FIELDS: dict[str, tuple[Any, str]] = {
     "name": (_is_str, "a string"), "shape": (_list_of_type(int), "a list of integers"),
     "passed": (lambda v: isinstance(v, bool), "true or false"), "problem": (_optional(_is_str), "a string or null"),

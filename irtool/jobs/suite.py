@@ -79,15 +79,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from irtool.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, CaseError, case_ports
-from irtool.documents import load_toml
-from irtool.errors import IrtoolError, did_you_mean
-from irtool.files import read_text
-from irtool.formats import formats_text, model_format
+from irtool.core.documents import load_toml
+from irtool.core.errors import IrtoolError, did_you_mean
+from irtool.core.files import read_text
+from irtool.core.formats import formats_text, model_format
+from irtool.core.jsonable import quoted
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
 from irtool.jobs.records import SuiteCase, op_case
-from irtool.jsonable import quoted
 from irtool.specs import get_spec
+from irtool.specs.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, CaseError, case_ports
 from irtool.specs.values import format_value
 
 DEFAULT_TIMEOUT = 120.0

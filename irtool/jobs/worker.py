@@ -7,7 +7,7 @@ Requests: ``{"options": {...}}`` once, then ``{"job": {...}}`` (answer ``{"resul
 or ``{"reproduce": {...}}`` (answer ``{"reproducer": path}``: write the reproducer of a job
 whose worker crashed or hung, without compiling it).
 
-A :class:`Runner` keeps one Core (irtool.execute.core), the models it built or read
+A :class:`Runner` keeps one Core (irtool.runtime.core), the models it built or read
 (by model key) and the models it compiled (by model key, device, precision), so that
 the seeds, devices and precisions of one model cost one build and one compile each.
 """
@@ -28,16 +28,31 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.cases import DataKind
-from irtool.compare import TolerancePolicy
-from irtool.errors import IrtoolError, RunSkipped, Unsupported
+from irtool.core.errors import IrtoolError, RunSkipped, Unsupported
+from irtool.core.text import cut, joined
 from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
-from irtool.jobs.records import (ERROR, FAIL, NODE_SEPARATOR, PASS, SKIP, UNJUDGED, CaseResult, Job, op_case,
-                                    SuiteCase, case_from_json, case_to_json, plain, result_to_json)
-from irtool.text import cut, joined
-from irtool.runtime.nodes import input_arrays
+from irtool.jobs.records import (
+    ERROR,
+    FAIL,
+    NODE_SEPARATOR,
+    PASS,
+    SKIP,
+    UNJUDGED,
+    CaseResult,
+    Job,
+    SuiteCase,
+    case_from_json,
+    case_to_json,
+    op_case,
+    plain,
+    result_to_json,
+)
+from irtool.judge.compare import TolerancePolicy
+from irtool.runtime.captured import input_arrays
 from irtool.runtime.what_ran import meets
+from irtool.specs import check_shapes
+from irtool.specs.cases import DataKind
 
 MODEL_CACHE = 8
 COMPILED_CACHE = 16
@@ -65,7 +80,7 @@ class CaseData:
     """A case's inputs: the same for every device and precision the case runs on."""
 
     inputs: dict[str, np.ndarray]
-    expected: Any = None  # the case's expected outputs (irtool.judge_expected.ExpectedOutputs), where it has them
+    expected: Any = None  # the case's expected outputs (irtool.judge.expected.ExpectedOutputs), where it has them
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
@@ -85,7 +100,7 @@ def reproducer_name(job: Job) -> str:
 
 
 class Runner:
-    """The pipeline of irtool.execute, with the caches of a worker around its stages."""
+    """The pipeline of irtool.pipeline, with the caches of a worker around its stages."""
 
     def __init__(self, options: RunnerOptions | None = None):
         self.options = options or RunnerOptions()
@@ -102,7 +117,8 @@ class Runner:
         One result for a model of one recurrent op fed by its inputs (what ``irtool build`` writes)
         or with no recurrent node; one per recurrent node for any other model (case ids
         ``CASE::NODE``): each judged node is a result of its own in results and reports."""
-        from irtool.execute import execute, judge, with_implementations
+        from irtool.pipeline.device_run import execute
+        from irtool.pipeline.judging import judge, with_implementations
 
         case = job.case
         result = base_result(job)
@@ -223,8 +239,7 @@ class Runner:
         """One result per node of a whole model: its verdict, diffs and implementation, and a
         reproducer of the node (a single-op IR with its captured inputs) where it fails.  Probing
         that changed the model's outputs fails every node: none of them may be what the model runs."""
-        from irtool.execute import node_folder_name, write_node_reproducer
-        from irtool.reproducer import ReproducerError
+        from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
 
         probe = _probe_problem(judgment)
         results = []
@@ -271,7 +286,7 @@ class Runner:
     def _reference(self, case: SuiteCase) -> Any:
         """The reference of a node on its input arrays, cached by the arrays' digest: the same for
         every device and precision that gives the node the same inputs."""
-        from irtool.execute import arrays_digest, evaluate_node
+        from irtool.judge.nodes import arrays_digest, evaluate_node
 
         open_values = bool(_open_notes(case))
 
@@ -296,7 +311,7 @@ class Runner:
     def data(self, case: SuiteCase, prepared: Any, sizes: Mapping[str, int] | None = None) -> CaseData:
         """The case's inputs, made once for all its devices and precisions: from its .npz, or
         seeded (dynamic dims take the case's shapes and sizes, or ``sizes`` over them)."""
-        from irtool.execute import case_inputs
+        from irtool.pipeline.inputs import case_inputs
 
         sizes = {**case.sizes, **(sizes or {})}
         key = (case.model_key, case.seed, case.inputs, case.expected, repr(sorted(case.shapes.items())),
@@ -312,7 +327,7 @@ class Runner:
                                        data=kind)
             expected = None
             if case.expected is not None:
-                from irtool.judge_expected import load_expected
+                from irtool.judge.expected import load_expected
 
                 expected = load_expected(case.expected, "suite's expected outputs")
             found = self._data.put(key, CaseData(inputs, expected))
@@ -320,7 +335,7 @@ class Runner:
 
     def prepare(self, case: SuiteCase) -> Any:
         """The case's model, built or read once per model key."""
-        from irtool.execute import prepare, read_and_prepare
+        from irtool.pipeline.prepare import prepare, read_and_prepare
 
         prepared = self._models.get(_read_key(case))
         if prepared is not None:
@@ -328,13 +343,13 @@ class Runner:
         if case.file is not None:
             prepared = read_and_prepare(case.file, case.fill_defaults, case.shapes, case.inputs)
         elif case.frontend == "onnx":
-            from irtool.execute import prepare_onnx
             from irtool.jobs.frontends import onnx_model
+            from irtool.pipeline.prepare import prepare_onnx
 
             prepared = prepare_onnx(onnx_model(case, case.model_seed).model, f"{case.op} ONNX model")
         else:
-            from irtool.build import build_model
-            from irtool.execute import prepare_equivalent
+            from irtool.pipeline.build import build_model
+            from irtool.pipeline.prepare import prepare_equivalent
 
             built = op_case(case)
             # a transformed model (a sequence as a TensorIterator, a cell as plain ops) runs in place of
@@ -348,7 +363,7 @@ class Runner:
                  slow: float = 0.0) -> tuple[Any, bool]:
         """The compiled model on ``device`` at ``precision``, and whether it was reused.  ``slow``:
         seconds an IRTOOL_FAULT makes the compile step sleep (counted in its time)."""
-        from irtool.execute import compile_prepared
+        from irtool.pipeline.device_run import compile_prepared
 
         key = (_read_key(case), device, precision)
         found = self._compiled.get(key)
@@ -387,7 +402,7 @@ class Runner:
                    diffs: tuple = ()) -> None:
         if self.options.report_dir is None:
             return
-        from irtool.reproducer import ReproducerError, write_reproducer
+        from irtool.pipeline.reproducer import ReproducerError, write_reproducer
 
         relative = f"{REPRODUCERS}/{reproducer_name(job)}"
         names = [labels[0] for labels in prepared.labels]
@@ -406,7 +421,7 @@ class Runner:
 
     def _tolerances(self, job: Job, prepared: Any) -> dict[str, tuple[float, float]]:
         """Each output's tolerance at the requested precision, for a job that compared nothing."""
-        from irtool.execute import output_tolerance
+        from irtool.judge.compare import output_tolerance
 
         tolerances = {}
         for labels, output in zip(prepared.labels, prepared.model.outputs):
@@ -437,7 +452,7 @@ class Lru:
 
 
 def _open_notes(case: SuiteCase) -> list[str]:
-    """A grid case's notes on the attribute values its spec leaves open (irtool.cases.OpCase.open_notes)."""
+    """A grid case's notes on the attribute values its spec leaves open (irtool.specs.cases.OpCase.open_notes)."""
     return op_case(case).open_notes if case.op is not None and case.frontend == "ir" else []
 
 
@@ -474,7 +489,7 @@ def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]
         return {}
     shapes = [feed.constant.shape if feed.constant is not None else inputs[feed.parameter].shape for feed in node.feeds]
     try:
-        sizes = node.spec.check_shapes(node.attributes, shapes)
+        sizes = check_shapes(node.spec, node.attributes, shapes)
     except ValueError:
         sizes = {}
     return {**node.attributes, **sizes}

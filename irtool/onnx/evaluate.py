@@ -2,7 +2,7 @@
 
 For a caller holding a model's node and the values of the tensors it reads (initializers,
 graph inputs, or tensors captured on the way): the node's attributes and inputs go to
-``irtool.reference.onnx_interop.evaluate_node``, its outputs come back keyed by the names
+``irtool.onnx.semantics.evaluate_node``, its outputs come back keyed by the names
 the node gives them (an output the node leaves out is absent).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 
 from irtool.onnx.schema import node_attributes
-from irtool.reference.onnx_interop import evaluate_node
+from irtool.onnx.semantics import evaluate_node
 
 
 def evaluate_model_node(node: onnx.NodeProto, opset: int, tensors: Mapping[str, np.ndarray], *,

@@ -1,5 +1,5 @@
 """ONNX tensors whose data lives in another file (``data_location = EXTERNAL``), read only from
-the model's own folder (:mod:`irtool.model_files`), never from the working directory.
+the model's own folder (:mod:`irtool.core.model_files`), never from the working directory.
 
 :func:`check_external` finds every refusal of a model's external data (location, file
 kind, the bytes the tensor needs past the file's end) without reading any data;
@@ -18,8 +18,8 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
-from irtool.model_files import ModelFileError, check_model_file, read_model_file
-from irtool.text import shown
+from irtool.core.model_files import ModelFileError, check_model_file, read_model_file
+from irtool.core.text import shown
 
 
 @dataclass(frozen=True)

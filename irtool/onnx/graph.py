@@ -23,8 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 import onnx
 
-from irtool.errors import RunError
-from irtool.known_faults import by_properties
+from irtool.core.errors import RunError
 from irtool.onnx import schema
 from irtool.onnx.shapes import DEFAULT_ACTIVATIONS, OUTPUT_ORDER
 from irtool.onnx.subgraphs import Scope, graphs, placed_nodes
@@ -98,7 +97,7 @@ class OnnxNode:
 
     def frontend_properties(self, tensors: Mapping[str, np.ndarray]) -> dict[str, Any]:
         """What this node is that a known fault of OpenVINO's ONNX frontend acts on, by the fault's id
-        in irtool.known_faults (a string: what the node shows of it)."""
+        in irtool.judge.known_faults (a string: what the node shows of it)."""
         properties: dict[str, Any] = {}
         if self.layout == 1:
             properties["onnx-layout"] = True
@@ -117,10 +116,6 @@ class OnnxNode:
             properties["per-direction-activations"] = (f"{', '.join(self.activations[:half])} forward, "
                                                        f"{', '.join(self.activations[half:])} backward")
         return properties
-
-    def frontend_limits(self, tensors: Mapping[str, np.ndarray]) -> list[str]:
-        """What OpenVINO's ONNX frontend is known to get wrong for this node (irtool.known_faults)."""
-        return by_properties(self.frontend_properties(tensors))
 
 
 @dataclass(frozen=True)
@@ -167,8 +162,8 @@ class OnnxGraph:
     def self_contained(self) -> onnx.ModelProto:
         """The model with every external tensor's data held in it (read from the model's own folder),
         for a runtime given the model as bytes (onnxruntime), which would look in the working directory."""
-        from irtool.memory import memory_limit
-        from irtool.model_files import ModelFileError
+        from irtool.core.memory import memory_limit
+        from irtool.core.model_files import ModelFileError
         from irtool.onnx.external import inlined
 
         try:
@@ -178,8 +173,8 @@ class OnnxGraph:
 
     def _array(self, tensor: onnx.TensorProto) -> np.ndarray:
         """A tensor's value; external data only from the model's own folder (irtool.onnx.external)."""
-        from irtool.memory import memory_limit
-        from irtool.model_files import ModelFileError
+        from irtool.core.memory import memory_limit
+        from irtool.core.model_files import ModelFileError
         from irtool.onnx.external import tensor_array
 
         try:
@@ -218,7 +213,7 @@ class OnnxGraph:
 def load_graph(path: str | Path, max_bytes: int) -> OnnxGraph:
     """The ONNX model at ``path`` (at most ``max_bytes``) and its GRU, LSTM and RNN nodes; RunError
     naming the file if it is not an ONNX model."""
-    from irtool.files import FileError, read_bytes
+    from irtool.core.files import FileError, read_bytes
 
     path = Path(path)
     try:
@@ -260,9 +255,9 @@ def graph_of(model: onnx.ModelProto, path: Path) -> OnnxGraph:
 
 
 def _unique_names(nodes: list[OnnxNode]) -> list[OnnxNode]:
-    """The nodes, each under a name of its own (irtool.names.unique_names), as results, reports and
+    """The nodes, each under a name of its own (irtool.core.names.unique_names), as results, reports and
     --atol NODE:OUTPUT name them."""
-    from irtool.names import unique_names
+    from irtool.core.names import unique_names
 
     return [node if name == node.name else dataclasses.replace(node, label=name)
             for node, name in zip(nodes, unique_names([node.name for node in nodes]))]

@@ -18,10 +18,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, checker, helper, numpy_helper
 
-from irtool.cases import port_tensor, ragged_lengths
-from irtool.errors import IrtoolError, did_you_mean
-from irtool.files import write_atomic
+from irtool.core.errors import IrtoolError, did_you_mean
+from irtool.core.files import write_atomic
 from irtool.onnx import schema, shapes
+from irtool.specs.cases import port_tensor, ragged_lengths
 
 MAX_BYTES = 1 << 30  # a protobuf model cannot pass 2 GiB; irtool makes no model above 1 GiB
 ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "f64": "float64"}
@@ -44,7 +44,7 @@ def _raise_first(key: str, problems: Sequence[Any]) -> None:
 
 def _checked(op_type: str, opset: int, attributes: Mapping[str, Any]) -> tuple[schema.OpSchema, dict[str, Any]]:
     """The op's schema and its attributes with defaults, checked (activations as the reference reads them)."""
-    from irtool.reference.onnx_interop import activations_per_gate
+    from irtool.onnx.semantics import activations_per_gate
 
     try:
         spec = schema.get(op_type, opset)
@@ -163,7 +163,7 @@ def generate(op_type: str, opset: int, attributes: Mapping[str, Any], *, batch: 
     ``hidden_size`` comes from the attributes (required here: it sizes W and R).  The
     ``optional_inputs`` the op has are present (others are left out of the node); sequence
     lengths are ``sequence_lens`` or ragged ones drawn from the seed; the other tensors are
-    drawn as for IR models (irtool.cases.port_tensor: W, R, B and P in +-1/sqrt(hidden_size),
+    drawn as for IR models (irtool.specs.cases.port_tensor: W, R, B and P in +-1/sqrt(hidden_size),
     the rest in [-1, 1)).  W, R, B and P are initializers unless ``weights_as_inputs``.
     ``dynamic`` names the size symbols (batch_size, seq_length, input_size) left symbolic.
     """

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import onnx
 
-from irtool.errors import RunError
+from irtool.core.errors import RunError
 from irtool.onnx.graph import OnnxNode
 from irtool.reference.activations import KINDS
 

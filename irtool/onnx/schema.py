@@ -5,7 +5,7 @@ defaults, input and output names, which of them are optional, and their element 
 nothing here lists them again.  What the registry holds only as prose (the allowed values
 of ``direction`` and ``layout``, ``hidden_size`` > 0, ``clip`` > 0) is checked in
 ``check_attributes`` too; the equations' default activations are in
-irtool.reference.onnx_interop, the dims in irtool.onnx.shapes.
+irtool.onnx.semantics, the dims in irtool.onnx.shapes.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, defs, helper
 
-from irtool.errors import did_you_mean
+from irtool.core.errors import did_you_mean
 
 OPS = ("GRU", "LSTM", "RNN")
 DOMAIN = ""

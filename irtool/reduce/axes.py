@@ -20,9 +20,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from irtool.cases import free_symbols
-from irtool.errors import IrtoolBug
-from irtool.concrete import ConcreteCase
+from irtool.core.errors import IrtoolBug
+from irtool.pipeline.concrete import ConcreteCase
+from irtool.specs.cases import free_symbols
 from irtool.specs.expressions import Expr
 from irtool.specs.values import format_value
 

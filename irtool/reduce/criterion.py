@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from irtool.files import FileError, check_readable
+from irtool.core.files import FileError, check_readable
 from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult, result_to_json
 from irtool.reduce.errors import ReduceError
 

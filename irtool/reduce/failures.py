@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from irtool.compare import TolerancePolicy
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
 from irtool.jobs.records import Job
 from irtool.jobs.worker import reproducer_name
+from irtool.judge.compare import TolerancePolicy
 from irtool.reduce.origin import Origin
 from irtool.reduce.reducer import ReduceOptions, reduce_case
 

@@ -12,17 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from irtool.compare import TolerancePolicy
-from irtool.concrete import ConcreteCase, from_node
-from irtool.documents import load_json
-from irtool.files import read_text
-from irtool.formats import model_format
+from irtool.core.documents import load_json
+from irtool.core.files import read_text
+from irtool.core.formats import model_format
+from irtool.core.jsonable import quoted_json
+from irtool.core.model_files import ModelFileError, check_folder_file
 from irtool.jobs.records import SuiteCase, case_from_json, is_tolerance
-from irtool.jsonable import quoted_json
-from irtool.model_files import ModelFileError, check_folder_file
+from irtool.judge.compare import TolerancePolicy
+from irtool.pipeline.concrete import ConcreteCase, from_node
+from irtool.pipeline.reproducer import safe_config
 from irtool.reduce.errors import ReduceError
-from irtool.reproducer import safe_config
-from irtool.runtime.nodes import input_arrays
+from irtool.runtime.captured import input_arrays
 
 SUITE_SEPARATOR = "::"
 SUITE_NAME = "reduce"
@@ -78,7 +78,7 @@ def node_origin(model: Path, node: str, device: str, precision: str, tolerance: 
     and the node's reproducer (a single-op IR with the inputs the device gave the node) is
     written into ``folder`` and read back as a reproducer folder.  ReduceError if the model has
     no such node; NothingToReduce's message if the node does not fail."""
-    from irtool.execute import RunOptions, run
+    from irtool.pipeline.run import RunOptions, run
 
     if not (Path(model).is_file() or model_format(model) is not None):
         raise ReduceError(f"{model}: no such model file")

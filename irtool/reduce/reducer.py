@@ -29,21 +29,22 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from irtool.compare import PRECISION_CHOICES, TolerancePolicy
-from irtool.devices import check_device
-from irtool.errors import IrtoolBug
-from irtool.files import FileError, check_holds_no_input, check_not_input, writable_target
-from irtool.npz import read_npz
+from irtool.core.device_names import check_device
+from irtool.core.errors import IrtoolBug
+from irtool.core.files import FileError, check_holds_no_input, check_not_input, writable_target
+from irtool.core.npz import read_npz
+from irtool.core.precisions import PRECISION_CHOICES
+from irtool.core.text import shown
 from irtool.jobs import faults
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
 from irtool.jobs.worker import Runner, RunnerOptions
+from irtool.judge.compare import TolerancePolicy
+from irtool.pipeline.concrete import ConcreteCase, RebuildError, count_text
 from irtool.reduce.axes import Proposal, axes_of
-from irtool.concrete import ConcreteCase, RebuildError, count_text
-from irtool.reduce.errors import ReduceError
 from irtool.reduce.criterion import Criterion, SameFailure, check_outputs, failure_kind
+from irtool.reduce.errors import ReduceError
 from irtool.reduce.origin import Origin, concrete_case
-from irtool.text import shown
 
 Progress = Callable[[str], None]
 REPRODUCER = "reproducer"
@@ -129,8 +130,9 @@ class _OutOfBudget(Exception):
 
 def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | None = None) -> ReduceOutcome:
     """Reduce ``origin``; see the module docstring."""
-    from irtool.errors import RunSkipped
-    from irtool.runtime.devices import check_device as check_device_here, list_devices, skip_reason
+    from irtool.core.errors import RunSkipped
+    from irtool.runtime.devices import check_device as check_device_here
+    from irtool.runtime.devices import list_devices, skip_reason
 
     report = list_devices()
     check_device_here(options.device, report)  # a name OpenVINO knows here
@@ -155,8 +157,9 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
 def check_options(options: ReduceOptions) -> None:
     """ReduceError if the device refuses the precision and config themselves (on a one-op model):
     every candidate would then fail the same way, and reduce would "reduce" the options' error."""
-    from irtool.build import probe_model
-    from irtool.execute import RunError, compile_on
+    from irtool.core.errors import RunError
+    from irtool.pipeline.build import probe_model
+    from irtool.runtime.compile import compile_on
 
     try:
         compile_on(probe_model(), options.device, options.precision, options.config, Path("a one-op model"))
@@ -345,7 +348,7 @@ class _Reduction:
 
     def _keep(self, trial: _Trial) -> None:
         """Write the trial as OUT_DIR/reproducer (whole, replacing the previous best)."""
-        from irtool.reproducer import write_reproducer
+        from irtool.pipeline.reproducer import write_reproducer
 
         ran = self._worker_folder(trial)
         record = json.loads((ran / "case.json").read_text(encoding="utf-8"))

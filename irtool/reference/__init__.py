@@ -4,7 +4,9 @@
 ``rnn_sequence`` take the op's inputs positionally, in port order and OpenVINO layouts, and
 its attributes keyword-only with the spec's names; they return a tuple of arrays in output
 port order.  ``evaluate(op_type, inputs, attributes, version=None)`` runs one by op type.
-ONNX layouts are converted by ``irtool.reference.onnx_interop``.
+ONNX layouts are converted by ``irtool.onnx.semantics``.
+
+May import specs and core (and numpy); never ir (a sibling) or a layer above.
 """
 from __future__ import annotations
 

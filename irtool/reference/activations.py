@@ -8,7 +8,7 @@ OpenVINO lower-cases them when it builds the op.
 Alpha and beta are positional, as in OpenVINO (``RNNCellBase::get_activation_function``):
 ``activations_alpha[k]`` belongs to ``activations[k]``; a list too short to reach position k
 leaves activation k its ONNX default.  (onnxruntime instead consumes the lists sequentially,
-only for the functions that take a parameter; ``onnx_interop`` converts between the two.)
+only for the functions that take a parameter; ``irtool.onnx.semantics`` converts between the two.)
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from irtool.errors import InputError, did_you_mean
+from irtool.core.errors import InputError, did_you_mean
 
 Kernel = Callable[[np.ndarray, np.ndarray], None]  # (x, out); out may be x
 KernelFactory = Callable[[float, float], Kernel]   # (alpha, beta) -> kernel

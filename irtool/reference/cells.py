@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from irtool.errors import IrtoolBug
+from irtool.core.errors import IrtoolBug
 from irtool.reference.activations import Activation, Kernel
 
 Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]

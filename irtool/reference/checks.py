@@ -3,7 +3,7 @@
 Every problem is one ``InputError`` (an ``IrtoolError`` and a ``ValueError``) that names the
 input or attribute, then what was found and what was expected (``sequence_lengths[1] is 4;
 expected a value in [0, seq_length=3]``).  Shapes are checked by the op's spec
-(OpSpec.check_shapes, through irtool.reference.registry).  Nothing is broadcast or coerced
+(irtool.specs.check_shapes, through irtool.reference.registry).  Nothing is broadcast or coerced
 silently.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from irtool.errors import InputError
+from irtool.core.errors import InputError
 from irtool.reference.precision import common_float_dtype
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
@@ -110,7 +110,7 @@ def floats(name: str, value: Any) -> tuple[float, ...]:
 
 
 # --- inputs ---------------------------------------------------------------------------
-# Shapes are the spec's to check (irtool.reference.registry wraps each op in OpSpec.check_shapes;
+# Shapes are the spec's to check (irtool.reference.registry wraps each op in irtool.specs.check_shapes;
 # ONNX nodes are checked in ONNX layouts by irtool.onnx.shapes); here: presence, dtypes, and
 # the values of sequence lengths.
 

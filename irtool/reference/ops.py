@@ -34,7 +34,7 @@ def _solve(cell: recurrence.Cell, problem: checks.Problem, reverse: Sequence[boo
 def sequence(cell: recurrence.Cell, hidden: int, direction: Any, X: Any, states: Sequence[tuple[str, Any]],
               sequence_lengths: Any, W: Any, R: Any, B: Any, accumulate: Any) -> Arrays:
     """Any cell over a *Sequence op's inputs (OpenVINO layouts; ``states`` as (name, array)):
-    the public sequence ops, and onnx_interop.evaluate_node with the cells only ONNX can ask for."""
+    the public sequence ops, and irtool.onnx.semantics.evaluate_node with the cells only ONNX can ask for."""
     reverse = checks.direction(direction)
     problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B)
     return _solve(cell, problem, reverse, accumulate)

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from irtool.errors import InputError
+from irtool.core.errors import InputError
 
 FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
 ACCUMULATE_NAMES = ("float32", "float64")

@@ -9,7 +9,7 @@ the attribute names against the function itself before calling it.
 
 The decorator returns the function wrapped in the op's spec check (:func:`_spec_checked`): every
 call, direct or through ``evaluate``, has its input shapes checked once, by the spec file
-(OpSpec.check_shapes), and gets the spec's defaults; the function itself checks only what
+(irtool.specs.check_shapes), and gets the spec's defaults; the function itself checks only what
 the spec does not say (dtypes, sequence length values, attribute values it computes with).
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.errors import InputError, IrtoolBug
+from irtool.core.errors import InputError, IrtoolBug
 from irtool.reference.checks import REQUIRED, choice, flag, positive_int
-from irtool.specs import get_spec
+from irtool.specs import check_shapes, get_spec
 from irtool.specs.model import SpecMismatch
 
 Op = Callable[..., tuple[np.ndarray, ...]]
@@ -160,7 +160,7 @@ def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str
     while present and present[-1] is None:
         present.pop()
     try:
-        spec.check_shapes(typed, [None if a is None else np.shape(a) for a in present])
+        check_shapes(spec, typed, [None if a is None else np.shape(a) for a in present])
     except SpecMismatch as error:
         raise InputError(str(error)) from None  # the reference's one error type
     return filled

@@ -1,6 +1,9 @@
 """Everything that touches OpenVINO at run time: the Core, devices, reading, compiling,
-inferring, finding and probing the recurrent nodes of a model, and OpenVINO's error text.
+inferring, finding the recurrent nodes of a model (:mod:`.nodes`), the loops and conditions
+around them (:mod:`.bodies`), probing them (:mod:`.probe`, :mod:`.captured`), sizing dims,
+what each node ran as, and OpenVINO's error text.
 
-Besides :mod:`irtool.build`, this package is the only importer of openvino, and it imports
-it lazily inside functions, so that importing irtool does not load it.
+Besides :mod:`irtool.pipeline.build`, this package is the only importer of openvino, and it
+imports it lazily inside functions, so that importing irtool does not load it.  May import
+ir, specs and core; never onnx (a sibling) or a layer above.
 """

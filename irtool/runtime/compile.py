@@ -7,8 +7,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool.compare import DEVICE_DEFAULT, loosest_precision
-from irtool.errors import IrtoolBug, RunError
+from irtool.core.errors import IrtoolBug, RunError
+from irtool.core.precisions import DEVICE_DEFAULT, loosest_precision
 from irtool.runtime.core import core, openvino_message, openvino_version
 from irtool.runtime.devices import PRECISION_HINT, VIRTUAL_DEVICES, physical_devices, precision_name
 from irtool.runtime.model import tensor_name

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from irtool import devices as syntax
-from irtool.compare import DEVICE_DEFAULT
-from irtool.devices import PHYSICAL_FAMILIES, VIRTUAL_DEVICES, physical_devices, same_device
+from irtool.core import device_names as syntax
+from irtool.core.device_names import PHYSICAL_FAMILIES, VIRTUAL_DEVICES, physical_devices, same_device
+from irtool.core.precisions import DEVICE_DEFAULT
 from irtool.runtime.core import core, openvino_message, openvino_version
 
 # OPTIMIZATION_CAPABILITIES entries that are precisions, by the names irtool uses.
@@ -139,7 +139,7 @@ def _why_absent(name: str, report: DeviceReport) -> str:
     return "not known to OpenVINO"
 
 
-if __name__ == "__main__":  # run by irtool.environments.device_report in another release's environment
+if __name__ == "__main__":  # run by irtool.jobs.environments.device_report in another release's environment
     import json
     import sys
 

@@ -11,10 +11,10 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from irtool.errors import RunError, Unsupported
-from irtool.formats import SAVED_MODEL_FILE, formats_text, model_format
+from irtool.core.errors import RunError, Unsupported
+from irtool.core.formats import SAVED_MODEL_FILE, formats_text, model_format
+from irtool.core.shapes import Dim, Interval, format_shape
 from irtool.runtime.core import core, openvino_message, openvino_release
-from irtool.shapes import Dim, Interval, format_shape
 from irtool.specs import registry
 
 
@@ -30,7 +30,7 @@ Shapes = Mapping[str, Sequence[int]]
 
 def read_model(xml_path: str | Path, fill_defaults: bool = False,
                shapes: Callable[[], Shapes] | None = None) -> LoadedModel:
-    """Read a model (IR .xml + .bin, or any format of irtool.formats); with ``fill_defaults`` write
+    """Read a model (IR .xml + .bin, or any format of irtool.core.formats); with ``fill_defaults`` write
     the spec's defaults for omitted attributes into the XML first (OpenVINO leaves an omitted
     activations list empty).
 
@@ -59,12 +59,12 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
                 raise (_unsupported_op(str(xml_path), problem or "", found.label)
                        or RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}"))
         elif fill_defaults:
-            from irtool.ir.defaults import DefaultsError, fill_defaults as write_defaults
-
-            from irtool.files import GIB, read_bytes
+            from irtool.core.files import GIB, read_bytes
+            from irtool.core.memory import memory_limit
+            from irtool.core.model_files import read_model_file
+            from irtool.ir.defaults import DefaultsError
+            from irtool.ir.defaults import fill_defaults as write_defaults
             from irtool.ir.parse import DEFAULT_MAX_BYTES
-            from irtool.memory import memory_limit
-            from irtool.model_files import read_model_file
 
             try:
                 result = write_defaults(read_bytes(xml_path, "model file", DEFAULT_MAX_BYTES))
@@ -126,7 +126,7 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
             raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
         raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
                        f"its inputs: {inputs}")
-    from irtool.memory import check_memory
+    from irtool.core.memory import check_memory
 
     # a frontend may fold constants of the inputs' sizes: bounded like the inputs themselves
     check_memory(sum(int(np.prod(shape, dtype=np.float64)) * 8 for shape in matched.values()),
@@ -215,11 +215,11 @@ MAX_SAVED_MODEL_ENTRIES = 10_000  # files checked in a SavedModel folder before 
 
 
 def check_model_path(path: Path) -> None:
-    """RunError unless ``path`` is a model irtool reads (irtool.formats): a regular file of a
+    """RunError unless ``path`` is a model irtool reads (irtool.core.formats): a regular file of a
     known suffix (its weights file beside it a regular file too: OpenVINO would wait forever on
     a FIFO), or a SavedModel folder whose files are all regular.  Reading anything else would
     let OpenVINO try every frontend, each printing to stderr."""
-    from irtool.files import FileError, check_readable
+    from irtool.core.files import FileError, check_readable
 
     if path.is_dir():
         if model_format(path) is None:
@@ -230,7 +230,7 @@ def check_model_path(path: Path) -> None:
         raise RunError(f"{path}: no such model file")
     if not path.is_file():
         raise RunError(f"{path}: not a regular file; expected a model: {formats_text()}")
-    from irtool.model_files import check_model_file
+    from irtool.core.model_files import check_model_file
 
     try:
         check_readable(path, "model file")
@@ -249,7 +249,7 @@ def check_model_path(path: Path) -> None:
 def _check_saved_model(folder: Path) -> None:
     """Every entry of a SavedModel folder (saved_model.pb, variables/...) a regular file or a
     folder, and not too many of them."""
-    from irtool.files import FileError, check_readable
+    from irtool.core.files import FileError, check_readable
 
     count = 0
     for root, folders, files in os.walk(folder):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from irtool.errors import RunError, Unsupported, did_you_mean
+from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
 from irtool.specs.expressions import Sym
 

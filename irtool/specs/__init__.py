@@ -1,16 +1,27 @@
-"""Op specifications: schemas/ops/*.json loaded into frozen records.
+"""Op specifications: schemas/ops/*.json loaded into frozen records, and the op cases made of them.
 
 The spec file of an op is the single source of truth for its attributes, defaults,
 ports and dims; the validator, the builder, the reference and the CLI read them here.
+:mod:`.cases` holds an OpCase: an op of a spec with its attributes, sizes and inputs.
+
+May import core only.
 """
 from __future__ import annotations
 
-from irtool.errors import did_you_mean
+from irtool.core.errors import did_you_mean
 from irtool.specs.expressions import ExpressionError, parse_expression
-from irtool.specs.loader import (EXTRA_SPECS_VARIABLE, OPS_DIR, SCHEMA_DIR, SpecError, SpecRegistry, load_registry,
-                                 registry, snake_case)
+from irtool.specs.loader import (
+    EXTRA_SPECS_VARIABLE,
+    OPS_DIR,
+    SCHEMA_DIR,
+    SpecError,
+    SpecRegistry,
+    load_registry,
+    registry,
+    snake_case,
+)
 from irtool.specs.model import AttributeProblem, AttributeSpec, OpSpec, PortSpec, SizeSpec, SymbolSpec
-from irtool.specs.unify import DimProblem, Origin, RankProblem, ShapeReport, unify
+from irtool.specs.unify import DimProblem, Origin, RankProblem, ShapeReport, check_shapes, unify
 
 
 def get_spec(op_type: str, version: int | None = None) -> OpSpec:
@@ -26,5 +37,5 @@ def get_spec(op_type: str, version: int | None = None) -> OpSpec:
 __all__ = [
     "AttributeProblem", "AttributeSpec", "DimProblem", "EXTRA_SPECS_VARIABLE", "ExpressionError", "OpSpec", "OPS_DIR",
     "Origin", "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SizeSpec", "SpecError", "SpecRegistry", "SymbolSpec",
-    "get_spec", "load_registry", "parse_expression", "registry", "snake_case", "unify",
+    "check_shapes", "get_spec", "load_registry", "parse_expression", "registry", "snake_case", "unify",
 ]

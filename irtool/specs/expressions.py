@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
 
 Flags = Mapping[str, object]
 Symbols = Mapping[str, int]

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from irtool.errors import InputError
+from irtool.core.errors import InputError
 from irtool.specs.expressions import parse_expression
 from irtool.specs.model import AttributeSpec, OpSpec, PortSpec, SizeSpec, SpecError, SymbolSpec
 

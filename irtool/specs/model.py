@@ -7,8 +7,8 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from irtool.jsonable import quoted
-from irtool.errors import IrtoolBug, IrtoolError, did_you_mean
+from irtool.core.errors import IrtoolBug, IrtoolError, did_you_mean
+from irtool.core.jsonable import quoted
 from irtool.specs.expressions import BinOp, Cond, Expr, Sym
 from irtool.specs.values import TYPE_NAMES, ValueSyntaxError, format_value, is_typed, parse_value
 
@@ -425,39 +425,3 @@ class OpSpec:
                 raise SpecMismatch(f"{self.key}: attribute {name!r}: {problems[0].message}")
             typed[name] = parsed
         return typed
-
-    def check_shapes(self, attributes: Mapping[str, Any], input_shapes: list) -> dict[str, int]:
-        """Unify input shapes with the spec; returns the symbol values.
-
-        Raises ValueError naming the first input (in port order) whose rank or dim disagrees, with
-        its shape, the shape expected there (each dim's expression and value, where known) and
-        why (``W has shape [1, 15, 3]; expected [num_directions=1, 3*hidden_size=15,
-        input_size=4] (input 3; dim 2 is 3, expected input_size = 4 (bound by input 0 (X) dim 2))``).
-        """
-        from irtool.specs.unify import DimProblem, unify  # the unifier reads OpSpec; import late
-
-        if not self.required_inputs <= len(input_shapes) <= len(self.inputs):
-            raise SpecMismatch(f"{self.key}: takes {self._input_count_text()} inputs "
-                             f"({', '.join(p.name for p in self.inputs)}), got {len(input_shapes)}")
-        typed = self.fill_defaults(self.typed_attributes(attributes))
-        report = unify(self, typed, [tuple(s) if s is not None else None for s in input_shapes])
-        if report.problems:
-            first = min(report.problems, key=lambda problem: (problem.side != "input", problem.index))
-            port = self.inputs[first.index]
-            # a dim's value where it is known: for a wrong rank, only from the attributes (the other
-            # ports' dims say nothing about which of this port's dims is missing)
-            symbols = (report.symbols if isinstance(first, DimProblem) else self.attribute_symbols(typed))
-            values = [expr.evaluate(symbols, typed) for expr in port.dims or ()]
-            texts = [expr.text(typed) for expr in port.dims or ()]
-            dims = ", ".join(text if value is None or text == str(value) else f"{text}={value}"
-                             for text, value in zip(texts, values))
-            known = all(value is not None for value in values)
-            expected = f"[{dims}]" if known else f"{len(texts)} dims [{dims}]"
-            why = f" (input {first.index}; {first.message})" if isinstance(first, DimProblem) else ""
-            found = "[" + ", ".join(map(str, input_shapes[first.index])) + "]"
-            raise SpecMismatch(f"{self.key}: {port.name} has shape {found}; expected {expected}{why}")
-        return dict(report.symbols)
-
-    def _input_count_text(self) -> str:
-        low, high = self.required_inputs, len(self.inputs)
-        return str(high) if low == high else f"{low} to {high}"

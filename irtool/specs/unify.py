@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from irtool.shapes import Dim, Interval, dims_compatible, format_shape
+from irtool.core.shapes import Dim, Interval, dims_compatible, format_shape
 from irtool.specs.expressions import Expr
-from irtool.specs.model import OpSpec, PortSpec
+from irtool.specs.model import OpSpec, PortSpec, SpecMismatch
 from irtool.specs.values import format_value
 
 Shape = Sequence[Dim]
@@ -194,3 +194,39 @@ def _dim_problem(report: ShapeReport, item: _Pending, flags: Mapping[str, Any], 
     flag_values = tuple((name, flags.get(name)) for name in item.expr.flags_used(flags))
     return DimProblem(item.side, item.port.index, item.port.name, item.dim, item.found,
                       item.expr.text(flags), value, origins, flag_values, unsolvable=value is None)
+
+
+def check_shapes(spec: OpSpec, attributes: Mapping[str, Any], input_shapes: list) -> dict[str, int]:
+    """Unify input shapes with ``spec``; returns the symbol values.
+
+    Raises ValueError naming the first input (in port order) whose rank or dim disagrees, with
+    its shape, the shape expected there (each dim's expression and value, where known) and
+    why (``W has shape [1, 15, 3]; expected [num_directions=1, 3*hidden_size=15,
+    input_size=4] (input 3; dim 2 is 3, expected input_size = 4 (bound by input 0 (X) dim 2))``).
+    """
+    if not spec.required_inputs <= len(input_shapes) <= len(spec.inputs):
+        raise SpecMismatch(f"{spec.key}: takes {_input_count_text(spec)} inputs "
+                           f"({', '.join(p.name for p in spec.inputs)}), got {len(input_shapes)}")
+    typed = spec.fill_defaults(spec.typed_attributes(attributes))
+    report = unify(spec, typed, [tuple(s) if s is not None else None for s in input_shapes])
+    if report.problems:
+        first = min(report.problems, key=lambda problem: (problem.side != "input", problem.index))
+        port = spec.inputs[first.index]
+        # a dim's value where it is known: for a wrong rank, only from the attributes (the other
+        # ports' dims say nothing about which of this port's dims is missing)
+        symbols = (report.symbols if isinstance(first, DimProblem) else spec.attribute_symbols(typed))
+        values = [expr.evaluate(symbols, typed) for expr in port.dims or ()]
+        texts = [expr.text(typed) for expr in port.dims or ()]
+        dims = ", ".join(text if value is None or text == str(value) else f"{text}={value}"
+                         for text, value in zip(texts, values))
+        known = all(value is not None for value in values)
+        expected = f"[{dims}]" if known else f"{len(texts)} dims [{dims}]"
+        why = f" (input {first.index}; {first.message})" if isinstance(first, DimProblem) else ""
+        found = "[" + ", ".join(map(str, input_shapes[first.index])) + "]"
+        raise SpecMismatch(f"{spec.key}: {port.name} has shape {found}; expected {expected}{why}")
+    return dict(report.symbols)
+
+
+def _input_count_text(spec: OpSpec) -> str:
+    low, high = spec.required_inputs, len(spec.inputs)
+    return str(high) if low == high else f"{low} to {high}"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from irtool.errors import IrtoolError
-from irtool.numbers import NumberSyntaxError, parse_float, parse_int, shown
-from irtool.shapes import ShapeSyntaxError, parse_shape
+from irtool.core.errors import IrtoolError
+from irtool.core.numbers import NumberSyntaxError, parse_float, parse_int, shown
+from irtool.core.shapes import ShapeSyntaxError, parse_shape
 
 _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}

@@ -1,8 +1,13 @@
-"""The validator: every place where an IR file breaks an op spec, as diagnostics.
+"""The validators: every place where an IR file (or an ONNX model's recurrent nodes) breaks an op
+spec, as diagnostics.
 
 ``validate_file`` never raises for a bad file: malformed XML, hostile XML and every
 spec violation become diagnostics.  Only an unreadable path raises (OSError), which the
-CLI turns into exit code 2.
+CLI turns into exit code 2.  :mod:`.onnx_models` checks an .onnx file's GRU/LSTM/RNN nodes;
+:mod:`.openvino_check` adds what OpenVINO's own reader says (``--with-openvino``).
+
+May import onnx, runtime (for ``--with-openvino`` only), reference, ir, specs and core; never
+judge (a sibling) or a layer above.
 """
 from __future__ import annotations
 
@@ -11,9 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
-from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.core.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.core.numbers import NumberSyntaxError, parse_int
 from irtool.ir import DEFAULT_MAX_BYTES, IRModel, IRParseError, parse_ir
-from irtool.numbers import NumberSyntaxError, parse_int
 from irtool.specs import SpecRegistry, registry
 from irtool.validate.context import Context
 from irtool.validate.graph import check_graph

@@ -2,7 +2,7 @@
 and defaults that OpenVINO does not apply."""
 from __future__ import annotations
 
-from irtool.errors import closest
+from irtool.core.errors import closest
 from irtool.ir import Layer
 from irtool.specs import OpSpec
 from irtool.specs.values import format_value

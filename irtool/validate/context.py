@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from irtool.diagnostics import CODES, Diagnostic, clipped
-from irtool.jsonable import quoted
+from irtool.core.diagnostics import CODES, Diagnostic, clipped
+from irtool.core.jsonable import quoted
 from irtool.ir import Edge, IRModel, Layer, Port
 from irtool.specs import OpSpec, SpecRegistry
 from irtool.specs.opsets import OpenVINOOpsets, openvino_opsets
-
 
 _MESSAGE_LIMIT = 2000  # a message quotes names and values from the file, which may be megabytes long
 

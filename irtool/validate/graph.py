@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
-from irtool import element_types
-from irtool.errors import IrtoolBug
+from irtool.core import element_types
+from irtool.core.errors import IrtoolBug
+from irtool.core.shapes import dims_compatible, format_shape
 from irtool.ir import Edge
-from irtool.shapes import dims_compatible, format_shape
 from irtool.validate.context import Context, LayerFacts
 
 

@@ -1,12 +1,12 @@
 """Per-layer checks: which spec applies, attributes, ports, dims and element types."""
 from __future__ import annotations
 
-from irtool import element_types
-from irtool.diagnostics import clipped
-from irtool.jsonable import quoted
-from irtool.errors import closest, did_you_mean
+from irtool.core import element_types
+from irtool.core.diagnostics import clipped
+from irtool.core.errors import closest, did_you_mean
+from irtool.core.jsonable import quoted
+from irtool.core.shapes import ShapeSyntaxError, parse_dim
 from irtool.ir import Layer, Port
-from irtool.shapes import ShapeSyntaxError, parse_dim
 from irtool.specs import DimProblem, OpSpec, RankProblem, unify
 from irtool.specs.values import format_value
 from irtool.validate.attributes import check_attributes

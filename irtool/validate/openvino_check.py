@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.core.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.core.shapes import ShapeSyntaxError, dims_compatible, format_shape, parse_dim
 from irtool.ir import IRModel, IRParseError, parse_ir
-from irtool.shapes import ShapeSyntaxError, dims_compatible, format_shape, parse_dim
 from irtool.specs import registry
 
 
@@ -35,7 +35,7 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
         return FileReport(report.path, sorted_diagnostics(report.diagnostics))
     weights = Path(path).with_suffix(".bin")
     if os.path.lexists(weights):  # OpenVINO would wait forever on a FIFO, or read a link out of the folder
-        from irtool.model_files import ModelFileError, check_model_file
+        from irtool.core.model_files import ModelFileError, check_model_file
 
         try:
             check_model_file(path, weights.name, "its weights file")

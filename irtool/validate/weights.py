@@ -6,8 +6,8 @@ import os
 import stat
 from pathlib import Path
 
-from irtool import element_types
-from irtool.text import shown
+from irtool.core import element_types
+from irtool.core.text import shown
 from irtool.validate.context import Context, LayerFacts
 
 
@@ -38,8 +38,8 @@ def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
 def _bin_size(path: Path, model: Path) -> tuple[int, str | None]:
     """The size of the weights file, or why OpenVINO could not read it: opened as OpenVINO
     opens it (without blocking, so a FIFO there is refused, not waited on), and only inside
-    the model's folder (irtool.model_files: a link out of it is refused)."""
-    from irtool.model_files import ModelFileError, resolve
+    the model's folder (irtool.core.model_files: a link out of it is refused)."""
+    from irtool.core.model_files import ModelFileError, resolve
 
     try:
         resolve(model, path.name, "its weights file")

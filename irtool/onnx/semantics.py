@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool.errors import InputError
+from irtool.core.errors import InputError
 from irtool.onnx.shapes import DEFAULT_ACTIVATIONS, GATES
 from irtool.reference import checks, ops
 from irtool.reference.activations import KINDS, Activation, resolve

@@ -8,8 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from irtool.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
-
+from irtool.core.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
 
 _SCALARS = frozenset({str, int, bool, type(None)})
 

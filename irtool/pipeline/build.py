@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import CaseError, OpCase
-from irtool.errors import Unsupported
+from irtool.core.errors import Unsupported
+from irtool.core.files import FileError, replace_files, writable_target
 from irtool.runtime.core import openvino_message, openvino_release
-from irtool.files import FileError, replace_files, writable_target
 from irtool.specs import OpSpec, registry
+from irtool.specs.cases import CaseError, OpCase
 
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
@@ -69,7 +69,7 @@ def build_model(case: OpCase) -> "ov.Model":
     its CPU tests apply) turns the sequence into a TensorIterator over its cell, and with
     ``"decompose_cell"`` a cell becomes its equations in plain ops, before anything compiles it:
     the device then runs that path, whose outputs are judged as the op's
-    (irtool.execute.prepare_equivalent).
+    (irtool.pipeline.prepare.prepare_equivalent).
     """
     spec = case.spec
     factory(spec)  # an op version without a factory is refused before anything is made
@@ -211,7 +211,7 @@ def save_model(model: "ov.Model", xml_path: str | Path) -> tuple[Path, Path]:
     """Save IR (.xml and .bin, weights kept in their own type) whole or not at all.
 
     Both files are written in a temporary folder beside the target, then renamed into place
-    together (:func:`irtool.files.replace_files`): neither is ever seen half-written, and a
+    together (:func:`irtool.core.files.replace_files`): neither is ever seen half-written, and a
     failure while saving or renaming leaves the old pair untouched.  Only regular files (or
     nothing) are replaced.
     """

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Sequence
 
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 TEXT_LIMIT = 16 * MIB  # suites, known-failures files, case.json: hand-written or small

@@ -3,7 +3,7 @@
 Python's ``int()`` and ``float()`` are not the IR grammar: they take any Unicode digit
 (``"١"``), ``"1_0"``, ``"inf"`` and ``"nan"``, and ``float("1e400")`` is infinity.
 OpenVINO's reader refuses ``clip="١"``, ``clip="1e400"`` and a 400-digit clip
-(measured with openvino 2026.4.1).  Dims (irtool.shapes), attribute values
+(measured with openvino 2026.4.1).  Dims (irtool.core.shapes), attribute values
 (irtool.specs.values) and the net's version read numbers here, and nowhere else.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 
-from irtool.jsonable import quoted
-from irtool.errors import IrtoolError
+from irtool.core.errors import IrtoolError
+from irtool.core.jsonable import quoted
 
 INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import re
 
-from irtool.errors import IrtoolError
-from irtool.files import size_text
+from irtool.core.errors import IrtoolError
+from irtool.core.files import size_text
 
 ENV = "IRTOOL_MEMORY_LIMIT"
 _SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

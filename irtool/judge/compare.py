@@ -9,9 +9,11 @@ gives the grid and the numbers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from irtool.core.precisions import loosest_precision
 
 
 @dataclass(frozen=True)
@@ -29,18 +31,12 @@ class Tolerance:
 # AVX512_BF16.  f16 cannot run on the CPUs measured (a CPU runs an f16 request as bf16 where
 # it has bf16, else as f32), so its values are bf16's scaled by their unit roundoffs
 # (2^-11 / 2^-8 = 1/8) and rounded up; they also apply to f16 outputs at any precision
-# (irtool.execute.diff_outputs), where f16 models at f32 measured up to 3.1e-5.
-DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {
+# (diff_outputs), where f16 models at f32 measured up to 3.1e-5.
+DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {  # one per irtool.core.precisions.PRECISIONS, in order
     "f32": Tolerance(atol=1e-5, rtol=1e-4, source="f32 default"),
     "f16": Tolerance(atol=3e-3, rtol=2e-3, source="f16 default"),
     "bf16": Tolerance(atol=2e-2, rtol=1e-2, source="bf16 default"),
 }
-PRECISIONS = tuple(DEFAULT_TOLERANCES)
-# What --precision takes: a precision to set as INFERENCE_PRECISION_HINT, or "default": no hint,
-# the precision the device picks for itself (read back from the compiled model, and judged with
-# that precision's tolerance), which is what an application gets.
-DEVICE_DEFAULT = "default"
-PRECISION_CHOICES = (*PRECISIONS, DEVICE_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -90,12 +86,6 @@ def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision:
 def dtype_precision(dtype: np.dtype) -> str:
     """The precision an array's element type holds: f16 and bf16 for theirs, f32 for the rest."""
     return {"float16": "f16", "bfloat16": "bf16"}.get(np.dtype(dtype).name, "f32")
-
-
-def loosest_precision(precisions: list[str]) -> str:
-    """The precision with the widest default tolerance (for a run whose devices differ)."""
-    known = [p for p in precisions if p in DEFAULT_TOLERANCES] or ["f32"]
-    return max(known, key=lambda p: DEFAULT_TOLERANCES[p].atol)
 
 
 @dataclass(frozen=True)
@@ -230,3 +220,12 @@ def _per_step(ranked: np.ndarray, axis: int | None) -> tuple[float, ...] | None:
         return None
     other = tuple(i for i in range(ranked.ndim) if i != axis)
     return tuple(float(v) for v in ranked.max(axis=other)) if ranked.size else ()
+
+
+def diff_outputs(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                 policy: TolerancePolicy, precision: str) -> tuple[OutputDiff, ...]:
+    """Each model output against its expected values, with the tolerance of ``precision`` (or of
+    the output's own element type when that is coarser: an f16 output holds f16 roundings
+    whatever the device computes in) and the policy."""
+    return tuple(compare_output(names[0], got, want, output_tolerance(policy, names, precision, got.dtype), None)
+                 for names, got, want in zip(labels, actual, expected))

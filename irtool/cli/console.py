@@ -2,7 +2,7 @@
 is a clean exit 130 with one line, never a traceback.
 
 Only ``sys`` and ``signal`` are imported before the interrupt is caught: the command line
-(:mod:`irtool.cli`) is imported inside the ``try``, so an interrupt while its modules load
+(:mod:`irtool.cli.program`) is imported inside the ``try``, so an interrupt while its modules load
 (numpy, openvino, argparse) is caught as one while a command runs.  Once the interrupt is
 caught, or once the command has returned, a further Ctrl-C is ignored: the process is only
 exiting.  (Before the interpreter has started irtool at all, while Python imports ``site``,
@@ -19,7 +19,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ct
 def main() -> int:
     """Run the command line of this process (``sys.argv``); its exit code."""
     try:
-        from irtool.cli import main as command_line
+        from irtool.cli.program import main as command_line
 
         code = command_line()
     except KeyboardInterrupt:

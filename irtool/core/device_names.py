@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from irtool.errors import IrtoolError, did_you_mean
+from irtool.core.errors import IrtoolError, did_you_mean
 
 VIRTUAL_DEVICES = ("AUTO", "HETERO", "MULTI", "BATCH")
 NEED_A_LIST = ("HETERO", "MULTI", "BATCH")

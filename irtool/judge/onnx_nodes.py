@@ -6,7 +6,7 @@ device, not what the frontend did.  Here each ONNX node is judged as its ONNX pa
 
 - its inputs: initializers and Constant nodes from the ONNX file, graph inputs from the
   run's inputs, and tensors computed on the way from the converted model, whose ops keep the
-  ONNX tensor names on their outputs (irtool.runtime.nodes exposes them in the probed copy);
+  ONNX tensor names on their outputs (irtool.runtime.probe exposes them in the probed copy);
 - its expected outputs: irtool's reference in ONNX semantics
   (irtool.onnx.evaluate.evaluate_model_node) on those inputs;
 - its actual outputs: the converted model's tensors that carry the node's output names.
@@ -30,12 +30,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool import known_faults
-from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge import known_faults
+from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
 from irtool.onnx.graph import OnnxGraph, OnnxNode
 from irtool.onnx.shapes import INPUT_ORDER, OUTPUT_ORDER, input_dims, output_dims
-from irtool.runtime.nodes import Placement, placement_iterations, why_not_reached
-from irtool.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
+from irtool.runtime.captured import placement_iterations, why_not_reached
+from irtool.runtime.nodes import Placement
 
 ROLES = OUTPUT_ORDER
 SEMANTICS = "ONNX"
@@ -167,7 +168,7 @@ def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray]
 
 def _hints(node: OnnxNode, roles: Mapping[str, str], values: Mapping[str, Any], expected: Mapping[str, np.ndarray],
            diffs: Sequence[OutputDiff]) -> tuple[str, ...]:
-    """The known OpenVINO faults (irtool.known_faults) that this failing node's outputs, or what
+    """The known OpenVINO faults (irtool.judge.known_faults) that this failing node's outputs, or what
     the node is, match."""
     inputs = list(node.proto.input)
     lengths = values.get(inputs[4]) if len(inputs) > 4 and inputs[4] else None
@@ -242,8 +243,7 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
                    outputs: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> SecondOpinion:
     """onnxruntime (CPU) on the same inputs: see :class:`SecondOpinion`."""
     from irtool.onnx.evaluate import evaluate_model_node
-    from irtool.onnx.onnxruntime_run import (OnnxruntimeRefused, available, departures, refusal_reason,
-                                             run_onnxruntime)
+    from irtool.onnx.onnxruntime_run import OnnxruntimeRefused, available, departures, refusal_reason, run_onnxruntime
 
     feeds = {name: inputs[name] for name in graph.graph_inputs if name in inputs}
     tensors = graph.computed_tensors(bodies=False)

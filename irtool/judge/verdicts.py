@@ -1,12 +1,12 @@
-"""A node's verdict, as every judge gives it: irtool's reference on an IR node (irtool.execute),
-an ONNX node in ONNX semantics (irtool.judge_onnx).  Below both, so that they import each other
+"""A node's verdict, as every judge gives it: irtool's reference on an IR node (irtool.judge.nodes),
+an ONNX node in ONNX semantics (irtool.judge.onnx_nodes).  Below both, so that they import each other
 in neither direction."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from irtool.compare import OutputDiff
-from irtool.errors import IrtoolBug
+from irtool.core.errors import IrtoolBug
+from irtool.judge.compare import OutputDiff
 
 PASS, FAIL, UNJUDGED, ERROR = "pass", "fail", "unjudged", "error"
 

@@ -1,8 +1,8 @@
 """.npz files (numpy's zip of .npy arrays), read with bounds and written for any array names.
 
 :func:`read_npz` never unpickles and never allocates before it has checked: the file is a
-regular file (:mod:`irtool.files`), the zip's declared member sizes fit the memory limit
-(:mod:`irtool.memory`), no compressed member inflates past 64 MiB at a ratio over 200
+regular file (:mod:`irtool.core.files`), the zip's declared member sizes fit the memory limit
+(:mod:`irtool.core.memory`), no compressed member inflates past 64 MiB at a ratio over 200
 (a deflate bomb), and each member's .npy header (at most 10,000 bytes) gives a shape and
 dtype whose size (shape x itemsize) fits too and matches the data the member declares.
 The declared sizes may lie: a member is inflated into a buffer of the size its header
@@ -32,8 +32,8 @@ from typing import BinaryIO, Iterable, Mapping
 
 import numpy as np
 
-from irtool.files import FileError, atomic_writer, open_regular, size_text
-from irtool.memory import memory_limit
+from irtool.core.files import FileError, atomic_writer, open_regular, size_text
+from irtool.core.memory import memory_limit
 
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK"
@@ -191,7 +191,7 @@ def _array(path: Path, key: str, member: BinaryIO, member_size: int) -> np.ndarr
 
 def write_npz(path: str | Path, arrays: Mapping[str, np.ndarray], what: str = "outputs file") -> Path:
     """Write ``arrays`` (name -> array) as an .npz that ``numpy.load`` reads back, whole or not
-    at all, over a regular file only (see :mod:`irtool.files`); any name works."""
+    at all, over a regular file only (see :mod:`irtool.core.files`); any name works."""
     members = member_names(arrays)
     comments = {name: NAME_MARK + name.encode("utf-8", "surrogatepass") for name, member in members.items()
                 if member != f"{name}.npy"}

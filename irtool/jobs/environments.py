@@ -37,7 +37,7 @@ the cache folder, a release's folder, its marker and its ``bin/python`` are used
 this user owns them and no group or other user may write them (:func:`untrusted` says why
 not, and the release is refused saying it).  A planted environment in a world-writable
 cache is never run.  A release's lock file is opened without following a link or blocking
-on a FIFO (:func:`irtool.files.open_lock_file`).
+on a FIFO (:func:`irtool.core.files.open_lock_file`).
 """
 from __future__ import annotations
 
@@ -55,10 +55,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from irtool.diagnostics import clipped
-from irtool.documents import load_json
-from irtool.errors import IrtoolError
-from irtool.files import FileError, open_lock_file, read_bytes
+from irtool.core.diagnostics import clipped
+from irtool.core.documents import load_json
+from irtool.core.errors import IrtoolError
+from irtool.core.files import FileError, open_lock_file, read_bytes
 from irtool.runtime.core import release_label
 
 CURRENT = "current"
@@ -436,7 +436,7 @@ def _version(python: str, whole_pipeline: bool = False) -> tuple[str | None, str
     """(openvino.get_version(), None, the distribution's version) as ``python`` imports it, or
     (None, why not, None).  ``whole_pipeline``: irtool's run pipeline must import there too (an
     environment irtool did not make may lack its dependencies)."""
-    code = _SAY_VERSION + ("import irtool.execute\n" if whole_pipeline else "")
+    code = _SAY_VERSION + ("import irtool.pipeline.run\n" if whole_pipeline else "")
     env = worker_environment() if whole_pipeline else {**os.environ, "CI": "true"}
     try:
         done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300,

@@ -3,7 +3,7 @@
 The expected values are an .npz keyed as ``irtool run --save-outputs`` writes the outputs (the
 first name of each output; any of its names is taken), typically what the framework the model
 came from computed on the same inputs.  Each output is compared with the statistics and
-tolerances of a node's outputs (irtool.compare), with a per-step series where the output is a
+tolerances of a node's outputs (irtool.judge.compare), with a per-step series where the output is a
 recurrent node's output that has a time axis.  An output the file lacks, an array the model has
 no output for, and a shape or element kind that differs are failures that say so.  This judges
 any model, whether or not it holds a recurrent node.
@@ -16,9 +16,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from irtool.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
-from irtool.errors import RunError
-from irtool.npz import describe_dtype, read_npz
+from irtool.core.errors import RunError
+from irtool.core.npz import describe_dtype, read_npz
+from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 
 PASS, FAIL = "pass", "fail"
 NUMERIC_KINDS = "biuf"  # bool, signed and unsigned ints, floats

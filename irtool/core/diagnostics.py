@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import quote
 
-from irtool.errors import IrtoolBug
-from irtool.text import escaped_lines
+from irtool.core.errors import IrtoolBug
+from irtool.core.text import escaped_lines
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITIES = (ERROR, WARNING, NOTE)  # most severe first
@@ -79,7 +79,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
     Code("IR083", NOTE, "OpenVINO was not asked: a lone <layer> is not a model, or the .bin is not a regular file"),
-    # ONNX files (irtool/onnx/validate.py)
+    # ONNX files (irtool/validate/onnx_models.py)
     Code("ONNX000", NOTE, "what was checked: onnx.checker and irtool's checks of the GRU/LSTM/RNN nodes"),
     Code("ONNX001", ERROR, "the file is not an ONNX model (not protobuf, truncated, empty)"),
     Code("ONNX002", ERROR, "the file is larger than the size limit"),

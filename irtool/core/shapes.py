@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from irtool.errors import IrtoolError
-from irtool.numbers import INT_TEXT, NumberSyntaxError, parse_int, shown
+from irtool.core.errors import IrtoolError
+from irtool.core.numbers import INT_TEXT, NumberSyntaxError, parse_int, shown
 
 
 @dataclass(frozen=True)

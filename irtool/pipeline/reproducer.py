@@ -18,6 +18,7 @@ A reproducer that cannot be written (a full disk, an I/O error) is a
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -28,10 +29,18 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from irtool.errors import IrtoolBug, IrtoolError
-from irtool.files import FileError, injected_write_fault
-from irtool.jsonable import plain
-from irtool.npz import write_npz
+from irtool.core.errors import IrtoolBug, IrtoolError
+from irtool.core.files import FileError, injected_write_fault
+from irtool.core.jsonable import plain
+from irtool.core.npz import write_npz
+from irtool.judge.nodes import evaluate_node
+from irtool.judge.verdicts import NodeResult
+from irtool.pipeline.device_run import Executed
+from irtool.pipeline.prepare import Prepared
+from irtool.runtime.captured import iteration_arrays
+from irtool.runtime.compile import DeviceRun
+from irtool.runtime.model import model_inputs
+from irtool.runtime.nodes import RecurrentNode
 
 if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
@@ -192,9 +201,8 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
     ``expected`` and ``actual`` by output name, one entry per model output in model output
     order.  ``case`` is the SuiteCase as JSON and ``result`` the CaseResult as JSON, if any.
     """
-    from irtool.build import save_model
+    from irtool.pipeline.build import save_model
     from irtool.runtime.core import openvino_version
-    from irtool.runtime.model import model_inputs
 
     folder = Path(folder)
     outputs = len(model.outputs)
@@ -280,3 +288,32 @@ def _replace_folder(new: Path, target: Path) -> None:
         raise
     finally:
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def node_folder_name(name: str) -> str:
+    """A folder name for a node: readable, filesystem-safe, unique by a short hash."""
+    import re
+
+    slug = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", name).strip("_")[:60] or "node"
+    return f"{slug}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
+def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode, result: NodeResult,
+                          inputs: Mapping[str, np.ndarray], executed: Executed, device_run: DeviceRun,
+                          config: Mapping[str, str]) -> None:
+    """A reproducer folder of one node: a single-op IR of it (Consts where the model had constant
+    data, inputs dynamic where the model's were), its captured inputs as inputs.npz, the
+    reference's outputs as expected.npz and the device's as actual.npz; ``irtool reduce`` takes it."""
+    from irtool.pipeline.concrete import from_node
+
+    arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
+    concrete = from_node(node, arrays)
+    expected = evaluate_node(node, arrays)
+    ports = [port.name for port in node.spec.outputs]
+    write_reproducer(folder, model=concrete.to_model(), inputs=concrete.inputs, expected=dict(zip(ports, expected)),
+                     actual=dict(zip(ports, actual)), device=device_run.device,
+                     precision=device_run.requested_precision, config=config,
+                     tolerances={d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs},
+                     case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
+                     result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
+                             "model": prepared.name})

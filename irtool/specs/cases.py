@@ -19,8 +19,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from irtool.errors import IrtoolError, did_you_mean
-from irtool.memory import check_memory
+from irtool.core.errors import IrtoolError, did_you_mean
+from irtool.core.memory import check_memory
 from irtool.specs import OpSpec, PortSpec, get_spec
 from irtool.specs.expressions import Expr, Sym
 from irtool.specs.model import WEIGHT_ROLES
@@ -65,7 +65,7 @@ class OpCase:
     lengths_type: str = "i32"
     values: str = "unsaturated"
     bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # a dynamic dim's [min, max]
-    transform: str = "none"  # see TRANSFORMS and irtool.build.build_model
+    transform: str = "none"  # see TRANSFORMS and irtool.pipeline.build.build_model
 
     def __post_init__(self) -> None:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2 ** 63:

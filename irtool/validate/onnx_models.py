@@ -20,10 +20,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, checker, shape_inference
 
-from irtool.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.core.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
+from irtool.core.memory import memory_limit
+from irtool.core.model_files import ModelFileError
 from irtool.ir.parse import IRParseError, read_ir_bytes
-from irtool.memory import memory_limit
-from irtool.model_files import ModelFileError
 from irtool.onnx import schema, shapes
 from irtool.onnx.external import check_external, external_tensors, tensor_array
 from irtool.onnx.subgraphs import graphs, placed_nodes
@@ -176,7 +176,7 @@ def _check_node(index: str, node: onnx.NodeProto, spec: schema.OpSchema, tensors
 
 def _check_activations(spec: schema.OpSchema, values: dict[str, Any], attributes: dict[str, Any],
                        report: Callable[..., None]) -> None:
-    from irtool.reference.onnx_interop import activations_per_gate
+    from irtool.onnx.semantics import activations_per_gate
 
     directions = 2 if values["direction"] == "bidirectional" else 1
     try:

@@ -1,6 +1,6 @@
 """A concrete case: one recurrent op with the array of every input port.
 
-Unlike an :class:`irtool.cases.OpCase` (sizes and a seed), a concrete case holds the data
+Unlike an :class:`irtool.specs.cases.OpCase` (sizes and a seed), a concrete case holds the data
 itself: a node of any model with the inputs the device gave it (a node's reproducer), and
 what reduce shrinks, so a candidate is the failing case with parts cut away, not a new
 random case.
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool.cases import free_symbols
-from irtool.errors import IrtoolError
-from irtool.specs import OpSpec, PortSpec
+from irtool.core.errors import IrtoolError
+from irtool.specs import OpSpec, PortSpec, check_shapes
+from irtool.specs.cases import free_symbols
 from irtool.specs.values import format_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,7 +56,7 @@ class ConcreteCase:
     def symbols(self) -> dict[str, int]:
         """Every dim symbol's value (batch_size, hidden_size, ...); ValueError if the arrays do
         not fit the spec."""
-        return self.spec.check_shapes(self.attributes, [self.arrays[port.name].shape for port in self.ports])
+        return check_shapes(self.spec, self.attributes, [self.arrays[port.name].shape for port in self.ports])
 
     @property
     def inputs(self) -> dict[str, np.ndarray]:
@@ -87,7 +87,7 @@ class ConcreteCase:
 
     def to_model(self) -> "ov.Model":
         """The ov.Model of this case, through the op version's openvino factory."""
-        from irtool.build import BuildError, assemble, constant, parameter
+        from irtool.pipeline.build import BuildError, assemble, constant, parameter
 
         sources = []
         for port in self.ports:
@@ -105,8 +105,8 @@ class ConcreteCase:
 
     def write(self, folder: Path) -> tuple[Path, Path, "ov.Model"]:
         """Write model.xml/.bin and inputs.npz into ``folder``; returns their paths and the model."""
-        from irtool.build import save_model
-        from irtool.npz import write_npz
+        from irtool.core.npz import write_npz
+        from irtool.pipeline.build import save_model
 
         model = self.to_model()
         xml, _ = save_model(model, folder / "model.xml")

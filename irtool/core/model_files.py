@@ -12,11 +12,11 @@ tensor, the .bin beside an IR's .xml.  irtool reads such a file for the model on
   folder the model file itself really is in, when the model is a link too, as in a
   Hugging Face cache whose files link into ``blobs/``); checked again on the open file, so a
   link swapped in between is caught;
-- it is a regular file (never a FIFO, device or folder: :func:`irtool.files.open_regular`).
+- it is a regular file (never a FIFO, device or folder: :func:`irtool.core.files.open_regular`).
 
 Every refusal is a :class:`ModelFileError`: one line naming the model, what the file is for
 (``the external data of tensor 'W'``) and the location as written, escaped
-(:func:`irtool.text.shown`).
+(:func:`irtool.core.text.shown`).
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ import re
 from pathlib import Path
 from typing import BinaryIO
 
-from irtool.files import FileError, open_regular, size_text
-from irtool.text import shown
+from irtool.core.files import FileError, open_regular, size_text
+from irtool.core.text import shown
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -92,7 +92,7 @@ def resolve(model: str | Path, location: str, what: str) -> Path:
 
 def open_model_file(model: str | Path, location: str, what: str, limit: int | None = None) -> BinaryIO:
     """The file ``location`` names for ``model``, opened for binary reading (see :func:`resolve`
-    and :func:`irtool.files.open_regular`: a regular file of at most ``limit`` bytes, never
+    and :func:`irtool.core.files.open_regular`: a regular file of at most ``limit`` bytes, never
     waited on); where the open file really is is checked again from its descriptor."""
     model = Path(model)
     return _open(model, model.parent, _roots(model), location, what, limit)

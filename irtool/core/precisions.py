@@ -1,0 +1,19 @@
+"""The precisions irtool runs and judges at, by the names its commands use."""
+from __future__ import annotations
+
+from typing import Iterable
+
+# Each precision's unit roundoff: half the distance from 1 to the next value of its type.
+UNIT_ROUNDOFF = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+PRECISIONS = tuple(UNIT_ROUNDOFF)
+# What --precision takes: a precision to set as INFERENCE_PRECISION_HINT, or "default": no hint,
+# the precision the device picks for itself (read back from the compiled model, and judged with
+# that precision's tolerance), which is what an application gets.
+DEVICE_DEFAULT = "default"
+PRECISION_CHOICES = (*PRECISIONS, DEVICE_DEFAULT)
+
+
+def loosest_precision(precisions: Iterable[str]) -> str:
+    """The coarsest of ``precisions`` (for a run whose devices differ); f32 when none is known."""
+    known = [p for p in precisions if p in UNIT_ROUNDOFF] or ["f32"]
+    return max(known, key=UNIT_ROUNDOFF.__getitem__)

@@ -1,0 +1,81 @@
+"""Stages 3 and 4 of the pipeline: the model (and its probed copy) compiled with an explicit
+INFERENCE_PRECISION_HINT, the precision the device really runs at read back, and both inferred
+on the same inputs.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from irtool.core.errors import RunError
+from irtool.pipeline.prepare import Prepared, onnx_failure
+from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
+from irtool.runtime.what_ran import Implementation, what_ran
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The model compiled on one device at one precision, and its probed copy when it needs one."""
+
+    plain: Any
+    probed: Any | None
+    run: DeviceRun
+    seconds: float
+    implementations: Mapping[str, Implementation] = field(default_factory=dict)  # node name -> what ran
+    input_names: tuple[str, ...] | None = None  # the model's own name of each input, in order
+
+
+def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str],
+                     probe: bool = True) -> Compiled:
+    """Compile the model (and its probed copy, at the same time: OpenVINO's Core compiles from two
+    threads, and compiling is mostly serial, so the pair costs about 1.4 plain compiles, measured,
+    instead of 2); a device that cannot compile is asked which ops it does not support
+    (query_model), so that is said rather than a crash text."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    started = time.perf_counter()
+    path = Path(prepared.name)
+    try:
+        probed = None
+        if probe and prepared.probed.needs_probe and (prepared.probed.judgeable or prepared.onnx is not None):
+            with ThreadPoolExecutor(2, thread_name_prefix="irtool-compile") as pool:
+                copy = pool.submit(compile_on, prepared.probed.probed, device, precision, config, path)
+                plain, device_run = compile_on(prepared.model, device, precision, config, path)
+                probed, _ = copy.result()
+        else:
+            plain, device_run = compile_on(prepared.model, device, precision, config, path)
+    except RunError as error:
+        if prepared.onnx is not None and prepared.onnx.unsupported():
+            raise onnx_failure(prepared.onnx, error) from None
+        note = support_note(prepared.model, device)
+        if note:
+            raise RunError(f"{error.message}; {note}") from None
+        raise
+    seconds = time.perf_counter() - started
+    # a body node runs inside its top-level container: what ran for that is what ran for it
+    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(prepared.probed.run_as)),
+                    tuple(info.name for info in prepared.infos))
+
+
+@dataclass(frozen=True)
+class Executed:
+    outputs: list[np.ndarray]  # the model's outputs, from the plain compile
+    captured: list[np.ndarray]  # the probed copy's outputs (the model's own first), or ``outputs``
+    seconds: float  # the plain inference
+
+
+def execute(compiled: Compiled, inputs: Mapping[str, np.ndarray], device: str) -> Executed:
+    started = time.perf_counter()
+    outputs = infer(compiled.plain, inputs, device, compiled.input_names)
+    seconds = time.perf_counter() - started
+    try:
+        captured = infer(compiled.probed, inputs, device, compiled.input_names) if compiled.probed is not None \
+            else outputs
+    except RunError as error:  # the model ran: what failed is irtool's copy of it
+        raise RunError(f"the probed copy (the model with every recurrent node's tensors as outputs, those in loop "
+                       f"bodies kept for every iteration) failed where the model itself ran: {error.message}") from None
+    return Executed(outputs, captured, seconds)

@@ -1,0 +1,162 @@
+"""Stage 5 of the pipeline: every node of a prepared model judged on what the device computed
+(irtool.judge.nodes, irtool.judge.onnx_nodes), the model's own outputs from the probed compile
+against the plain one's (a plugin may fuse differently when a node's tensors are observed), the
+expected outputs where given, and the model's verdict from all of them.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from irtool.core.text import joined
+from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
+from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
+from irtool.judge.nodes import Reference, evaluate_node, judge_node
+from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
+from irtool.pipeline.device_run import Compiled, Executed
+from irtool.pipeline.prepare import Prepared
+
+
+@dataclass(frozen=True)
+class ProbeCheck:
+    """The model's own outputs from the probed compile against those of the unprobed one."""
+
+    outputs: tuple[OutputDiff, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(d.passed for d in self.outputs)
+
+
+@dataclass(frozen=True)
+class Judgment:
+    verdict: str
+    nodes: tuple[NodeResult, ...]
+    probe_check: ProbeCheck | None
+    outputs: tuple[OutputDiff, ...]  # a single-op model's node diffs, in model output order
+    why_unjudged: str | None
+    expected: ExpectedJudgment | None = None  # the model's outputs against the expected ones, where given
+    node_verdict: str | None = None  # the nodes' verdict alone, where ``verdict`` is also the expected outputs'
+
+
+def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
+          precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None) -> Judgment:
+    """Every node judged on what the device computed, and the model's outputs against ``expected``
+    where given (irtool.judge.expected); the verdict is the worse of the two."""
+    judgment = _judge_nodes(prepared, inputs, executed, policy, precision, reference)
+    if expected is None:
+        return judgment
+    outputs = judge_expected(prepared.labels, executed.outputs, expected, policy, precision, time_axes(prepared))
+    return dataclasses.replace(judgment, expected=outputs, node_verdict=judgment.verdict,
+                               verdict=with_expected(judgment.verdict, judgment.nodes, outputs))
+
+
+def with_expected(node_verdict: str, nodes: Sequence[NodeResult], expected: ExpectedJudgment) -> str:
+    """The model's verdict from its nodes' and its expected outputs': the worse of the two (fail,
+    error, unjudged, pass), the expected outputs' alone where the nodes judged nothing and left
+    no reached node unjudged (a model with no recurrent node)."""
+    if node_verdict == UNJUDGED and not not_judged(nodes):
+        return expected.verdict
+    return min((node_verdict, expected.verdict), key=(FAIL, ERROR, UNJUDGED, PASS).index)
+
+
+def time_axes(prepared: Prepared) -> dict[int, int]:
+    """Model output index -> its time axis, for the outputs that are a top-level recurrent node's
+    output with one (what the expected outputs' per-step errors are measured along)."""
+    axes = {}
+    for node in prepared.nodes:
+        for port, index in (node.model_outputs or {}).items() if not node.in_body else ():
+            axis = node.spec.time_axis(node.spec.outputs[port])
+            if axis is not None:
+                axes.setdefault(index, axis)
+    return axes
+
+
+def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
+                 precision: str, reference: Reference | None) -> Judgment:
+    reference = reference or evaluate_node
+    probe_check = None
+    if executed.captured is not executed.outputs:
+        count = len(executed.outputs)
+        probe_check = ProbeCheck(diff_outputs(prepared.labels, executed.captured[:count], executed.outputs, policy,
+                                              precision))
+    if prepared.onnx is not None:
+        from irtool.judge.onnx_nodes import judge_onnx_nodes
+
+        nodes = unique_node_names(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy,
+                                                   precision))
+        return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
+                        _why_unjudged(prepared, nodes))
+    nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference)
+                              for node in prepared.nodes)
+    outputs: tuple[OutputDiff, ...] = ()
+    single = prepared.single
+    if single is not None and nodes[0].outputs:
+        by_port = {d.name: d for d in nodes[0].outputs}
+        ports = {index: port for port, index in (single.model_outputs or {}).items()}
+        outputs = tuple(by_port[single.spec.outputs[ports[k]].name] for k in range(len(executed.outputs)) if k in ports)
+    return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, outputs, _why_unjudged(prepared, nodes))
+
+
+def unique_node_names(nodes: Iterable[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes, each under a name of its own (irtool.core.names.unique_names); a renamed one remembers the
+    node it runs as."""
+    from irtool.core.names import unique_names
+
+    nodes = list(nodes)
+    return tuple(node if name == node.name else dataclasses.replace(node, name=name,
+                                                                     converted_to=node.converted_to or node.name)
+                 for node, name in zip(nodes, unique_names([node.name for node in nodes])))
+
+
+def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
+    """The judgment with what the device ran for each node (from the unprobed compile)."""
+    import dataclasses
+
+    def described(node: NodeResult) -> str | None:
+        found = compiled.implementations.get(node.container or node.runs_as)
+        if found is None or not node.container:
+            return found.describe() if found is not None else None
+        # the container's own precision and form say nothing of the node inside it: its layer only
+        return f"in {'+'.join(dict.fromkeys(found.layer_types))}" if found.layer_types else None
+
+    nodes = tuple(dataclasses.replace(node, implementation=described(node)) if described(node) else node
+                  for node in judgment.nodes)
+    return dataclasses.replace(judgment, nodes=nodes)
+
+
+def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
+    """fail if any node fails or probing changed the model's outputs; else error if a node could
+    not be judged for an error; unjudged if a node the inputs reached was not judged (a pass
+    would overstate) or nothing was judged; pass only when every reached node was judged and passed."""
+    verdicts = {node.verdict for node in nodes}
+    if FAIL in verdicts or (probe_check is not None and not probe_check.passed):
+        return FAIL
+    if ERROR in verdicts:
+        return ERROR
+    if any(node.verdict == UNJUDGED and node.reached for node in nodes):
+        return UNJUDGED
+    return PASS if PASS in verdicts else UNJUDGED
+
+
+def not_judged(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes the inputs reached that were not judged (what keeps a verdict from pass)."""
+    return tuple(node for node in nodes if node.verdict == UNJUDGED and node.reached)
+
+
+def not_reached(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes these inputs did not reach (an If branch not taken, a Loop that ran no iteration)."""
+    return tuple(node for node in nodes if not node.reached)
+
+
+def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None:
+    if any(node.verdict in (PASS, FAIL) for node in nodes):
+        return None
+    if not nodes:
+        if prepared.onnx is not None:
+            return "the ONNX graph has no GRU, LSTM or RNN node"
+        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
+    return joined((f"{node.name}: {node.reason}" for node in nodes), "; ")

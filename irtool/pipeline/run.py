@@ -1,0 +1,238 @@
+"""``irtool run``: the pipeline's stages on one model, device and precision (or the model's
+outputs against a second device), its inputs, verdict, reproducers and saved outputs.
+
+A step that cannot go on raises RunError with one line naming the file, input or device and
+what was expected; nothing here prints or exits, and openvino is touched only through
+irtool.runtime.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from irtool.core.errors import RunError, RunSkipped, did_you_mean
+from irtool.core.files import FileError, check_holds_no_input, check_not_input, writable_target
+from irtool.core.npz import write_npz
+from irtool.core.precisions import loosest_precision
+from irtool.core.text import joined
+from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
+from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, load_expected
+from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
+from irtool.pipeline.device_run import Executed, compile_prepared, execute
+from irtool.pipeline.inputs import case_inputs
+from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
+from irtool.pipeline.prepare import Prepared, read_and_prepare
+from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
+from irtool.runtime.compile import DeviceRun
+from irtool.runtime.devices import check_device, list_devices, skip_reason
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    model: Path
+    device: str
+    precision: str = "f32"
+    inputs: Path | None = None
+    seed: int = 0
+    save_outputs: Path | None = None
+    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
+    config: Mapping[str, str] = field(default_factory=dict)
+    compare_with: tuple[str, str] | None = None  # (device, precision)
+    compare_with_onnxruntime: bool = False  # an .onnx model: onnxruntime's outputs as a second opinion
+    fill_defaults: bool = False
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
+    sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
+    reproducers: Path | None = None  # a folder for one reproducer per failing node
+    expected: Path | None = None  # an .npz of the model's expected outputs (keyed as --save-outputs writes them)
+
+    def __post_init__(self) -> None:
+        for name, size in self.sizes.items():
+            if not (isinstance(size, int) and size >= 1):
+                raise RunError(f"--{name.replace('_size', '').replace('_', '-')} {size}: expected a whole number >= 1")
+
+
+@dataclass(frozen=True)
+class InputSummary:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    value: Any = None  # a scalar input's value (a Loop's trip count, a flag): what decides which nodes run
+
+
+@dataclass(frozen=True)
+class RunResult:
+    model: str
+    op: str | None  # "GRUSequence-5 (layer 'gru')" for a model of one node fed by its inputs
+    run: DeviceRun
+    inputs_from: str  # "seed 0" or the .npz path
+    inputs: tuple[InputSummary, ...]
+    against: str | None  # "reference", a DeviceRun description, or None
+    against_run: DeviceRun | None
+    no_reference: str | None
+    outputs: tuple[OutputDiff, ...]
+    output_shapes: tuple[tuple[str, tuple[int, ...]], ...]
+    verdict: str = UNJUDGED
+    nodes: tuple[NodeResult, ...] = ()
+    probe_check: ProbeCheck | None = None
+    filled_defaults: tuple[str, ...] = ()
+    saved_outputs: str | None = None
+    shapes_chosen: Mapping[str, str] = field(default_factory=dict)
+    input_notes: tuple[str, ...] = ()
+    reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
+    second_opinion: Any = None  # irtool.judge.onnx_nodes.SecondOpinion with --compare-with onnxruntime
+    unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
+    expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
+
+    @property
+    def passed(self) -> bool | None:
+        """True or False when something was compared; None when nothing was."""
+        return {PASS: True, FAIL: False}.get(self.verdict)
+
+
+def run(options: RunOptions) -> RunResult:
+    """``irtool run``: the pipeline's stages on one model, device and precision."""
+    report = list_devices()
+    asked = [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else [])
+    for device, _ in asked:  # a name OpenVINO does not know is a usage error, before any skip
+        check_device(device, report)
+    for device, precision in asked:
+        reason = skip_reason(device, precision, report)
+        if reason:
+            raise RunSkipped(f"{reason}: nothing was run")
+    inputs_read = run_inputs(options)
+    if options.expected is not None and options.compare_with:
+        raise RunError("--expected judges the model's outputs against a file and --compare-with DEVICE against a "
+                       "second device: give one of them")
+    expected = load_expected(options.expected) if options.expected is not None else None
+    if options.save_outputs is not None:
+        check_not_input(options.save_outputs, inputs_read, "--save-outputs file")
+        writable_target(options.save_outputs, "outputs file")
+    if options.compare_with_onnxruntime:
+        _check_onnxruntime(options.model)
+    prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
+    if prepared.onnx is not None and options.reproducers is not None:
+        raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
+                       f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
+    if options.reproducers is not None:  # a node's folder is replaced whole: it must hold no input
+        for node in prepared.nodes:
+            check_holds_no_input(Path(options.reproducers) / node_folder_name(node.key), inputs_read,
+                                 f"reproducer folder of node '{node.key}'")
+    try:
+        inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
+    except RunSkipped as error:  # the expected outputs judge the model: its dims are the user's to give
+        if expected is None:
+            raise
+        raise RunError(f"{error.message}; give the inputs the expected outputs were computed on: "
+                       f"--inputs IN.npz") from None
+    _check_tolerance_names(prepared, options.tolerance)
+    # --compare-with judges the model's outputs only: no probed copy to compile or infer
+    compiled = compile_prepared(prepared, options.device, options.precision, options.config,
+                                probe=options.compare_with is None)
+    executed = execute(compiled, inputs, options.device)
+    single = prepared.single
+    common = dict(model=str(options.model), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
+                  run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
+                  inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name, a.item() if a.ndim == 0 else None)
+                               for name, a in inputs.items()),
+                  output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
+                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
+    result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
+    # written after the verdict: a file that cannot be written (a full disk) is a note beside it
+    unwritten = list(result.unwritten)
+    saved = None
+    if options.save_outputs is not None:
+        try:
+            saved = _save_outputs(options.save_outputs, prepared.labels, executed.outputs)
+        except FileError as error:
+            unwritten.append(error.message)
+    return dataclasses.replace(result, saved_outputs=saved, unwritten=tuple(unwritten))
+
+
+def run_inputs(options: RunOptions) -> list[tuple[str, Path]]:
+    """The files ``irtool run`` reads, by what they are to it: nothing it writes may replace them."""
+    model = Path(options.model)
+    found = [("the model", model)]
+    if model.suffix.lower() == ".xml":
+        found.append(("the model's weights", model.with_suffix(".bin")))
+    if options.inputs is not None:
+        found.append(("the --inputs file", Path(options.inputs)))
+    if options.expected is not None:
+        found.append(("the --expected file", Path(options.expected)))
+    return found
+
+
+def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: Mapping[str, np.ndarray],
+                executed: Executed, common: dict, expected: ExpectedOutputs | None = None) -> RunResult:
+    """The verdict of a run (and its reproducers, each written after the verdict it belongs to)."""
+    if options.compare_with:
+        other = compile_prepared(prepared, *options.compare_with, options.config, probe=False)
+        expected = execute(other, inputs, options.compare_with[0]).outputs
+        precision = loosest_precision([compiled.run.precision, other.run.precision])
+        diffs = diff_outputs(prepared.labels, executed.outputs, expected, options.tolerance, precision)
+        said = "--compare-with judges the model's outputs device against device"
+        nodes = unique_node_names(
+            (NodeResult(n.name, n.op_type, n.version, n.where, UNJUDGED, said, semantics="ONNX")
+             for n in prepared.onnx.all_nodes) if prepared.onnx is not None else
+            (NodeResult(n.key, n.spec.type, n.spec.version, n.where, UNJUDGED, said, tensors=n.tensors,
+                        converted_to=n.name if n.stable else None) for n in prepared.nodes))
+        return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
+                         outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
+    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)
+    judgment = with_implementations(judgment, compiled)
+    reproducers = {}
+    unwritten = []
+    if options.reproducers is not None:
+        for node, result in zip(prepared.nodes, judgment.nodes):
+            if result.verdict == FAIL:
+                folder = Path(options.reproducers) / node_folder_name(result.name)
+                try:
+                    write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run,
+                                          options.config)
+                    reproducers[result.name] = str(folder)
+                except ReproducerError as error:
+                    unwritten.append(error.message)
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    second = None
+    if options.compare_with_onnxruntime:
+        from irtool.judge.onnx_nodes import second_opinion
+
+        second = second_opinion(prepared.onnx, prepared.labels, inputs, executed.outputs, options.tolerance,
+                                compiled.run.precision)
+    return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
+                     no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
+                     nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
+                     second_opinion=second, unwritten=tuple(unwritten), expected=judgment.expected)
+
+
+def _check_onnxruntime(model: Path) -> None:
+    """``--compare-with onnxruntime`` needs an .onnx model and onnxruntime installed."""
+    from irtool.onnx.onnxruntime_run import available
+
+    if Path(model).suffix.lower() != ".onnx":
+        raise RunError(f"{model}: --compare-with onnxruntime runs the .onnx file itself; give the .onnx model "
+                       f"(an IR model is compared with a second device: --compare-with DEVICE)")
+    if available() is None:
+        raise RunError("--compare-with onnxruntime: onnxruntime is not installed (pip install onnxruntime)")
+
+
+def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
+    names = {name for names in prepared.labels for name in names}
+    names |= {f"{prefix}{port.name}" for node in prepared.nodes for port in node.spec.outputs
+              for prefix in ("", f"{node.key}:")}
+    if prepared.onnx is not None:
+        names |= prepared.onnx.tolerance_names()
+    unknown = policy.unknown_outputs(names)
+    if unknown:
+        raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have"
+                       f"{did_you_mean(unknown[0], names)}; it names "
+                       f"{joined(sorted(names), listed=12)}")
+
+
+def _save_outputs(path: Path | None, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray]) -> str | None:
+    if path is None:
+        return None
+    return str(write_npz(path, {names[0]: array for names, array in zip(labels, arrays)}, "outputs file"))

@@ -1,0 +1,86 @@
+"""A node's arrays read out of what one inference of the probed copy captured: its inputs and
+outputs in port order, at each iteration it ran in a body, and why it was not reached where it
+did not run.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from irtool.runtime.nodes import Condition, Placement, RecurrentNode
+
+
+def input_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
+                 captured: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
+    """A node's input arrays in port order: constant data, the model's inputs, and the probed
+    copy's outputs (none needed for a node fed by the model's inputs alone)."""
+    arrays = []
+    for feed in node.feeds:
+        if feed.constant is not None:
+            arrays.append(feed.constant)
+        elif feed.parameter is not None:
+            arrays.append(inputs[feed.parameter])
+        else:
+            arrays.append(captured[feed.probe])
+    return arrays
+
+
+def probed_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
+                  captured: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A node's input arrays (port order) and output arrays, from the model's inputs and the
+    probed copy's outputs."""
+    return input_arrays(node, inputs, captured), [captured[index] for index in node.outputs]
+
+
+def reached_iterations(node: RecurrentNode, captured: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+    """The iterations (one index per loop around it) at which a body node ran: every index of its
+    probed tensors' leading axes whose If flags say its branches were taken; ``[()]`` for a
+    top-level node."""
+    if not node.in_body:
+        return [()]
+    first = next((feed.probe for feed in node.feeds if feed.probe is not None), node.outputs[0] if node.outputs else None)
+    return _reached(first, node.depth, node.conditions, captured)
+
+
+def placement_iterations(placement: Placement, captured: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+    """The iterations (one index per loop around it) at which a named tensor in a body was computed."""
+    return _reached(placement.probe, placement.depth, placement.conditions, captured)
+
+
+def _reached(first: int | None, depth: int, conditions: Sequence[Condition],
+             captured: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+    if first is None:
+        return []
+    leading = captured[first].shape[:depth]
+    return [index for index in np.ndindex(*leading)
+            if all(bool(np.asarray(captured[c.probe][index[:c.depth]]).reshape(-1)[0]) == c.then for c in conditions)]
+
+
+def why_not_reached(conditions: Sequence[Condition], loops: Sequence[str], captured: Sequence[np.ndarray],
+                    branches: Sequence[str] | None = None) -> str:
+    """Which container kept a body node from running: an If branch not taken, a loop with no
+    iteration; ``branches`` names the If branches in place of the conditions' own labels, and
+    ``loops`` the loops."""
+    ifs = [c for c in conditions if not c.loop]
+    guards = [c for c in conditions if c.loop]
+    names = {id(c): name for c, name in zip(ifs, branches)} if branches is not None and len(branches) == len(ifs) \
+        else {}
+    if len(loops) == len(guards):
+        names.update((id(c), name) for c, name in zip(guards, loops))
+    for condition in conditions:
+        flags = np.asarray(captured[condition.probe]).reshape(-1)
+        if flags.size and not (flags.astype(bool) == condition.then).any():
+            return dataclasses.replace(condition, label=names.get(id(condition), condition.label)).says()
+    return f"{' or '.join(loops) or 'its container'} ran no iteration where it is"
+
+
+def iteration_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
+                     index: tuple[int, ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A node's input arrays (port order) and output arrays at one iteration (``()`` at the top level)."""
+    arrays, actual = probed_arrays(node, inputs, captured)
+    if not index:
+        return arrays, actual
+    return ([array if feed.probe is None else array[index] for feed, array in zip(node.feeds, arrays)],
+            [array[index] for array in actual])
