@@ -37,6 +37,9 @@ SUBSTITUTIONS = [
     (r" -o crash$", " --budget 5 -o crash",
      "each crash costs a fresh worker (28 runs, 15 s and more): 5 s shows the same exit code"),
     (r"--reduce-budget 120$", "--reduce-budget 5", "two reductions within 5 s each: the same exit code, sooner"),
+    (r"^irtool harness samples/suites/onnx\.toml -d CPU --report-dir onnx-out$",
+     "irtool harness samples/suites/onnx.toml -d CPU --report-dir onnx-out --shard 1/4",
+     "tests/test_harness_onnx.py runs the whole suite and checks its verdicts; a quarter of it shows the command"),
 ]
 # Where the CPU has no bf16 (OpenVINO then runs f32 silently), the bf16 examples are run at f32
 # so that they still mean "fails, and is reduced" or "runs and passes".

@@ -142,14 +142,14 @@ def test_the_cpu_lengths_bug_is_a_failed_test_with_its_statistics_in_junit(tmp_p
 
 @pytest.fixture
 def one_gru(tmp_path):
-    (tmp_path / "suite.toml").write_text('[suite]\nname = "one"\ntimeout = 20\n[[grid]]\nid = "gru"\n'
+    (tmp_path / "suite.toml").write_text('[suite]\nname = "one"\ntimeout = 8\n[[grid]]\nid = "gru"\n'
                                          'op = "GRUSequence"\nattributes = { hidden_size = 4, direction = "forward" }\n')
     return tmp_path
 
 
 @pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
 @pytest.mark.parametrize("fault, word", [("abort:case=gru*", "the worker died: SIGABRT (abort)"),
-                                         ("hang:case=gru*", "ran past the timeout of 20 s")],
+                                         ("hang:case=gru*", "ran past the timeout of 8 s")],
                          ids=["crash", "timeout"])
 def test_a_crash_or_a_hang_fails_its_test_and_the_session_goes_on(one_gru, spread, fault, word):
     done = pytest_run(one_gru, "suite.toml", "--junitxml", "junit.xml", *spread,
