@@ -25,13 +25,13 @@ that a symlink or a hard link to an input counts as the input.
 
 Faults (:func:`injected_write_fault`): ``IRTOOL_WRITE_FAULT`` holds ``enospc:GLOB`` or
 ``eio:GLOB`` items separated by ``;``; a write whose absolute target path matches GLOB
-fails with that error, as a full or broken disk would.  It exists for tests, where a
+fails with that error, as a full or broken disk would (GLOB: only ``*`` and ``?`` are wildcards,
+irtool.core.globs).  It exists for tests, where a
 small tmpfs cannot be mounted.
 """
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 import tempfile
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from irtool.core.errors import IrtoolError
+from irtool.core.globs import glob_matches
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 TEXT_LIMIT = 16 * MIB  # suites, known-failures files, case.json: hand-written or small
@@ -215,7 +216,7 @@ def injected_write_fault(path: str | Path) -> None:
     for item in text.split(";"):
         kind, sep, pattern = item.strip().partition(":")
         code = {"enospc": errno.ENOSPC, "eio": errno.EIO}.get(kind.strip().lower())
-        if code is not None and sep and fnmatch.fnmatchcase(target, pattern.strip()):
+        if code is not None and sep and glob_matches(pattern.strip(), target):
             raise OSError(code, os.strerror(code), target)
 
 

@@ -25,7 +25,8 @@ from typing import Iterable, Sequence
 from irtool.core.documents import load_toml
 from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.core.files import read_text
-from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult, pattern_matches
+from irtool.core.globs import glob_matches
+from irtool.jobs.records import FAILED, PASS, XFAIL, XPASS, CaseResult
 
 KEYS = frozenset({"case", "device", "precision", "openvino", "verdict", "reason", "issue"})
 
@@ -50,9 +51,9 @@ class Expected:
         return tuple(v.strip() for v in self.verdict.split(",") if v.strip())
 
     def matches(self, result: CaseResult) -> bool:
-        return (pattern_matches(self.case, result.case) and pattern_matches(self.device, result.device)
-                and pattern_matches(self.precision, result.precision)
-                and pattern_matches(self.openvino, result.release))
+        return (glob_matches(self.case, result.case) and glob_matches(self.device, result.device)
+                and glob_matches(self.precision, result.precision)
+                and glob_matches(self.openvino, result.release))
 
 
 def load_expectations(path: str | Path) -> list[Expected]:

@@ -35,7 +35,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.core.errors import IrtoolError, did_you_mean
-from irtool.jobs.records import Job, pattern_matches
+from irtool.core.globs import glob_matches
+from irtool.jobs.records import Job
 from irtool.specs.values import format_value
 
 ENV = "IRTOOL_FAULT"
@@ -62,7 +63,7 @@ class Fault:
         fields = job_fields(job, {})
         for key, want in self.when.items():
             have = fields.get(key)
-            if have is not None and not (pattern_matches(want, have) if key == "case" else have == want):
+            if have is not None and not (glob_matches(want, have) if key == "case" else have == want):
                 return False
         return True
 
@@ -70,7 +71,7 @@ class Fault:
         fields = job_fields(job, found or {})
         for key, want in self.when.items():
             have = fields.get(key)
-            if have is None or not (pattern_matches(want, have) if key == "case" else have == want):
+            if have is None or not (glob_matches(want, have) if key == "case" else have == want):
                 return False
         return True
 

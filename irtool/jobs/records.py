@@ -10,7 +10,6 @@ plus ``atol``, ``rtol`` and ``tolerance_source`` (non-finite floats as "inf"/"na
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -385,9 +384,3 @@ def result_from_json(data: Mapping[str, Any], nonfinite: bool = True) -> CaseRes
     are dropped, missing optional ones default.  ``nonfinite=False`` says the record holds no
     "inf", "-inf" or "nan" string (its reader saw none in its text): nothing to turn back."""
     return CaseResult(**{k: v for k, v in check_result_json(data, nonfinite).items() if k in _RESULT_NAMES})
-
-
-def pattern_matches(pattern: str, text: str) -> bool:
-    """A glob where only ``*`` and ``?`` are wildcards: case ids hold ``[`` and ``]`` literally."""
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, text, re.DOTALL) is not None
