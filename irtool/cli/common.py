@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from irtool.core.errors import IrtoolError
+from irtool.core.jsonable import json_text
 from irtool.core.text import cut, shown
 
 NOTHING_JUDGED = 3  # the exit code of a run that ran but judged nothing
@@ -48,6 +48,6 @@ def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, uns
         fail(message)
     if args.format == "json":
         skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
-        print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
+        print(json_text({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
                           "nodes": [], "unsupported": unsupported}, indent=2))
     return code

@@ -19,6 +19,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ct
 def main() -> int:
     """Run the command line of this process (``sys.argv``); its exit code."""
     try:
+        _tolerant_streams()
         from irtool.cli.program import main as command_line
 
         code = command_line()
@@ -40,6 +41,23 @@ def interrupted() -> int:
     except (OSError, ValueError):
         pass
     return EXIT_INTERRUPTED
+
+
+def _tolerant_streams() -> None:
+    """stdout and stderr write what their encoding cannot hold as backslash escapes instead of
+    raising: under LC_ALL=C without UTF-8 mode, or PYTHONIOENCODING=ascii, a node named
+    ``grü_节点`` is printed as ``gr\\xfc_\\u8282\\u70b9`` and the verdict stays the verdict.  A UTF-8
+    stream that passes a file name's stray bytes through (surrogateescape) is left as it is."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+        utf8 = encoding is not None and codecs.lookup(encoding).name == "utf-8"
+        if errors not in ("backslashreplace", "surrogateescape" if utf8 else None):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError, OSError):
+                pass
 
 
 def _ignore_interrupts() -> None:

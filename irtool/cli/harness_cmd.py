@@ -11,7 +11,6 @@ junit.xml, report.html and a reproducer folder per failure.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -20,6 +19,7 @@ from typing import Any
 
 from irtool.cli.common import fail, sigterm_as_interrupt
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds
+from irtool.core.jsonable import json_text
 from irtool.core.text import cut, escaped_lines, shown
 from irtool.harness.reports import column_label, column_of
 
@@ -109,7 +109,7 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.finish()
-    print(render(outcome, args.report_dir) if text else json.dumps(summary_json(outcome), indent=2))
+    print(render(outcome, args.report_dir) if text else json_text(summary_json(outcome), indent=2))
     if outcome.stopped:
         fail(f"the run stopped: {outcome.stopped}; {len(outcome.run.results)} results are saved, --resume "
              f"continues once it can write again")

@@ -9,12 +9,12 @@ All: exit 2 when a results file cannot be read or the reports cannot be written.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import UsageError
+from irtool.core.jsonable import json_text
 from irtool.core.text import cut, joined, shown
 
 FORMATS = ("text", "json")
@@ -83,7 +83,7 @@ def handle_diff(args: argparse.Namespace) -> int:
     diff = diff_runs(old, new, device_map=parse_pairs(args.device_map, "--device-map", "CPU=GPU"),
                      openvino_map=parse_pairs(args.openvino_map, "--openvino-map", "2025.4.1=2026.4.1"), **options)
     if args.format == "json":
-        print(json.dumps(diff.to_json(), indent=1, allow_nan=False))
+        print(json_text(diff.to_json(), indent=1, allow_nan=False))
     else:
         print(render_diff(diff, f"{args.old} ({_describe(old.meta)})", f"{args.new} ({_describe(new.meta)})"))
     from irtool.jobs.records import EXIT_FAILED, EXIT_NOTHING_JUDGED, EXIT_PASSED

@@ -7,7 +7,6 @@ precision: a skip with OpenVINO's reason; a device name OpenVINO does not know i
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 
 from irtool.cli.common import NOTHING_JUDGED, UsageError, stopped
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
-from irtool.core.jsonable import plain
+from irtool.core.jsonable import json_text, plain
 from irtool.core.numbers import NumberSyntaxError, parse_int
 from irtool.core.precisions import DEVICE_DEFAULT, PRECISION_CHOICES
 from irtool.core.text import cut, escaped_lines, shown
@@ -104,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
         return stopped(args, "error", error.message, 2, unsupported=True)
     except (IrtoolError, IrtoolBug) as error:
         return stopped(args, "error", error.message, 2)
-    print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
+    print(json_text(to_json(result), indent=2) if args.format == "json" else render_text(result))
     return exit_code(result)
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from irtool.cli.common import UsageError, stopped
 from irtool.core.documents import load_json
+from irtool.core.jsonable import json_text
 from irtool.core.text import escaped_lines
 from irtool.jobs.environments import Environment, describe, environments, worker_environment
 
@@ -97,7 +97,7 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
                               stdin=subprocess.DEVNULL).returncode
     runs = [dataclasses.replace(_run_one(label, env, args), env=env) for label, env in envs.items()]  # oldest first
     if args.format == "json":
-        print(json.dumps(to_json(args, runs), indent=2))
+        print(json_text(to_json(args, runs), indent=2))
     else:
         print(render_text(args, runs))
     return exit_code(runs)

@@ -6,7 +6,6 @@ the table).
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Iterable, Sequence
 from urllib.parse import quote
 
 from irtool.core.errors import IrtoolBug
+from irtool.core.jsonable import json_text
 from irtool.core.text import escaped_lines
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
@@ -174,7 +174,7 @@ def _plural(count: int, noun: str) -> str:
 
 
 def render_json(reports: Sequence[FileReport]) -> str:
-    return json.dumps({"files": [{"path": r.path, "valid": r.valid,
+    return json_text({"files": [{"path": r.path, "valid": r.valid,
                                   "diagnostics": [d.to_json() for d in r.diagnostics]} for r in reports]},
                       indent=2) + "\n"
 
@@ -208,7 +208,7 @@ def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
                                                 for c in used]}},
                   "results": results}],
     }
-    return json.dumps(sarif, indent=2) + "\n"
+    return json_text(sarif, indent=2) + "\n"
 
 
 def sort_key(d: Diagnostic) -> tuple:

@@ -1,5 +1,6 @@
 """Records as strict JSON: dataclasses as dicts, tuples as lists, and non-finite floats as
-the strings "inf", "-inf" and "nan" (JSON has no such numbers), and back."""
+the strings "inf", "-inf" and "nan" (JSON has no such numbers), and back; and JSON text that
+strict readers take whatever a name holds (:func:`json_text`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from irtool.core.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
+from irtool.core.text import undecodable_escaped
 
 _SCALARS = frozenset({str, int, bool, type(None)})
 
@@ -38,6 +40,27 @@ def plain(value: Any, numbers: bool = False) -> Any:
         return [plain(v, numbers) for v in value]
     if isinstance(value, float) and not math.isfinite(value) and not numbers:
         return str(value)
+    return value
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """``json.dumps(value, **options)``, without a lone surrogate: a file name's bytes that are not
+    UTF-8 (held by Python as U+DC80-U+DCFF) would be written as ``"\\udcff"``, which strict JSON
+    readers refuse; each is written as irtool.core.text.undecodable_escaped spells it
+    (``a\\xffb.xml``), in keys and values alike.  JSON written with ensure_ascii (the default)
+    shows any surrogate as ``\\ud...``: text without one is returned as json.dumps made it."""
+    text = json.dumps(value, **options)
+    return text if "\\ud" not in text else json.dumps(_without_surrogates(value), **options)
+
+
+def _without_surrogates(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return undecodable_escaped(value)
+    if isinstance(value, Mapping):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_without_surrogates(v) for v in value]
     return value
 
 

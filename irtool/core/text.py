@@ -10,6 +10,12 @@ forged ``PASS:`` line), a bidi override would show the text in another order.
 ``\\n``, ``\\r``, ``\\t`` by name; others of the C0 and C1 sets, DEL, the Unicode line and
 paragraph separators and the bidi embedding, override and isolate marks as ``\\xNN`` or
 ``\\uNNNN``.  Everything else, other scripts included, is shown as it is.
+
+A file name is bytes, and a byte that is not UTF-8 reaches Python as a lone surrogate
+(U+DC80-U+DCFF, os.fsdecode's "surrogateescape"), which no terminal, UTF-8 file or strict
+JSON reader takes.  :func:`undecodable_escaped` writes each such byte as ``\\xNN`` (the
+byte, ``a\\xffb.xml`` for the name ``a<0xff>b.xml``; another lone surrogate as
+``\\uNNNN``): the one documented spelling of such names in text and in JSON alike.
 :func:`escaped_lines` joins records so, each escaped: the rendering boundary of the CLI's text.
 
 A model can have 3,000,000 time steps, 100,000 recurrent nodes or outputs, or a crashing
@@ -28,7 +34,10 @@ from typing import Callable, Iterable, Sequence
 
 # C0 and DEL, C1, the line/paragraph separators, bidi marks, embeddings, overrides and isolates,
 # the Arabic letter mark, and the BOM / zero-width no-break space (invisible inside a name).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+# Lone surrogates too: a file name's bytes that are not UTF-8 (see undecodable_escaped).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_BYTES = range(0xDC80, 0xDD00)  # surrogateescape's: the byte 0xNN as U+DCNN
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -37,7 +46,16 @@ def _escape(match: re.Match[str]) -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
+    if code in _ESCAPED_BYTES:
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def undecodable_escaped(text: str) -> str:
+    """``text`` with each lone surrogate written as an escape: a byte of a file name that is not
+    UTF-8 as ``\\xNN``, any other as ``\\uNNNN`` (see the module docstring).  Other characters
+    stay as they are."""
+    return _SURROGATE.sub(_escape, text) if not text.isascii() else text
 
 
 def shown(text: object) -> str:

@@ -14,7 +14,6 @@ results.jsonl is not listed: it carries its run's identity in its first line
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Iterable
 from irtool.core.documents import load_json
 from irtool.core.errors import IrtoolError
 from irtool.core.files import RESULTS_LIMIT, FileError, open_regular, read_text, write_atomic
+from irtool.core.jsonable import json_text
 
 MARKER_NAME = ".irtool-files.json"
 FORMAT = "irtool-files/1"
@@ -105,5 +105,5 @@ def record_owned(report_dir: Path, files: Iterable[str] = (), folders: Iterable[
     for name in files:
         marker["files"][name] = digest(report_dir / name)
     marker["folders"] = sorted(set(marker["folders"]) | set(folders))
-    write_atomic(report_dir / MARKER_NAME, json.dumps({"format": FORMAT, **marker}, indent=1) + "\n",
+    write_atomic(report_dir / MARKER_NAME, json_text({"format": FORMAT, **marker}, indent=1) + "\n",
                  "marker file")

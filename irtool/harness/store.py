@@ -28,7 +28,7 @@ from irtool import __version__
 from irtool.core.documents import load_json
 from irtool.core.errors import IrtoolError
 from irtool.core.files import RESULTS_LIMIT, atomic_writer, open_regular, read_bytes, writable_target
-from irtool.core.jsonable import quoted_json
+from irtool.core.jsonable import json_text, quoted_json
 from irtool.jobs.records import VERDICTS, CaseResult, RecordError, result_from_json, result_to_json
 
 FORMAT = "irtool-results/1"
@@ -106,7 +106,7 @@ class JsonlWriter:
 
     def _write(self, data: Mapping[str, Any]) -> None:
         try:
-            self._handle.write(json.dumps(data, allow_nan=False) + "\n")
+            self._handle.write(json_text(data, allow_nan=False) + "\n")
             self._handle.flush()
         except OSError as error:
             self._failed = True
@@ -219,11 +219,11 @@ def write_json(path: Path, run: RunResults, extra: Mapping[str, Any] | None = No
     so that a run of 200,000 results is never one string in memory."""
     head = {"format": FORMAT, **run.meta, "partial": run.partial, "summary": run.summary, **(extra or {})}
     head.pop("results", None)
-    text = json.dumps(head, indent=1, allow_nan=False)
+    text = json_text(head, indent=1, allow_nan=False)
     with atomic_writer(path, "results file") as handle:
         handle.write(text[:-2].encode("utf-8") + b',\n "results": [')  # the head without its closing "\n}"
         for index, result in enumerate(run.results):
-            line = json.dumps(result_to_json(result), allow_nan=False)  # ASCII: escapes whatever a name holds
+            line = json_text(result_to_json(result), allow_nan=False)  # ASCII: escapes whatever a name holds
             handle.write(((",\n  " if index else "\n  ") + line).encode("ascii"))
         handle.write(b"\n ]\n}\n" if run.results else b"]\n}\n")
 

@@ -84,6 +84,7 @@ from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.core.files import read_text
 from irtool.core.formats import formats_text, model_format
 from irtool.core.jsonable import quoted
+from irtool.core.text import undecodable_escaped
 from irtool.jobs.frontends import FRONTENDS, ONNX_OPS, latest_opset, onnx_model
 from irtool.jobs.records import SuiteCase, op_case
 from irtool.specs import get_spec
@@ -507,7 +508,7 @@ def _file_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) ->
     cases = []
     for file in files:
         for seed in _seeds(path, where, table):
-            case_id = f"{prefix}:{file.stem}[seed={seed}]"
+            case_id = undecodable_escaped(f"{prefix}:{file.stem}[seed={seed}]")  # an id, not a path: strict text
             cases.append(SuiteCase(id=case_id, suite=suite, file=str(file.resolve()), fill_defaults=fill, seed=seed,
                                    atol=_tolerance(path, case_id, table, "atol"),
                                    rtol=_tolerance(path, case_id, table, "rtol"),
@@ -557,7 +558,7 @@ def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -
                 isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf") for v in pair)):
             raise SuiteError(f"{path}: {where}: tolerances.{name} is {pair!r}; expected [atol, rtol], two finite "
                              f"numbers >= 0")
-    base = _case_id_base(path, where, table, model.stem)
+    base = undecodable_escaped(_case_id_base(path, where, table, model.stem))  # an id, not a path: strict text
     seeds = [0] if inputs is not None else _seeds(path, where, table)
     cases = []
     for seed in seeds:

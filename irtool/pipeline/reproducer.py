@@ -31,7 +31,7 @@ import numpy as np
 
 from irtool.core.errors import IrtoolBug, IrtoolError
 from irtool.core.files import FileError, injected_write_fault
-from irtool.core.jsonable import plain
+from irtool.core.jsonable import json_text, plain
 from irtool.core.npz import write_npz
 from irtool.judge.nodes import evaluate_node
 from irtool.judge.verdicts import NodeResult
@@ -228,7 +228,7 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
         record = {"case": case, "device": device, "precision": precision, "config": dict(config),
                   "tolerances": {name: list(pair) for name, pair in tolerances.items()}, "result": result,
                   "openvino": openvino_version()}
-        (scratch / "case.json").write_text(json.dumps(plain(record), indent=1, allow_nan=False) + "\n",
+        (scratch / "case.json").write_text(json_text(plain(record), indent=1, allow_nan=False) + "\n",
                                            encoding="utf-8")
         (scratch / SCRIPT_NAME).write_text(reproduce_script(case, device, precision, config, tolerances),
                                            encoding="utf-8")

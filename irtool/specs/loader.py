@@ -122,7 +122,7 @@ def build_spec(data: dict, common: dict, where: str = "<spec>") -> OpSpec:
             source=data.get("source", ""), openvino_loads=data.get("openvino_loads", True),
             openvino_note=data.get("openvino_note", ""), factory=_factory(data), path=where)
     except (KeyError, ValueError, TypeError) as error:
-        raise SpecError(f"{where}: {error}") from error
+        raise SpecError(f"{where}: " + (f"no key {error}" if isinstance(error, KeyError) else str(error))) from error
 
 
 class SpecRegistry:
@@ -210,9 +210,42 @@ def load_registry(directory: Traversable = OPS_DIR, *extra: Traversable) -> Spec
     if not shipped:
         raise SpecError(f"{directory}: no op spec files (Type-version.json) there")
     specs = [build_spec(_read_json(path), common, str(path)) for path in shipped]
+    known = {spec.key: spec.path for spec in specs}
     for folder in extra:
-        specs += [build_spec(_read_json(path), common, str(path)) for path in spec_files(folder)]
+        for path in spec_files(folder):
+            spec = _extra_spec(path, common)
+            if spec.key in known:
+                raise InputError(f"{EXTRA_SPECS_VARIABLE}: {path}: a second spec file for {spec.key} (the first: "
+                                 f"{known[spec.key]}); a folder of extra specs adds op versions irtool has no spec "
+                                 f"of, each in one file")
+            known[spec.key] = spec.path
+            specs.append(spec)
     return SpecRegistry(specs)
+
+
+def _extra_spec(path: Traversable, common: dict) -> OpSpec:
+    """A spec file of a folder IRTOOL_EXTRA_SPECS names: the user's file, read as any file a user
+    hands irtool is (bounded: size, nesting, 64-bit integers), and refused in one line naming it
+    (never as an irtool bug, as a shipped spec file that does not load is)."""
+    from irtool.core.documents import load_json
+    from irtool.core.files import FileError, read_text
+
+    where = f"{EXTRA_SPECS_VARIABLE}: {path}"
+    try:
+        data = load_json(read_text(Path(str(path)), "spec file"))
+    except FileError as error:
+        raise InputError(f"{EXTRA_SPECS_VARIABLE}: {error.message}") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{where}: not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected a JSON object, an op spec (schemas/ops/op.schema.json)")
+    try:
+        return build_spec(data, common, str(path))
+    except Exception as error:  # the user's file, of any shape: what build_spec met, said as such
+        said = error.message.removeprefix("irtool bug: ").removeprefix(f"{path}: ") if isinstance(error, SpecError) \
+            else f"{type(error).__name__}: {error}"
+        raise InputError(f"{where}: not an op spec irtool reads ({said}); expected what "
+                         f"schemas/ops/op.schema.json describes") from None
 
 
 def registry() -> SpecRegistry:
