@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.core.errors import IrtoolError, RunSkipped, Unsupported
+from irtool.core.errors import IrtoolError, RunError, RunSkipped, Unsupported
 from irtool.core.text import cut, joined
 from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
@@ -189,6 +189,10 @@ class Runner:
         except RunSkipped as error:  # nothing to judge in the model, and nothing to run it on
             result.verdict, result.message = UNJUDGED, error.message
         except IrtoolError as error:
+            if isinstance(error, RunError):  # an IR file OpenVINO could not take: what irtool validate says of it
+                from irtool.pipeline.prepare import with_validation
+
+                error = with_validation(error, case.file)
             result.verdict, result.message = ERROR, error.message
             if prepared is not None and data is not None:
                 self._reproduce(job, result, prepared, data.inputs)

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.element_types import PACKED, packed_range
 from irtool.core.errors import RunError, RunSkipped
 from irtool.core.npz import describe_dtype
 from irtool.core.shapes import format_shape
@@ -103,6 +104,10 @@ def load_inputs(path: str | Path, prepared: Prepared) -> tuple[dict[str, np.ndar
             problems.append(f"input {info.name} has shape {list(array.shape)}, expected {format_shape(info.dims)}")
             continue
         converted, problem = _convert(array, info.dtype)
+        if not problem and info.element_type in PACKED:  # i4: an int8 array whose values must fit 4 bits
+            low, high = packed_range(info.element_type)
+            if converted.size and (converted.min() < low or converted.max() > high):
+                problem = f"values beyond {info.element_type}'s range [{low}, {high}]"
         if problem:
             problems.append(f"input {info.name}: {problem}")
             continue

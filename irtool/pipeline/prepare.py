@@ -13,10 +13,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from irtool.core.errors import IrtoolBug, RunError, Unsupported
+from irtool.core.errors import IrtoolBug, IrtoolError, RunError, Unsupported
 from irtool.core.formats import model_format
 from irtool.judge import known_faults
-from irtool.runtime.model import InputInfo, model_inputs, read_model, tensor_name
+from irtool.runtime.model import InputInfo, check_element_types, model_inputs, read_model, tensor_name
 from irtool.runtime.nodes import ProbedModel, RecurrentNode
 from irtool.runtime.probe import probe_model
 
@@ -63,12 +63,13 @@ def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: 
     probed by their ONNX names, and those nodes are what :func:`judge` judges.  ``generated_names``:
     a frontend converted the model in this process, and names OpenVINO made by its counter are
     keyed by the node's place (irtool.runtime.nodes.stable_keys)."""
+    check_element_types(model, name)
     # an ONNX model's nodes in subgraphs are judged as ONNX nodes, through their tensors' ONNX names
     # in OpenVINO's bodies: the nodes OpenVINO converted them to there need no probes of their own
     probed = probe_model(model, onnx.computed_tensors() if onnx is not None else (), generated_names,
                          body_nodes=onnx is None)
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
-    return Prepared(model, name, probed, tuple(model_inputs(model)),
+    return Prepared(model, name, probed, tuple(model_inputs(model, name)),
                     tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
 
 
@@ -104,6 +105,27 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False,
     found = model_format(path)
     return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph,
                    generated_names=found is not None and found.frontend != "ir")
+
+
+def with_validation(error: RunError, path: str | Path | None) -> RunError:
+    """An IR file OpenVINO could not read, compile or run, said with the first error ``irtool
+    validate`` finds in it, where it finds one: OpenVINO reads some files leniently and fails
+    later for a reason it does not name (a Parameter shape ``2,-5,3`` is read as ``2,0,3``, and
+    the compile then fails on a time loop of -1 steps).  The error's own class is kept."""
+    if path is None or Path(path).suffix.lower() != ".xml" or "irtool validate finds" in error.message:
+        return error
+    from irtool.core.diagnostics import ERROR, FileReport, render_text
+    from irtool.validate import validate_file
+
+    try:
+        report = validate_file(path)
+    except (OSError, IrtoolError):  # the file cannot be read again: the error stands as it is
+        return error
+    first = next((d for d in report.diagnostics if d.severity == ERROR), None)
+    if first is None:
+        return error
+    said = render_text([FileReport(report.path, [first])], summary=False).strip()
+    return type(error)(f"{error.message}; irtool validate finds an error in the file: {said}")
 
 
 def conversion_shapes(shapes: Mapping[str, Sequence[int]] | None,

@@ -25,7 +25,7 @@ from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
 from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
-from irtool.pipeline.prepare import Prepared, read_and_prepare
+from irtool.pipeline.prepare import Prepared, read_and_prepare, with_validation
 from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -113,7 +113,10 @@ def run(options: RunOptions) -> RunResult:
         writable_target(options.save_outputs, "outputs file")
     if options.compare_with_onnxruntime:
         _check_onnxruntime(options.model)
-    prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
+    try:
+        prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
+    except RunError as error:
+        raise with_validation(error, options.model) from None
     if prepared.onnx is not None and options.reproducers is not None:
         raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
                        f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
@@ -130,9 +133,12 @@ def run(options: RunOptions) -> RunResult:
                        f"--inputs IN.npz") from None
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
-    compiled = compile_prepared(prepared, options.device, options.precision, options.config,
-                                probe=options.compare_with is None)
-    executed = execute(compiled, inputs, options.device)
+    try:
+        compiled = compile_prepared(prepared, options.device, options.precision, options.config,
+                                    probe=options.compare_with is None)
+        executed = execute(compiled, inputs, options.device)
+    except RunError as error:
+        raise with_validation(error, options.model) from None
     single = prepared.single
     common = dict(model=str(options.model), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
                   run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",

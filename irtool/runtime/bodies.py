@@ -88,6 +88,17 @@ def has_body_nodes(op: Any) -> bool:
         node_spec(inner) is not None or has_body_nodes(inner) for body in _bodies(op) for inner in body.get_ordered_ops())
 
 
+def all_ops(model: Any) -> list[Any]:
+    """Every op of an ov.Model and of its containers' bodies, at any depth."""
+    found, stack = [], [model]
+    while stack:
+        for op in stack.pop().get_ordered_ops():
+            found.append(op)
+            if op.get_type_name() in CONTAINERS:
+                stack.extend(_bodies(op))
+    return found
+
+
 def _bodies(op: Any) -> list[Any]:
     if op.get_type_name() == "If":
         return [op.get_then_body(), op.get_else_body()]

@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.element_types import PACKED, pack, unpack
 from irtool.core.errors import IrtoolBug, RunError
 from irtool.core.precisions import DEVICE_DEFAULT, loosest_precision
 from irtool.runtime.core import core, openvino_message, openvino_version
@@ -129,11 +130,33 @@ def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str,
     for index, name in enumerate(names):
         if name not in inputs:
             raise IrtoolBug(f"no input array for {name}")
-        feed[index] = inputs[name]
+        feed[index] = _tensor(inputs[name], compiled.inputs[index].get_element_type(), name)
     try:
         request.infer(feed)
     except RuntimeError as error:
         raise RunError(f"inference on {device} failed: {openvino_message(error)}") from None
-    return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
+    return [_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+
+
+def _tensor(values: np.ndarray, element_type: Any, name: str) -> Any:
+    """What feeds an input: the array, or for a packed type (i4, u4, u1) a tensor of its bytes."""
+    kind = element_type.get_type_name()
+    if kind not in PACKED:
+        return values
+    import openvino as ov
+
+    try:
+        return ov.Tensor(pack(values, kind), ov.Shape(list(values.shape)), element_type)
+    except ValueError as error:
+        raise RunError(f"input {name} is {kind}: it {error}; give values within its range (--inputs), or "
+                       f"smaller dims (its values are sizes: sequence lengths up to --seq-length)") from None
+
+
+def _array(tensor: Any) -> np.ndarray:
+    """An output tensor's values, copied out: a packed type's one value an element."""
+    kind = tensor.get_element_type().get_type_name()
+    if kind in PACKED:
+        return unpack(tensor.data, kind, tuple(tensor.get_shape()))
+    return np.array(tensor.data, copy=True)
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from irtool.core.errors import RunError, Unsupported
+from irtool.core.element_types import NOT_ARRAYS
 from irtool.core.formats import SAVED_MODEL_FILE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
 from irtool.runtime.core import core, openvino_message, openvino_release
@@ -324,7 +325,8 @@ class InputInfo:
     name: str
     names: frozenset[str]
     dims: tuple[Dim, ...]
-    dtype: np.dtype
+    dtype: np.dtype  # of the values (int8 for i4, whose tensor OpenVINO packs two to a byte)
+    element_type: str = ""  # OpenVINO's name: f32, i4
 
     def describe(self) -> str:
         return f"{format_shape(self.dims)} {self.dtype.name}"
@@ -334,9 +336,18 @@ class InputInfo:
             d == s if isinstance(d, int) else d.contains(s) for d, s in zip(self.dims, shape))
 
 
-def model_inputs(model: Any) -> list[InputInfo]:
+def model_inputs(model: Any, name: str = "the model") -> list[InputInfo]:
+    """The model's inputs; RunError for one of an element type no array holds (dynamic, string,
+    nf4, f8e4m3: irtool can neither make nor read such an input), naming it."""
     infos = []
     for port in model.inputs:
+        element_type = port.get_element_type().get_type_name()
+        if element_type in NOT_ARRAYS:
+            raise RunError(f"{name}: input {tensor_name(port)} has element type {element_type}, which irtool cannot "
+                           f"make or read values of (no array type holds it"
+                           + ("; no device compiles a Parameter without an element type" if
+                              element_type in ("dynamic", "undefined") else "") +
+                           "); give the input a concrete type (f32, i32, ...), with a Convert inside the model if need be")
         dims: list[Dim] = []
         for dim in port.get_partial_shape():
             if dim.is_static:
@@ -345,8 +356,23 @@ def model_inputs(model: Any) -> list[InputInfo]:
                 upper = dim.get_max_length()
                 dims.append(Interval(max(dim.get_min_length(), 0), upper if upper >= 0 else None))
         names = frozenset(port.get_names()) | {port.get_node().get_friendly_name()}
-        infos.append(InputInfo(tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype())))
+        infos.append(InputInfo(tensor_name(port), names, tuple(dims), np.dtype(port.get_element_type().to_dtype()),
+                               element_type))
     return infos
+
+
+def check_element_types(model: Any, name: str) -> None:
+    """RunError naming the first Constant or Parameter of the model (its bodies' too) whose element
+    type is dynamic: OpenVINO's IR reader takes ``element_type="dynamic"`` (and ``undefined``), but
+    no device compiles it and its data has no type to be read as (irtool validate says IR023)."""
+    from irtool.runtime.bodies import all_ops
+
+    for op in all_ops(model):
+        if op.get_type_name() in ("Constant", "Parameter") and op.get_output_element_type(0).is_dynamic():
+            kind = "Const" if op.get_type_name() == "Constant" else "Parameter"
+            raise RunError(f"{name}: layer '{op.get_friendly_name()}' ({kind}) has element type dynamic: OpenVINO "
+                           f"reads it, but no device compiles a {kind} without an element type; expected one "
+                           f"of OpenVINO's element types (f32, i32, ...)")
 
 
 def read_onnx_bytes(data: bytes, name: str) -> Any:

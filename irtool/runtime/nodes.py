@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.element_types import PACKED, unpack
 from irtool.specs import OpSpec, PortSpec, registry
 
 BODY_OPS = ("TensorIterator", "Loop")  # containers that iterate their body
@@ -160,14 +161,20 @@ def node_spec(node: Any) -> OpSpec | None:
 
 
 def constant_data(node: Any) -> np.ndarray | None:
-    """The data of a Constant, or of a Constant through a Convert (f16-compressed weights)."""
+    """The data of a Constant, or of a Constant through a Convert (f16-compressed weights); a packed
+    type's (i4, u4, u1: OpenVINO's data is their bytes) one value an element."""
     kind = node.get_type_name()
     if kind == "Constant":
-        return np.array(node.get_data())
+        return _values(node)
     if kind == "Convert" and node.input_value(0).get_node().get_type_name() == "Constant":
-        data = np.array(node.input_value(0).get_node().get_data())
-        return data.astype(node.get_output_element_type(0).to_dtype())
+        return _values(node.input_value(0).get_node()).astype(node.get_output_element_type(0).to_dtype())
     return None
+
+
+def _values(constant: Any) -> np.ndarray:
+    name = constant.get_output_element_type(0).get_type_name()
+    data = np.array(constant.get_data())
+    return unpack(data, name, tuple(constant.get_output_shape(0))) if name in PACKED else data
 
 
 def plain(value: Any) -> Any:

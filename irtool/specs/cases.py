@@ -263,7 +263,11 @@ def sequence_lengths(shape: tuple[int, ...], seq_length: int, rng: np.random.Gen
 
 def ragged_lengths(shape: tuple[int, ...], seq_length: int, rng: np.random.Generator) -> np.ndarray:
     """Valid sequence lengths in [1, seq_length]: the first element runs the whole sequence,
-    the others are drawn, so a batch of two or more is ragged when seq_length > 1."""
+    the others are drawn, so a batch of two or more is ragged when seq_length > 1.  A sequence
+    of no step (seq_length 0: a model may say so, and OpenVINO reads a negative dim as 0) has
+    lengths of 0."""
+    if seq_length < 1:
+        return np.zeros(shape, LENGTHS_DTYPE)
     lengths = rng.integers(1, seq_length + 1, size=shape).astype(LENGTHS_DTYPE)
     if lengths.size:
         lengths.flat[0] = seq_length
