@@ -177,3 +177,44 @@ def test_an_absent_device_is_a_skip_under_a_release_too(bare_env, tmp_path):
     assert "skipped: NPU.7 is not available here: " in both.stdout and "ERROR" not in both.stdout
     typo = irtool("run", model, "-d", "NPUU", "--openvino", f"env:{sys.prefix}")
     assert typo.returncode == 2 and "(did you mean NPU?)" in typo.stderr
+
+
+@pytest.fixture
+def dashed(tmp_path) -> Path:
+    """A failing model named ``-d.xml`` (the CPU's sequence_lengths bug) and its inputs as ``-in.npz``:
+    names a re-parse of the command line would take for options."""
+    import shutil
+
+    from irtool.pipeline.inputs import seeded_inputs
+    from irtool.runtime.core import core
+
+    for suffix in (".xml", ".bin"):
+        shutil.copy(MODELS / f"gru_lengths{suffix}", tmp_path / f"-d{suffix}")
+    np.savez(tmp_path / "-in.npz", **seeded_inputs(core().read_model(str(tmp_path / "-d.xml"))))
+    return tmp_path
+
+
+DASHED = ["-d", "CPU", "--inputs=-in.npz", "--reproducers=-rep", "--save-outputs=-out.npz", "--", "-d.xml"]
+
+
+def test_one_release_gets_the_command_line_word_for_word(dashed, tmp_path):
+    plain = irtool("run", *DASHED, cwd=dashed)
+    assert plain.returncode == 1, plain.stdout + plain.stderr
+    assert plain.stdout.splitlines()[-1].startswith("FAIL: 1 of 1 judged nodes outside tolerance")
+    shown = irtool("run", "--openvino", f"env:{sys.prefix}", "--openvino-cache", str(tmp_path / "cache"), *DASHED,
+                   cwd=dashed)
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    assert shown.stdout == plain.stdout and shown.stderr == plain.stderr
+    assert (dashed / "-out.npz").is_file() and len(list((dashed / "-rep").iterdir())) == 1
+
+
+def test_several_releases_get_the_command_line_word_for_word(dashed, bare_env, tmp_path):
+    from importlib import metadata
+
+    label = metadata.version("openvino")
+    done = irtool("run", "--openvino", f"env:{sys.prefix},env:{bare_env}", "--openvino-cache", str(tmp_path / "cache"),
+                  *DASHED, cwd=dashed)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == f"-d.xml: on CPU at f32, under openvino {label}, env:{bare_env}"
+    assert f"  {label}: outputs saved to -out-{label}.npz" in done.stdout.splitlines()
+    assert (dashed / f"-out-{label}.npz").is_file() and len(list((dashed / "-rep" / label).iterdir())) == 1

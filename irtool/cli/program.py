@@ -120,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
+    args.argv = tuple(words)  # the command line as given (run --openvino passes it on word for word)
     stdout = sys.stdout
     sys.stdout = _PipeSafe(stdout)
     try:

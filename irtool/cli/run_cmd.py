@@ -78,9 +78,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from irtool.cli.run_releases import release_process
     from irtool.core.device_names import parse_device
     from irtool.core.errors import IrtoolBug, IrtoolError, RunSkipped, Unsupported
     from irtool.pipeline.run import RunOptions, run
+
+    release_process(args)  # one release's run of --openvino: its own args
 
     options = RunOptions(
         model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,

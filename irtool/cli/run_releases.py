@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from irtool.cli.common import UsageError, stopped
 from irtool.core.documents import load_json
+from irtool.core.processes import signal_text
 from irtool.core.jsonable import json_text
 from irtool.core.text import escaped_lines
 from irtool.jobs.environments import Environment, describe, environments, worker_environment
@@ -51,32 +53,36 @@ class ReleaseRun:
         return {node["name"]: node for node in self.data.get("nodes", [])}
 
 
-def child_argv(args: argparse.Namespace, label: str | None) -> list[str]:
-    """The ``irtool run`` command line of one release: ``args`` as parsed here (paths as given: the
-    run has this process's working folder), without the release options; with several releases
-    (``label``) in JSON, and outputs written per release (OUT.npz -> OUT-2025.4.1.npz,
-    --reproducers DIR -> DIR/2025.4.1)."""
-    argv = ["run", str(args.model), "-d", args.device, "--precision", args.precision,
-            "--seed", str(args.seed)]
-    if args.inputs is not None:
-        argv += ["--inputs", str(args.inputs)]
-    if args.expected is not None:
-        argv += ["--expected", str(args.expected)]
-    if args.save_outputs is not None:
+RELEASE_ENV = "IRTOOL_RELEASE_RUN"  # set in a release's process: "" (the only release) or its label
+
+
+def release_process(args: argparse.Namespace) -> bool:
+    """Whether this process is one release's run of ``irtool run --openvino ...`` (see
+    :func:`child_command`); if so, ``args`` becomes that release's: --openvino is done with, and with
+    several releases (a label) the report is JSON and the files written are the release's own
+    (OUT.npz -> OUT-2025.4.1.npz, --reproducers DIR -> DIR/2025.4.1).  The variable is dropped, so
+    that nothing this process starts takes it for its own."""
+    label = os.environ.pop(RELEASE_ENV, None)
+    if label is None:
+        return False
+    args.openvino = None
+    if label:
+        args.format = "json"
         out = args.save_outputs
-        argv += ["--save-outputs", str(out.with_name(f"{out.stem}-{label}{out.suffix}") if label else out)]
-    if args.reproducers is not None:
-        argv += ["--reproducers", str(args.reproducers / label if label else args.reproducers)]
-    for option in ("atol", "rtol", "config", "shape"):
-        for value in getattr(args, option):
-            argv += [f"--{option}", value]
-    for option, value in (("--compare-with", args.compare_with), ("--batch", args.batch),
-                          ("--seq-length", args.seq_length)):
-        if value is not None:
-            argv += [option, str(value)]
-    if args.fill_defaults:
-        argv.append("--fill-defaults")
-    return argv + ["--format", "json" if label else args.format]
+        if out is not None:
+            args.save_outputs = out.with_name(f"{out.stem}-{label}{out.suffix}")
+        if args.reproducers is not None:
+            args.reproducers = args.reproducers / label
+    return True
+
+
+def child_command(env: Environment, args: argparse.Namespace, label: str | None) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of one release's process: this command line word for word
+    (``args.argv``: a model named ``-d.xml`` after ``--``, ``--inputs=-in.npz``, whatever it held,
+    reaches the release's irtool as it reached this one, which parses it itself), run by the
+    release's Python, with :data:`RELEASE_ENV` telling it which release it is
+    (:func:`release_process`)."""
+    return [env.python, "-m", "irtool", *args.argv], {**worker_environment(), RELEASE_ENV: label or ""}
 
 
 def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
@@ -93,8 +99,12 @@ def run_releases(args: argparse.Namespace, log: Callable[[str], None]) -> int:
         [(label, env)] = envs.items()
         if not env.usable:
             return stopped(args, "unjudged", f"skipped: openvino {env.release} cannot run here: {env.problem}", 3)
-        return subprocess.run([env.python, "-m", "irtool", *child_argv(args, None)], env=worker_environment(),
-                              stdin=subprocess.DEVNULL).returncode
+        argv, environment = child_command(env, args, None)
+        code = subprocess.run(argv, env=environment, stdin=subprocess.DEVNULL).returncode
+        if code < 0:  # the release's process died by a signal before its own supervisor could say so
+            return stopped(args, "error", f"{args.model}: openvino {env.release}'s irtool run died: "
+                                          f"{signal_text(-code)}", 2)
+        return code
     runs = [dataclasses.replace(_run_one(label, env, args), env=env) for label, env in envs.items()]  # oldest first
     if args.format == "json":
         print(json_text(to_json(args, runs), indent=2))
@@ -121,8 +131,8 @@ def _check_paths(args: argparse.Namespace) -> None:
 def _run_one(label: str, env: Environment, args: argparse.Namespace) -> ReleaseRun:
     if not env.usable:
         return ReleaseRun(label, 3, stopped=f"openvino {env.release} cannot run here: {env.problem}", skipped=True)
-    done = subprocess.run([env.python, "-m", "irtool", *child_argv(args, label)], capture_output=True, text=True,
-                          env=worker_environment(), stdin=subprocess.DEVNULL)
+    argv, environment = child_command(env, args, label)
+    done = subprocess.run(argv, capture_output=True, text=True, env=environment, stdin=subprocess.DEVNULL)
     try:
         data = load_json(done.stdout)
     except ValueError:

@@ -15,16 +15,14 @@ Without the variables (a worker started by hand) neither guard is set.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
-import signal
 import sys
 import threading
 
+from irtool.core.processes import kill_with_parent
+
 PARENT_ENV = "IRTOOL_PARENT_PID"
 PIPE_ENV = "IRTOOL_LIFELINE_FD"
-PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 70  # what an orphaned worker exits with (it is killed by SIGKILL where prctl exists)
 
 
@@ -43,20 +41,12 @@ def die_with_parent() -> None:
     """Set both guards from the environment (see the module docstring)."""
     parent = os.environ.get(PARENT_ENV)
     if parent and sys.platform.startswith("linux"):
-        _set_parent_death_signal()
+        kill_with_parent()  # no prctl: the pipe still holds
         if str(os.getppid()) != parent:  # the parent ended before the signal was asked for
             os._exit(EXIT_ORPHANED)
     fd = os.environ.get(PIPE_ENV)
     if fd and fd.isdigit():
         threading.Thread(target=_watch, args=(int(fd),), name="irtool-lifeline", daemon=True).start()
-
-
-def _set_parent_death_signal() -> None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # no prctl: the pipe still holds
-        pass
 
 
 def _watch(fd: int) -> None:

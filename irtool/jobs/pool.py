@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from typing import IO, Callable, Sequence
 
 import irtool
 from irtool.core.errors import IrtoolError
+from irtool.core.processes import exit_text
 from irtool.core.text import cut
 from irtool.jobs.lifeline import lifeline
 from irtool.jobs.lifeline import worker_env as lifeline_env
@@ -297,7 +297,7 @@ class Pool:
             result.verdict, result.stderr, result.openvino_version = verdict, tail, worker.openvino_version
             result.time = ended - worker.started  # how long it ran until it died or was killed
             result.message = (f"ran past the timeout of {self.timeout:g} s; the worker was killed" if verdict == TIMEOUT
-                              else f"the worker died: {_exit_text(code)}")
+                              else f"the worker died: {exit_text(code)}")
             if self.options.report_dir is not None:
                 rest.appendleft(_Task(task.job, reproduce_for=result))
             else:
@@ -313,17 +313,6 @@ class Pool:
         worker.kill()
 
 
-def _exit_text(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return {"SIGABRT": "SIGABRT (abort)", "SIGSEGV": "SIGSEGV (segmentation fault)",
-                "SIGKILL": "SIGKILL (killed)"}.get(name, name)
-    return f"exit code {code}"
-
-
 def _startup_failure(code: int, tail: list[str], verdict: str) -> str:
-    why = "did not start in time" if verdict == TIMEOUT else f"exited at start ({_exit_text(code)})"
+    why = "did not start in time" if verdict == TIMEOUT else f"exited at start ({exit_text(code)})"
     return f"a worker process {why}: {tail[-1] if tail else 'no output'}"
