@@ -27,15 +27,15 @@ def fail(message: str) -> None:
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (a cancelled CI job, kill) stops the work as Ctrl-C does, so what is done is kept."""
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    from irtool.cli.supervisor import interrupt_once
+
+    previous = signal.signal(signal.SIGTERM, interrupt_once)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
@@ -48,6 +48,13 @@ def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, uns
         fail(message)
     if args.format == "json":
         skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
-        print(json_text({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
-                          "nodes": [], "unsupported": unsupported}, indent=2))
+        print(json_text(stopped_report(args, verdict, message, skipped, unsupported), indent=2))
     return code
+
+
+def stopped_report(args: argparse.Namespace, verdict: str, message: str, skipped: str | None = None,
+                   unsupported: bool = False) -> dict[str, Any]:
+    """The JSON object of a ``run`` that judged nothing (also what its supervisor prints for a run
+    that crashed or ran past --timeout)."""
+    return {"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped, "nodes": [],
+            "unsupported": unsupported}

@@ -3,7 +3,9 @@ is a clean exit 130 with one line, never a traceback.
 
 Only ``sys`` and ``signal`` are imported before the interrupt is caught: the command line
 (:mod:`irtool.cli.program`) is imported inside the ``try``, so an interrupt while its modules load
-(numpy, openvino, argparse) is caught as one while a command runs.  Once the interrupt is
+(numpy, openvino, argparse) is caught as one while a command runs.  ``run``, ``reduce`` and
+``validate`` run in a forked child this process waits for (:mod:`irtool.cli.supervisor`): a
+crash of the child is one line, not a silent death.  Once the interrupt is
 caught, or once the command has returned, a further Ctrl-C is ignored: the process is only
 exiting.  (Before the interpreter has started irtool at all, while Python imports ``site``,
 an interrupt is Python's own to report.)
@@ -20,9 +22,13 @@ def main() -> int:
     """Run the command line of this process (``sys.argv``); its exit code."""
     try:
         _tolerant_streams()
-        from irtool.cli.program import main as command_line
+        from irtool.cli.supervisor import supervise
 
-        code = command_line()
+        code = supervise(sys.argv[1:])  # run, reduce, validate: this process waits, a child runs them
+        if code is None:
+            from irtool.cli.program import main as command_line
+
+            code = command_line()
     except KeyboardInterrupt:
         return interrupted()
     _ignore_interrupts()

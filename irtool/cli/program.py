@@ -131,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IrtoolError as error:
         fail(error.message)
         return error.exit_code
+    except MemoryError:  # past what the estimates foresaw (RLIMIT_AS, another process taking memory)
+        fail(_out_of_memory())
+        return 2
     except Exception as error:  # anything else is irtool's own fault, and said to be
         if os.environ.get("IRTOOL_DEBUG"):
             raise
@@ -140,6 +143,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         sys.stdout.flush()
         sys.stdout = stdout
+
+
+def _out_of_memory() -> str:
+    """The one line of an allocation that failed: where (the step noted for the supervisor), and
+    the last estimate irtool checked against what it may use here."""
+    from irtool.core.activity import failed_at
+    from irtool.core.memory import out_of_memory
+
+    note = failed_at()
+    where = " ".join(filter(None, [note.what, f"({note.subject})" if note.subject else None])) or None
+    return out_of_memory(where)
 
 
 def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

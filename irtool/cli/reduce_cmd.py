@@ -65,6 +65,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from irtool.core import activity
+
+    # what reduce does in this process (reading the case, running a --node model once) is held to the
+    # candidates' timeout by the supervisor (irtool.cli.supervisor); each candidate runs in a worker
+    activity.set_step_limit(args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
+    with activity.doing(args.case, "reducing it", bounded=False):
+        return _handle(args)
+
+
+def _handle(args: argparse.Namespace) -> int:
     from irtool.core.errors import RunSkipped
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
     from irtool.reduce.origin import NodePasses

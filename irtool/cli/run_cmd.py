@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from irtool.cli.common import NOTHING_JUDGED, UsageError, stopped
-from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seed
+from irtool.cli.common import NOTHING_JUDGED, UsageError, stopped, stopped_report
+from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds, seed
 from irtool.core.jsonable import json_text, plain
 from irtool.core.numbers import NumberSyntaxError, parse_int
 from irtool.core.precisions import DEVICE_DEFAULT, PRECISION_CHOICES
@@ -25,6 +25,7 @@ from irtool.runtime.core import release_label
 from irtool.runtime.what_ran import in_plain_words
 
 FORMATS = ("text", "json")
+DEFAULT_TIMEOUT = 600.0  # seconds per step: a big model's compile takes minutes, a hung inference forever
 ONNXRUNTIME = "onnxruntime"  # ran, but nothing was judged, or nothing could run as asked
 
 
@@ -72,6 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reproducers", type=Path, metavar="DIR",
                         help="write a reproducer folder for each failing node into DIR: a single-op IR of the node "
                              "with the inputs the device gave it; irtool reduce takes it")
+    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                        help=f"seconds each step OpenVINO takes on the model may last: reading or converting it, "
+                             f"compiling it, each inference (default {DEFAULT_TIMEOUT:g}); past it the run is stopped "
+                             f"and reported as a timeout (exit 2, JSON verdict timeout)")
     add_release_options(parser, "the model")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.set_defaults(handler=handle)
@@ -79,11 +84,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from irtool.cli.run_releases import release_process
+    from irtool.core import activity
+
+    release_process(args)  # one release's run of --openvino: its own args
+    activity.set_step_limit(args.timeout)  # what the supervisor holds each step to (irtool.cli.supervisor)
+    if args.format == "json":
+        activity.set_report(stopped_report(args, "error", ""))
+    with activity.doing(args.model, "running it", bounded=False):
+        return _handle(args)
+
+
+def _handle(args: argparse.Namespace) -> int:
     from irtool.core.device_names import parse_device
     from irtool.core.errors import IrtoolBug, IrtoolError, RunSkipped, Unsupported
     from irtool.pipeline.run import RunOptions, run
-
-    release_process(args)  # one release's run of --openvino: its own args
 
     options = RunOptions(
         model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,

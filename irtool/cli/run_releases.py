@@ -149,7 +149,7 @@ def exit_code(runs: list[ReleaseRun]) -> int:
     verdicts = {run.verdict for run in runs}
     if "fail" in verdicts:
         return 1
-    if "error" in verdicts:
+    if verdicts & {"error", "timeout"}:
         return 2
     if "pass" in verdicts:  # as run_cmd.exit_code: a pass whose --save-outputs was not written is 2
         return 2 if any((run.data or {}).get("unwritten") for run in runs) else 0

@@ -35,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from irtool import __version__
+    from irtool.core.activity import doing
     from irtool.core.diagnostics import render_json, render_sarif, render_text
     from irtool.ir import DEFAULT_MAX_BYTES
     from irtool.validate import collect_paths, validate_file, with_severities
@@ -59,12 +60,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             from irtool.validate.openvino_check import check_with_openvino
             validate = validate_file
-        try:
-            report = _without_gc(validate, path, max_bytes=DEFAULT_MAX_BYTES if args.max_size is None else args.max_size)
-        except OSError as error:
-            raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-        if args.with_openvino:
-            report = check_with_openvino(report, path)
+        with doing(path, "checking it"):  # onnx.checker and OpenVINO's readers are C++: a crash names the file
+            try:
+                report = _without_gc(validate, path,
+                                     max_bytes=DEFAULT_MAX_BYTES if args.max_size is None else args.max_size)
+            except OSError as error:
+                raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+            if args.with_openvino:
+                report = check_with_openvino(report, path)
         reports.append(with_severities(report, severities) if severities else report)
     if args.format == "json":
         sys.stdout.write(render_json(reports))

@@ -33,10 +33,8 @@ def kill_with_parent(signum: int = signal.SIGKILL) -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)  # the process's libc
     except (OSError, AttributeError):
         pass

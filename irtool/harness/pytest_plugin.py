@@ -105,6 +105,7 @@ def pytest_collect_file(file_path: Path, parent: Any) -> Any:
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from irtool.core.device_names import parse_device_list
+        from irtool.core.memory import memory_limit
         from irtool.harness import coverage, expectations
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
         from irtool.harness.session import case_ops
@@ -112,6 +113,7 @@ class SuiteFile(pytest.File):
 
         config = self.config
         try:
+            memory_limit()  # IRTOOL_MEMORY_LIMIT read as run reads it: said once, here
             suite = load_suite(self.path)
             devices = parse_device_list(config.getoption("--irtool-device"), "--irtool-device")
             precisions = check_precisions(parse_list(config.getoption("--irtool-precision"), "--irtool-precision"))

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from irtool.core.device_names import check_device
 from irtool.core.errors import IrtoolError, did_you_mean
+from irtool.core.memory import memory_limit
 from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
@@ -202,6 +203,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     ``options.reduce_failures``, ``reducer`` (irtool.reduce.failures.reduce_failures, which the
     caller passes: the harness does not import reduce) shrinks each new failure."""
     began = time.monotonic()
+    memory_limit()  # IRTOOL_MEMORY_LIMIT read as run reads it: one line before any job, not an error in each
     injected = faults.parse_faults((os.environ if options.env is None else options.env).get(faults.ENV, ""))
     baseline = load_results(options.baseline) if options.baseline is not None else None  # before any work
     suites = [load_suite(path, options.max_cases) for path in options.suites]

@@ -290,8 +290,12 @@ class Pool:
         if task is None and not worker.ready:
             raise PoolError(_startup_failure(code, tail, verdict))
         rest = worker.queue
-        if task is not None and task.reproduce_for is not None:
-            on_result(task.reproduce_for)  # the reproducer itself failed: record the job without it
+        if task is not None and task.reproduce_for is not None:  # the reproducer itself failed: the job without it
+            lost = task.reproduce_for
+            lost.unwritten = lost.unwritten or (
+                f"the reproducer of {lost.name}: the worker writing it " +
+                (f"ran past the timeout of {self.timeout:g} s" if verdict == TIMEOUT else f"died too: {exit_text(code)}"))
+            on_result(lost)
         elif task is not None:
             result = base_result(task.job)
             result.verdict, result.stderr, result.openvino_version = verdict, tail, worker.openvino_version

@@ -186,6 +186,10 @@ class Runner:
             return results
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, error.message
+        except MemoryError:  # past what the estimates foresaw: the job's error, with the estimate
+            from irtool.core.memory import out_of_memory
+
+            result.verdict, result.message = ERROR, out_of_memory()
         except RunSkipped as error:  # nothing to judge in the model, and nothing to run it on
             result.verdict, result.message = UNJUDGED, error.message
         except IrtoolError as error:
@@ -393,7 +397,11 @@ class Runner:
                 reference = self._reference(job.case)(single, input_arrays(single, data.inputs))
                 ports = {index: port for port, index in single.model_outputs.items()}
                 expected = [reference[ports[k]] for k in range(len(prepared.labels))]
-        except (IrtoolError, ValueError):
+        except (IrtoolError, ValueError, MemoryError) as error:  # said beside the verdict: why there is none
+            if unwritten is not None:
+                why = error.message if isinstance(error, IrtoolError) else \
+                    "out of memory" if isinstance(error, MemoryError) else str(error)
+                unwritten.append(f"the reproducer of {job.name}: {why}")
             return None
         result = base_result(job)
         self._reproduce(job, result, prepared, data.inputs, expected=expected)

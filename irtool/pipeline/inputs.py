@@ -24,9 +24,45 @@ def case_inputs(prepared: Prepared, inputs_file: str | Path | None = None, seed:
     on what was converted (an .npz of float64 for an f32 input)."""
     if inputs_file is not None:
         arrays, notes = load_inputs(inputs_file, prepared)
-        return arrays, {}, notes
-    arrays, chosen = generate_inputs(prepared, seed, shapes or {}, sizes or {}, data)
-    return arrays, chosen, []
+        chosen: dict[str, str] = {}
+    else:
+        (arrays, chosen), notes = generate_inputs(prepared, seed, shapes or {}, sizes or {}, data), []
+    check_nodes_memory(prepared, arrays)
+    return arrays, chosen, notes
+
+
+def check_nodes_memory(prepared: Prepared, arrays: Mapping[str, np.ndarray]) -> None:
+    """MemoryLimitError (irtool.core.memory) when judging the nodes the inputs feed directly would
+    take more memory than irtool may use: each such node's case, sized by the arrays it gets, as
+    irtool.specs.cases.OpCase.memory_needed estimates it (its outputs held by the device, the
+    reference and the comparison), summed over the nodes.  A node fed by other ops' outputs has no
+    size before the device runs, and is not counted."""
+    from irtool.core.memory import check_memory
+    from irtool.specs import check_shapes
+    from irtool.specs.cases import OpCase
+
+    needed, named = 0, []
+    for node in prepared.probed.judgeable:
+        shapes = [None] * len(node.spec.inputs)
+        for feed in node.feeds:
+            source = feed.constant if feed.constant is not None else arrays.get(feed.parameter) \
+                if feed.parameter is not None else None
+            if source is None:
+                break
+            shapes[feed.port.index] = tuple(source.shape)
+        else:
+            try:
+                symbols = check_shapes(node.spec, node.attributes, shapes[:len(node.feeds)])
+                case = OpCase(node.spec.type, node.spec.typed_attributes(node.attributes),
+                              {name: symbols[name] for name in node.spec.sizes if name in symbols},
+                              version=node.spec.version)
+                needed += case.memory_needed()
+            except (ValueError, KeyError):  # the reference will say what does not fit the spec
+                continue
+            named.append(f"{node.key} ({', '.join(f'{k} {v}' for k, v in symbols.items())})")
+    if named:
+        check_memory(needed, f"{prepared.name}: judging node{'s' if len(named) > 1 else ''} {', '.join(named[:3])}"
+                             + (f" and {len(named) - 3} more" if len(named) > 3 else ""))
 
 
 def seeded_inputs(model: Any, seed: int = 0, sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:

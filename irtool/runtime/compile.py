@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.activity import doing
 from irtool.core.element_types import PACKED, pack, unpack
 from irtool.core.errors import IrtoolBug, RunError
 from irtool.core.precisions import DEVICE_DEFAULT, loosest_precision
@@ -72,7 +73,8 @@ def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str
     """
     full_config = dict(config) if precision == DEVICE_DEFAULT else {PRECISION_HINT: precision, **config}
     try:
-        compiled = core().compile_model(model, device, full_config)
+        with doing(None, f"compiling it for {device}"):
+            compiled = core().compile_model(model, device, full_config)
     except RuntimeError as error:
         raise RunError(explain_failure(model, device, xml_path, error)) from None
     execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
@@ -132,7 +134,8 @@ def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str,
             raise IrtoolBug(f"no input array for {name}")
         feed[index] = _tensor(inputs[name], compiled.inputs[index].get_element_type(), name)
     try:
-        request.infer(feed)
+        with doing(None, f"running it on {device}"):
+            request.infer(feed)
     except RuntimeError as error:
         raise RunError(f"inference on {device} failed: {openvino_message(error)}") from None
     return [_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]

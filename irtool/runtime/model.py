@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from irtool.core.errors import RunError, Unsupported
+from irtool.core.activity import doing
 from irtool.core.element_types import NOT_ARRAYS
 from irtool.core.formats import SAVED_MODEL_FILE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
@@ -41,16 +42,24 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
     ``ov.convert_model(input=...)`` do; without any, the error names the inputs to give.  Only
     then: a model OpenVINO reads as it is keeps the dynamic dims its file declares (the code
     path deployments compile, where shapes are given at inference), whatever --shape says."""
-    import openvino as ov
-
     xml_path = Path(xml_path)
     bin_path = xml_path.with_suffix(".bin")
     check_model_path(xml_path)
     if fill_defaults and xml_path.suffix != ".xml":
         raise RunError(f"{xml_path}: --fill-defaults writes into IR XML; it does not apply to {xml_path.suffix} files")
+    found = model_format(xml_path)
+    reader = "IR reader" if found is None or found.frontend == "ir" else f"{found.label} frontend"
+    with doing(xml_path, f"reading it with OpenVINO's {reader}"):
+        return LoadedModel(xml_path, *_read(xml_path, bin_path, found, fill_defaults, shapes))
+
+
+def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
+          shapes: Callable[[], Shapes] | None) -> tuple[Any, tuple[str, ...]]:
+    """read_model's work: the ov.Model and the defaults written into the XML."""
+    import openvino as ov
+
     filled: tuple[str, ...] = ()
     try:
-        found = model_format(xml_path)
         if found is not None and found.frontend not in ("ir", "onnx"):  # TensorFlow, TFLite, Paddle
             with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
                 model, problem = read_ir_frontend(xml_path, found.frontend)
@@ -88,7 +97,7 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
     except RuntimeError as error:
         raise (_unsupported_op(str(xml_path), openvino_message(error))
                or RunError(_read_failure(xml_path, bin_path, error))) from None
-    return LoadedModel(xml_path, model, filled)
+    return model, filled
 
 
 # What a frontend says when an op's conversion needs a shape the model does not give
@@ -135,7 +144,8 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
     for index, shape in matched.items():
         loaded.set_partial_shape(places[index], ov.PartialShape([int(size) for size in shape]))
     try:
-        with _quiet_stderr():
+        with _quiet_stderr(), doing(path, f"converting it with OpenVINO's {found.label} frontend and the input "
+                                          f"shapes given"):
             return frontend.convert(loaded)
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         message = openvino_message(error)
@@ -384,10 +394,15 @@ def read_onnx_bytes(data: bytes, name: str) -> Any:
 
     try:
         frontend = FrontEndManager().load_by_framework("onnx")
-        return frontend.convert(frontend.load(io.BytesIO(data)))
+        with doing(name, "reading it with OpenVINO's ONNX frontend"):
+            return frontend.convert(frontend.load(io.BytesIO(data)))
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         message = openvino_message(error)
         raise _unsupported_op(name, message) or RunError(f"{name}: OpenVINO cannot read it: {message}") from None
+
+
+_READERS = {"ir": "IR reader", "onnx": "ONNX frontend", "tflite": "TensorFlow Lite frontend",
+            "tf": "TensorFlow frontend", "paddle": "PaddlePaddle frontend"}  # frontend -> what messages call it
 
 
 def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | None, str | None]:
@@ -400,7 +415,8 @@ def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | Non
         frontend = FrontEndManager().load_by_framework(framework)
         if framework == "ir" and not frontend.supported(str(path)):  # read_model then finds no frontend
             return None, "its IR reader does not take it (read_model finds no frontend for it)"
-        return frontend.convert(frontend.load(str(path))), None
+        with doing(path, f"reading it with OpenVINO's {_READERS.get(framework, framework + ' frontend')}"):
+            return frontend.convert(frontend.load(str(path))), None
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating",

@@ -20,6 +20,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, checker, shape_inference
 
+from irtool.core.activity import doing
 from irtool.core.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
 from irtool.core.memory import memory_limit
 from irtool.core.model_files import ModelFileError
@@ -62,7 +63,8 @@ def validate_onnx_file(path: str | Path, max_bytes: int) -> FileReport:
         checked = "not run, external data refused"
     else:
         try:  # external data: onnx checks it from the model's folder (given the path), never the working one
-            checker.check_model(str(path) if external_tensors(model) else model, full_check=True)
+            with doing(path, "checking it with onnx.checker"):
+                checker.check_model(str(path) if external_tensors(model) else model, full_check=True)
             checked = "valid"
         except Exception as error:  # checker.ValidationError, shape inference errors
             add("ONNX003", f"onnx.checker rejects the model: {_first_line(error)}")
