@@ -16,7 +16,9 @@ would, noting each risky step (irtool.core.activity), and the parent:
 - passes on SIGINT, SIGTERM and SIGHUP sent to it alone (``kill PID``, a test's
   ``send_signal``); a terminal's Ctrl-C reaches the child as it always did (the parent leaves it
   to the child), and a child that dies of a signal the parent was sent too makes the parent die
-  of it as well.
+  of it as well.  A child that has not ended 5 s after such a signal (Python cannot act on it
+  while a plugin's call holds the process: an endless inference) is killed, and the parent ends
+  as the child would have: ``interrupted``, exit 130, for Ctrl-C.
 
 What it costs a run: one fork of a small process, and a parent asleep in sigtimedwait, which
 wakes twice a second to read the child's note for a step's deadline.
@@ -40,6 +42,7 @@ _WAITED = frozenset({signal.SIGCHLD, *_FORWARDED})
 _SI_KERNEL = 0x80  # si_code of a signal the kernel sent (a terminal's Ctrl-C or hangup), on Linux
 _POLL = 0.5  # seconds between looks at the child's note, for its step's deadline
 _REPEAT = 1.0  # seconds within which a second interrupt is the same one, delivered twice
+_GRACE = 5.0  # seconds an interrupted child has to end by itself (a plugin's call it is in may not return)
 _last_interrupt = [float("-inf")]
 
 
@@ -91,22 +94,25 @@ def interrupt_once(signum: int, frame: object) -> None:
 
 
 def _wait(child: int, shared: object, command: str, mask: object) -> int:
-    received: set[int] = set()
+    received: dict[int, float] = {}  # signal -> when it first came
     stopped: activity.Note | None = None
     while True:
         note = activity.read(shared)
         wait = _POLL if note.deadline is None else min(_POLL, max(0.0, note.deadline - time.monotonic()))
         found = signal.sigtimedwait(_WAITED, wait)
         if found is not None and found.si_signo in _FORWARDED:
-            received.add(found.si_signo)
+            received.setdefault(found.si_signo, time.monotonic())
             if found.si_code != _SI_KERNEL:  # sent to this process: the child has not had it
                 _send(child, found.si_signo)
         done, status = os.waitpid(child, os.WNOHANG)
         if done:
             break
+        now = time.monotonic()
         note = activity.read(shared)
-        if stopped is None and note.deadline is not None and time.monotonic() > note.deadline:
+        if stopped is None and note.deadline is not None and now > note.deadline:
             stopped = note
+            _send(child, signal.SIGKILL)
+        if received and now - min(received.values()) > _GRACE:  # held in a plugin's call: it cannot stop itself
             _send(child, signal.SIGKILL)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if stopped is not None:
@@ -114,6 +120,10 @@ def _wait(child: int, shared: object, command: str, mask: object) -> int:
     if os.WIFEXITED(status):
         return os.WEXITSTATUS(status)
     signum = os.WTERMSIG(status)
+    if signum == signal.SIGKILL and received:  # stopped here after an interrupt it could not act on
+        signum = min(received, key=received.__getitem__)
+        if signum == signal.SIGINT:  # said by the console entry, as the child would have said it
+            raise KeyboardInterrupt
     if signum in received:  # it died of what this process was sent too: so does this one
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
