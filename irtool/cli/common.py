@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -27,8 +28,6 @@ def fail(message: str) -> None:
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (a cancelled CI job, kill) stops the work as Ctrl-C does, so what is done is kept."""
-    from irtool.cli.supervisor import interrupt_once
-
     previous = signal.signal(signal.SIGTERM, interrupt_once)
     try:
         yield
@@ -36,6 +35,21 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+
+
+_REPEAT = 1.0  # seconds within which a second interrupt is the same one, delivered twice
+_last_interrupt = [float("-inf")]
+
+
+def interrupt_once(signum: int, frame: Any) -> None:
+    """A SIGINT (or SIGTERM) handler raising KeyboardInterrupt, but not again for one that comes
+    within a second of the last: the same interrupt, sent to the process group and passed on by
+    the supervisor (irtool.cli.supervisor)."""
+    now = time.monotonic()
+    if now - _last_interrupt[0] < _REPEAT:
+        return
+    _last_interrupt[0] = now
+    raise KeyboardInterrupt
 
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:

@@ -41,9 +41,7 @@ _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _WAITED = frozenset({signal.SIGCHLD, *_FORWARDED})
 _SI_KERNEL = 0x80  # si_code of a signal the kernel sent (a terminal's Ctrl-C or hangup), on Linux
 _POLL = 0.5  # seconds between looks at the child's note, for its step's deadline
-_REPEAT = 1.0  # seconds within which a second interrupt is the same one, delivered twice
 _GRACE = 5.0  # seconds an interrupted child has to end by itself (a plugin's call it is in may not return)
-_last_interrupt = [float("-inf")]
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -74,23 +72,13 @@ def _child_setup(parent: int) -> None:
     """The child dies with the parent (kill -9 of the parent leaves no command running on), and a
     second interrupt that is the first delivered twice (to the process group, and passed on by the
     parent) is not a second KeyboardInterrupt."""
+    from irtool.cli.common import interrupt_once
     from irtool.core.processes import kill_with_parent
 
     kill_with_parent()
     if os.getppid() != parent:  # the parent ended before the signal was asked for
         os._exit(EXIT_FAILED)
     signal.signal(signal.SIGINT, interrupt_once)
-
-
-def interrupt_once(signum: int, frame: object) -> None:
-    """A SIGINT (or SIGTERM) handler raising KeyboardInterrupt, but not again for one that comes
-    within a second of the last: the same interrupt, sent to the process group and passed on by
-    the supervisor."""
-    now = time.monotonic()
-    if now - _last_interrupt[0] < _REPEAT:
-        return
-    _last_interrupt[0] = now
-    raise KeyboardInterrupt
 
 
 def _wait(child: int, shared: object, command: str, mask: object) -> int:
