@@ -9,6 +9,8 @@ import random
 import re
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +99,61 @@ def test_the_pytest_plugin_with_a_backtracking_glob_ends(tmp_path):
                            "--irtool-device", "CPU", "--irtool-xfail", "xfail.toml"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+
+
+# ----------------------------------------------------------------------------- reduce --check-script
+
+REDUCE_SUITE = """
+[suite]
+name = "reduce-time"
+[[grid]]
+id = "lstm"
+op = "LSTMSequence"
+attributes = { hidden_size = 4, direction = "reverse" }
+sizes = { batch_size = 3, seq_length = 4, input_size = 3 }
+"""
+# holds for the original and its rebuild (the first two calls), then as the script says
+SCRIPTS = {
+    "loops": "calls = []\ndef check(result):\n    calls.append(1)\n    while len(calls) > 2:\n        pass\n"
+             "    return True\n",
+    "exits": "import sys\ncalls = []\ndef check(result):\n    calls.append(1)\n    if len(calls) > 2:\n"
+             "        sys.exit(0)\n    return True\n",
+    "os-exits": "import os\ncalls = []\ndef check(result):\n    calls.append(1)\n    if len(calls) > 2:\n"
+                "        os._exit(0)\n    return True\n",
+    "loops-at-import": "while True:\n    pass\n",
+}
+
+
+def _reduce(tmp_path: Path, script: str, *more: str) -> subprocess.CompletedProcess:
+    (tmp_path / "suite.toml").write_text(REDUCE_SUITE)
+    (tmp_path / "check.py").write_text(SCRIPTS[script])
+    return irtool("reduce", f"{tmp_path / 'suite.toml'}::lstm[seed=0]", "-d", "CPU", "--check-script",
+                  tmp_path / "check.py", "-o", tmp_path / "out", *more, timeout=180)
+
+
+def test_a_check_script_that_loops_ends_at_the_budget_with_the_best_so_far(tmp_path):
+    began = time.monotonic()
+    done = _reduce(tmp_path, "loops", "--budget", "15")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "stopped: the time budget is used up" in done.stdout
+    assert (tmp_path / "out" / "reproducer" / "reproduce.py").is_file()
+    assert time.monotonic() - began < 120  # the budget, the start and the original's runs: not a loop's forever
+
+
+def test_a_check_script_that_loops_without_a_budget_ends_at_the_timeout(tmp_path):
+    done = _reduce(tmp_path, "loops", "--timeout", "3")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (f"irtool: error: {tmp_path / 'check.py'}: check() gave no answer "
+                                                   f"within 3 s (--timeout); it was stopped")
+
+
+@pytest.mark.parametrize("script, says", [
+    ("exits", "check() called sys.exit(0) instead of returning True or False"),
+    ("os-exits", "check() ended its process (exit code 0) instead of returning True or False; a check script's "
+                 "exit is never reduce's"),
+    ("loops-at-import", "importing it gave no answer within 3 s (--timeout); it was stopped"),
+])
+def test_a_check_script_that_exits_is_an_error_not_reduces_exit(tmp_path, script, says):
+    done = _reduce(tmp_path, script, "--timeout", "3")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"irtool: error: {tmp_path / 'check.py'}: {says}"

@@ -68,7 +68,7 @@ def test_what_openvino_cannot_run_is_refused_by_validate_and_run_alike(samples_d
     assert f"error[{code}]" in out, out
     assert main(["run", str(xml), "-d", "CPU"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"irtool: error: "), err
+    assert err.count("\n") == 1 and err.startswith("irtool: error: "), err
     assert says in err and "internal error" not in err and "bug" not in err, err
 
 

@@ -6,7 +6,8 @@ import pytest
 from conftest_harness import output, result
 
 from irtool.reduce import ReduceError
-from irtool.reduce.criterion import SameFailure, check_outputs, failure_kind, load_check_script, parse_check
+from irtool.reduce.check_script import load_check_script
+from irtool.reduce.criterion import SameFailure, check_outputs, failure_kind, parse_check
 
 MISMATCH = result("a", "fail", max_abs=0.5, outputs=[output("Y", 0.5, outside=3), output("Ho", 1e-7)])
 SMALL = result("a", "fail", max_abs=1e-4, outputs=[output("Y", 1e-4, outside=1), output("Ho", 2e-4, outside=1)])

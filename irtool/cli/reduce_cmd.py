@@ -70,18 +70,24 @@ def handle(args: argparse.Namespace) -> int:
     # what reduce does in this process (reading the case, running a --node model once) is held to the
     # candidates' timeout by the supervisor (irtool.cli.supervisor); each candidate runs in a worker
     activity.set_step_limit(args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
-    with activity.doing(args.case, "reducing it", bounded=False):
-        return _handle(args)
+    criterion = _criterion(args)
+    try:
+        with activity.doing(args.case, "reducing it", bounded=False):
+            return _handle(args, criterion)
+    finally:
+        from irtool.reduce.check_script import CheckScript
+
+        if isinstance(criterion, CheckScript):  # its process ends with the reduction
+            criterion.close()
 
 
-def _handle(args: argparse.Namespace) -> int:
+def _handle(args: argparse.Namespace, criterion: Any) -> int:
     from irtool.core.errors import RunSkipped
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
     from irtool.reduce.origin import NodePasses
 
     tolerance = parse_tolerances(args.atol, args.rtol)
     config = parse_config(args.config)
-    criterion = _criterion(args)
     try:
         origin = _node_origin(args, tolerance, config) if args.node is not None else \
             load_origin(args.case, args.inputs, args.seed)
@@ -138,6 +144,6 @@ def _criterion(args: argparse.Namespace) -> Any:
     if args.check is not None:
         return parse_check(args.check)
     if args.check_script is not None:
-        return load_check_script(args.check_script)
+        return load_check_script(args.check_script, args.timeout or DEFAULT_TIMEOUT)
     return None
 

@@ -10,7 +10,8 @@ May import jobs, the pipeline and every layer below them; never harness (a sibli
 from __future__ import annotations
 
 from irtool.pipeline.concrete import ConcreteCase
-from irtool.reduce.criterion import load_check_script, parse_check
+from irtool.reduce.check_script import load_check_script
+from irtool.reduce.criterion import parse_check
 from irtool.reduce.errors import ReduceError
 from irtool.reduce.origin import Origin, load_origin
 from irtool.reduce.reducer import LOG, REPRODUCER, NothingToReduce, ReduceOptions, ReduceOutcome, reduce_case

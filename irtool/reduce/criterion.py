@@ -9,20 +9,18 @@
   ``verdict==crash``.  A metric without an output name is its largest value over the
   outputs; a result without outputs (a crash) has none, and no comparison of it holds.
   It is parsed here, never evaluated as Python.
-* ``--check-script FILE``: a Python file defining ``check(result: dict) -> bool``, called in
-  the reduce process with the result as the harness stores it (results.json's fields).
+* ``--check-script FILE``: a Python file defining ``check(result: dict) -> bool``, called with
+  the result as the harness stores it (results.json's fields), in a process of its own that
+  reduce can stop (:mod:`irtool.reduce.check_script`).
 """
 from __future__ import annotations
 
-import importlib.util
 import operator
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from irtool.core.files import FileError, check_readable
-from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult, result_to_json
+from irtool.jobs.records import CRASH, ERROR, FAIL, TIMEOUT, VERDICTS, CaseResult
 from irtool.reduce.errors import ReduceError
 
 METRICS = ("max_abs", "max_rel", "mean_abs", "outside", "total", "needed_atol", "needed_rtol", "actual_nan",
@@ -139,42 +137,6 @@ def _clause(text: str, part: str) -> Clause:
     except ValueError:
         raise ReduceError(f"--check {text!r}: {value!r} after {name}{op} is not a number") from None
     return Clause(output, name, op, number)
-
-
-# ----------------------------------------------------------------------------- --check-script
-
-@dataclass(frozen=True)
-class CheckScript:
-    path: Path
-    function: Callable[[dict], Any]
-    text: str
-
-    def holds(self, result: CaseResult) -> bool:
-        try:
-            return bool(self.function(result_to_json(result)))
-        except Exception as error:  # the user's code: say whose it is and stop
-            raise ReduceError(f"{self.path}: check() raised {type(error).__name__}: {error}") from None
-
-
-def load_check_script(path: Path) -> CheckScript:
-    """Import a check script; ReduceError if it is missing, does not import or has no check()."""
-    path = Path(path)
-    try:
-        check_readable(path, "check script")
-    except FileError as error:
-        raise ReduceError(error.message) from None
-    spec = importlib.util.spec_from_file_location(f"irtool_reduce_check_{abs(hash(str(path)))}", path)
-    if spec is None or spec.loader is None:
-        raise ReduceError(f"{path}: cannot be imported as a Python file")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the user's code
-        raise ReduceError(f"{path}: importing it raised {type(error).__name__}: {error}") from None
-    function = getattr(module, "check", None)
-    if not callable(function):
-        raise ReduceError(f"{path}: defines no function check(result: dict) -> bool")
-    return CheckScript(path, function, f"--check-script {path}: check(result) is true")
 
 
 def check_outputs(criterion: Criterion, result: CaseResult) -> None:

@@ -37,11 +37,12 @@ from irtool.core.precisions import PRECISION_CHOICES
 from irtool.core.text import shown
 from irtool.jobs import faults
 from irtool.jobs.pool import Pool
-from irtool.jobs.records import ERROR, CaseResult, Job, SuiteCase, case_to_json, result_to_json
+from irtool.jobs.records import ERROR, TIMEOUT, CaseResult, Job, SuiteCase, case_to_json, result_to_json
 from irtool.jobs.worker import Runner, RunnerOptions
 from irtool.judge.compare import TolerancePolicy
 from irtool.pipeline.concrete import ConcreteCase, RebuildError, count_text
 from irtool.reduce.axes import Proposal, axes_of
+from irtool.reduce.check_script import CheckScript, CheckTimeout
 from irtool.reduce.criterion import Criterion, SameFailure, check_outputs, failure_kind
 from irtool.reduce.errors import ReduceError
 from irtool.reduce.origin import Origin, concrete_case
@@ -208,6 +209,9 @@ class _Reduction:
         self.tried: set[str] = set()
         self.runs = self.flaky = self.since_step = 0
         self.deadline = time.monotonic() + options.budget if options.budget else None
+        self.budgeted = False  # whether runs and checks are held to the budget: the candidates' are
+        if isinstance(options.criterion, CheckScript):  # the user's check() answers within a candidate's time
+            options.criterion.timeout = options.timeout
 
     def emit(self, line: str) -> None:
         line = shown(line)  # reduce.log and the terminal: one event, one line, names escaped
@@ -252,6 +256,7 @@ class _Reduction:
                                 original.describe())
         self.tried.add(original.fingerprint())
         best: _Trial | None = None
+        self._budgeted(criterion)
         try:
             self._keep(rebuilt)
             best = rebuilt
@@ -260,7 +265,9 @@ class _Reduction:
                 best = trial
                 outcome.steps.append(step)
                 self.emit(step.text())
-        except _OutOfBudget:
+        except (_OutOfBudget, CheckTimeout) as stop:
+            if isinstance(stop, CheckTimeout) and not stop.budget:  # the script's own fault, not the budget's
+                raise
             outcome.stopped = BUDGET
         except KeyboardInterrupt:
             if best is None:
@@ -314,12 +321,25 @@ class _Reduction:
         return None
 
     # ------------------------------------------------------------------ running candidates
+    def _budgeted(self, criterion: Criterion) -> None:
+        """From now on (the candidates), runs and a check script's answers end by the budget's end."""
+        self.budgeted = True
+        if isinstance(criterion, CheckScript):
+            criterion.deadline = self.deadline
+
     def _run(self, job: Job, case: ConcreteCase) -> CaseResult:
         self._fault_check(job, case)
+        left = self.deadline - time.monotonic() if self.budgeted and self.deadline is not None else None
+        if left is not None and left <= 0:
+            raise _OutOfBudget
+        limited = left is not None and left < self.options.timeout
+        self.pool.timeout = left if limited else self.options.timeout
         results: list[CaseResult] = []
         self.pool.run([job], results.append)
         self.runs += 1
         self.since_step += 1
+        if limited and results[0].verdict == TIMEOUT:  # stopped by the budget's end, not by its own timeout
+            raise _OutOfBudget
         return results[0]
 
     def _trial(self, case: ConcreteCase) -> _Trial:
