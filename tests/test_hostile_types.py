@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from irtool.cli.program import main
-from irtool.core.element_types import pack, packed_range, unpack
 
 SOURCE = "gru_sequence_const"  # X, H0, seq_lengths Parameters; W, R, B Consts; batch 2, 5 steps
 LENGTHS_PORT = '''<port id="0" precision="I32">
@@ -118,6 +117,8 @@ def test_an_input_of_a_type_no_array_holds_is_one_line(samples_dir, tmp_path, ca
 
 @pytest.mark.parametrize("kind", ["i4", "u4", "u1"])
 def test_packed_values_round_trip(kind):
+    from irtool.core.element_types import pack, packed_range, unpack
+
     low, high = packed_range(kind)
     values = np.arange(low, high + 1).repeat(3)[:-1]  # an odd count: the last byte half (or partly) used
     packed = pack(values, kind)
@@ -129,5 +130,7 @@ def test_packed_values_round_trip(kind):
 
 def test_packed_layout_is_openvinos():
     """What OpenVINO's own reader gives for the bytes (measured: 0x35 as u4 is [5, 3], 0xC0 as u1 [1, 1])."""
+    from irtool.core.element_types import pack, unpack
+
     assert pack(np.array([5, 3]), "u4").tolist() == [0x35] and pack(np.array([1, 1]), "u1").tolist() == [0xC0]
     assert unpack(np.array([0xF8], np.uint8), "i4", (2,)).tolist() == [-8, -1]
