@@ -4,6 +4,7 @@ output and step, with the hints of the known OpenVINO faults its failure matches
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any, Callable, Mapping, Sequence
 
@@ -14,7 +15,7 @@ from irtool.core.text import joined
 from irtool.judge import known_faults
 from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
-from irtool.runtime.captured import iteration_arrays, reached_iterations, why_not_reached
+from irtool.runtime.captured import node_iterations, why_not_reached
 from irtool.runtime.nodes import RecurrentNode
 
 # A node's reference outputs from its input arrays (a worker passes a cached one).
@@ -65,28 +66,30 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     head = (node.key, node.spec.type, node.spec.version, node.where)
     result = _judge_node(node, head, inputs, captured, policy, precision, reference)
     if node.in_body or node.stable:
-        import dataclasses
-
         # a node keyed by its place runs as its OpenVINO name (what the device's layers are found by)
         result = dataclasses.replace(result, container=node.container, converted_to=node.name if node.stable else None)
+    if node.lowered is not None:
+        result = dataclasses.replace(result, lowered=node.lowered.description)
     return result
 
 
 def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                 policy: TolerancePolicy, precision: str, reference: Reference) -> NodeResult:
+    if node.lowered is not None and node.lowered.refused:
+        return NodeResult(*head, UNJUDGED, f"not recognized as a lowered {node.spec.type}: {node.lowered.refused}")
     if node.never:
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({node.never})", tensors=node.tensors,
                           reached=False)
     if node.unprobed:
         return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
                           tensors=node.tensors)
-    indices = reached_iterations(node, captured)
+    iterations = node_iterations(node, inputs, captured)
+    indices, per_iteration = iterations.indices, iterations.arrays
     if not indices:
         why = why_not_reached(node.conditions, node.loops, captured)
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({why})",
                           tensors=node.tensors, reached=False)
-    chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
-    per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]
+    chosen: tuple[int, tuple[OutputDiff, ...]] | None = None
     batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], reference)
     order = list(enumerate(zip(indices, per_iteration)))
     worst = _worst_of_passing_iterations(node, per_iteration, batched, policy, precision)
@@ -105,19 +108,25 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                                      node.spec.time_axis(port))
                       for port, got, want in zip(node.spec.outputs, actual, expected))
         if not all(d.passed for d in diffs):
-            chosen = (index, diffs)
+            chosen = (k, diffs)
             break
         if chosen is None or max(d.max_abs for d in diffs) > max(d.max_abs for d in chosen[1]):
-            chosen = (index, diffs)
-    index, diffs = chosen
+            chosen = (k, diffs)
+    position, diffs = chosen
+    index, (arrays, actual) = indices[position], per_iteration[position]
     failed = [d for d in diffs if not d.passed]
-    where = dict(iteration=index or None, at=iteration_words(index, node.loops), iterations=len(indices) if node.in_body else None)
+    where = dict(iteration=index or None, at=iteration_words(index, node.loops),
+                 iterations=len(indices) if node.depth else None)
     if not failed:
         return NodeResult(*head, PASS, None, diffs, node.tensors, **where)
     reason = _at(node, index) + "outside tolerance: " + joined(
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed)
     notes = _known_faults(node, arrays, actual, expected, diffs)
+    if position in iterations.departures:
+        notes += (f"the model computes this {'step' if node.lowered else 'iteration'} with "
+                  f"{' and '.join(iterations.departures[position])} other than the ones most of its "
+                  f"{'steps' if node.lowered else 'iterations'} compute with (judged against those)",)
     reason += "".join(f"; {note}" for note in notes)
     return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where)
 

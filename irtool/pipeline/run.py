@@ -195,7 +195,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                     reproducers[result.name] = str(folder)
                 except ReproducerError as error:
                     unwritten.append(error.message)
-    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)"
+                             if prepared.onnx is not None and prepared.onnx.all_nodes else "")
     second = None
     if options.compare_with_onnxruntime:
         from irtool.judge.onnx_nodes import second_opinion
