@@ -301,7 +301,8 @@ def _evaluate(node: Any, inputs: list[np.ndarray], index: int) -> np.ndarray | N
 
     try:
         outputs = [ov.Tensor(node.get_output_element_type(k), ov.Shape([0])) for k in range(node.get_output_size())]
-        if not node.evaluate(outputs, [ov.Tensor(np.ascontiguousarray(array)) for array in inputs]):
+        arrays = [np.require(array, requirements="C") for array in inputs]  # keeps a scalar's shape ()
+        if not node.evaluate(outputs, [ov.Tensor(array) for array in arrays]):
             return None
         return np.array(outputs[index].data)
     except (RuntimeError, TypeError, ValueError):
