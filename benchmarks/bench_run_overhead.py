@@ -51,6 +51,8 @@ SINGLE = {
 CONVERTED = "2-layer bidi LSTM h256 T100 b16 + Linear (ONNX, ov.convert_model)"
 LOOP = "LSTMCell h256 b16 in a Loop body, 100 iterations (opset API)"
 UNROLLED = "tanh RNN h256 b16 unrolled, 100 steps, no recurrent op (opset API), --expected"
+LOWERED = "Keras LSTM h128 b16 as TFLite, 100 steps, lowered to a Loop of plain ops"
+LOWERED_MODEL = Path(__file__).resolve().parent.parent / "samples" / "models" / "tf" / "keras_lstm_t100_h128.tflite"
 BATCH, STEPS, HIDDEN = 16, 100, 256
 
 
@@ -204,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         models.append((LOOP, loop_lstm_cell(Path(folder)), {}))
         models.append((f"{CONVERTED}, --expected", models[2][1], models[2][2]))
         models.append((UNROLLED, unrolled_rnn(Path(folder)), {}))
+        models.append((LOWERED, LOWERED_MODEL, {}))
         for label, xml, sizes in models:
             if args.only and args.only not in label:
                 continue

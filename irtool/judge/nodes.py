@@ -116,7 +116,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
     index, (arrays, actual) = indices[position], per_iteration[position]
     failed = [d for d in diffs if not d.passed]
     where = dict(iteration=index or None, at=iteration_words(index, node.loops),
-                 iterations=len(indices) if node.depth else None)
+                 iterations=len(indices) if node.in_body or node.depth else None)
     if not failed:
         return NodeResult(*head, PASS, None, diffs, node.tensors, **where)
     reason = _at(node, index) + "outside tolerance: " + joined(

@@ -39,7 +39,7 @@ def reached_iterations(node: RecurrentNode, captured: Sequence[np.ndarray]) -> l
     """The iterations (one index per loop around it) at which a body node ran: every index of its
     probed tensors' leading axes whose If flags say its branches were taken; ``[()]`` for a
     top-level node."""
-    if not node.depth:
+    if not node.in_body and not node.depth:  # an unrolled chain is at the top level, its steps its iterations
         return [()]
     first = next((feed.probe for feed in node.feeds if feed.probe is not None), node.outputs[0] if node.outputs else None)
     return _reached(first, node.depth, node.conditions, captured)

@@ -131,7 +131,7 @@ def _first_step(head: Candidate, after: Candidate | None) -> Cell | Refusal:
         return resolve(head, key(head.state))
     variables = head.variables
     if len(variables) == 1:
-        return resolve(head, None) if after is None else _folded_state(head, after)
+        return _folded_state(head, after)
     state = state_by_width(head)
     if state is None and after is not None:
         after_state = next(k for k in _state_keys(after) if k == head.out_key)
@@ -144,17 +144,19 @@ def _first_step(head: Candidate, after: Candidate | None) -> Cell | Refusal:
     return resolve(head, state)
 
 
-def _folded_state(head: Candidate, after: Candidate) -> Cell | Refusal:
-    """A first step with one variable: its input; its state's product is folded into its bias, so it
-    is judged with a zero state and the next step's R (its bias holding b + R·h_0)."""
-    resolved = resolve(after, next(k for k in _state_keys(after) if k == head.out_key))
+def _folded_state(head: Candidate, after: Candidate | None) -> Cell | Refusal:
+    """A first step with one variable, its input: OpenVINO folded its constant state's product into its
+    bias (b + R·h_0), so it computes x·W + that bias, what a cell with a zero state computes; it is
+    judged so, with the next step's R (any R gives the same with a zero state)."""
+    resolved = resolve(after, next(k for k in _state_keys(after) if k == head.out_key)) if after else None
     if isinstance(resolved, Refusal):
         return resolved
     only = next(iter(head.variables))
-    if last_dim(head.variables[only]) == head.hidden_size and last_dim(resolved.x) != head.hidden_size:
-        return Refusal(head.kind, "its one product is of its state, not its input", head.parts, head.outputs[0])
+    if resolved is not None and last_dim(head.variables[only]) != last_dim(resolved.x):
+        return Refusal(head.kind, f"its one product, of {label(head.variables[only].get_node())}, is not of an "
+                                  f"input as wide as the next step's", head.parts, head.outputs[0])
     cell = resolve(head, None, folded=True)
-    if isinstance(cell, Refusal):
+    if isinstance(cell, Refusal) or resolved is None:
         return cell
     weights = (cell.weights[0], resolved.weights[1], cell.weights[2])
     return Cell(cell.kind, cell.hidden_size, cell.activations, cell.x, None, cell.c, weights, cell.outputs,
