@@ -220,6 +220,9 @@ class Reader:
         terms: dict[Key, Term] = {}
         start = 0
         parts = _concatenated(node.input_value(0))
+        rank = node.input_value(0).get_partial_shape().rank
+        if rank.is_dynamic or rank.get_length() != 2:
+            return opaque  # a cell's x and h are [batch, width]; a batched product is some other layer's
         for part in parts:
             size = last_dim(part) if len(parts) > 1 else weights.shape[0]  # one tensor: the weights say its width
             if size is None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from irtool.runtime.gate_sums import Key, Reader, key, label, last_dim
 from irtool.runtime.lowered import GATES, Candidate, Cell, Refusal, find_candidates, resolve, state_by_width
-from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes
+from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
 
 
@@ -52,7 +52,9 @@ def might_hold_cells(graph: Any) -> bool:
 def cell_name(kind: str, parts: Sequence[str], anchor: Any) -> str:
     """What a lowered cell is called: the longest ``/``-path its parts' names share (a Keras layer's
     ``sequential/lstm/while/lstm_cell``), else its kind and the name of the op making its h_t."""
-    names = [part.split(" '", 1)[1][:-1] for part in parts if " '" in part]
+    names = [name for part in parts if " '" in part
+             for kind, name in [(part.split(" '", 1)[0], part.split(" '", 1)[1][:-1])]
+             if not generated_name(name, kind)]  # an op OpenVINO added on the way (a Gemm's Multiply) says nothing
     shared = []
     for segments in zip(*(name.split("/") for name in names)):
         if len(set(segments)) != 1:

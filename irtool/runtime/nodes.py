@@ -204,13 +204,16 @@ def generated_name(name: str, op_type: str) -> bool:
 def stable_keys(nodes: Sequence[RecurrentNode]) -> tuple[RecurrentNode, ...]:
     """The nodes, each one whose name OpenVINO generated keyed by its place instead: its type and its
     count among the model's recurrent nodes of that type, in their order (top level in topological
-    order, then the bodies'): ``LSTMCell@1``.  Other names are the model's own and stay the keys."""
+    order, then the bodies'): ``LSTMCell@1``; a lowered cell named after such an op (``LSTM@Multiply_12``),
+    by its kind and count: ``LSTM@1``.  Other names are the model's own and stay the keys."""
     counts: dict[str, int] = {}
     keyed = []
     for node in nodes:
-        counts[node.spec.type] = counts.get(node.spec.type, 0) + 1
-        if generated_name(node.name, node.spec.type):
-            node = dataclasses.replace(node, stable=f"{node.spec.type}@{counts[node.spec.type]}")
+        kind, _, op = node.name.rpartition("@") if node.lowered is not None else (node.spec.type, "", node.name)
+        counts[kind] = counts.get(kind, 0) + 1
+        if re.fullmatch(r"[A-Za-z]+_[0-9]+", op) and generated_name(op, op.rpartition("_")[0]) and \
+                (node.lowered is not None or op.rpartition("_")[0] == node.spec.type):
+            node = dataclasses.replace(node, stable=f"{kind}@{counts[kind]}")
         keyed.append(node)
     return tuple(keyed)
 
