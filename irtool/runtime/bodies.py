@@ -92,10 +92,11 @@ class Wanted:
 
 def has_body_nodes(op: Any) -> bool:
     """Whether ``op`` (an ov.Model or a node) holds a recurrent node in a body, at any depth."""
-    if hasattr(op, "get_ordered_ops"):
-        return any(has_body_nodes(inner) for inner in op.get_ordered_ops())
-    return op.get_type_name() in CONTAINERS and any(
-        node_spec(inner) is not None or has_body_nodes(inner) for body in _bodies(op) for inner in body.get_ordered_ops())
+    ops = op.get_ordered_ops() if hasattr(op, "get_ordered_ops") else [op]  # hasattr once: on a node it is slow
+    return any(inner.get_type_name() in CONTAINERS and any(
+        node_spec(deeper) is not None or (deeper.get_type_name() in CONTAINERS and has_body_nodes(deeper))
+        for body in _bodies(inner)
+        for deeper in body.get_ordered_ops()) for inner in ops)
 
 
 def _bodies(op: Any) -> list[Any]:

@@ -227,7 +227,7 @@ class Reader:
             size = last_dim(part) if len(parts) > 1 else weights.shape[0]  # one tensor: the weights say its width
             if size is None:
                 return opaque
-            terms[key(part)] = Term(part, np.ascontiguousarray(weights[start:start + size]))
+            terms[key(part)] = Term(part, weights[start:start + size])  # a view: steps sharing weights share it
             start += size
         if start != weights.shape[0]:
             return opaque

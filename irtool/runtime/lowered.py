@@ -129,19 +129,20 @@ def find_candidates(graph: Any, reader: Reader, in_body: bool = False) -> list[C
     found: list[Candidate | Refusal] = []
     used: set[str] = set()
     varying = (lambda value: _varies_per_iteration(value)) if in_body else (lambda value: False)
-    for op in graph.get_ordered_ops():
+    ops = list(graph.get_ordered_ops())
+    for op in ops:
         if op.get_type_name() != "Add":
             continue
         match = _lstm(op, reader, varying) or _gru(op, reader, varying)
         if match is not None:
             found.append(match)
             used.update(match.parts)
-    for op in graph.get_ordered_ops():
+    for op in ops:
         if op.get_type_name() in SUPPORTED and label(op) not in used:
             match = _rnn(op, reader)
             if match is not None:
                 found.append(match)
-    order = {label(op): k for k, op in enumerate(graph.get_ordered_ops())}
+    order = {label(op): k for k, op in enumerate(ops)}
     return [replace(match, parts=tuple(sorted(match.parts, key=lambda part: order.get(part, len(order)))))
             for match in found]
 
@@ -150,6 +151,7 @@ def find_cells(graph: Any, context: Context) -> list[Cell | Refusal]:
     """The cells of a body (or a graph whose cells each stand alone): each candidate's state told
     from its input by the loop's back edge, a GRU's update, or the widths."""
     reader = Reader(context.fixed)
+    joined: dict[tuple, np.ndarray] = {}
     cells: list[Cell | Refusal] = []
     for found in find_candidates(graph, reader, context.in_body):
         if isinstance(found, Refusal):
@@ -158,7 +160,7 @@ def find_cells(graph: Any, context: Context) -> list[Cell | Refusal]:
         state = state_by_carry(found, context.carried)
         if state is None and found.kind == "RNN":
             continue  # a Dense layer and its activation, not a recurrence: its output is carried nowhere
-        cells.append(resolve(found, state if state is not None else state_by_width(found)))
+        cells.append(resolve(found, state if state is not None else state_by_width(found), joined=joined))
     return cells
 
 
@@ -176,11 +178,14 @@ def state_by_width(found: Candidate) -> Key | None:
     return matches[0] if len(matches) == 1 and len(found.variables) == 2 else None
 
 
-def resolve(found: Candidate, state: Key | None, folded: bool = False) -> Cell | Refusal:
+def resolve(found: Candidate, state: Key | None, folded: bool = False,
+            joined: dict[tuple, np.ndarray] | None = None) -> Cell | Refusal:
     """The cell of a candidate whose state is ``state`` (a key among its variables; a GRU's is known),
     with its weights in OpenVINO's layout and gate order; a Refusal where it cannot be told.
     ``folded``: its state is no variable (OpenVINO folded a constant state's product into its bias):
-    its one variable is its input, its R zeros (the caller knows it from the steps after it)."""
+    its one variable is its input, its R zeros (the caller knows it from the steps after it).
+    ``joined``: the weights already joined for other cells, by the memory of their parts (the steps
+    of an unrolled chain share one constant: joined once, not per step)."""
     variables = found.variables
     if state is None and not folded:
         return Refusal(found.kind, f"cannot tell its input from its state: {_named(variables)} are both "
@@ -205,19 +210,30 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False) -> Cell |
         if w.shape != (hidden, width) or r.shape != (hidden, hidden):
             return Refusal(found.kind, f"gate {name}'s weights are {list(w.shape)} and {list(r.shape)}, expected "
                                        f"[{hidden}, {width}] and [{hidden}, {hidden}]", found.parts, found.outputs[0])
-        ws.append(sign * w)
-        rs.append(sign * r)
+        ws.append(-w if name in found.negated else w)
+        rs.append(-r if name in found.negated else r)
         bs.append(sign * gate.bias_or_zeros())
     if "hr" in found.gates:
         bs.append(found.gates["hr"].bias_or_zeros())
     dtype = ws[0].dtype if np.issubdtype(ws[0].dtype, np.floating) else np.float32
-    weights = tuple(np.ascontiguousarray(np.concatenate(parts).astype(dtype, copy=False)) for parts in (ws, rs, bs))
+    weights = tuple(_joined(parts, dtype, joined if k < 2 else None) for k, parts in enumerate((ws, rs, bs)))
     h = None if folded else variables.get(state, found.state)
     order = GATES[found.kind] + (("hr",) if "hr" in found.gates else ())
     varying = tuple((order.index(name), value, cols, -1.0 if name in found.negated else 1.0)
                     for name, value, cols in found.varying)
     return Cell(found.kind, hidden, found.activations, variables[x_key], h, found.c, weights, found.outputs,
                 found.parts, "hr" in found.gates, varying)
+
+
+def _joined(parts: list[np.ndarray], dtype: Any, joined: dict[tuple, np.ndarray] | None) -> np.ndarray:
+    """The gates' parts as one array, taken from ``joined`` where the same memory was joined before."""
+    memo = tuple((p.__array_interface__["data"][0], p.shape, p.strides, p.dtype.str) for p in parts)
+    if joined is not None and memo in joined:
+        return joined[memo]
+    array = np.ascontiguousarray(np.concatenate(parts).astype(dtype, copy=False))
+    if joined is not None:
+        joined[memo] = array
+    return array
 
 
 def _named(values: Mapping[Key, Any]) -> str:

@@ -90,6 +90,7 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
     candidates = [c for c in found if isinstance(c, Candidate)]
     result: list[Chain | Refusal] = [c for c in found if isinstance(c, Refusal)]
     by_output = {c.out_key: c for c in candidates}
+    joined: dict[tuple, np.ndarray] = {}  # weights the steps share, joined once
     previous: dict[int, tuple[Candidate, Key]] = {}  # id of a candidate -> (its step before, its state key)
     for candidate in candidates:
         for state in _state_keys(candidate):
@@ -109,7 +110,7 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
         if len(steps) == 1 and head.kind == "RNN":
             continue
         cells = [_first_step(head, steps[1] if len(steps) > 1 else None)] + \
-            [resolve(step, previous[id(step)][1]) for step in steps[1:]]
+            [resolve(step, previous[id(step)][1], joined=joined) for step in steps[1:]]
         refused = next((cell for cell in cells if isinstance(cell, Refusal)), None)
         result.append(refused if refused is not None else Chain(tuple(cells)))
     return result
@@ -171,16 +172,20 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     first = chain.steps[0]
     spec = cell_spec(first.kind)
     count = len(chain.steps)
-    tensors = [[cell.x for cell in chain.steps], [_state(cell) for cell in chain.steps]]
+    hidden, width = first.hidden_size, first.weights[0].shape[1]
+    outputs = [_stacked([cell.outputs[k] for cell in chain.steps], hidden) for k in range(len(spec.outputs))]
+    # each step's state is the step before's output (that is how the steps were linked): the states
+    # read are the first step's, then the outputs but the last
+    tensors = [(_stacked([cell.x for cell in chain.steps], width), first.x),
+               (_shifted(_state(first), outputs[0], count), _state(first))]
     if first.kind == "LSTM":
-        tensors.append([cell.c for cell in chain.steps])
-    feeds = [Feed(port, probe=probe(_stacked(values)), dynamic=dynamic_axes(values[0]))
-             for port, values in zip(spec.inputs, tensors)]
+        tensors.append((_shifted(first.c, outputs[1], count), first.c))
+    feeds = [Feed(port, probe=probe(value), dynamic=dynamic_axes(one)) for port, (value, one) in zip(spec.inputs, tensors)]
     for k, port in enumerate(spec.inputs[len(tensors):len(tensors) + 3]):
         arrays = [cell.weights[k] for cell in chain.steps]
         same = all(array.shape == arrays[0].shape and np.array_equal(array, arrays[0]) for array in arrays[1:])
         feeds.append(Feed(port, constant=arrays[0]) if same else Feed(port, constant=np.stack(arrays), shared=True))
-    outputs = tuple(probe(_stacked([cell.outputs[k] for cell in chain.steps])) for k in range(len(spec.outputs)))
+    outputs = tuple(probe(value) for value in outputs)
     loops = (f"{count} unrolled steps",) if count > 1 else ()
     name = cell_name(first.kind, [part for cell in chain.steps for part in cell.parts], first.outputs[0])
     return RecurrentNode(index, name, spec, first.attributes, TOP_LEVEL, tuple(feeds), outputs, None, (), loops,
@@ -205,14 +210,27 @@ def _state(cell: Cell) -> Any:
     return ops.broadcast(zero, shape).output(0)
 
 
-def _stacked(values: Sequence[Any]) -> Any:
-    """Per-step tensors on a new leading axis, one op; one tensor as it is."""
+def _stacked(values: Sequence[Any], width: int) -> Any:
+    """Per-step tensors [batch, width] on a new leading axis: joined along the batch axis and reshaped,
+    two ops whatever the step count (an Unsqueeze per step made compiling the probed copy of 100 steps
+    take twice as long); one tensor as it is."""
     if len(values) == 1:
         return values[0]
     import openvino.opset8 as ops
 
-    axis = ops.constant(np.array([0], np.int64))
-    return ops.concat([ops.unsqueeze(value, axis) for value in values], 0).output(0)
+    shape = ops.constant(np.array([len(values), -1, width], np.int64))
+    return ops.reshape(ops.concat(values, 0), shape, False).output(0)
+
+
+def _shifted(first: Any, stacked: Any, steps: int) -> Any:
+    """``first`` [batch, width] then every step of ``stacked`` [steps, batch, width] but its last."""
+    import openvino.opset8 as ops
+
+    if steps == 1:
+        return first
+    zero, one = ops.constant(np.array([0], np.int64)), ops.constant(np.array([1], np.int64))
+    before_last = ops.slice(stacked, zero, ops.constant(np.array([-1], np.int64)), one, zero)
+    return ops.concat([ops.unsqueeze(first, zero), before_last], 0).output(0)
 
 
 # ----------------------------------------------------------------------------- cells in bodies
