@@ -20,7 +20,7 @@ import numpy as np
 
 from irtool.runtime.gate_sums import key
 from irtool.runtime.lowered import Context, Refusal, find_cells
-from irtool.runtime.lowered_nodes import cell_name, cell_ports, cell_spec, description, might_hold_cells
+from irtool.runtime.lowered_nodes import after, cell_name, cell_ports, cell_spec, description, might_hold_cells
 from irtool.runtime.nodes import (
     BODY_OPS,
     CONTAINERS,
@@ -71,6 +71,9 @@ class BodyNode(InBody):
     tensors: tuple[str, ...] = ()  # what feeds and reads it in its body, before any probe was added
     lowered: Lowered | None = None
     shared: tuple[int, ...] = ()  # the input ports whose value is the one most iterations share (Feed.shared)
+    # input port -> (index among ``values`` of the output the loop feeds back into it, the loop's initial
+    # value of it): the port reads, at each iteration, the initial value then that output of the iteration before
+    fed_back: dict[int, tuple[int, Any]] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -218,8 +221,9 @@ def _direct_items(container: Any, body: Any, then: bool | None, where: str, want
 def _lowered_items(container: Any, body: Any, then: bool | None, where: str, looping: bool) -> list[InBody]:
     """The lowered cells of a body (and what looks like one but is not recognized: a node with nothing
     to expose, judged as not recognized), each told its state by the loop's back edge."""
+    carried = _carried(container, body)
     context = Context(_constant_inputs(container, body, then) | _loop_constants(container, body),
-                      _carried(container, body), looping)
+                      {parameter: source for parameter, (source, _) in carried.items()}, looping)
     items: list[InBody] = []
     for cell in find_cells(body, context):
         spec = cell_spec(cell.kind)
@@ -229,21 +233,32 @@ def _lowered_items(container: Any, body: Any, then: bool | None, where: str, loo
                                   lowered=Lowered(description(cell), refused=cell.reason)))
             continue
         inputs, shared = cell_ports(cell)
+        fed_back = {}  # h_{t-1} (and c_{t-1}): the loop's initial value, then h_t (c_t) of the iteration before
+        for port, output in ((1, 0), (2, 1))[:len(cell.outputs)]:
+            source, initial = carried.get(key(inputs[port]), (None, None))
+            if source == key(cell.outputs[output]) and _same_static_shape(inputs[port], cell.outputs[output], initial):
+                fed_back[port] = (len(inputs) + output, initial)
         items.append(BodyNode(name=cell_name(cell.kind, cell.parts, cell.outputs[0]), spec=spec,
                               attributes=cell.attributes, where=where, inputs=inputs,
                               values=inputs + list(cell.outputs), lowered=Lowered(description(cell)), shared=shared,
                               dynamic=[() if isinstance(value, np.ndarray) else dynamic_axes(value)
-                                       for value in inputs]))
+                                       for value in inputs], fed_back=fed_back))
     return items
 
 
-def _carried(op: Any, body: Any) -> dict[tuple[str, int], tuple[str, int]]:
+def _same_static_shape(*values: Any) -> bool:
+    shapes = [value.get_partial_shape() for value in values]
+    return all(shape.is_static for shape in shapes) and len({tuple(shape.to_shape()) for shape in shapes}) == 1
+
+
+def _carried(op: Any, body: Any) -> dict[tuple[str, int], tuple[tuple[str, int], Any]]:
     """A loop's body Parameters it feeds back, each with the key (irtool.runtime.gate_sums.key) of the
-    body tensor fed back into it at the next iteration."""
+    body tensor fed back into it at the next iteration and the loop's input giving its first value."""
     if op.get_type_name() not in BODY_OPS:
         return {}
     parameters, results = list(body.get_parameters()), list(body.get_results())
-    return {id_of(parameters[d.body_parameter_index].output(0)): key(results[d.body_value_index].input_value(0))
+    return {id_of(parameters[d.body_parameter_index].output(0)): (key(results[d.body_value_index].input_value(0)),
+                                                                   op.input_value(d.input_index))
             for d in op.get_input_descriptions() if type(d).__name__ == "MergedInputDescription"}
 
 
@@ -288,7 +303,11 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode],
     for item in items:
         if item.skipped:
             continue
-        item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
+        fed_back = item.fed_back if isinstance(item, BodyNode) else {}
+        item.values = [value if isinstance(value, np.ndarray) or k in fed_back else expose(value)
+                       for k, value in enumerate(item.values)]
+        for port, (output, initial) in fed_back.items():  # what the loop fed back: no tensor more to expose
+            item.values[port] = after(initial, item.values[output])
         item.conditions = [(expose(flag), then, depth + 1, where, loop)
                            for flag, then, depth, where, loop in item.conditions]
         if ran is not None:

@@ -176,10 +176,11 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     outputs = [_stacked([cell.outputs[k] for cell in chain.steps], hidden) for k in range(len(spec.outputs))]
     # each step's state is the step before's output (that is how the steps were linked): the states
     # read are the first step's, then the outputs but the last
+    state = _state(first)
     tensors = [(_stacked([cell.x for cell in chain.steps], width), first.x),
-               (_shifted(_state(first), outputs[0], count), _state(first))]
+               (after(state, outputs[0]) if count > 1 else state, state)]
     if first.kind == "LSTM":
-        tensors.append((_shifted(first.c, outputs[1], count), first.c))
+        tensors.append((after(first.c, outputs[1]) if count > 1 else first.c, first.c))
     feeds = [Feed(port, probe=probe(value), dynamic=dynamic_axes(one)) for port, (value, one) in zip(spec.inputs, tensors)]
     for k, port in enumerate(spec.inputs[len(tensors):len(tensors) + 3]):
         arrays = [cell.weights[k] for cell in chain.steps]
@@ -222,12 +223,13 @@ def _stacked(values: Sequence[Any], width: int) -> Any:
     return ops.reshape(ops.concat(values, 0), shape, False).output(0)
 
 
-def _shifted(first: Any, stacked: Any, steps: int) -> Any:
-    """``first`` [batch, width] then every step of ``stacked`` [steps, batch, width] but its last."""
+def after(first: Any, stacked: Any) -> Any:
+    """``first`` [batch, width] then every step of ``stacked`` [steps, batch, width] but the last: what a
+    state read at each step held where each step's is the output of the step before (a chain's, or a
+    loop's Parameter it feeds back: OpenVINO's Loop hands each iteration what the one before left in
+    its Result)."""
     import openvino.opset8 as ops
 
-    if steps == 1:
-        return first
     zero, one = ops.constant(np.array([0], np.int64)), ops.constant(np.array([1], np.int64))
     before_last = ops.slice(stacked, zero, ops.constant(np.array([-1], np.int64)), one, zero)
     return ops.concat([ops.unsqueeze(first, zero), before_last], 0).output(0)
