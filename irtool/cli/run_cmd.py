@@ -199,16 +199,22 @@ def _render(result: Any) -> str:
         word = "ERROR: a node could not be judged" if result.verdict == "error" else "NOT JUDGED: nothing was compared"
         lines.append(f"{word} ({result.no_reference})")
         return escaped_lines(lines)
-    lines.append(f"  against: {result.against}")
+    single = result.nodes[0] if result.op is not None and result.nodes else None
+    lines.append(f"  against: {single.against if single is not None and single.against else result.against}")
     if result.op is None and result.against.startswith("reference"):
         return escaped_lines(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
         lines.extend(_render_diff(diff, width))
+    if single is not None:
+        lines.extend(_node_notes(single))
     failed = [d.name for d in result.outputs if not d.passed]
-    total = len(result.outputs)
+    unjudged = [d.name for d in result.outputs if _diff_word(d) == "NOT JUDGED"]
+    total = len(result.outputs) - len(unjudged)
     said = f"{len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed \
         else f"{total} of {total} outputs within tolerance"
+    if unjudged or any(d.unjudged for d in result.outputs):
+        said += f" at the steps that can be judged ({', '.join(unjudged) or 'no output'} not judged at all: see the note)"
     if result.expected is not None:
         lines.extend(_render_expected(result.expected, result.inputs_from))
         said += f"; expected outputs: {result.expected.summary()}"
@@ -222,6 +228,8 @@ def _render_expected(expected: Any, inputs_from: str) -> list[str]:
     Expected outputs judged on seeded inputs hold only if they were made from those very inputs
     (irtool run --save-outputs with the same seed): a failure says so."""
     lines = [f"  expected outputs ({expected.source}): the model's outputs against them"]
+    if expected.bound:
+        lines += _wrapped(f"bound: {expected.bound}", "    ", "      ")
     width = max((len(d.name) for d in expected.outputs), default=0)
     for diff in expected.outputs:
         lines.extend("  " + line for line in _render_diff(diff, width))
@@ -334,8 +342,12 @@ def _render_nodes(result: Any) -> list[str]:
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
+            lines.extend("  " + line for line in _node_notes(node, notes=False))
         elif node.reason and (node.semantics == "ONNX" or node.verdict == "unjudged"):  # why not judged or reached
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
+        elif node.notes or node.against or node.weights:
+            lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}):")
+            lines.extend("  " + line for line in _node_notes(node))
     if result.second_opinion is not None:
         lines.extend(_render_second_opinion(result.second_opinion))
     expected = result.expected
@@ -364,19 +376,42 @@ def _render_nodes(result: Any) -> list[str]:
     return lines
 
 
+def _node_notes(node: Any, notes: bool = True) -> list[str]:
+    """What a node's verdict rests on beyond its diffs: the emulation it was judged against and the
+    device against the ideal reference then, and the notes (the steps a recurrence lets be judged)."""
+    lines = _wrapped(f"weights: {node.weights}", "  ", "      ") if node.weights else []
+    if node.against and node.ideal:
+        lines += _wrapped("against the ideal reference (what rounding at this precision costs): " + "; ".join(
+            f"{d.name} max abs {_num(d.max_abs)}, max rel {_num(d.max_rel)}" for d in node.ideal if not d.problem),
+            "  ", "      ")
+    for note in node.notes if notes else ():
+        lines += _wrapped(f"note: {note}", "  ", "      ")
+    return lines
+
+
+def _diff_word(diff: OutputDiff) -> str:
+    if diff.total and diff.unjudged == diff.total and not diff.problem:
+        return "NOT JUDGED"
+    return "PASS" if diff.passed else "FAIL"
+
+
 def _names(nodes: Any) -> str:
     return ", ".join(f"'{node.name}'" for node in nodes)
 
 
 def _render_diff(diff: OutputDiff, width: int) -> list[str]:
     tol = diff.tolerance
-    head = f"  {diff.name:<{width}} {list(diff.shape)} {'PASS' if diff.passed else 'FAIL'}"
+    head = f"  {diff.name:<{width}} {list(diff.shape)} {_diff_word(diff)}"
     if diff.problem:
         return [f"{head}: {diff.problem}"]
+    if diff.total and diff.unjudged == diff.total:
+        return [f"{head}: every element is at a step no reference can judge (see the note)"]
     pad = " " * (width + 3)
     lines = [f"{head}  max abs {_num(diff.max_abs)}  max rel {_num(diff.max_rel)}  mean abs {_num(diff.mean_abs)}  "
              f"outside {diff.outside}/{diff.total} ({diff.outside_share:.1%})",
-             f"{pad}atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"]
+             f"{pad}atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"
+             + (f", plus up to {_num(diff.allowance)} at the steps where rounding carried through the recurrence "
+                f"reaches it (see the note)" if diff.allowance > tol.atol else "")]
     if diff.worst_index is not None:
         actual, expected = shown_pair(diff.worst_actual, diff.worst_expected)
         lines += _wrapped(f"worst at {list(diff.worst_index)}: device {actual}, expected {expected}", pad, pad + "  ")
@@ -384,6 +419,12 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
                      f"{_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
     if diff.step_max_abs is not None:
         lines += [pad + line for line in step_summary(diff.step_max_abs, diff.first_step_outside, tol.atol)]
+    if diff.unjudged:
+        lines.append(f"{pad}not judged: {diff.unjudged}/{diff.total} elements, at steps no reference can judge "
+                     f"(see the note)")
+    if diff.overflow:
+        lines.append(f"{pad}overflow: {diff.overflow} element(s) beyond the range of the precision the device "
+                     f"computed in, infinite on the device as they must be")
     if diff.actual_nan or diff.actual_inf or diff.expected_nan or diff.expected_inf:
         lines.append(f"{pad}NaN/Inf: device {diff.actual_nan}/{diff.actual_inf}, expected "
                      f"{diff.expected_nan}/{diff.expected_inf}, {diff.nonfinite_mismatch} where they differ")

@@ -49,6 +49,7 @@ from irtool.jobs.records import (
     result_to_json,
 )
 from irtool.judge.compare import TolerancePolicy
+from irtool.reference.rounding import EXACT, Rounding
 from irtool.runtime.captured import input_arrays
 from irtool.runtime.what_ran import meets
 from irtool.specs import check_shapes
@@ -143,7 +144,8 @@ class Runner:
                 executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
                 judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                       compiled.run.precision, self._reference(case),
-                                                      expected=data.expected), compiled)
+                                                      expected=data.expected, emulations=compiled.emulations),
+                                                compiled)
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds
@@ -284,18 +286,19 @@ class Runner:
                                {**{k: t[1] for k, t in case.tolerances.items()}, **(policy.output_rtol or {})})
 
     def _reference(self, case: SuiteCase) -> Any:
-        """The reference of a node on its input arrays, cached by the arrays' digest: the same for
-        every device and precision that gives the node the same inputs."""
+        """The reference of a node on its input arrays (rounding as a device does, where asked), cached
+        by the arrays' digest and the rounding: the same for every device and precision that gives
+        the node the same inputs and rounds alike."""
         from irtool.judge.nodes import arrays_digest, evaluate_node
 
         open_values = bool(_open_notes(case))
 
-        def reference(node: Any, arrays: Any) -> Any:
+        def reference(node: Any, arrays: Any, rounding: Rounding = EXACT) -> Any:
             if open_values:  # a value the spec leaves open, read as its spec file says (a clip of -1: none)
                 node = dataclasses.replace(node, attributes=node.spec.read_open(node.attributes)[0])
-            key = (_read_key(case), node.index, arrays_digest(arrays))
+            key = (_read_key(case), node.index, arrays_digest(arrays), rounding)
             found = self._references.get(key)
-            return found if found is not None else self._references.put(key, evaluate_node(node, arrays))
+            return found if found is not None else self._references.put(key, evaluate_node(node, arrays, rounding))
 
         return reference
 

@@ -181,7 +181,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                         converted_to=n.name if n.stable else None) for n in prepared.nodes))
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
-    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)
+    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
+                     emulations=compiled.emulations)
     judgment = with_implementations(judgment, compiled)
     reproducers = {}
     unwritten = []
