@@ -3,7 +3,8 @@
 The expected values are an .npz keyed as ``irtool run --save-outputs`` writes the outputs (the
 first name of each output; any of its names is taken), typically what the framework the model
 came from computed on the same inputs.  Each output is compared with the statistics and
-tolerances of a node's outputs (irtool.judge.compare), with a per-step series where the output is a
+tolerances of a node's outputs (irtool.judge.compare), the default atol scaled to the output's
+magnitude (irtool.judge.bounds), with a per-step series where the output is a
 recurrent node's output that has a time axis.  An output the file lacks, an array the model has
 no output for, and a shape or element kind that differs are failures that say so.  This judges
 any model, whether or not it holds a recurrent node.
@@ -18,6 +19,7 @@ import numpy as np
 
 from irtool.core.errors import RunError
 from irtool.core.npz import describe_dtype, read_npz
+from irtool.judge.bounds import magnitude_bound
 from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 
 PASS, FAIL = "pass", "fail"
@@ -104,7 +106,8 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
                                     problem=f"dtype {got.dtype.name} differs from expected "
                                             f"{describe_dtype(want.dtype)} in {file}"))
             continue
-        diffs.append(compare_output(names[0], got, want, tolerance, (time_axes or {}).get(k)))
+        bound = magnitude_bound(tolerance, want, policy.atol_given(names))
+        diffs.append(compare_output(names[0], got, want, bound, (time_axes or {}).get(k)))
     extra = [key for key in stored if key not in used]
     outputs = ", ".join(names[0] for names in labels)
     for key in extra:
