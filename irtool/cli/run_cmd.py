@@ -101,7 +101,7 @@ def handle(args: argparse.Namespace) -> int:
     except RunSkipped as error:
         return stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
     except Unsupported as error:  # OpenVINO lacks what the model needs: said so (the harness skips it)
-        return stopped(args, "error", error.message, 2, unsupported=True)
+        return stopped(args, "error", error.message, 2, unsupported=True, lacks=error.ops)
     except (IrtoolError, IrtoolBug) as error:
         return stopped(args, "error", error.message, 2)
     print(json.dumps(to_json(result), indent=2) if args.format == "json" else render_text(result))
