@@ -155,7 +155,8 @@ def render_text(result: Any) -> str:
     """run's text: every line within WIDTH columns (a longer one wrapped under its own indent); its
     last line is the verdict, with what could not be written just above it."""
     lines = [line for text in _render(result).split("\n") for line in _fitted(text)]
-    return "\n".join(lines[:-1] + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + lines[-1:])
+    notes = [f"  {result.reproducer_note}"] if result.reproducer_note else []
+    return "\n".join(lines[:-1] + notes + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + lines[-1:])
 
 
 def _fitted(line: str) -> list[str]:
@@ -330,7 +331,9 @@ def _render_nodes(result: Any) -> list[str]:
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
             if node.name in result.reproducers:
                 folder = result.reproducers[node.name]
-                lines.append(f"    reproducer: {folder} (python {folder}/reproduce.py; irtool reduce {folder})")
+                then = f"irtool run {folder}/model.onnx -d {result.run.device} --inputs {folder}/inputs.npz" \
+                    if node.semantics == "ONNX" else f"irtool reduce {folder}"
+                lines.append(f"    reproducer: {folder} (python {folder}/reproduce.py; {then})")
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))

@@ -48,13 +48,10 @@ def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndar
     """Every recurrent node of ``graph`` (main graph, then subgraphs) judged; ``probed``
     (irtool.runtime.nodes.ProbedModel) says where each ONNX tensor is among ``captured`` (the
     probed copy's outputs) and which OpenVINO node computes it."""
-    names = {name for node in graph.all_nodes for name in node.proto.input if name}
-    values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
-    values.update({name: captured[index] for name, index in probed.tensors.items()})
+    values = _known_values(graph, probed, inputs, captured)
     results = []
     for node in graph.all_nodes:
-        placed = {name: probed.placed[name] for name in [*node.proto.input, *node.proto.output]
-                  if name in probed.placed and name not in values}
+        placed = _placed(node, probed, values)
         if node.in_body and placed:
             result = _judge_in_body(node, graph.opset, values, placed, captured, policy, precision)
         else:  # a main-graph node, or one OpenVINO keeps in no body (an If of a constant condition is inlined)
@@ -63,6 +60,33 @@ def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndar
                           if (source := placed[n].source if n in placed else probed.sources.get(n))), None)
         results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
     return tuple(results)
+
+
+def _known_values(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndarray],
+                  captured: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """The tensors the nodes read that are the same at every iteration: initializers and Constants,
+    graph inputs, and the main graph's tensors the probed copy exposed."""
+    names = {name for node in graph.all_nodes for name in node.proto.input if name}
+    values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
+    values.update({name: captured[index] for name, index in probed.tensors.items()})
+    return values
+
+
+def _placed(node: OnnxNode, probed: Any, values: Mapping[str, np.ndarray]) -> dict[str, Placement]:
+    """Where each of a node's tensors that changes per iteration sits in the probed copy."""
+    return {name: probed.placed[name] for name in [*node.proto.input, *node.proto.output]
+            if name in probed.placed and name not in values}
+
+
+def node_values(graph: OnnxGraph, node: OnnxNode, probed: Any, inputs: Mapping[str, np.ndarray],
+                captured: Sequence[np.ndarray], iteration: tuple[int, ...] | None) -> dict[str, np.ndarray]:
+    """The values of a node's input and output tensors (by ONNX name) as it was judged: at
+    ``iteration`` (the loops around it, outermost first) for a node in a body, each at its ONNX rank."""
+    values = _known_values(graph, probed, inputs, captured)
+    placed = _placed(node, probed, values)
+    if node.in_body and placed and iteration:
+        values.update(_at_iteration(placed, captured, iteration, _ranks(node)))
+    return {name: values[name] for name in [*node.proto.input, *node.proto.output] if name and name in values}
 
 
 def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], placed: Mapping[str, Placement],
@@ -91,9 +115,7 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
     ranks = _ranks(node)
     chosen: tuple[tuple[int, ...], NodeResult] | None = None
     for index in indices:
-        at = dict(values)
-        at.update((name, _in_rank(p.constant if p.constant is not None else captured[p.probe][index[:p.depth]],
-                                  ranks.get(name))) for name, p in placed.items())
+        at = {**values, **_at_iteration(placed, captured, index, ranks)}
         result = judge_onnx_node(node, opset, at, policy, precision)
         if result.verdict != PASS:
             chosen = (index, result)
@@ -106,6 +128,13 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
         else result.reason
     return dataclasses.replace(result, reason=reason, container=anchor.container, iteration=index or None, at=said,
                                iterations=len(indices) if loops else None)
+
+
+def _at_iteration(placed: Mapping[str, Placement], captured: Sequence[np.ndarray], index: tuple[int, ...],
+                  ranks: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """A body node's tensors at one iteration (``index``: per loop around it), each at its ONNX rank."""
+    return {name: _in_rank(p.constant if p.constant is not None else captured[p.probe][index[:p.depth]],
+                           ranks.get(name)) for name, p in placed.items()}
 
 
 def _ranks(node: OnnxNode) -> dict[str, int]:

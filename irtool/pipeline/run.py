@@ -26,7 +26,12 @@ from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.prepare import Prepared, read_and_prepare
-from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
+from irtool.pipeline.reproducer import (
+    ReproducerError,
+    node_folder_name,
+    write_node_reproducer,
+    write_onnx_node_reproducer,
+)
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 
@@ -85,6 +90,7 @@ class RunResult:
     reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
     second_opinion: Any = None  # irtool.judge.onnx_nodes.SecondOpinion with --compare-with onnxruntime
     unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
+    reproducer_note: str | None = None  # with --reproducers: why none was written (no node failed)
     expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
 
     @property
@@ -114,13 +120,10 @@ def run(options: RunOptions) -> RunResult:
     if options.compare_with_onnxruntime:
         _check_onnxruntime(options.model)
     prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
-    if prepared.onnx is not None and options.reproducers is not None:
-        raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
-                       f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
     if options.reproducers is not None:  # a node's folder is replaced whole: it must hold no input
-        for node in prepared.nodes:
-            check_holds_no_input(Path(options.reproducers) / node_folder_name(node.key), inputs_read,
-                                 f"reproducer folder of node '{node.key}'")
+        for name in prepared.node_names:
+            check_holds_no_input(Path(options.reproducers) / node_folder_name(name), inputs_read,
+                                 f"reproducer folder of node '{name}'")
     try:
         inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     except RunSkipped as error:  # the expected outputs judge the model: its dims are the user's to give
@@ -183,18 +186,10 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)
     judgment = with_implementations(judgment, compiled)
-    reproducers = {}
-    unwritten = []
-    if options.reproducers is not None:
-        for node, result in zip(prepared.nodes, judgment.nodes):
-            if result.verdict == FAIL:
-                folder = Path(options.reproducers) / node_folder_name(result.name)
-                try:
-                    write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run,
-                                          options.config)
-                    reproducers[result.name] = str(folder)
-                except ReproducerError as error:
-                    unwritten.append(error.message)
+    reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
+    note = None
+    if options.reproducers is not None and not reproducers and not unwritten:
+        note = f"no reproducer written to {options.reproducers}: no node failed"
     against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
     second = None
     if options.compare_with_onnxruntime:
@@ -205,7 +200,34 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
-                     second_opinion=second, unwritten=tuple(unwritten), expected=judgment.expected)
+                     second_opinion=second, unwritten=tuple(unwritten), expected=judgment.expected,
+                     reproducer_note=note)
+
+
+def _write_reproducers(options: RunOptions, prepared: Prepared, judgment: Any, inputs: Mapping[str, np.ndarray],
+                       executed: Executed, compiled: Any) -> tuple[dict[str, str], list[str]]:
+    """A reproducer folder per failing node (an IR node's single-op IR, an ONNX node's single-node
+    model), by node name, and what could not be written."""
+    reproducers: dict[str, str] = {}
+    unwritten = []
+    if options.reproducers is None:
+        return reproducers, unwritten
+    # an IR model's judged nodes are its recurrent nodes in order; an ONNX model's, its ONNX nodes
+    ir_nodes = dict(zip((r.name for r in judgment.nodes), prepared.nodes)) if prepared.onnx is None else {}
+    for result in judgment.nodes:
+        if result.verdict != FAIL:
+            continue
+        folder = Path(options.reproducers) / node_folder_name(result.name)
+        try:
+            if prepared.onnx is not None:
+                write_onnx_node_reproducer(folder, prepared, result, inputs, executed, compiled.run, options.config)
+            else:
+                write_node_reproducer(folder, prepared, ir_nodes[result.name], result, inputs, executed,
+                                      compiled.run, options.config)
+            reproducers[result.name] = str(folder)
+        except ReproducerError as error:
+            unwritten.append(error.message)
+    return reproducers, unwritten
 
 
 def _check_onnxruntime(model: Path) -> None:
