@@ -182,9 +182,7 @@ def _render(result: Any) -> str:
         lines.append(f"  converted: {note}")
     lines.append(f"  inputs ({result.inputs_from}): " + ", ".join(
         f"{i.name} {i.dtype}{list(i.shape)}" + (f" = {_scalar(i.value, i.dtype)}" if i.value is not None else "")
-        + (" (dynamic dims sized from the recurrent nodes)"
-                                                 if result.shapes_chosen.get(i.name) == "from the recurrent nodes" else "")
-        for i in result.inputs))
+        + _chosen(result.shapes_chosen.get(i.name)) for i in result.inputs))
     if result.saved_outputs:
         lines.append(f"  outputs saved to {result.saved_outputs}")
     if result.against is None and result.expected is not None:  # no node judged: the expected outputs judge
@@ -216,6 +214,13 @@ def _render(result: Any) -> str:
     word = "FAIL" if failed or result.verdict == "fail" else "PASS"
     lines.append(f"{word}: {said}")
     return escaped_lines(lines)
+
+
+def _chosen(how: str | None) -> str:
+    """How an input's dynamic dims were sized, as the header says it (nothing for --shape)."""
+    if not how or how == "--shape":
+        return ""
+    return f" (dynamic dims sized {how})" if how == "from the recurrent nodes" else f" (dynamic dims sized: {how})"
 
 
 def _render_expected(expected: Any, inputs_from: str) -> list[str]:
