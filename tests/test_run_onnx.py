@@ -187,8 +187,10 @@ def test_onnxruntime_agrees_on_a_model_openvino_gets_right(tmp_path, capsys):
     assert code == 0 and result["verdict"] == "pass"
     second = result["second_opinion"]
     assert second["tool"].startswith("onnxruntime ") and second["refused"] is None
-    assert {d["name"] for d in second["outputs"]} == {"Y_h1", "z"} and all(d["passed"] for d in second["outputs"])
     assert [n["agrees"] for n in second["nodes"]] == [True, True]
+    oracle = result["oracle"]  # the model's outputs against onnxruntime's: a judgment of its own
+    assert oracle["source"] == second["tool"] and oracle["verdict"] == "pass"
+    assert {d["name"] for d in oracle["outputs"]} == {"Y_h1", "z"} and all(d["passed"] for d in oracle["outputs"])
 
 
 def test_onnxruntime_refusing_layout_1_is_its_departure_and_the_verdict_stays_the_spec(written, capsys):
@@ -224,7 +226,7 @@ def test_compare_with_onnxruntime_where_it_is_not_installed(written, monkeypatch
     model, _ = written["test_gru_defaults"]
     code = main(["run", str(model), "-d", "CPU", "--compare-with", "onnxruntime"])
     err = capsys.readouterr().err
-    assert code == 2 and "onnxruntime is not installed (pip install onnxruntime)" in err
+    assert code == 2 and "onnxruntime is not installed (pip install 'irtool[onnxruntime]')" in err
 
 
 def test_compare_with_onnxruntime_needs_an_onnx_model(tmp_path, capsys):
@@ -235,7 +237,8 @@ def test_compare_with_onnxruntime_needs_an_onnx_model(tmp_path, capsys):
                   {"batch_size": 1, "seq_length": 2, "input_size": 3})
     xml = build_and_save(case, tmp_path / "g.xml")[0]
     code = main(["run", str(xml), "-d", "CPU", "--compare-with", "onnxruntime"])
-    assert code == 2 and "give the .onnx model" in capsys.readouterr().err
+    assert code == 2 and "--compare-with onnxruntime runs ONNX .onnx models, and this is an IR model: compare it " \
+        "with a second device" in capsys.readouterr().err
 
 
 def test_missing_hidden_size_is_unsupported_by_openvino(written, tmp_path, capsys):

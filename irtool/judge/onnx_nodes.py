@@ -254,23 +254,19 @@ class NodeOpinion:
 
 @dataclass(frozen=True)
 class SecondOpinion:
-    """``--compare-with onnxruntime``: the model's outputs from OpenVINO against onnxruntime's, and
-    each node's onnxruntime outputs against the spec.  irtool's verdict stays the spec's."""
+    """``--compare-with onnxruntime``: onnxruntime's outputs of each node against the spec (the model's
+    outputs, OpenVINO's against onnxruntime's, are judged as expected ones: irtool.pipeline.oracle)."""
 
     tool: str  # "onnxruntime 1.32.0 (CPU)"
     refused: str | None = None  # onnxruntime would not run the model: why
-    outputs: tuple[OutputDiff, ...] = ()  # each model output: OpenVINO (actual) against onnxruntime (expected)
     nodes: tuple[NodeOpinion, ...] = ()
     in_subgraphs: tuple[str, ...] = ()  # nodes of subgraphs, which onnxruntime cannot expose: no opinion
 
-    @property
-    def agrees_with_openvino(self) -> bool | None:
-        return None if self.refused else all(d.passed for d in self.outputs)
 
-
-def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: Mapping[str, np.ndarray],
-                   outputs: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> SecondOpinion:
-    """onnxruntime (CPU) on the same inputs: see :class:`SecondOpinion`."""
+def second_opinion(graph: OnnxGraph, inputs: Mapping[str, np.ndarray],
+                   policy: TolerancePolicy) -> tuple[SecondOpinion, dict[str, np.ndarray]]:
+    """onnxruntime (CPU) on the same inputs: its opinion of each main-graph node (see
+    :class:`SecondOpinion`), and the model's outputs it computed, by name."""
     from irtool.onnx.evaluate import evaluate_model_node
     from irtool.onnx.onnxruntime_run import OnnxruntimeRefused, available, departures, refusal_reason, run_onnxruntime
 
@@ -281,13 +277,7 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
     try:
         theirs = run_onnxruntime(graph.self_contained(), feeds, tensors)
     except OnnxruntimeRefused as error:
-        return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})")
-    diffs = []
-    for names, got in zip(labels, outputs):
-        name = next((n for n in names if n in theirs), None)
-        if name is not None:
-            diffs.append(compare_output(name, got, theirs[name],
-                                        output_tolerance(policy, names, precision, got.dtype)))
+        return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})"), {}
     values = {**graph.initializer_values({n for node in graph.nodes for n in node.proto.input}), **feeds, **theirs}
     opinions = []
     for node in graph.nodes:
@@ -300,4 +290,5 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
                            for name, want in expected.items() if name in theirs)
         agrees = all(d.passed for d in node_diffs)
         opinions.append(NodeOpinion(node.name, agrees, node_diffs, () if agrees else tuple(departures(node))))
-    return SecondOpinion(tool, None, tuple(diffs), tuple(opinions), tuple(node.name for node in graph.body_nodes))
+    outputs = {output.name: theirs[output.name] for output in graph.model.graph.output if output.name in theirs}
+    return SecondOpinion(tool, None, tuple(opinions), tuple(node.name for node in graph.body_nodes)), outputs
