@@ -130,3 +130,39 @@ def test_the_runtime_fails_a_model_openvino_gets_wrong(capsys):
                             str(MODELS / "paddle" / "lstm_lengths.inputs.npz"), "--compare-with", "paddle")
     assert code == 1 and result["oracle"]["verdict"] == "fail"
     assert sorted(result["oracle"]["failed"]) == sorted(np.load(MODELS / "paddle" / "lstm_lengths.outputs.npz"))
+
+
+def test_harness_models_take_compare_with_as_a_result_of_their_own(dense, tmp_path):
+    """A [[models]] entry's compare_with: the runtime's judgment is CASE::RUNTIME in results, junit
+    and report.html; a Paddle LSTM that OpenVINO's CPU plugin gets wrong fails there where Paddle is
+    installed."""
+    import subprocess
+
+    import lxml.etree as ET
+
+    suite = tmp_path / "s.toml"
+    entries = [f'[[models]]\nid = "dense"\npath = "{dense / "dense.onnx"}"\ninputs = "{dense / "dense-in.npz"}"\n'
+               f'compare_with = "onnxruntime"\n']
+    if RUNTIMES["tflite"]:
+        entries.append(f'[[models]]\nid = "gru"\npath = "{MODELS / "tf" / "keras_gru.tflite"}"\n'
+                       f'inputs = "{MODELS / "tf" / "keras_gru.inputs.npz"}"\ncompare_with = "tflite"\n')
+    suite.write_text("\n".join(entries))
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(tmp_path / "out"), "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert set(results) == {"dense[inputs]::onnxruntime"} | ({"gru[inputs]::tflite"} if RUNTIMES["tflite"] else set())
+    assert all(r["verdict"] == "pass" and r["outputs"] for r in results.values())
+    cases = [case.get("name") for case in ET.parse(str(tmp_path / "out" / "junit.xml")).getroot().iter("testcase")]
+    assert sorted(cases) == sorted(results)
+    assert f'title="{len(results)} pass"' in (tmp_path / "out" / "report.html").read_text()  # the pass-rate table
+
+
+def test_a_suites_compare_with_must_read_the_models_format(dense, tmp_path):
+    from irtool.jobs.suite import SuiteError, load_suite
+
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\npath = "{dense / "dense.onnx"}"\ncompare_with = "tflite"\n')
+    with pytest.raises(SuiteError, match="compare_with is 'tflite'; expected 'onnxruntime', the runtime that reads "
+                                         "ONNX models"):
+        load_suite(suite)
