@@ -46,7 +46,7 @@
     path = "../models/lstm2_bidirectional.xml"   # IR .xml (any converter) or .onnx, relative
     inputs = "lstm2-inputs.npz"         # optional: inputs by model input name (else seeded)
     expected = "lstm2-outputs.npz"      # optional: the model's expected outputs by name (the framework's)
-    compare_with = "onnxruntime"        # optional: its framework's runtime judges its outputs (onnxruntime,
+    # compare_with = "onnxruntime"      # optional: its framework's runtime judges its outputs (onnxruntime,
                                         # tflite, tensorflow or paddle: the one that reads its format)
     shapes = { x = [4, 2, 5] }          # optional: sizes of dynamic input dims (else from the nodes)
     seeds = [0]
