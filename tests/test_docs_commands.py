@@ -82,6 +82,7 @@ EXIT_CODES = [
     (r"^irtool run batchwise\.onnx ", 1, "OpenVINO's ONNX frontend ignores layout=1 (docs/onnx.md)"),
     (r"^irtool run samples/models/loop_peepholes\.onnx ", 1, "OpenVINO's ONNX frontend drops the peepholes"),
     (r"^irtool run per_direction\.onnx ", 1, "OpenVINO applies the forward activations to both directions"),
+    (r"^irtool run dense\.onnx -d CPU --inputs dense-in\.npz$", 3, "the page shows a model no one judged: nothing compared"),
     (r"^irtool run dense\.onnx .*--expected dense-wrong\.npz$", 1, "the page shows one expected value off by 0.01 failing"),
     (r"^irtool run hard\.onnx ", 2, "HardSigmoid is unsupported by OpenVINO: exit 2, never a mismatch"),
     (r"^irtool run samples/models/gru_lengths\.xml", 1,
