@@ -68,6 +68,10 @@ class TolerancePolicy:
         per_output = set(self.output_atol or {}) | set(self.output_rtol or {})
         return self.atol is not None or self.rtol is not None or any(name in per_output for name in names)
 
+    def atol_given(self, names: tuple[str, ...]) -> bool:
+        """Whether the atol of an output known by ``names`` is the user's (overall or its own), not a default."""
+        return self.atol is not None or any(name in (self.output_atol or {}) for name in names)
+
     def unknown_outputs(self, names: set[str]) -> list[str]:
         """Per-output overrides that name no output (a typo would otherwise pass silently)."""
         given = set(self.output_atol or {}) | set(self.output_rtol or {})

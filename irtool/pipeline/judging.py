@@ -42,23 +42,31 @@ class Judgment:
     why_unjudged: str | None
     expected: ExpectedJudgment | None = None  # the model's outputs against the expected ones, where given
     node_verdict: str | None = None  # the nodes' verdict alone, where ``verdict`` is also the expected outputs'
+    oracle: ExpectedJudgment | None = None  # the model's outputs against its framework runtime's (--compare-with)
 
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
           precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None,
-          emulations: Mapping[str, Emulation] | None = None) -> Judgment:
+          oracle: ExpectedOutputs | None = None, emulations: Mapping[str, Emulation] | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
-    where given (irtool.judge.expected); the verdict is the worse of the two.  ``emulations``
-    (Compiled.emulations): per node name, the rounding of the path it ran at bf16 or f16."""
+    and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
+    verdict is the worst of them.  ``emulations`` (Compiled.emulations): per node name, the
+    rounding of the path it ran at bf16 or f16."""
     emulations = emulations or {}
     judgment = _judge_nodes(prepared, inputs, executed, policy, precision, reference, emulations)
-    if expected is None:
+    verdict = judgment.verdict
+    found = {}
+    costs = None
+    for key, given in (("expected", expected), ("oracle", oracle)):
+        if given is not None:
+            if costs is None:
+                costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
+            found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
+                                        time_axes(prepared), prepared.stored, costs)
+            verdict = with_expected(verdict, judgment.nodes, found[key])
+    if not found:
         return judgment
-    outputs = judge_expected(prepared.labels, executed.outputs, expected, policy, precision, time_axes(prepared),
-                             prepared.stored, _rounding_costs(prepared, inputs, executed, emulations,
-                                                              reference or evaluate_node))
-    return dataclasses.replace(judgment, expected=outputs, node_verdict=judgment.verdict,
-                               verdict=with_expected(judgment.verdict, judgment.nodes, outputs))
+    return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict)
 
 
 def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed,
