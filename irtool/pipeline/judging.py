@@ -129,8 +129,10 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
                                    for node in prepared.nodes if node.lowered is not None])
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
+    # a lowered cell runs as plain ops, not as a cell kernel whose rounding the precision model knows
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference,
-                                         emulations.get(node.container if node.in_body else node.name))
+                                         emulations.get(node.container if node.in_body else node.name)
+                                         if node.lowered is None else None)
                               for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
     single = prepared.single
