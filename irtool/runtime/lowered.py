@@ -188,9 +188,10 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
     of an unrolled chain share one constant: joined once, not per step)."""
     variables = found.variables
     if state is None and not folded:
-        return Refusal(found.kind, f"cannot tell its input from its state: {_named(variables)} are both "
-                                   f"{found.hidden_size} wide and no loop or next step carries either",
-                       found.parts, found.outputs[0])
+        why = f"cannot tell its input from its state: {_named(variables)} are both {found.hidden_size} wide and " \
+              f"no loop or next step carries either" if len(variables) == 2 else \
+            f"its gates multiply {_named(variables)} by weights, which no loop or next step carries as its state"
+        return Refusal(found.kind, why, found.parts, found.outputs[0])
     inputs = [k for k in variables if k != state]
     if len(inputs) != 1:
         return Refusal(found.kind, f"its gates multiply {len(inputs)} tensors besides its state, expected one input "
