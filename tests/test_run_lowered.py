@@ -38,6 +38,8 @@ CLEAN = [
     ("lowered/loop_lstm.onnx", "LSTMCell", "body of Loop", 6),
     ("lowered/unrolled_lstm.onnx", "LSTMCell", "top level", 6),
     ("torch/gru_cell_loop.xml", "GRUCell", "top level", 6),
+    # unroll=True: six steps at the top level, the first one's zero states folded away (no forget product)
+    ("tf/keras_lstm_unrolled.tflite", "LSTMCell", "top level", 6),
 ]
 
 

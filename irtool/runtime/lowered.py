@@ -298,6 +298,43 @@ def _lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate
                               (h_op.output(0), c_out), parts, c=c_prev), varying, {"c_{t-1}": c_prev})
 
 
+def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
+    """The LSTM step before ``after`` where a converter folded a zero initial state away (TFLite's
+    converter of a Keras LSTM with unroll=True): no forget product, ``c_1 = f(I)*g(C)`` and
+    ``h_1 = f(O)*h(c_1)``, read by ``after`` as its c_{t-1} and h_{t-1}.  That step is the cell from
+    zero states, whose forget gate multiplies nothing (its weights zeros); with the key of ``after``'s
+    state.  None where ``after``'s states are not made so."""
+    if after.kind != "LSTM" or after.c is None:
+        return None
+    update = _op(after.c, "Multiply")
+    acts = [_activation(value) for value in _operands(update)] if update is not None else []
+    if len(acts) != 2 or None in acts:
+        return None
+    kind = _op_type(after.activations[0])
+    i_act, g_act = acts if acts[0].get_type_name() == kind else acts[::-1]
+    for k, value in after.variables.items():
+        product = _op(value, "Multiply")
+        found = _output_gate(update.output(0), kind) if product is not None else None
+        if found is None or found[2] is not product:
+            continue
+        h_act, o_act, _ = found
+        if [act.get_type_name() for act in (i_act, g_act, h_act)] != [_op_type(name) for name in after.activations]:
+            return None
+        gates = {name: reader.sum(act.input_value(0)) for name, act in (("i", i_act), ("c", g_act), ("o", o_act))}
+        gates["f"] = Sum(after.hidden_size, bias=np.zeros(after.hidden_size, np.float32))
+        parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
+            tuple(label(op) for op in (i_act, g_act, update, o_act, h_act, product))
+        step = Candidate("LSTM", after.hidden_size, after.activations, gates, (product.output(0), update.output(0)),
+                         parts)
+        return (step, k) if not any(gate.others for gate in gates.values()) and len(step.variables) == 1 else None
+    return None
+
+
+def _op_type(activation: str) -> str:
+    """The op computing an activation OpenVINO's cells name: sigmoid -> Sigmoid."""
+    return next(op for op, name in SUPPORTED.items() if name == activation)
+
+
 def _output_gate(c_out: Any, kind: str) -> tuple[Any, Any, Any] | None:
     """(h(c_t), the output gate's activation, h_t's Multiply) among the readers of c_t."""
     for target in c_out.get_target_inputs():

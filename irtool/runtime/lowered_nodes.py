@@ -11,13 +11,23 @@ arithmetic) is judged against the chain's, fails there, and is told so.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from irtool.runtime.gate_sums import Key, Reader, key, label, last_dim
-from irtool.runtime.lowered import GATES, Candidate, Cell, Refusal, find_candidates, resolve, state_by_width
+from irtool.runtime.lowered import (
+    GATES,
+    Candidate,
+    Cell,
+    Refusal,
+    find_candidates,
+    resolve,
+    state_by_width,
+    zero_state_step,
+)
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
 
@@ -86,7 +96,8 @@ class Chain:
 def find_chains(model: Any) -> list[Chain | Refusal]:
     """The top level's cells linked into chains by their state (each step's h_t, and c_t, the next
     one's state); a lone RNN pattern (a Dense layer and its activation) is no recurrence."""
-    found = find_candidates(model, Reader())
+    reader = Reader()
+    found = find_candidates(model, reader)
     candidates = [c for c in found if isinstance(c, Candidate)]
     result: list[Chain | Refusal] = [c for c in found if isinstance(c, Refusal)]
     by_output = {c.out_key: c for c in candidates}
@@ -109,8 +120,15 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
             steps.append(following[id(steps[-1])])
         if len(steps) == 1 and head.kind == "RNN":
             continue
-        cells = [_first_step(head, steps[1] if len(steps) > 1 else None)] + \
-            [resolve(step, previous[id(step)][1], joined=joined) for step in steps[1:]]
+        zero = zero_state_step(head, reader)
+        if zero is not None:  # a first step from zero states that a converter folded away: the head's before it
+            first = resolve(zero[0], None, folded=True)
+            cells = [first, resolve(head, zero[1], joined=joined)]
+            if isinstance(first, Cell) and isinstance(cells[1], Cell):
+                cells[0] = _with_zero_c(first, cells[1].weights[1])
+        else:
+            cells = [_first_step(head, steps[1] if len(steps) > 1 else None)]
+        cells += [resolve(step, previous[id(step)][1], joined=joined) for step in steps[1:]]
         refused = next((cell for cell in cells if isinstance(cell, Refusal)), None)
         result.append(refused if refused is not None else Chain(tuple(cells)))
     return result
@@ -145,6 +163,11 @@ def _first_step(head: Candidate, after: Candidate | None) -> Cell | Refusal:
                                             for g, weight in r.items())]
         state = same[0] if len(same) == 1 else None
     return resolve(head, state)
+
+
+def _with_zero_c(cell: Cell, r: np.ndarray) -> Cell:
+    """A first LSTM step from zero states: judged with zero h_0 and c_0 and the next step's R."""
+    return dataclasses.replace(cell, weights=(cell.weights[0], r, cell.weights[2]), c=_zeros(cell))
 
 
 def _folded_state(head: Candidate, after: Candidate | None) -> Cell | Refusal:
@@ -201,8 +224,11 @@ def refusal_node(refusal: Refusal, index: int, where: str = TOP_LEVEL) -> Recurr
 
 def _state(cell: Cell) -> Any:
     """h_{t-1} as the cell reads it; zeros where OpenVINO folded a constant state into the bias."""
-    if cell.h is not None:
-        return cell.h
+    return cell.h if cell.h is not None else _zeros(cell)
+
+
+def _zeros(cell: Cell) -> Any:
+    """Zeros [batch, hidden_size], the batch x_t's: a state a converter folded away."""
     import openvino.opset8 as ops
 
     batch = ops.gather(ops.shape_of(cell.x), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
