@@ -40,6 +40,7 @@ CLEAN = [
     ("torch/gru_cell_loop.xml", "GRUCell", "top level", 6),
     # unroll=True: six steps at the top level, the first one's zero states folded away (no forget product)
     ("tf/keras_lstm_unrolled.tflite", "LSTMCell", "top level", 6),
+    ("tf/keras_gru_unrolled.tflite", "GRUCell", "top level", 6),  # its first step h_1 = (1-z)*n
 ]
 
 

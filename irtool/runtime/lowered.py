@@ -299,11 +299,13 @@ def _lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate
 
 
 def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
-    """The LSTM step before ``after`` where a converter folded a zero initial state away (TFLite's
-    converter of a Keras LSTM with unroll=True): no forget product, ``c_1 = f(I)*g(C)`` and
-    ``h_1 = f(O)*h(c_1)``, read by ``after`` as its c_{t-1} and h_{t-1}.  That step is the cell from
-    zero states, whose forget gate multiplies nothing (its weights zeros); with the key of ``after``'s
-    state.  None where ``after``'s states are not made so."""
+    """The step before ``after`` where a converter folded a zero initial state away (TFLite's converter
+    of a Keras layer with unroll=True), with the key of ``after``'s state: an LSTM's without a forget
+    product, ``c_1 = f(I)*g(C)`` and ``h_1 = f(O)*h(c_1)``; a GRU's ``h_1 = (1-z)*n``, its reset gate
+    multiplying only Rn's bias.  That step is the cell from zero states (what the folded products
+    multiplied is zeros); None where ``after``'s states are not made so."""
+    if after.kind == "GRU":
+        return _gru_zero_state_step(after, reader)
     if after.kind != "LSTM" or after.c is None:
         return None
     update = _op(after.c, "Multiply")
@@ -327,6 +329,35 @@ def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] |
         step = Candidate("LSTM", after.hidden_size, after.activations, gates, (product.output(0), update.output(0)),
                          parts)
         return (step, k) if not any(gate.others for gate in gates.values()) and len(step.variables) == 1 else None
+    return None
+
+
+def _gru_zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
+    update = _op(after.state, "Multiply")
+    if update is None or "hr" not in after.gates:
+        return None
+    kind = _op_type(after.activations[0])
+    for minus, n in (_operands(update), _operands(update)[::-1]):
+        sub, n_act = _op(minus, "Subtract"), _activation(n)
+        z_act = _activation(sub.input_value(1)) if sub is not None and _is_one(sub.input_value(0)) else None
+        if z_act is None or n_act is None or [z_act.get_type_name(), n_act.get_type_name()] != \
+                [_op_type(name) for name in after.activations]:
+            continue
+        n_sum = reader.sum(n_act.input_value(0))
+        resets = [(act, other) for value, cols in n_sum.others if (product := _op(value, "Multiply")) is not None
+                  and len(cols) == n_sum.width for act, other in (_operands(product), _operands(product)[::-1])
+                  if _activation(act) is not None and _activation(act).get_type_name() == kind]
+        if len(n_sum.others) != 1 or len(resets) != 1:
+            return None
+        r_act, rest = _activation(resets[0][0]), reader.sum(resets[0][1])
+        gates = {"z": reader.sum(z_act.input_value(0)), "r": reader.sum(r_act.input_value(0)),
+                 "h": Sum(n_sum.width, n_sum.terms, n_sum.bias, (), n_sum.ops), "hr": rest}
+        parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
+            tuple(label(op) for op in (z_act, r_act, n_act, sub, update))
+        step = Candidate("GRU", after.hidden_size, after.activations, gates, (update.output(0),), parts)
+        if rest.terms or any(gate.others for gate in gates.values()) or len(step.variables) != 1:
+            return None
+        return step, key(after.state)
     return None
 
 

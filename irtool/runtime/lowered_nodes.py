@@ -125,7 +125,7 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
             first = resolve(zero[0], None, folded=True)
             cells = [first, resolve(head, zero[1], joined=joined)]
             if isinstance(first, Cell) and isinstance(cells[1], Cell):
-                cells[0] = _with_zero_c(first, cells[1].weights[1])
+                cells[0] = _from_zero_states(first, cells[1].weights[1])
         else:
             cells = [_first_step(head, steps[1] if len(steps) > 1 else None)]
         cells += [resolve(step, previous[id(step)][1], joined=joined) for step in steps[1:]]
@@ -165,9 +165,10 @@ def _first_step(head: Candidate, after: Candidate | None) -> Cell | Refusal:
     return resolve(head, state)
 
 
-def _with_zero_c(cell: Cell, r: np.ndarray) -> Cell:
-    """A first LSTM step from zero states: judged with zero h_0 and c_0 and the next step's R."""
-    return dataclasses.replace(cell, weights=(cell.weights[0], r, cell.weights[2]), c=_zeros(cell))
+def _from_zero_states(cell: Cell, r: np.ndarray) -> Cell:
+    """A first step from zero states: judged with zero h_0 (and c_0) and the next step's R."""
+    return dataclasses.replace(cell, weights=(cell.weights[0], r, cell.weights[2]),
+                               c=_zeros(cell) if cell.kind == "LSTM" else None)
 
 
 def _folded_state(head: Candidate, after: Candidate | None) -> Cell | Refusal:
