@@ -22,9 +22,10 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   model OpenVINO converts, with a fault planted in its Loop body's cell: at iteration FAULT_STEP
   only, the cell's bias gets a vector more (B + v*(t == FAULT_STEP), t the counter the body reads
   x_t with); run on the clean model's .inputs.npz.
-- keras_lstm_unrolled.tflite, keras_gru_unrolled.tflite: a Keras LSTM and GRU (hidden 8, random
-  biases) with unroll=True: their six steps written out at the top level, the first one's zero
-  states folded away by the converter (no forget product: c_1 = i*g; h_1 = (1-z)*n).
+- keras_lstm_unrolled.tflite, keras_gru_unrolled.tflite, keras_simple_rnn_unrolled.tflite: a Keras
+  LSTM, GRU and SimpleRNN (hidden 8, random biases) with unroll=True: their six steps written out
+  at the top level, the first one's zero states folded away by the converter (no forget product:
+  c_1 = i*g; h_1 = (1-z)*n; h_1 = tanh(x·W + b)).
 - keras_lstm_t100_h128.tflite: a Keras LSTM (hidden 128, input 32, batch 16, 100 steps) as
   .tflite, for benchmarks/bench_run_overhead.py.
 - keras_lstm_fused.tflite: a tf_keras (Keras 2) LSTM, which TFLiteConverter fuses into one
@@ -45,7 +46,8 @@ keras_gru.saved_model.*).
     /tmp/tfenv/bin/python samples/make_tf_models.py [NAME ...]  # from the repository root
 
 NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_fused,
-keras_gru, keras_simple_rnn, keras_lstm_unrolled, keras_gru_unrolled, irfft, bench_lstm) rewrite only those (default: all; Keras's weights are
+keras_gru, keras_simple_rnn, keras_lstm_unrolled, keras_gru_unrolled, keras_simple_rnn_unrolled, irfft,
+bench_lstm) rewrite only those (default: all; Keras's weights are
 seeded, TensorFlow's versions may still differ).
 """
 from __future__ import annotations
@@ -220,7 +222,7 @@ def main(names: list[str]) -> None:
     batch_first = x.transpose(1, 0, 2)
     wanted = set(names) or {"block_lstm_while", "gru_block_while", "block_lstm_steps", "gru_block_steps",
                             "keras_lstm", "keras_lstm_fused", "keras_gru", "keras_simple_rnn", "keras_lstm_unrolled",
-                            "keras_gru_unrolled", "irfft", "bench_lstm"}
+                            "keras_gru_unrolled", "keras_simple_rnn_unrolled", "irfft", "bench_lstm"}
 
     for name, make, steps in (("block_lstm_while", block_lstm_function, STEPS),
                               ("gru_block_while", gru_block_function, STEPS),
@@ -262,8 +264,8 @@ def main(names: list[str]) -> None:
         path = OUT / "keras_simple_rnn.tflite"
         path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
         save_keras_io("keras_simple_rnn", path, batch_first, keras_outputs(keras, batch_first))
-    for kind in ("LSTM", "GRU"):
-        name = f"keras_{kind.lower()}_unrolled"
+    for kind, name in (("LSTM", "keras_lstm_unrolled"), ("GRU", "keras_gru_unrolled"),
+                       ("SimpleRNN", "keras_simple_rnn_unrolled")):
         if name in wanted:
             keras = keras_model(keras_layer(kind, unroll=True))
             path = OUT / f"{name}.tflite"

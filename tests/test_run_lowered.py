@@ -41,6 +41,7 @@ CLEAN = [
     # unroll=True: six steps at the top level, the first one's zero states folded away (no forget product)
     ("tf/keras_lstm_unrolled.tflite", "LSTMCell", "top level", 6),
     ("tf/keras_gru_unrolled.tflite", "GRUCell", "top level", 6),  # its first step h_1 = (1-z)*n
+    ("tf/keras_simple_rnn_unrolled.tflite", "RNNCell", "top level", 6),  # h_1 = tanh(x·W + b)
 ]
 
 

@@ -243,39 +243,39 @@ def _named(values: Mapping[Key, Any]) -> str:
 
 # ----------------------------------------------------------------------------- the patterns
 
-def _activation(value: Any) -> Any | None:
+def activation_of(value: Any) -> Any | None:
     """The activation op computing ``value`` (through layout ops), or None."""
     node = root(value).get_node()
     return node if node.get_type_name() in ACTIVATION_OPS else None
 
 
-def _operands(node: Any) -> list[Any]:
+def operands(node: Any) -> list[Any]:
     return list(node.input_values())
 
 
-def _op(value: Any, kind: str) -> Any | None:
+def op_of(value: Any, kind: str) -> Any | None:
     node = root(value).get_node()
     return node if node.get_type_name() == kind else None
 
 
 def _lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate | Refusal | None:
     """An LSTM whose c_t is ``add``: f(F)*c_{t-1} + f(I)*g(C)."""
-    products = [_op(value, "Multiply") for value in _operands(add)]
+    products = [op_of(value, "Multiply") for value in operands(add)]
     if None in products:
         return None
-    acts = [[_activation(value) for value in _operands(m)] for m in products]
+    acts = [[activation_of(value) for value in operands(m)] for m in products]
     both = [k for k in (0, 1) if None not in acts[k]]
     one = [k for k in (0, 1) if acts[k].count(None) == 1]
     if len(both) != 1 or len(one) != 1:
         return None
     forget, update = products[one[0]], products[both[0]]
     f_act = next(a for a in acts[one[0]] if a is not None)
-    c_prev = next(v for v, a in zip(_operands(forget), acts[one[0]]) if a is None)
+    c_prev = next(v for v, a in zip(operands(forget), acts[one[0]]) if a is None)
     first, second = acts[both[0]]
     i_act, g_act = (first, second) if first.get_type_name() == f_act.get_type_name() else (second, first)
     parts = (label(forget), label(update), label(add))
     c_out = add.output(0)
-    found = _output_gate(c_out, f_act.get_type_name())
+    found = output_gate(c_out, f_act.get_type_name())
     if found is None:
         return Refusal("LSTM", f"its c_t ({label(add)}) is not read by an activation that an output gate "
                                f"{f_act.get_type_name()} multiplies", parts, c_out)
@@ -298,75 +298,12 @@ def _lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate
                               (h_op.output(0), c_out), parts, c=c_prev), varying, {"c_{t-1}": c_prev})
 
 
-def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
-    """The step before ``after`` where a converter folded a zero initial state away (TFLite's converter
-    of a Keras layer with unroll=True), with the key of ``after``'s state: an LSTM's without a forget
-    product, ``c_1 = f(I)*g(C)`` and ``h_1 = f(O)*h(c_1)``; a GRU's ``h_1 = (1-z)*n``, its reset gate
-    multiplying only Rn's bias.  That step is the cell from zero states (what the folded products
-    multiplied is zeros); None where ``after``'s states are not made so."""
-    if after.kind == "GRU":
-        return _gru_zero_state_step(after, reader)
-    if after.kind != "LSTM" or after.c is None:
-        return None
-    update = _op(after.c, "Multiply")
-    acts = [_activation(value) for value in _operands(update)] if update is not None else []
-    if len(acts) != 2 or None in acts:
-        return None
-    kind = _op_type(after.activations[0])
-    i_act, g_act = acts if acts[0].get_type_name() == kind else acts[::-1]
-    for k, value in after.variables.items():
-        product = _op(value, "Multiply")
-        found = _output_gate(update.output(0), kind) if product is not None else None
-        if found is None or found[2] is not product:
-            continue
-        h_act, o_act, _ = found
-        if [act.get_type_name() for act in (i_act, g_act, h_act)] != [_op_type(name) for name in after.activations]:
-            return None
-        gates = {name: reader.sum(act.input_value(0)) for name, act in (("i", i_act), ("c", g_act), ("o", o_act))}
-        gates["f"] = Sum(after.hidden_size, bias=np.zeros(after.hidden_size, np.float32))
-        parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
-            tuple(label(op) for op in (i_act, g_act, update, o_act, h_act, product))
-        step = Candidate("LSTM", after.hidden_size, after.activations, gates, (product.output(0), update.output(0)),
-                         parts)
-        return (step, k) if not any(gate.others for gate in gates.values()) and len(step.variables) == 1 else None
-    return None
-
-
-def _gru_zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
-    update = _op(after.state, "Multiply")
-    if update is None or "hr" not in after.gates:
-        return None
-    kind = _op_type(after.activations[0])
-    for minus, n in (_operands(update), _operands(update)[::-1]):
-        sub, n_act = _op(minus, "Subtract"), _activation(n)
-        z_act = _activation(sub.input_value(1)) if sub is not None and _is_one(sub.input_value(0)) else None
-        if z_act is None or n_act is None or [z_act.get_type_name(), n_act.get_type_name()] != \
-                [_op_type(name) for name in after.activations]:
-            continue
-        n_sum = reader.sum(n_act.input_value(0))
-        resets = [(act, other) for value, cols in n_sum.others if (product := _op(value, "Multiply")) is not None
-                  and len(cols) == n_sum.width for act, other in (_operands(product), _operands(product)[::-1])
-                  if _activation(act) is not None and _activation(act).get_type_name() == kind]
-        if len(n_sum.others) != 1 or len(resets) != 1:
-            return None
-        r_act, rest = _activation(resets[0][0]), reader.sum(resets[0][1])
-        gates = {"z": reader.sum(z_act.input_value(0)), "r": reader.sum(r_act.input_value(0)),
-                 "h": Sum(n_sum.width, n_sum.terms, n_sum.bias, (), n_sum.ops), "hr": rest}
-        parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
-            tuple(label(op) for op in (z_act, r_act, n_act, sub, update))
-        step = Candidate("GRU", after.hidden_size, after.activations, gates, (update.output(0),), parts)
-        if rest.terms or any(gate.others for gate in gates.values()) or len(step.variables) != 1:
-            return None
-        return step, key(after.state)
-    return None
-
-
-def _op_type(activation: str) -> str:
+def op_type(activation: str) -> str:
     """The op computing an activation OpenVINO's cells name: sigmoid -> Sigmoid."""
     return next(op for op, name in SUPPORTED.items() if name == activation)
 
 
-def _output_gate(c_out: Any, kind: str) -> tuple[Any, Any, Any] | None:
+def output_gate(c_out: Any, kind: str) -> tuple[Any, Any, Any] | None:
     """(h(c_t), the output gate's activation, h_t's Multiply) among the readers of c_t."""
     for target in c_out.get_target_inputs():
         act = target.get_node()
@@ -376,8 +313,8 @@ def _output_gate(c_out: Any, kind: str) -> tuple[Any, Any, Any] | None:
             product = reader.get_node()
             if product.get_type_name() != "Multiply":
                 continue
-            other = [_activation(v) for v in _operands(product) if root(v).get_node() is not act and
-                     _activation(v) is not None and _activation(v).get_type_name() == kind]
+            other = [activation_of(v) for v in operands(product) if root(v).get_node() is not act and
+                     activation_of(v) is not None and activation_of(v).get_type_name() == kind]
             if other:
                 return act, other[0], product
     return None
@@ -390,7 +327,7 @@ def _gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
     if found is None:
         return None
     z_act, a, b, parts = found
-    a_act, b_act = _activation(a), _activation(b)
+    a_act, b_act = activation_of(a), activation_of(b)
     if (a_act is None) == (b_act is None):
         return None
     flipped = a_act is not None  # h_t = z*n + (1-z)*h_{t-1}
@@ -408,19 +345,19 @@ def _gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
     gates: dict[str, Sum] = {"z": z_sum}
     r_act, reset, others = None, None, []
     for value, cols in n_sum.others:  # linear_before_reset: r*(h·Rn + bn) added whole
-        product = _op(value, "Multiply")
-        acts = [_activation(v) for v in _operands(product)] if product is not None else []
+        product = op_of(value, "Multiply")
+        acts = [activation_of(v) for v in operands(product)] if product is not None else []
         same = [j for j, act in enumerate(acts) if act is not None and act.get_type_name() == z_act.get_type_name()]
         if r_act is None and same and (cols == np.arange(n_sum.width)).all():
             r_act = acts[same[0]]
-            gates["hr"] = reader.sum(_operands(product)[1 - same[0]])
+            gates["hr"] = reader.sum(operands(product)[1 - same[0]])
             parts = _with(parts, (label(product),) + gates["hr"].ops)
         else:
             others.append((value, cols))
     for k, term in n_sum.terms.items() if r_act is None else ():  # or (r*h)·Rn
-        product = _op(term.value, "Multiply")
-        acts = [_activation(v) for v in _operands(product)] if product is not None else []
-        if product is not None and state_key in [key(v) for v in _operands(product)] and any(acts):
+        product = op_of(term.value, "Multiply")
+        acts = [activation_of(v) for v in operands(product)] if product is not None else []
+        if product is not None and state_key in [key(v) for v in operands(product)] and any(acts):
             r_act, reset = next(act for act in acts if act is not None), k
             parts = _with(parts, (label(product),))
             break
@@ -446,26 +383,26 @@ def _gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
 def _interpolation(add: Any) -> tuple[Any, Any, Any, tuple[str, ...]] | None:
     """(z's activation, a, b, the ops) where ``add`` computes z*a + (1-z)*b, written as
     ``z*a + (1-z)*b`` (any operand order) or ``(a-b)*z + b``; else None."""
-    first, second = _operands(add)
+    first, second = operands(add)
     for p, q in ((first, second), (second, first)):
-        m1, m2 = _op(p, "Multiply"), _op(q, "Multiply")
+        m1, m2 = op_of(p, "Multiply"), op_of(q, "Multiply")
         if m1 is not None and m2 is not None:
-            for z, a in (_operands(m1), _operands(m1)[::-1]):
-                z_act = _activation(z)
-                for minus, b in (_operands(m2), _operands(m2)[::-1]):
-                    sub = _op(minus, "Subtract")
-                    if z_act is not None and sub is not None and _is_one(sub.input_value(0)) and \
+            for z, a in (operands(m1), operands(m1)[::-1]):
+                z_act = activation_of(z)
+                for minus, b in (operands(m2), operands(m2)[::-1]):
+                    sub = op_of(minus, "Subtract")
+                    if z_act is not None and sub is not None and is_one(sub.input_value(0)) and \
                             key(sub.input_value(1)) == key(z):
                         return z_act, a, b, (label(m1), label(sub), label(m2), label(add))
         if m1 is not None:
-            for z, difference in (_operands(m1), _operands(m1)[::-1]):
-                sub, z_act = _op(difference, "Subtract"), _activation(z)
+            for z, difference in (operands(m1), operands(m1)[::-1]):
+                sub, z_act = op_of(difference, "Subtract"), activation_of(z)
                 if z_act is not None and sub is not None and key(sub.input_value(1)) == key(q):
                     return z_act, sub.input_value(0), q, (label(sub), label(m1), label(add))
     return None
 
 
-def _is_one(value: Any) -> bool:
+def is_one(value: Any) -> bool:
     from irtool.runtime.nodes import constant_data
 
     data = constant_data(root(value).get_node())
@@ -491,8 +428,8 @@ def _checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[s
             return Refusal(found.kind, f"gate {name} is {gate.width} wide, expected hidden_size {found.hidden_size}",
                            found.parts, found.outputs[0])
         for value, cols in gate.others:
-            product = _op(value, "Multiply")
-            peephole = [state_keys[key(v)] for v in _operands(product) if key(v) in state_keys] if product else []
+            product = op_of(value, "Multiply")
+            peephole = [state_keys[key(v)] for v in operands(product) if key(v) in state_keys] if product else []
             if peephole:
                 return Refusal(found.kind, f"gate {name} adds {peephole[0]} times weights ({label(product)}): a "
                                            f"peephole, which OpenVINO's {CELL_TYPES[found.kind][0]} does not have",

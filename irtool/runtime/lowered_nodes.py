@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from irtool.runtime.folded_states import zero_state_step
 from irtool.runtime.gate_sums import Key, Reader, key, label, last_dim
 from irtool.runtime.lowered import (
     GATES,
@@ -26,7 +27,6 @@ from irtool.runtime.lowered import (
     find_candidates,
     resolve,
     state_by_width,
-    zero_state_step,
 )
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
