@@ -188,3 +188,33 @@ def test_a_gated_layer_that_carries_no_state_is_no_cell(capsys, tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "highway.onnx")
     code, result = run_json(capsys, str(tmp_path / "highway.onnx"))
     assert code == 3 and result["nodes"] == []
+
+
+@pytest.mark.parametrize("op, attributes", [
+    ("LSTMCell", {"hidden_size": 5}),
+    ("LSTMCell", {"hidden_size": 5, "activations": ["sigmoid", "relu", "tanh"]}),
+    ("GRUCell", {"hidden_size": 5}),
+    ("GRUCell", {"hidden_size": 5, "linear_before_reset": True}),
+    ("GRUCell", {"hidden_size": 5, "activations": ["relu", "tanh"]}),
+])
+def test_a_cell_decomposed_into_its_equations_is_recognized_with_its_own_weights(op, attributes):
+    """A cell written out in plain ops by irtool's own decomposition (what OpenVINO's cell
+    decomposition passes make of it: Split of W and R by gate, the biases apart) is recognized as
+    the op it was, with the op's own W, R, B, activations and linear_before_reset, exactly."""
+    from irtool.pipeline.build import build_model
+    from irtool.runtime.lowered_nodes import Chain, find_chains
+    from irtool.runtime.nodes import constant_data
+    from irtool.specs.cases import OpCase
+
+    case = OpCase(op, attributes, {"batch_size": 2, "input_size": 3})
+    original = [op_ for op_ in build_model(case).get_ordered_ops() if op_.get_type_name() == op][0]
+    weights = [constant_data(original.input_value(k).get_node()) for k in range(original.get_input_size())][-3:]
+    (chain,) = find_chains(build_model(OpCase(op, attributes, case.sizes, transform="decompose_cell")))
+    assert isinstance(chain, Chain) and len(chain.steps) == 1
+    (cell,) = chain.steps
+    assert cell.op == (op, case.spec.version)
+    for found, own in zip(cell.weights, weights):
+        np.testing.assert_allclose(found, own, rtol=1e-6, atol=1e-7)
+    filled = case.filled_attributes
+    assert cell.activations == tuple(a.lower() for a in filled["activations"])
+    assert cell.linear_before_reset == bool(filled.get("linear_before_reset", False))
