@@ -411,11 +411,24 @@ def is_one(value: Any) -> bool:
 
 def _rnn(act: Any, reader: Reader) -> Candidate | None:
     """An activation of x·W + h·R + b: an RNN cell if something carries its output to the next step."""
+    if _products_added(act.input_value(0)) < 2:  # a dense layer's activation (most are): not read further
+        return None
     gate = reader.sum(act.input_value(0))
     if gate.others or len(gate.terms) != 2 or gate.width != last_dim(act.output(0)):
         return None
     parts = (label(act),) + gate.ops
     return Candidate("RNN", gate.width, (SUPPORTED[act.get_type_name()],), {"h": gate}, (act.output(0),), parts)
+
+
+def _products_added(value: Any, depth: int = 4) -> int:
+    """How many MatMuls a tensor adds up, through Adds and layout ops, up to ``depth`` Adds deep."""
+    node = root(value).get_node()
+    kind = node.get_type_name()
+    if kind == "MatMul":
+        return 1
+    if kind != "Add" or depth == 0:
+        return 0
+    return sum(_products_added(source, depth - 1) for source in node.input_values())
 
 
 def _checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[str, Any]) -> Candidate | Refusal:
