@@ -36,6 +36,11 @@ default), with its inputs lstm_f16w.inputs.npz and onnxruntime's outputs of the 
 lstm_f16w.expected.npz: ``irtool run ... --expected`` judges the f16-stored weights against the
 framework's float32 outputs (docs/run.md).
 
+And amplifying_rnn.xml with its inputs amplifying_rnn.npz, built with openvino's opset API: an
+RNNSequence (tanh, hidden 64, 1000 steps) whose R is 1.5 x an orthogonal matrix, so that a change of
+its state grows step after step until tanh bounds it: irtool judges it up to the step from which no
+reference can (docs/run.md, "Judging at bf16 and f16").
+
 And broken_gru.onnx, for ``irtool validate``: a bidirectional GRU with one activation set, a
 negative clip, R of hidden size 5 and a declared Y of batch 3 (not converted: OpenVINO refuses it).
 
@@ -219,6 +224,26 @@ def f16_weights() -> None:
     print("wrote samples/models/lstm_f16w.xml, .bin, .inputs.npz, .expected.npz")
 
 
+def amplifying_rnn() -> None:
+    import numpy as np
+    import openvino as ov
+    import openvino.opset5 as ops
+
+    rng = np.random.default_rng(0)
+    hidden, size, steps, batch = 64, 8, 1000, 2
+    orthogonal, _ = np.linalg.qr(rng.standard_normal((hidden, hidden)))
+    x = ops.parameter([batch, steps, size], np.float32, name="X")
+    h = ops.parameter([batch, 1, hidden], np.float32, name="H")
+    node = ops.rnn_sequence(x, h, ops.constant(np.full(batch, steps, np.int32)),
+                            ops.constant((rng.standard_normal((1, hidden, size)) * 0.5).astype(np.float32)),
+                            ops.constant((1.5 * orthogonal)[None].astype(np.float32)),
+                            ops.constant(np.zeros((1, hidden), np.float32)), hidden, "forward", name="rnn")
+    ov.save_model(ov.Model(node.outputs(), [x, h]), str(HERE / "amplifying_rnn.xml"), compress_to_fp16=False)
+    np.savez_compressed(HERE / "amplifying_rnn.npz", X=np.zeros((batch, steps, size), np.float32),
+                        H=(0.5 * rng.standard_normal((batch, 1, hidden))).astype(np.float32))
+    print("wrote samples/models/amplifying_rnn.xml, .bin, .npz")
+
+
 def main() -> None:
     import numpy as np
     import onnx
@@ -242,6 +267,7 @@ def main() -> None:
         xml.with_suffix(suffix).replace(HERE / f"erfinv_gru{suffix}")
     print("wrote samples/models/erfinv_gru.xml, .bin")
     f16_weights()
+    amplifying_rnn()
 
 
 if __name__ == "__main__":

@@ -63,31 +63,13 @@ def test_an_overflow_is_counted_apart_from_a_mismatch():
     assert not compare_output("Y", actual[:3], expected[:3], Tolerance(1e-3, 1e-3)).passed  # no range: a mismatch
 
 
-@pytest.fixture(scope="module")
-def amplifying(tmp_path_factory):
+AMPLIFYING = (MODELS / "amplifying_rnn.xml", MODELS / "amplifying_rnn.npz")  # samples/make_models.py
+
+
+def test_a_recurrence_that_amplifies_is_judged_up_to_the_step_it_can_be_and_says_so(capsys):
     """An RNNSequence with R = 1.5 x an orthogonal matrix and tanh, 1000 steps: a change of its state
     grows step after step until tanh bounds it; f32 rounding alone parts device and reference."""
-    import openvino as ov
-    import openvino.opset5 as ops
-
-    folder = tmp_path_factory.mktemp("amplifying")
-    rng = np.random.default_rng(0)
-    hidden, size, steps, batch = 64, 8, 1000, 2
-    orthogonal, _ = np.linalg.qr(rng.standard_normal((hidden, hidden)))
-    x = ops.parameter([batch, steps, size], np.float32, name="X")
-    h = ops.parameter([batch, 1, hidden], np.float32, name="H")
-    node = ops.rnn_sequence(x, h, ops.constant(np.full(batch, steps, np.int32)),
-                            ops.constant((rng.standard_normal((1, hidden, size)) * 0.5).astype(np.float32)),
-                            ops.constant((1.5 * orthogonal)[None].astype(np.float32)),
-                            ops.constant(np.zeros((1, hidden), np.float32)), hidden, "forward", name="rnn")
-    ov.save_model(ov.Model(node.outputs(), [x, h]), str(folder / "amplifying.xml"), compress_to_fp16=False)
-    np.savez(folder / "in.npz", X=np.zeros((batch, steps, size), np.float32),
-             H=(0.5 * rng.standard_normal((batch, 1, hidden))).astype(np.float32))
-    return folder
-
-
-def test_a_recurrence_that_amplifies_is_judged_up_to_the_step_it_can_be_and_says_so(amplifying, capsys):
-    model, inputs = amplifying / "amplifying.xml", amplifying / "in.npz"
+    model, inputs = AMPLIFYING
     code = main(["run", str(model), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs), "--format", "json"])
     result = json.loads(capsys.readouterr().out)
     (node,) = result["nodes"]
@@ -106,11 +88,12 @@ def test_a_recurrence_that_amplifies_is_judged_up_to_the_step_it_can_be_and_says
     assert text.strip().splitlines()[-1].startswith("PASS: 1 of 1 outputs within tolerance at the steps that can be")
 
 
-def test_a_fault_at_the_steps_that_can_be_judged_still_fails(amplifying, capsys):
+def test_a_fault_at_the_steps_that_can_be_judged_still_fails(capsys):
     """The same recurrence held to no tolerance fails at its first steps: the bound widens only where
     rounding reaches it, and a tolerance the user sets is not widened."""
-    code = main(["run", str(amplifying / "amplifying.xml"), "-d", "CPU", "--precision", "f32", "--inputs",
-                 str(amplifying / "in.npz"), "--atol", "0", "--rtol", "0", "--format", "json"])
+    model, inputs = AMPLIFYING
+    code = main(["run", str(model), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs), "--atol", "0",
+                 "--rtol", "0", "--format", "json"])
     (node,) = json.loads(capsys.readouterr().out)["nodes"]
     assert code == 1 and node["verdict"] == "fail" and node["outputs"][0]["first_step_outside"] < 20
 

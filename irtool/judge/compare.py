@@ -28,8 +28,8 @@ class Tolerance:
 # of OpenVINO CPU against the reference: f32 2.7e-7, bf16 8.9e-3 (5.7e-3 with rtol 1e-2).
 # f32 keeps a 37x margin and still fails any bf16 run (median bf16 error 2.9e-3); bf16 keeps
 # a 2x margin and still fails real bugs (errors of 0.1 and more); measured on an AMD EPYC with
-# AVX512_BF16.  f16 cannot run on the CPUs measured (a CPU runs an f16 request as bf16 where
-# it has bf16, else as f32), so its values are bf16's scaled by their unit roundoffs
+# AVX512_BF16.  f16 did not run on the CPUs measured (one without FP16 in its capabilities runs an
+# f16 request as bf16 where it has bf16, else as f32), so its values are bf16's scaled by their unit roundoffs
 # (2^-11 / 2^-8 = 1/8) and rounded up; they also apply to f16 outputs at any precision
 # (diff_outputs), where f16 models at f32 measured up to 3.1e-5.
 DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {  # one per irtool.core.precisions.PRECISIONS, in order
@@ -201,6 +201,7 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         tolerance.atol + tolerance.rtol * scale + allowance
     outside = (diff > limit) | mismatch
     left_out = 0
+    every_step = _per_step(ranked, time_axis)  # the series shows every step, judged or not: the note says which
     if judged is not None:
         judged = np.broadcast_to(judged, a.shape)
         left_out = int(a.size - judged.sum())
@@ -218,7 +219,7 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         worst_expected=float(e[worst]) if worst is not None else None,
         needed_atol=_max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
         needed_rtol=_max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
-        step_max_abs=_per_step(ranked, time_axis), first_step_outside=_first_step(outside, time_axis),
+        step_max_abs=every_step, first_step_outside=_first_step(outside, time_axis),
         unjudged=left_out, allowance=_largest_allowance(allowance, judged, a.shape),
         **({} if all_finite else _nonfinite_counts(a, e, mismatch, range_limit)))
 
