@@ -7,7 +7,8 @@ frameworks are not test dependencies). What is asserted is what openvino 2026.4.
 to do on the CPU: a PyTorch packed sequence and a Paddle LSTM given ``sequence_length`` reach the
 CPU plugin's dynamic-path sequence_lengths fault (the node fails with the known-fault hint and
 the model's outputs differ from the framework's); a plain PyTorch GRU and a Paddle LSTM pass
-both ways; Keras's GRU and SimpleRNN keep no recurrent op, and ``--expected`` gives them a PASS.
+both ways; Keras's GRU and SimpleRNN keep no recurrent op (their cells lowered to plain ops, which
+irtool recognizes and judges as nodes), and ``--expected`` passes them too.
 """
 from __future__ import annotations
 
@@ -73,12 +74,14 @@ def test_a_frameworks_plain_sequence_passes_as_a_node_and_against_the_frameworks
     assert all(o["passed"] and o["max_abs"] < 1e-6 for o in expected["outputs"])
 
 
-@pytest.mark.parametrize("name", ["keras_gru", "keras_simple_rnn"])
-def test_a_keras_recurrence_keeps_no_recurrent_op_and_gets_its_verdict_from_kerass_outputs(capsys, name):
+@pytest.mark.parametrize("name, cell", [("keras_gru", "GRUCell"), ("keras_simple_rnn", "RNNCell")])
+def test_a_keras_recurrence_keeps_no_recurrent_op_and_is_judged_as_its_lowered_cell_and_by_kerass_outputs(
+        capsys, name, cell):
     stem = MODELS / "tf" / name
     code, result = run_expected(capsys, MODELS / "tf" / f"{name}.tflite", stem)
-    assert code == 0 and result["verdict"] == "pass" and result["nodes"] == []
-    assert "no node of the recurrent family" in result["no_reference"]
+    assert code == 0 and result["verdict"] == "pass"
+    assert [(n["type"], n["verdict"]) for n in result["nodes"]] == [(cell, "pass")] and result["nodes"][0]["lowered"]
+    assert result["no_reference"] is None and result["against"] == "reference"
     expected = result["expected"]
     assert expected["verdict"] == "pass" and sorted(o["name"] for o in expected["outputs"]) == sorted(
         framework_output_names(stem))
@@ -88,10 +91,11 @@ def test_a_keras_recurrence_keeps_no_recurrent_op_and_gets_its_verdict_from_kera
 @pytest.mark.parametrize("model, stem, nodes", [
     ("block_lstm_while.pb", "block_lstm_while", ["LSTMCell"]),
     ("gru_block_while.pb", "gru_block_while", ["GRUCell"]),
-    ("keras_lstm.tflite", "keras_lstm", []),
-    ("keras_lstm", "keras_lstm.saved_model", []),  # the SavedModel names its input and output apart
-    ("keras_gru.tflite", "keras_gru", []),
-    ("keras_simple_rnn.tflite", "keras_simple_rnn", []),
+    ("keras_lstm.tflite", "keras_lstm", ["LSTMCell"]),  # lowered to plain ops: the cells irtool recognizes
+    ("keras_lstm", "keras_lstm.saved_model", ["LSTMCell"]),  # the SavedModel names its input and output apart
+    ("keras_gru.tflite", "keras_gru", ["GRUCell"]),
+    ("keras_gru", "keras_gru.saved_model", ["GRUCell"]),
+    ("keras_simple_rnn.tflite", "keras_simple_rnn", ["RNNCell"]),
 ])
 def test_each_tensorflow_sample_passes_against_tensorflows_outputs(capsys, model, stem, nodes):
     """Each TF sample's .inputs.npz / .outputs.npz are keyed by the converted model's own names

@@ -334,6 +334,8 @@ def _node_table(nodes: Any, device: str) -> list[str]:
             (f", {node.semantics} semantics" if node.semantics != "OpenVINO" else "")
         name = f" '{node.name}'" if len(node.name) > _NAME_COLUMN else ""
         details += _wrapped(f"{number}{name}: {where}", "    ", "      ")
+        if node.lowered:
+            details += _wrapped(node.lowered, "      ", "      ")
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     lines = ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.append("  where each node sits:")

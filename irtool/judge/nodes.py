@@ -12,6 +12,7 @@ said in the result (never a bare FAIL, never a silent PASS).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any, Callable, Mapping, Sequence
 
@@ -25,7 +26,7 @@ from irtool.judge.compare import OutputDiff, Tolerance, TolerancePolicy, compare
 from irtool.judge.precision import Emulation, StepBounds, step_bounds, step_unit
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
 from irtool.reference.rounding import EXACT, Rounding
-from irtool.runtime.captured import iteration_arrays, reached_iterations, why_not_reached
+from irtool.runtime.captured import node_iterations, why_not_reached
 from irtool.runtime.nodes import RecurrentNode
 
 # A node's reference outputs from its input arrays, rounding as ``rounding`` says (a worker passes a
@@ -83,10 +84,10 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     head = (node.key, node.spec.type, node.spec.version, node.where)
     result = _judge_node(node, head, inputs, captured, _Criteria(node, policy, precision, emulation), reference)
     if node.in_body or node.stable:
-        import dataclasses
-
         # a node keyed by its place runs as its OpenVINO name (what the device's layers are found by)
         result = dataclasses.replace(result, container=node.container, converted_to=node.name if node.stable else None)
+    if node.lowered is not None:
+        result = dataclasses.replace(result, lowered=node.lowered.description)
     return result
 
 
@@ -131,20 +132,22 @@ class _Criteria:
 
 def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                 criteria: _Criteria, reference: Reference) -> NodeResult:
+    if node.lowered is not None and node.lowered.refused:
+        return NodeResult(*head, UNJUDGED, f"not recognized as a lowered {node.spec.type}: {node.lowered.refused}")
     if node.never:
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({node.never})", tensors=node.tensors,
                           reached=False)
     if node.unprobed:
         return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
                           tensors=node.tensors)
-    indices = reached_iterations(node, captured)
+    iterations = node_iterations(node, inputs, captured)
+    indices, per_iteration = iterations.indices, iterations.arrays
     if not indices:
         why = why_not_reached(node.conditions, node.loops, captured)
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({why})",
                           tensors=node.tensors, reached=False)
-    chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
+    chosen: tuple[int, tuple[OutputDiff, ...]] | None = None
     compared = criteria.reference(reference)
-    per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]
     batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], compared)
     order = list(enumerate(zip(indices, per_iteration)))
     worst = _worst_of_passing_iterations(node, per_iteration, batched, criteria)
@@ -159,12 +162,12 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                               iterations=len(indices))
         diffs = criteria.diffs(actual, expected)
         if not all(d.passed for d in diffs):
-            chosen = (index, diffs)
+            chosen = (k, diffs)
             break
         if chosen is None or max(d.max_abs for d in diffs) > max(d.max_abs for d in chosen[1]):
-            chosen = (index, diffs)
-    index, diffs = chosen
-    arrays, actual = per_iteration[indices.index(index)]
+            chosen = (k, diffs)
+    position, diffs = chosen
+    index, (arrays, actual) = indices[position], per_iteration[position]
     notes: tuple[str, ...] = ()
     if not all(d.passed for d in diffs):
         bounds = _bounds(node, arrays, criteria)
@@ -172,7 +175,8 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
         # a recurrence that carries differences: judged with what it carries, said where that decides
         if bounds is not None and (bounds.unjudgeable_from is not None or all(d.passed for d in bounded)):
             diffs, notes = bounded, (bounds.says(_steps(node, arrays)),)
-    where = dict(iteration=index or None, at=iteration_words(index, node.loops), iterations=len(indices) if node.in_body else None)
+    where = dict(iteration=index or None, at=iteration_words(index, node.loops),
+                 iterations=len(indices) if node.in_body or node.depth else None)
     extra = dict(against=criteria.emulation.describe() if criteria.emulation else None,
                  ideal=_ideal(node, arrays, actual, criteria, reference), weights=_stored(node))
     failed = [d for d in diffs if not d.passed]
@@ -184,6 +188,10 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed)
     notes += _known_faults(node, arrays, actual, expected, diffs)
+    if position in iterations.departures:
+        notes += (f"the model computes this {'step' if node.lowered else 'iteration'} with "
+                  f"{' and '.join(iterations.departures[position])} other than the ones most of its "
+                  f"{'steps' if node.lowered else 'iterations'} compute with (judged against those)",)
     reason += "".join(f"; {note}" for note in notes)
     return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where, **extra)
 

@@ -122,12 +122,17 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
     if prepared.onnx is not None:
         from irtool.judge.onnx_nodes import judge_onnx_nodes
 
-        nodes = unique_node_names(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy,
-                                                   precision))
+        # and the cells OpenVINO's graph holds lowered to plain ops (an LSTM written out, unrolled into Gemms)
+        nodes = unique_node_names(list(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
+                                                        policy, precision)) +
+                                  [judge_node(node, inputs, executed.captured, policy, precision, reference)
+                                   for node in prepared.nodes if node.lowered is not None])
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
+    # a lowered cell runs as plain ops, not as a cell kernel whose rounding the precision model knows
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference,
-                                         emulations.get(node.container if node.in_body else node.name))
+                                         emulations.get(node.container if node.in_body else node.name)
+                                         if node.lowered is None else None)
                               for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
     single = prepared.single
@@ -194,6 +199,7 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
         return None
     if not nodes:
         if prepared.onnx is not None:
-            return "the ONNX graph has no GRU, LSTM or RNN node"
-        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
+            return "the ONNX graph has no GRU, LSTM or RNN node, nor a cell lowered to plain ops that irtool recognizes"
+        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells), nor a cell " \
+               "lowered to plain ops that irtool recognizes"
     return joined((f"{node.name}: {node.reason}" for node in nodes), "; ")

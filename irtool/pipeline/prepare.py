@@ -44,7 +44,8 @@ class Prepared:
         """The names of the nodes a run judges: an .onnx model's ONNX nodes (its subgraphs' too), else
         the recurrent nodes OpenVINO holds."""
         if self.onnx is not None:
-            return tuple(node.name for node in self.onnx.all_nodes)
+            return tuple(node.name for node in self.onnx.all_nodes) + \
+                tuple(node.key for node in self.nodes if node.lowered is not None)
         return tuple(node.key for node in self.nodes)
 
     @cached_property

@@ -37,7 +37,7 @@ from irtool.judge.nodes import evaluate_node
 from irtool.judge.verdicts import NodeResult
 from irtool.pipeline.device_run import Executed
 from irtool.pipeline.prepare import Prepared
-from irtool.runtime.captured import iteration_arrays
+from irtool.runtime.captured import iteration_arrays, node_iterations
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.model import model_inputs
 from irtool.runtime.nodes import RecurrentNode
@@ -317,7 +317,11 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
     reference's outputs as expected.npz and the device's as actual.npz; ``irtool reduce`` takes it."""
     from irtool.pipeline.concrete import from_node
 
-    arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
+    if any(feed.shared for feed in node.feeds):  # the recurrence's weights, not the iteration's own
+        iterations = node_iterations(node, inputs, executed.captured)
+        arrays, actual = iterations.arrays[iterations.indices.index(result.iteration or ())]
+    else:
+        arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
     concrete = from_node(node, arrays)
     expected = evaluate_node(node, arrays)
     ports = [port.name for port in node.spec.outputs]

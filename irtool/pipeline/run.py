@@ -196,7 +196,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     note = None
     if options.reproducers is not None and not reproducers and not unwritten:
         note = f"no reproducer written to {options.reproducers}: no node failed"
-    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)"
+                             if prepared.onnx is not None and prepared.onnx.all_nodes else "")
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
@@ -213,14 +214,16 @@ def _write_reproducers(options: RunOptions, prepared: Prepared, judgment: Any, i
     unwritten = []
     if options.reproducers is None:
         return reproducers, unwritten
-    # an IR model's judged nodes are its recurrent nodes in order; an ONNX model's, its ONNX nodes
-    ir_nodes = dict(zip((r.name for r in judgment.nodes), prepared.nodes)) if prepared.onnx is None else {}
+    # an IR model's judged nodes are its recurrent nodes in order; an ONNX model's, its ONNX nodes and
+    # then the cells lowered to plain ops that OpenVINO's graph holds (single-op IR, as an IR model's)
+    ir_nodes = [node for node in prepared.nodes if prepared.onnx is None or node.lowered is not None]
+    ir_nodes = dict(zip((r.name for r in judgment.nodes[len(judgment.nodes) - len(ir_nodes):]), ir_nodes))
     for result in judgment.nodes:
         if result.verdict != FAIL:
             continue
         folder = Path(options.reproducers) / node_folder_name(result.name)
         try:
-            if prepared.onnx is not None:
+            if result.name not in ir_nodes:
                 write_onnx_node_reproducer(folder, prepared, result, inputs, executed, compiled.run, options.config)
             else:
                 write_node_reproducer(folder, prepared, ir_nodes[result.name], result, inputs, executed,
