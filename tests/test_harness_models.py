@@ -138,3 +138,22 @@ def test_a_known_failure_naming_a_models_case_covers_its_nodes(tmp_path):
     results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
     [known] = [r for r in results if r["verdict"] == "xfail"]
     assert known["case"].startswith(f"gru_lengths[seed=0]{NODE_SEPARATOR}") and known["known"] == "the CPU lengths bug"
+
+
+def test_a_model_that_cannot_be_read_is_an_error_never_a_pass(tmp_path):
+    """OpenVINO's Paddle frontend reads an empty .pdmodel as a model with no outputs: that is a file
+    that cannot be read (an error, exit 1 in a suite, 2 for run), not a model with nothing to judge
+    (it gave `PASSED: 1 pass, 1 unjudged`, exit 0)."""
+    models = Path(__file__).parent.parent / "samples" / "models"
+    (tmp_path / "empty.pdmodel").write_bytes(b"")
+    (tmp_path / "suite.toml").write_text(f'[suite]\nname = "m"\n[[models]]\npath = "empty.pdmodel"\n'
+                                         f'[[models]]\npath = "{models / "lstm2_bidirectional.xml"}"\n')
+    done = irtool("harness", str(tmp_path / "suite.toml"), "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].endswith(": 2 pass, 1 error"), done.stdout
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    said = "an empty file: OpenVINO reads it as a model without outputs, so nothing would run"
+    assert results["empty[seed=0]"]["verdict"] == "error" and said in results["empty[seed=0]"]["message"]
+    run = irtool("run", str(tmp_path / "empty.pdmodel"), "-d", "CPU")
+    assert run.returncode == 2 and run.stderr == f"irtool: error: {tmp_path / 'empty.pdmodel'}: {said} (a cut-off or " \
+                                                 "broken file?)\n", run.stdout + run.stderr
