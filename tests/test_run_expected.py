@@ -195,7 +195,7 @@ def test_expected_without_inputs_for_dims_no_node_sizes_asks_for_them(capsys, tm
     np.savez(tmp_path / "out.npz", y=np.zeros((2, 3), np.float32))
     code, out, err = run(capsys, str(tmp_path / "dyn.onnx"), "-d", "CPU", "--expected", str(tmp_path / "out.npz"))
     lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and lines[0].endswith("--inputs IN.npz")
+    assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and "--inputs IN.npz" in lines[0]
 
 
 def test_expected_outputs_on_seeded_inputs_say_why_they_may_not_match(dense, capsys):

@@ -131,3 +131,17 @@ def test_a_packed_sequence_is_sized_through_the_lengths_sort_and_fails_on_seeded
     assert any(note.startswith(LENGTHS_FAULT.hint()[:60]) for note in node["notes"]), node["notes"]
     assert [(i["name"], i["shape"]) for i in result["inputs"]] == [("x", [2, 4, 3]), ("8", [2])]
     assert result["shapes_chosen"] == {"x": "from the recurrent nodes", "8": "from the recurrent nodes"}
+
+
+@pytest.mark.parametrize("extra", [[], ["--save-outputs", "OUT"]], ids=["plain", "save-outputs"])
+def test_a_savedmodel_without_its_shape_is_a_usage_error_naming_what_to_give(capsys, tmp_path, extra):
+    """keras_lstm has no recurrent op and a dynamic batch: irtool cannot size it, so what is missing is
+    an argument (exit 2, naming --shape and the input), not a skip (it said `skipped`, exit 3)."""
+    extra = [str(tmp_path / "out.npz") if item == "OUT" else item for item in extra]
+    code = main(["run", str(MODELS / "tf" / "keras_lstm"), "-d", "CPU", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (f"irtool: error: input keras_tensor of keras_lstm has a dynamic dim 0 that reaches no "
+                                 f"recurrent node, so irtool cannot choose its size: give it with --shape "
+                                 f"keras_tensor=[...] (or every input with --inputs IN.npz)\n"), err
+    assert not (tmp_path / "out.npz").exists()
+    assert main(["run", str(MODELS / "tf" / "keras_lstm"), "-d", "CPU", "--shape", "keras_tensor=[2,6,3]", *extra]) == 3
