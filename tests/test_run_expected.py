@@ -209,3 +209,30 @@ def test_expected_outputs_on_seeded_inputs_say_why_they_may_not_match(dense, cap
     assert run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--save-outputs", str(saved))[0] == 3  # nothing judged
     code, out, _ = run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--expected", str(saved))
     assert code == 0 and "note: the inputs were seeded" not in out
+
+
+def test_a_verdict_line_with_two_judgments_leads_with_the_one_that_failed(capsys, tmp_path):
+    """``FAIL: 2 of 2 outputs within tolerance; expected outputs: 2 of 2 outside`` read as a
+    contradiction: the part that failed comes first and each part names what it is held to."""
+    model = tmp_path / "gru.xml"
+    build_and_save(OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"},
+                          {"batch_size": 2, "seq_length": 3, "input_size": 3}), model)
+    saved = tmp_path / "saved.npz"
+    assert run(capsys, str(model), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    wrong = changed(saved, tmp_path / "wrong.npz", "Y", (0, 0, 1, 2), 0.5)
+    code, out, _ = run(capsys, str(model), "-d", "CPU", "--expected", str(wrong))
+    assert code == 1 and out.strip().splitlines()[-1] == (
+        f"FAIL: expected outputs: 1 of 2 outputs outside tolerance of {wrong} (Y); reference: 2 of 2 outputs within "
+        "tolerance")
+    code, out, _ = run(capsys, str(model), "-d", "CPU", "--expected", str(saved))
+    assert code == 0 and out.strip().splitlines()[-1] == (
+        f"PASS: reference: 2 of 2 outputs within tolerance; expected outputs: 2 of 2 outputs within tolerance of {saved}")
+    # a model of several nodes: the same order
+    saved = tmp_path / "lstm2.npz"
+    assert run(capsys, str(LSTM2), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    name = next(iter(read_npz(saved)))
+    wrong = changed(saved, tmp_path / "lstm2-wrong.npz", name, (0, 1, 3), 0.5)
+    code, out, _ = run(capsys, str(LSTM2), "-d", "CPU", "--expected", str(wrong))
+    assert code == 1 and out.strip().splitlines()[-1] == (
+        f"FAIL: expected outputs: 1 of 2 outputs outside tolerance of {wrong} ({name}); 2 of 2 judged nodes within "
+        "tolerance")

@@ -209,12 +209,24 @@ def _render(result: Any) -> str:
     total = len(result.outputs)
     said = f"{len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed \
         else f"{total} of {total} outputs within tolerance"
-    if result.expected is not None:
+    parts = [(bool(failed), said)]
+    if result.expected is not None:  # two judgments: each named, the failing one first
         lines.extend(_render_expected(result.expected, result.inputs_from))
-        said += f"; expected outputs: {result.expected.summary()}"
+        parts = [(bool(failed), f"{result.against}: {said}"), _expected_part(result.expected)]
     word = "FAIL" if failed or result.verdict == "fail" else "PASS"
-    lines.append(f"{word}: {said}")
+    lines.append(f"{word}: {_failing_first(parts)}")
     return escaped_lines(lines)
+
+
+def _expected_part(expected: Any) -> tuple[bool, str]:
+    """The expected outputs' judgment as a part of the verdict line: (failed, words)."""
+    return not expected.passed, f"expected outputs: {expected.summary()}"
+
+
+def _failing_first(parts: Sequence[tuple[bool, str]]) -> str:
+    """The parts of a verdict line, those that failed first: the verdict's reason leads, and what
+    passed beside it never reads as the verdict (``FAIL: 2 of 2 outputs within tolerance; ...``)."""
+    return "; ".join(text for failed, text in sorted(parts, key=lambda part: not part[0]))
 
 
 def _render_expected(expected: Any, inputs_from: str) -> list[str]:
@@ -345,16 +357,18 @@ def _render_nodes(result: Any) -> list[str]:
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
     unjudged, unreached = _names(not_judged(result.nodes)), _names(not_reached(result.nodes))
-    extra = (f"; expected outputs: {expected.summary()}" if expected is not None else "") + \
-        (f"; not judged: {unjudged}" if unjudged else "") + \
+    extra = (f"; not judged: {unjudged}" if unjudged else "") + \
         (f"; not reached on these inputs: {unreached}" if unreached else "")
     if result.verdict == "fail":
         probe_failed = check is not None and not check.passed
         what = f"{len(failed)} of {len(judged)} judged nodes outside tolerance ({', '.join(failed)})" if failed else \
             "probing changed the model's outputs" if probe_failed else \
             f"{len(judged)} of {len(judged)} judged nodes within tolerance"
-        lines.append(f"FAIL: {what}{extra}")
-    elif result.verdict == "error":
+        parts = [(bool(failed) or probe_failed, what)] + ([_expected_part(expected)] if expected is not None else [])
+        lines.append(f"FAIL: {_failing_first(parts)}{extra}")
+        return lines
+    extra = (f"; {_expected_part(expected)[1]}" if expected is not None else "") + extra
+    if result.verdict == "error":
         lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
     elif result.verdict == "unjudged":
         lines.append(f"NOT JUDGED: {len(not_judged(result.nodes))} node(s) the inputs reached were not judged; "
