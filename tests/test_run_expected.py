@@ -3,6 +3,7 @@ against given values (onnxruntime's here, as a framework's would be), recurrent 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -236,3 +237,27 @@ def test_a_verdict_line_with_two_judgments_leads_with_the_one_that_failed(capsys
     assert code == 1 and out.strip().splitlines()[-1] == (
         f"FAIL: expected outputs: 1 of 2 outputs outside tolerance of {wrong} ({name}); 2 of 2 judged nodes within "
         "tolerance")
+
+
+@pytest.mark.parametrize("length", [40, 48])
+def test_text_lines_never_wrap_inside_a_field(capsys, tmp_path, length):
+    """A statistics line longer than run's 120 columns (long output names) breaks between its fields:
+    it broke inside them (`outside 0/32` / `(0.0%)`, `outside` / `0/32 (0.0%)`)."""
+    import openvino as ov
+
+    from irtool.cli.run_cmd import WIDTH
+
+    model = ov.Core().read_model(str(LSTM2))
+    for k, output in enumerate(model.outputs):
+        output.get_tensor().set_names({f"model_{k}/" + "x" * length})
+    ov.save_model(model, str(tmp_path / "long.xml"), compress_to_fp16=False)
+    saved = tmp_path / "saved.npz"
+    assert run(capsys, str(tmp_path / "long.xml"), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    code, out, _ = run(capsys, str(tmp_path / "long.xml"), "-d", "CPU", "--expected", str(saved))
+    lines = out.splitlines()
+    assert code == 0 and all(len(line) <= WIDTH for line in lines[1:-1]), out
+    for line in lines:  # a field whole on its line: "outside N/M (P%)"
+        assert "outside" not in line or re.search(r"outside \d+/\d+ \(\d+\.\d%\)", line), line
+        assert not re.match(r"\s*(\(\d+\.\d%\)|\d+/\d+ )", line), line
+    # the expected outputs' two lines of statistics, each broken before its last field
+    assert sum(1 for line in lines if re.fullmatch(r"\s+outside \d+/\d+ \(\d+\.\d%\)", line)) == 2, out

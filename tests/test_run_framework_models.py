@@ -140,8 +140,8 @@ def test_a_savedmodel_without_its_shape_is_a_usage_error_naming_what_to_give(cap
     extra = [str(tmp_path / "out.npz") if item == "OUT" else item for item in extra]
     code = main(["run", str(MODELS / "tf" / "keras_lstm"), "-d", "CPU", *extra])
     err = capsys.readouterr().err
-    assert code == 2 and err == (f"irtool: error: input keras_tensor of keras_lstm has a dynamic dim 0 that reaches no "
-                                 f"recurrent node, so irtool cannot choose its size: give it with --shape "
-                                 f"keras_tensor=[...] (or every input with --inputs IN.npz)\n"), err
+    assert code == 2 and err == ("irtool: error: input keras_tensor of keras_lstm has a dynamic dim 0 that reaches no "
+                                 "recurrent node, so irtool cannot choose its size: give it with --shape "
+                                 "keras_tensor=[...] (or every input with --inputs IN.npz)\n"), err
     assert not (tmp_path / "out.npz").exists()
     assert main(["run", str(MODELS / "tf" / "keras_lstm"), "-d", "CPU", "--shape", "keras_tensor=[2,6,3]", *extra]) == 3

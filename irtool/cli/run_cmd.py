@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -160,11 +161,25 @@ def render_text(result: Any) -> str:
 
 def _fitted(line: str) -> list[str]:
     """A line within WIDTH columns, wrapped if need be; not the first line and the verdict (the
-    lines not indented), which scripts read whole (``tail -1``)."""
+    lines not indented), which scripts read whole (``tail -1``).  A line of fields (a statistic
+    and its value, ``outside 0/48 (0.0%)``) set apart by two spaces breaks between fields, never
+    inside one; a field longer than a line, and prose, break between words."""
     if len(line) <= WIDTH or not line.startswith(" "):
         return [line]
     indent = line[:len(line) - len(line.lstrip(" "))]
-    return _wrapped(line.strip(), indent, indent + "    ")
+    more = indent + "    "
+    rows: list[str] = []
+    parts = _FIELD_GAP.split(line.strip())  # field, gap, field, ...: a gap kept as it is (it aligns columns)
+    for gap, field in zip([""] + parts[1::2], parts[::2]):
+        if rows and len(rows[-1]) + len(gap) + len(field) <= WIDTH:
+            rows[-1] += gap + field
+        else:
+            rows.append((more if rows else indent) + field)
+    return [part for row in rows for part in ([row] if len(row) <= WIDTH else
+                                               _wrapped(row.strip(), row[:len(row) - len(row.lstrip(" "))], more))]
+
+
+_FIELD_GAP = re.compile(r"( {2,})")  # what sets the fields of a line apart (one space is inside a field)
 
 
 def _render(result: Any) -> str:
