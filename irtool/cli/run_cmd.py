@@ -154,9 +154,11 @@ def _num(value: float | None) -> str:
 
 def render_text(result: Any) -> str:
     """run's text: every line within WIDTH columns (a longer one wrapped under its own indent); its
-    last line is the verdict, with what could not be written just above it."""
+    last line is the verdict (with any input the device narrowed before its nodes received it), with
+    what could not be written just above it."""
     lines = [line for text in _render(result).split("\n") for line in _fitted(text)]
-    return "\n".join(lines[:-1] + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + lines[-1:])
+    verdict = lines[-1] + "".join(f"; {shown(note)}" for note in result.narrowed)
+    return "\n".join(lines[:-1] + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + [verdict])
 
 
 def _fitted(line: str) -> list[str]:

@@ -45,8 +45,9 @@ class Judgment:
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
           precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
-    where given (irtool.judge.expected); the verdict is the worse of the two."""
-    judgment = _judge_nodes(prepared, inputs, executed, policy, precision, reference)
+    where given (irtool.judge.expected); the verdict is the worse of the two.  A node fed straight by
+    an input the device narrowed (int64 run as int32) is judged on the values it received."""
+    judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference)
     if expected is None:
         return judgment
     outputs = judge_expected(prepared.labels, executed.outputs, expected, policy, precision, time_axes(prepared))

@@ -86,6 +86,7 @@ class RunResult:
     second_opinion: Any = None  # irtool.judge.onnx_nodes.SecondOpinion with --compare-with onnxruntime
     unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
     expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
+    narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
 
     @property
     def passed(self) -> bool | None:
@@ -133,7 +134,8 @@ def run(options: RunOptions) -> RunResult:
                   inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name, a.item() if a.ndim == 0 else None)
                                for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
-                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
+                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
+                  narrowed=executed.narrowed)
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
