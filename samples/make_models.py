@@ -16,6 +16,12 @@ And loop_peepholes.onnx with its inputs loop_peepholes.npz: an ONNX Loop whose b
 LSTM with peepholes once per iteration; OpenVINO's ONNX frontend drops the peepholes, which
 irtool sees from iteration 1 on (docs/onnx.md).
 
+And lstm_f16w.xml: an LSTM (hidden 64) with a MatMul/Add head, converted from ONNX and saved with
+``compress_to_fp16=True`` (its weights stored as f16 behind Convert ops, as ``ovc`` writes by
+default), with its inputs lstm_f16w.inputs.npz and onnxruntime's outputs of the ONNX model on them,
+lstm_f16w.expected.npz: ``irtool run ... --expected`` judges the f16-stored weights against the
+framework's float32 outputs (docs/run.md).
+
 And broken_gru.onnx, for ``irtool validate``: a bidirectional GRU with one activation set, a
 negative clip, R of hidden size 5 and a declared Y of batch 3 (not converted: OpenVINO refuses it).
 
@@ -30,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from real_models import OnnxCase, convert_onnx, newest_opset_model, onnx_loop_lstm_model  # noqa: E402
+from real_models import OnnxCase, convert_onnx, newest_opset_model, onnx_inputs, onnx_loop_lstm_model  # noqa: E402
 
 HERE = ROOT / "samples" / "models"
 MODELS = {
@@ -51,6 +57,26 @@ def broken_gru():
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [5, 2, 3, 4]),
                                helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [2, 2, 4])], weights)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+
+
+def f16_weights() -> None:
+    """lstm_f16w: converted with compress_to_fp16, with onnxruntime's float32 outputs as expected ones."""
+    import tempfile
+
+    import numpy as np
+    import onnxruntime
+
+    case = OnnxCase("LSTM", hidden=64, seq=20, batch=2)
+    with tempfile.TemporaryDirectory() as folder:
+        xml = convert_onnx(case, Path(folder), compress=True)
+        for suffix in (".xml", ".bin"):
+            xml.with_suffix(suffix).replace(HERE / f"lstm_f16w{suffix}")
+        inputs = onnx_inputs(case, seed=3)
+        session = onnxruntime.InferenceSession(str(Path(folder) / f"{case.name}.onnx"))
+        outputs = session.run(None, inputs)
+    np.savez(HERE / "lstm_f16w.inputs.npz", **inputs)
+    np.savez(HERE / "lstm_f16w.expected.npz", **{o.name: a for o, a in zip(session.get_outputs(), outputs)})
+    print("wrote samples/models/lstm_f16w.xml, .bin, .inputs.npz, .expected.npz")
 
 
 def main() -> None:
@@ -74,6 +100,7 @@ def main() -> None:
     for suffix in (".xml", ".bin"):
         xml.with_suffix(suffix).replace(HERE / f"erfinv_gru{suffix}")
     print("wrote samples/models/erfinv_gru.xml, .bin")
+    f16_weights()
 
 
 if __name__ == "__main__":

@@ -8,9 +8,17 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   Each step is read with tf.gather: with ``x[t]`` the CPU plugin of openvino 2026.4.1 fails to
   infer the converted Loop ("StridedSlice node ... doesn't have compiled executor!"), and as
   SavedModels neither loop converts (no conversion rule for BlockLSTM, GRUBlockCell there).
+- block_lstm_steps.pb and gru_block_steps.pb: the same two loops over as many steps as X has
+  (X [?, 2, 3], the loop running while t < tf.shape(x)[0]): X's dynamic dim 0 reaches no
+  recurrent node, only the condition of the Loop OpenVINO makes (how many iterations it runs).
 - keras_lstm.tflite and keras_lstm/ (a SavedModel folder, from Keras's export): a Keras LSTM
   layer (hidden 8), converted by TFLiteConverter for the .tflite; OpenVINO keeps no recurrent
   op of either (a loop of MatMul/Sigmoid), so irtool runs them and has no node to judge.
+- keras_lstm_fused.tflite: a tf_keras (Keras 2) LSTM, which TFLiteConverter fuses into one
+  UNIDIRECTIONAL_SEQUENCE_LSTM whose states are variable tensors: OpenVINO's TFLite frontend
+  cannot convert it (irtool says so as unsupported), the TFLite interpreter runs it.
+- irfft/ (a SavedModel folder): tf.signal.irfft of a complex64 input, which OpenVINO's
+  TensorFlow frontend cannot convert.
 - keras_gru.tflite and keras_simple_rnn.tflite: a Keras GRU and SimpleRNN layer (hidden 8,
   returning the sequence and the last state) the same way; their .inputs.npz and .outputs.npz
   are keyed by the names the converted model gives its inputs and outputs, so that
@@ -23,10 +31,11 @@ a TFLite file), so that ``irtool run MODEL -d CPU --inputs NAME.inputs.npz --exp
 NAME.outputs.npz`` judges each.  The keras_lstm SavedModel names its input keras_tensor and its
 output output_0: its files are keras_lstm.saved_model.inputs.npz and .outputs.npz.
 
-    python -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
+    python -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu openvino && /tmp/tfenv/bin/pip install --no-deps tf_keras
     /tmp/tfenv/bin/python samples/make_tf_models.py [NAME ...]  # from the repository root
 
-NAMEs (block_lstm_while, gru_block_while, keras_lstm, keras_gru, keras_simple_rnn) rewrite
+NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_fused,
+keras_gru, keras_simple_rnn, irfft) rewrite
 only those (default: all; Keras's weights are seeded, TensorFlow's versions may still differ).
 """
 from __future__ import annotations
@@ -51,15 +60,17 @@ def uniform(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return rng.uniform(-scale, scale, shape).astype(np.float32)
 
 
-def block_lstm_function():
-    """BlockLSTM over one step per iteration of a while loop.  The weights are made inside the
-    loop body: captured from outside, they would reach the body as loop inputs of unknown
-    shape, and OpenVINO's frontend converts BlockLSTM only with a static hidden size."""
+def block_lstm_function(steps: int | None = STEPS):
+    """BlockLSTM over one step per iteration of a while loop (over as many steps as x has where
+    ``steps`` is None).  The weights are made inside the loop body: captured from outside, they
+    would reach the body as loop inputs of unknown shape, and OpenVINO's frontend converts
+    BlockLSTM only with a static hidden size."""
     rng = np.random.default_rng(11)
     w, b = uniform(rng, SIZE + HIDDEN, 4 * HIDDEN), uniform(rng, 4 * HIDDEN)
 
-    @tf.function(input_signature=[tf.TensorSpec([STEPS, BATCH, SIZE], tf.float32, name="x")])
+    @tf.function(input_signature=[tf.TensorSpec([steps, BATCH, SIZE], tf.float32, name="x")])
     def block_lstm(x):
+        count = tf.shape(x)[0] if steps is None else STEPS
         def step(t, h, c):
             zeros = tf.constant(np.zeros(HIDDEN, np.float32))
             outputs = tf.raw_ops.BlockLSTM(seq_len_max=tf.constant(1, tf.int64), x=tf.expand_dims(tf.gather(x, t), 0), cs_prev=c,
@@ -68,26 +79,27 @@ def block_lstm_function():
             return t + 1, tf.reshape(outputs[6], [BATCH, HIDDEN]), tf.reshape(outputs[1], [BATCH, HIDDEN])  # h, cs
 
         state = tf.zeros([BATCH, HIDDEN], np.float32)
-        _, h, c = tf.while_loop(lambda t, h, c: t < STEPS, step, [tf.constant(0), state, state])
+        _, h, c = tf.while_loop(lambda t, h, c: t < count, step, [tf.constant(0), state, state])
         return {"h": h, "c": c}
 
     return block_lstm
 
 
-def gru_block_function():
+def gru_block_function(steps: int | None = STEPS):
     """GRUBlockCell once per iteration of a while loop (weights made in the body, as above)."""
     rng = np.random.default_rng(12)
     w_ru, w_c = uniform(rng, SIZE + HIDDEN, 2 * HIDDEN), uniform(rng, SIZE + HIDDEN, HIDDEN)
     b_ru, b_c = uniform(rng, 2 * HIDDEN), uniform(rng, HIDDEN)
 
-    @tf.function(input_signature=[tf.TensorSpec([STEPS, BATCH, SIZE], tf.float32, name="x")])
+    @tf.function(input_signature=[tf.TensorSpec([steps, BATCH, SIZE], tf.float32, name="x")])
     def gru_block(x):
+        count = tf.shape(x)[0] if steps is None else STEPS
         def step(t, h):
             outputs = tf.raw_ops.GRUBlockCell(x=tf.gather(x, t), h_prev=h, w_ru=tf.constant(w_ru), w_c=tf.constant(w_c),
                                               b_ru=tf.constant(b_ru), b_c=tf.constant(b_c))
             return t + 1, outputs[3]
 
-        _, h = tf.while_loop(lambda t, h: t < STEPS, step, [tf.constant(0), tf.zeros([BATCH, HIDDEN], np.float32)])
+        _, h = tf.while_loop(lambda t, h: t < count, step, [tf.constant(0), tf.zeros([BATCH, HIDDEN], np.float32)])
         return {"h": h}
 
     return gru_block
@@ -142,19 +154,18 @@ def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     x = np.random.default_rng(1).standard_normal((STEPS, BATCH, SIZE)).astype(np.float32)
     batch_first = x.transpose(1, 0, 2)
-    wanted = set(names) or {"block_lstm_while", "gru_block_while", "keras_lstm", "keras_gru", "keras_simple_rnn"}
+    wanted = set(names) or {"block_lstm_while", "gru_block_while", "block_lstm_steps", "gru_block_steps",
+                            "keras_lstm", "keras_lstm_fused", "keras_gru", "keras_simple_rnn", "irfft"}
 
-    if "block_lstm_while" in wanted:
-        lstm = block_lstm_function()
-        tensors = frozen(lstm, OUT / "block_lstm_while.pb")
-        save_io("block_lstm_while", {"x:0": x}, by_converted_names(
-            OUT / "block_lstm_while.pb", {k: v.numpy() for k, v in lstm(x).items()}, tensors))
-
-    if "gru_block_while" in wanted:
-        gru = gru_block_function()
-        tensors = frozen(gru, OUT / "gru_block_while.pb")
-        save_io("gru_block_while", {"x:0": x}, by_converted_names(
-            OUT / "gru_block_while.pb", {k: v.numpy() for k, v in gru(x).items()}, tensors))
+    for name, make, steps in (("block_lstm_while", block_lstm_function, STEPS),
+                              ("gru_block_while", gru_block_function, STEPS),
+                              ("block_lstm_steps", block_lstm_function, None),
+                              ("gru_block_steps", gru_block_function, None)):
+        if name in wanted:
+            function = make(steps)
+            tensors = frozen(function, OUT / f"{name}.pb")
+            save_io(name, {"x:0": x}, by_converted_names(
+                OUT / f"{name}.pb", {k: v.numpy() for k, v in function(x).items()}, tensors))
 
     if "keras_lstm" in wanted:
         keras = tf.keras.Sequential([tf.keras.Input((STEPS, SIZE), batch_size=BATCH), tf.keras.layers.LSTM(HIDDEN)])
@@ -164,6 +175,25 @@ def main(names: list[str]) -> None:
         for stem, path in (("keras_lstm", OUT / "keras_lstm.tflite"), ("keras_lstm.saved_model", OUT / "keras_lstm")):
             model = ov.convert_model(str(path))  # one input, one output; the two formats name them apart
             save_io(stem, {port_name(model.inputs[0]): batch_first}, {port_name(model.outputs[0]): output})
+
+    if "keras_lstm_fused" in wanted:  # Keras 2's LSTM: TFLiteConverter fuses it (Keras 3's it leaves a loop)
+        import tf_keras
+
+        tf_keras.utils.set_random_seed(5)
+        keras = tf_keras.Sequential([tf_keras.Input((STEPS, SIZE), batch_size=BATCH), tf_keras.layers.LSTM(HIDDEN)])
+        path = OUT / "keras_lstm_fused.tflite"
+        path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
+        interpreter = tf.lite.Interpreter(model_path=str(path))  # OpenVINO cannot read it: TFLite's names
+        save_io("keras_lstm_fused", {interpreter.get_input_details()[0]["name"]: batch_first},
+                {interpreter.get_output_details()[0]["name"]: keras(batch_first).numpy()})
+
+    if "irfft" in wanted:
+        class Irfft(tf.Module):
+            @tf.function(input_signature=[tf.TensorSpec([BATCH, 5], tf.complex64, name="z")])
+            def __call__(self, z):
+                return {"y": tf.signal.irfft(z)}
+
+        tf.saved_model.save(Irfft(), str(OUT / "irfft"))
 
     if "keras_gru" in wanted:
         keras_tflite("keras_gru", tf.keras.layers.GRU(HIDDEN, return_sequences=True, return_state=True), batch_first)

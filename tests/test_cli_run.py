@@ -238,7 +238,8 @@ def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, targ
     code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
     assert code == 2 and says in one_error_line(err) and "Error parsing" not in err
     assert json.loads(out) == {"model": path, "verdict": "error", "error": one_error_line(err)[len("irtool: error: "):],
-                               "skipped": None, "nodes": [], "unsupported": False}
+                               "skipped": None, "nodes": [], "unsupported": False,
+                               "unsupported_ops": []}
 
 
 def test_compare_with_second_device(gru, capsys, cpu_precisions):
@@ -358,7 +359,7 @@ def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_toleran
             message = one_skip_line(err)[len("irtool: "):]
             assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
                                                      "error": message, "skipped": message[len("skipped: "):],
-                                                     "unsupported": False}
+                                                     "unsupported": False, "unsupported_ops": []}
             assert f"skipped: CPU does not support {precision} (its precisions: {', '.join(cpu_precisions)})" \
                 in one_skip_line(err)
             continue

@@ -133,6 +133,29 @@ def test_a_packed_sequence_is_sized_through_the_lengths_sort_and_fails_on_seeded
     assert result["shapes_chosen"] == {"x": "from the recurrent nodes", "8": "from the recurrent nodes"}
 
 
+@pytest.mark.parametrize("model, cell", [("block_lstm_steps.pb", "LSTMCell"), ("gru_block_steps.pb", "GRUCell")])
+def test_a_dim_that_counts_a_loops_iterations_is_sized_as_the_steps(capsys, model, cell):
+    """TensorFlow's while loop over as many steps as x has: x's dynamic dim 0 reaches no recurrent
+    node, only the Loop's condition (t < tf.shape(x)[0]).  It is sized like a time axis (--seq-length,
+    else the default), the choice said, and the cell is judged at every iteration."""
+    path = str(MODELS / "tf" / model)
+    code = main(["run", path, "-d", "CPU", "--seq-length", "3", "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["verdict"] == "pass", result
+    assert [i["shape"] for i in result["inputs"]] == [[3, 2, 3]]
+    (how,) = result["shapes_chosen"].values()
+    assert how.startswith("dim 0 = 3, the iterations of Loop '") and how.endswith("(--seq-length)")
+    (node,) = result["nodes"]
+    assert node["type"] == cell and node["verdict"] == "pass" and node["iterations"] == 3
+    code = main(["run", path, "-d", "CPU"])
+    out = capsys.readouterr().out
+    assert code == 0 and "x:0 float32[4, 2, 3] (dynamic dims sized: dim 0 = 4, the iterations of Loop" in out
+    # and TensorFlow's own outputs on its 6 steps agree with the converted model's
+    stem = MODELS / "tf" / model.removesuffix(".pb")
+    code, result = run_expected(capsys, MODELS / "tf" / model, stem)
+    assert code == 0 and result["expected"]["verdict"] == "pass"
+
+
 @pytest.mark.parametrize("extra", [[], ["--save-outputs", "OUT"]], ids=["plain", "save-outputs"])
 def test_a_savedmodel_without_its_shape_is_a_usage_error_naming_what_to_give(capsys, tmp_path, extra):
     """keras_lstm has no recurrent op and a dynamic batch: irtool cannot size it, so what is missing is

@@ -38,10 +38,12 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
+def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False,
+            lacks: tuple[str, ...] = ()) -> int:
     """A ``run`` that stopped before judging: one line on stderr, and with --format json a JSON object
     on stdout too, so a consumer always gets one (``skipped``: why nothing was run, for a skip;
-    ``unsupported``: OpenVINO, this release of it, lacks what the model needs)."""
+    ``unsupported``: OpenVINO, this release of it, lacks what the model needs; ``unsupported_ops``:
+    the ops or tensor types it lacks, where OpenVINO named them)."""
     if code == NOTHING_JUDGED:
         print(f"irtool: {shown(message)}", file=sys.stderr)  # a skip, not an error
     else:
@@ -49,5 +51,6 @@ def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, uns
     if args.format == "json":
         skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
         print(json.dumps({"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped,
-                          "nodes": [], "unsupported": unsupported}, indent=2))
+                          "nodes": [], "unsupported": unsupported,
+                          "unsupported_ops": list(lacks)}, indent=2))
     return code

@@ -34,6 +34,12 @@ class NodeResult:
     at: str | None = None  # that iteration in words: "iteration 2 of TensorIterator 'ti'"
     iterations: int | None = None  # a body node: how many iterations were judged
     container: str | None = None  # a body node: the top-level TensorIterator, Loop or If it runs inside
+    # what the outputs were compared with where it is not the ideal reference: the emulation of the
+    # device's rounding at bf16 or f16 (irtool.judge.precision), and then the device against the
+    # ideal reference too, for the report
+    against: str | None = None
+    ideal: tuple[OutputDiff, ...] = ()
+    weights: str | None = None  # how its constant inputs are stored where not as computed: "W, R, B stored as f16"
 
     @property
     def runs_as(self) -> str:

@@ -33,6 +33,7 @@ class Feed:
     parameter: str | None = None  # the model input's name
     probe: int | None = None  # index among the probed copy's outputs
     dynamic: tuple[int, ...] = ()  # the axes the model leaves dynamic at this port
+    stored: str | None = None  # a constant stored in another type and converted (f16 of compress_to_fp16)
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.constant, self.parameter, self.probe)) != 1:
@@ -168,6 +169,28 @@ def constant_data(node: Any) -> np.ndarray | None:
         data = np.array(node.input_value(0).get_node().get_data())
         return data.astype(node.get_output_element_type(0).to_dtype())
     return None
+
+
+def stored_type(node: Any) -> str | None:
+    """The element type a Constant behind a Convert is stored as (``f16`` for weights compressed by
+    compress_to_fp16), where it differs from what the Convert gives; None for anything else."""
+    if node.get_type_name() != "Convert" or node.input_value(0).get_node().get_type_name() != "Constant":
+        return None
+    stored, given = node.get_input_element_type(0), node.get_output_element_type(0)
+    return stored.get_type_name() if stored != given and stored.is_real() else None
+
+
+def stored_precision(model: Any) -> str | None:
+    """The coarsest floating type any constant of ``model`` is stored as behind a Convert (its
+    bodies' too): f16 or bf16 where weights were compressed, else None."""
+    found = {kind for op in model.get_ordered_ops() for kind in [stored_type(op)] if kind in ("f16", "bf16")}
+    for op in model.get_ordered_ops():
+        if op.get_type_name() in CONTAINERS:
+            for body in ([op.get_then_body(), op.get_else_body()] if op.get_type_name() == "If" else [body_of(op)]):
+                kind = stored_precision(body) if body is not None else None
+                if kind:
+                    found.add(kind)
+    return "bf16" if "bf16" in found else "f16" if found else None
 
 
 def plain(value: Any) -> Any:

@@ -33,6 +33,7 @@ from irtool.runtime.nodes import (
     node_spec,
     recurrent_source,
     stable_keys,
+    stored_type,
 )
 
 
@@ -80,7 +81,7 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             source = value.get_node()
             data = constant_data(source)
             if data is not None:
-                feeds.append(Feed(port, constant=data))
+                feeds.append(Feed(port, constant=data, stored=stored_type(source)))
             elif source.get_type_name() == "Parameter":
                 feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=dynamic_axes(value)))
             else:

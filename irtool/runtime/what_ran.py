@@ -39,6 +39,11 @@ class Implementation:
     directions: tuple["Implementation", ...] = ()  # forward, reverse: a bidirectional node run as two kernels
 
     @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every runtime layer type it became, its directions' included."""
+        return tuple(dict.fromkeys(self.layer_types + tuple(k for d in self.directions for k in d.kinds)))
+
+    @property
     def decomposed(self) -> bool:
         return any(kind in DECOMPOSED for kind in self.layer_types) or any(d.decomposed for d in self.directions)
 
