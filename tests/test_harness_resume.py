@@ -186,8 +186,9 @@ def test_resume_refuses_a_duplicated_result_line_naming_it(tmp_path):
     assert done.stderr.startswith(f"irtool: error: {tmp_path / 'out' / 'results.jsonl'}:5: a second result of "
                                   "cell[hidden_size=1,seed=0] on CPU at f32 (the first is on line 2)"), done.stderr
     assert "--resume cannot continue it" in done.stderr and "Traceback" not in done.stderr
-    render = subprocess.run([sys.executable, "-m", "irtool", "report", "render", str(tmp_path / "out" / "results.jsonl"),
-                             "-o", str(tmp_path / "again")], capture_output=True, text=True, timeout=300)
+    render = subprocess.run([sys.executable, "-m", "irtool", "report", "render",
+                             str(tmp_path / "out" / "results.jsonl"), "-o", str(tmp_path / "again")],
+                            capture_output=True, text=True, timeout=300)
     assert render.returncode == 2 and ":5: a second result of" in render.stderr, render.stdout + render.stderr
 
 

@@ -227,7 +227,8 @@ def test_a_verdict_line_with_two_judgments_leads_with_the_one_that_failed(capsys
         "tolerance")
     code, out, _ = run(capsys, str(model), "-d", "CPU", "--expected", str(saved))
     assert code == 0 and out.strip().splitlines()[-1] == (
-        f"PASS: reference: 2 of 2 outputs within tolerance; expected outputs: 2 of 2 outputs within tolerance of {saved}")
+        f"PASS: reference: 2 of 2 outputs within tolerance; expected outputs: 2 of 2 outputs within tolerance of "
+        f"{saved}")
     # a model of several nodes: the same order
     saved = tmp_path / "lstm2.npz"
     assert run(capsys, str(LSTM2), "-d", "CPU", "--save-outputs", str(saved))[0] == 0

@@ -22,7 +22,7 @@ from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.core.text import cut, joined, shown
 
 FORMATS = ("text", "json")
-EXIT_COULD_NOT_RUN = 2
+EXIT_COULD_NOT_RUN = 2  # as an IrtoolError exits: what was asked could not be done whole (a partial merge)
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
 FORCE_HELP = ("replace report files (and a reproducers folder) in OUTDIR that irtool did not write "
               "(by default such a folder is refused)")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Container
 
 from irtool.core.errors import IrtoolError
-from irtool.harness.store import JSON_NAME, JSONL_NAME, RunResults, load_results, read_jsonl
+from irtool.harness.store import JSON_NAME, JSONL_NAME, RunResults, StoreError, load_results, read_jsonl
 
 DIGESTS = ("suite_digests", "matrix")  # what a run header must hold for its results to be resumed
 AGAIN = "run without --resume (--force replaces it) or with another --report-dir"
@@ -27,8 +27,6 @@ class EarlierRunError(IrtoolError):
 def resumed(path: Path, meta: dict, jobs: Container[tuple]) -> RunResults:
     """The results of the run in the results.jsonl at ``path`` (a torn last line cut off the file),
     which must be the run ``meta`` describes and hold only results of ``jobs`` (job keys), each once."""
-    from irtool.harness.store import StoreError
-
     try:
         previous = read_jsonl(path, repair=True, header=lambda old: _check_same_run(path, old, meta), jobs=jobs)
     except StoreError as error:

@@ -59,7 +59,8 @@ def read_marker(report_dir: Path) -> dict:
     files, staged = ({k: v for k, v in data[key].items() if isinstance(k, str) and isinstance(v, str)}
                      if isinstance(data.get(key), dict) else {} for key in ("files", "staged"))
     folders = data.get("folders") if isinstance(data.get("folders"), list) else []
-    return {"files": files, "folders": [f for f in folders if isinstance(f, str)], **({"staged": staged} if staged else {})}
+    found = {"files": files, "folders": [f for f in folders if isinstance(f, str)]}
+    return {**found, "staged": staged} if staged else found
 
 
 def not_owned(report_dir: Path, files: Iterable[str], folders: Iterable[str] = ()) -> list[str]:
