@@ -86,6 +86,8 @@ EXIT_CODES = [
     (r"^irtool run dense\.onnx .*--expected dense-wrong\.npz$", 1, "the page shows one expected value off by 0.01 failing"),
     (r"^irtool run hard\.onnx ", 2, "HardSigmoid is unsupported by OpenVINO: exit 2, never a mismatch"),
     (r"^irtool run samples/models/\S+_fault\.(xml|onnx) ", 1, "a fault planted in a lowered cell fails at its step"),
+    (r"^irtool run dense-dyn\.onnx -d CPU$", 2, "the page shows a missing --shape asked for"),
+    (r"^irtool report merge shard-1/ -o merged/$", 2, "the page shows a merge of one shard of two: partial"),
     (r"^irtool run samples/models/gru_lengths\.xml", 1,
      "OpenVINO 2026.4.1's CPU ignores ragged sequence_lengths there (the bug of samples/suites/full.xfail.toml)"),
 ]

@@ -158,3 +158,26 @@ def test_a_dim_that_counts_a_loops_iterations_is_sized_as_the_steps(capsys, mode
     stem = MODELS / "tf" / model.removesuffix(".pb")
     code, result = run_expected(capsys, MODELS / "tf" / model, stem)
     assert code == 0 and result["expected"]["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("extra", [[], ["--save-outputs", "OUT"]], ids=["plain", "save-outputs"])
+def test_a_model_without_its_shape_is_a_usage_error_naming_what_to_give(capsys, tmp_path, extra):
+    """A model with no recurrent op and a dynamic batch (samples/make_expected.py's dense graph, the
+    batch left dynamic): irtool cannot size it, so what is missing is an argument (exit 2, naming
+    --shape and the input), not a skip (a Keras SavedModel said `skipped`, exit 3)."""
+    import sys
+
+    import onnx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+    from make_expected import dense
+
+    onnx.save(dense(np.random.default_rng(0), "batch"), tmp_path / "dyn.onnx")
+    extra = [str(tmp_path / "out.npz") if item == "OUT" else item for item in extra]
+    code = main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err == ("irtool: error: input x of dyn.onnx has a dynamic dim 0 that reaches no "
+                                 "recurrent node, so irtool cannot choose its size: give it with --shape "
+                                 "x=[...] (or every input with --inputs IN.npz)\n"), err
+    assert not (tmp_path / "out.npz").exists()
+    assert main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", "--shape", "x=[2,3]", *extra]) == 3

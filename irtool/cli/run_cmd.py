@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -154,19 +155,35 @@ def _num(value: float | None) -> str:
 
 def render_text(result: Any) -> str:
     """run's text: every line within WIDTH columns (a longer one wrapped under its own indent); its
-    last line is the verdict, with what could not be written just above it."""
+    last line is the verdict (with any input the device narrowed before its nodes received it), with
+    what could not be written just above it."""
     lines = [line for text in _render(result).split("\n") for line in _fitted(text)]
     notes = [f"  {result.reproducer_note}"] if result.reproducer_note else []
-    return "\n".join(lines[:-1] + notes + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + lines[-1:])
+    verdict = lines[-1] + "".join(f"; {shown(note)}" for note in result.narrowed)
+    return "\n".join(lines[:-1] + notes + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + [verdict])
 
 
 def _fitted(line: str) -> list[str]:
     """A line within WIDTH columns, wrapped if need be; not the first line and the verdict (the
-    lines not indented), which scripts read whole (``tail -1``)."""
+    lines not indented), which scripts read whole (``tail -1``).  A line of fields (a statistic
+    and its value, ``outside 0/48 (0.0%)``) set apart by two spaces breaks between fields, never
+    inside one; a field longer than a line, and prose, break between words."""
     if len(line) <= WIDTH or not line.startswith(" "):
         return [line]
     indent = line[:len(line) - len(line.lstrip(" "))]
-    return _wrapped(line.strip(), indent, indent + "    ")
+    more = indent + "    "
+    rows: list[str] = []
+    parts = _FIELD_GAP.split(line.strip())  # field, gap, field, ...: a gap kept as it is (it aligns columns)
+    for gap, field in zip([""] + parts[1::2], parts[::2]):
+        if rows and len(rows[-1]) + len(gap) + len(field) <= WIDTH:
+            rows[-1] += gap + field
+        else:
+            rows.append((more if rows else indent) + field)
+    return [part for row in rows for part in ([row] if len(row) <= WIDTH else
+                                               _wrapped(row.strip(), row[:len(row) - len(row.lstrip(" "))], more))]
+
+
+_FIELD_GAP = re.compile(r"( {2,})")  # what sets the fields of a line apart (one space is inside a field)
 
 
 def _render(result: Any) -> str:
@@ -220,10 +237,24 @@ def _render(result: Any) -> str:
     if unjudged or any(d.unjudged for d in result.outputs):
         said += f" at the steps that can be judged ({', '.join(unjudged) or 'no output'} not judged at all: see the note)"
     lines.extend(_render_model_judgments(result))
-    said += "".join(f"; {'' if oracle else 'expected outputs: '}{j.summary()}" for j, oracle in judgments)
+    # with the model's outputs judged too, each judgment is named, the failing one first
+    parts = [(bool(failed), f"{result.against.split(' (')[0]}: {said}" if judgments else said)]
+    parts += [_judgment_part(judgment, oracle) for judgment, oracle in judgments]
     word = "FAIL" if failed or result.verdict == "fail" else "PASS"
-    lines.append(f"{word}: {said}")
+    lines.append(f"{word}: {_failing_first(parts)}")
     return escaped_lines(lines)
+
+
+def _judgment_part(judgment: Any, oracle: bool) -> tuple[bool, str]:
+    """A judgment of the model's outputs (--expected, --compare-with RUNTIME) as a part of the verdict
+    line: (failed, words)."""
+    return not judgment.passed, f"{'' if oracle else 'expected outputs: '}{judgment.summary()}"
+
+
+def _failing_first(parts: Sequence[tuple[bool, str]]) -> str:
+    """The parts of a verdict line, those that failed first: the verdict's reason leads, and what
+    passed beside it never reads as the verdict (``FAIL: 2 of 2 outputs within tolerance; ...``)."""
+    return "; ".join(text for failed, text in sorted(parts, key=lambda part: not part[0]))
 
 
 def _chosen(how: str | None) -> str:
@@ -397,16 +428,18 @@ def _render_nodes(result: Any) -> list[str]:
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
     unjudged, unreached = _names(not_judged(result.nodes)), _names(not_reached(result.nodes))
-    extra = "".join(f"; {'' if oracle else 'expected outputs: '}{j.summary()}" for j, oracle in _model_judgments(result)) + \
-        (f"; not judged: {unjudged}" if unjudged else "") + \
+    judgments = [_judgment_part(judgment, oracle) for judgment, oracle in _model_judgments(result)]
+    extra = (f"; not judged: {unjudged}" if unjudged else "") + \
         (f"; not reached on these inputs: {unreached}" if unreached else "")
     if result.verdict == "fail":
         probe_failed = check is not None and not check.passed
         what = f"{len(failed)} of {len(judged)} judged nodes outside tolerance ({', '.join(failed)})" if failed else \
             "probing changed the model's outputs" if probe_failed else \
             f"{len(judged)} of {len(judged)} judged nodes within tolerance"
-        lines.append(f"FAIL: {what}{extra}")
-    elif result.verdict == "error":
+        lines.append(f"FAIL: {_failing_first([(bool(failed) or probe_failed, what)] + judgments)}{extra}")
+        return lines
+    extra = "".join(f"; {words}" for _, words in judgments) + extra
+    if result.verdict == "error":
         lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
     elif result.verdict == "unjudged":
         lines.append(f"NOT JUDGED: {len(not_judged(result.nodes))} node(s) the inputs reached were not judged; "

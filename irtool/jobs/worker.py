@@ -179,6 +179,8 @@ class Runner:
                     did = "matched it" if each.verdict == PASS else "did not match it" if each.verdict == FAIL else ""
                     said = f"{note}: {job.device} {did}" if did else note
                     each.message = f"{each.message}; {said}" if each.message else said
+            for each in results:  # an input the device narrowed before its nodes received it (int64 as int32)
+                each.message = "; ".join(filter(None, [each.message, *executed.narrowed]))
             for each in results:  # a suite's expect_impl and max_compile_s, for every node
                 broken = expectations_broken(case, each.implementations, compiled.seconds)
                 if broken and each.verdict in (PASS, FAIL):

@@ -51,9 +51,11 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     """Every node judged on what the device computed, and the model's outputs against ``expected``
     and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
     verdict is the worst of them.  ``emulations`` (Compiled.emulations): per node name, the
-    rounding of the path it ran at bf16 or f16."""
+    rounding of the path it ran at bf16 or f16.  A node fed straight by an input the device narrowed
+    (int64 run as int32) is judged on the values it received."""
     emulations = emulations or {}
-    judgment = _judge_nodes(prepared, inputs, executed, policy, precision, reference, emulations)
+    judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
+                            emulations)
     verdict = judgment.verdict
     found = {}
     costs = None

@@ -262,6 +262,10 @@ def _why(error: OSError | IrtoolError, folder: Path) -> str:
     if isinstance(error, OSError):
         if error.errno == errno.ENOSPC:
             return "no space left on device"
+        if error.errno in (errno.EEXIST, errno.ENOTDIR):  # a file where a folder of the path belongs
+            blocking = next((p for p in reversed(folder.parents) if p.exists() and not p.is_dir()), None)
+            if blocking is not None:
+                return f"{blocking} is a file, not a folder"
         return error.strerror or str(error)
     try:
         full = shutil.disk_usage(next(p for p in (folder, *folder.parents) if p.exists())).free < 64 * 1024

@@ -95,6 +95,7 @@ class RunResult:
     unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
     reproducer_note: str | None = None  # with --reproducers: why none was written (no node failed)
     expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
+    narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
 
     @property
     def passed(self) -> bool | None:
@@ -127,13 +128,7 @@ def run(options: RunOptions) -> RunResult:
         for name in prepared.node_names:
             check_holds_no_input(Path(options.reproducers) / node_folder_name(name), inputs_read,
                                  f"reproducer folder of node '{name}'")
-    try:
-        inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
-    except RunSkipped as error:  # the expected outputs judge the model: its dims are the user's to give
-        if expected is None and options.oracle is None:
-            raise
-        raise RunError(f"{error.message}; give the inputs the expected outputs were computed on: "
-                       f"--inputs IN.npz") from None
+    inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
     compiled = compile_prepared(prepared, options.device, options.precision, options.config,
@@ -145,7 +140,8 @@ def run(options: RunOptions) -> RunResult:
                   inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name, a.item() if a.ndim == 0 else None)
                                for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
-                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
+                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
+                  narrowed=executed.narrowed)
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)

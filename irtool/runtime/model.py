@@ -90,7 +90,17 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
     except RuntimeError as error:
         raise (_unsupported_op(str(xml_path), str(error), found.label if found is not None else "IR")
                or RunError(_read_failure(xml_path, bin_path, error))) from None
+    if not model.outputs:  # a frontend that reads an empty file (a 0-byte .pdmodel) as an empty model
+        raise RunError(f"{xml_path}: {'an empty file: ' if _empty(xml_path) else ''}OpenVINO reads it as a model "
+                       f"without outputs, so nothing would run (a cut-off or broken file?)")
     return LoadedModel(xml_path, model, filled)
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 # What a frontend says when an op's conversion needs a shape the model does not give

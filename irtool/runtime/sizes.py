@@ -154,7 +154,8 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             size = size_of((name, k))
             if size is None:
                 raise RunError(f"input {name} of {source} has a dynamic dim {k} that reaches no recurrent node, so "
-                               f"irtool cannot choose its size: give it with --shape {name}=[...]")
+                               f"irtool cannot choose its size: give it with --shape {name}=[...] (or every input "
+                               f"with --inputs IN.npz)")
             shape.append(size)
         shapes[name] = tuple(shape)
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
