@@ -6,8 +6,11 @@ onnx.helper graph converted by ``ov.convert_model`` with its default dynamic dim
 LSTMCell inside a Loop body (100 iterations, batch 16, hidden 256), judged at every iteration;
 and, with expected outputs (``irtool run --expected``: the model's outputs judged against given
 values, here the plain run's), the converted LSTM and a model with no recurrent op: a tanh RNN
-unrolled into 100 MatMul/Add/Tanh steps (batch 16, hidden 256), as Keras and TFLite models
-convert.
+unrolled into 100 MatMul/Add/Tanh steps (batch 16, hidden 256), whose cells irtool recognizes
+(docs/lowered.md) and judges as one chain of 100 steps; and a Keras LSTM (hidden 128, input 32,
+batch 16, 100 steps) converted to .tflite by TFLiteConverter (samples/make_tf_models.py), which
+OpenVINO reads as a Loop of plain ops: the lowered LSTM cell judged at each of its 100
+iterations.
 
 The peer is what a user would write by hand, in one process: ``Core.read_model``,
 ``compile_model(CPU, {INFERENCE_PRECISION_HINT: f32})``, one inference.  irtool's side is the
@@ -50,7 +53,9 @@ SINGLE = {
 }
 CONVERTED = "2-layer bidi LSTM h256 T100 b16 + Linear (ONNX, ov.convert_model)"
 LOOP = "LSTMCell h256 b16 in a Loop body, 100 iterations (opset API)"
-UNROLLED = "tanh RNN h256 b16 unrolled, 100 steps, no recurrent op (opset API), --expected"
+UNROLLED = "tanh RNN h256 b16 unrolled, 100 steps, no recurrent op: a lowered chain (opset API), --expected"
+LOWERED = "Keras LSTM h128 b16 as TFLite, 100 steps: a Loop of plain ops, the lowered cell judged"
+LOWERED_MODEL = Path(__file__).resolve().parent.parent / "samples" / "models" / "tf" / "keras_lstm_t100_h128.tflite"
 BATCH, STEPS, HIDDEN = 16, 100, 256
 
 
@@ -86,7 +91,7 @@ def loop_lstm_cell(folder: Path) -> Path:
 
 def unrolled_rnn(folder: Path) -> Path:
     """h_t = tanh(x_t W + h_{t-1} R + b) unrolled over 100 steps, all of them an output [T, batch,
-    hidden]: no recurrent op for irtool to judge; only expected outputs give it a verdict."""
+    hidden]: no recurrent op, an RNN cell per step that irtool recognizes and judges as one chain."""
     import openvino as ov
     import openvino.opset8 as ops
 
@@ -204,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         models.append((LOOP, loop_lstm_cell(Path(folder)), {}))
         models.append((f"{CONVERTED}, --expected", models[2][1], models[2][2]))
         models.append((UNROLLED, unrolled_rnn(Path(folder)), {}))
+        models.append((LOWERED, LOWERED_MODEL, {}))
         for label, xml, sizes in models:
             if args.only and args.only not in label:
                 continue

@@ -4,9 +4,10 @@
 Writes into FOLDER (default: here): dense.onnx (MatMul + Sigmoid, made with onnx.helper),
 dense-in.npz (its input ``x``), dense-out.npz (onnxruntime's output ``y`` on it: the expected
 values) and dense-wrong.npz (the same with one value off by 0.01, as a wrong conversion would
-give).
+give); with ``--dynamic``, dense-dyn.onnx too: the same graph with a dynamic batch, a dim no
+recurrent node sizes (docs/run.md, "Sizes for dynamic dims").
 
-    python samples/make_expected.py [FOLDER]
+    python samples/make_expected.py [FOLDER] [--dynamic]
 """
 from __future__ import annotations
 
@@ -19,14 +20,20 @@ import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 
 
-def main(folder: Path) -> None:
-    rng = np.random.default_rng(0)
+def dense(rng: np.random.Generator, batch: int | str = 2) -> onnx.ModelProto:
     weights = numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32), "w")
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Sigmoid", ["h"], ["y"])],
-                              "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [weights])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "dense.onnx")
+                              "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 4])], [weights])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def main(folder: Path, dynamic: bool = False) -> None:
+    rng = np.random.default_rng(0)
+    onnx.save(dense(rng), folder / "dense.onnx")
     x = rng.standard_normal((2, 3)).astype(np.float32)
+    if dynamic:
+        onnx.save(dense(np.random.default_rng(0), "batch"), folder / "dense-dyn.onnx")
     np.savez(folder / "dense-in.npz", x=x)
     session = onnxruntime.InferenceSession(str(folder / "dense.onnx"), providers=["CPUExecutionProvider"])
     (y,) = session.run(None, {"x": x})
@@ -38,4 +45,6 @@ def main(folder: Path) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Write dense.onnx and its inputs, expected and wrong outputs.")
     parser.add_argument("folder", nargs="?", type=Path, default=Path("."), help="where to write (default: here)")
-    main(parser.parse_args().folder)
+    parser.add_argument("--dynamic", action="store_true", help="dense-dyn.onnx too: a dynamic batch")
+    arguments = parser.parse_args()
+    main(arguments.folder, arguments.dynamic)

@@ -9,16 +9,27 @@ dependency; its files are committed).
   (TopK/Gather), with dynamic dims: the path on which the CPU plugin of openvino 2026.4.1
   mishandles sequence_lengths.
 - gru.xml: a plain nn.GRU (hidden 8, batch first) on x [3, 6, 3], for contrast.
+- gru_cell_loop.xml: an nn.GRUCell (hidden 8) applied once per step in a Python loop over x [6, 3, 3]
+  (time first) from a zero state, returning every h_t and the last: traced, the loop is unrolled
+  and no recurrent op survives (a GRU cell written out per step, which irtool recognizes: its
+  steps linked by their state, docs/lowered.md).  Converted with the input's shape fixed (the
+  trace holds 6 steps whatever the shape says).  gru_cell_loop_fault.xml: the same with the
+  cell of step FAULT_STEP a copy whose input bias has one value changed: a fault in that step's
+  arithmetic alone.
 
 Each has NAME.inputs.npz and NAME.outputs.npz (torch's own outputs on those inputs), keyed by
 the names the converted model gives its inputs and outputs (as ``irtool run --inputs`` takes
 them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expected ...``.
 
     python -m venv --system-site-packages /tmp/torchenv && /tmp/torchenv/bin/pip install torch openvino
-    /tmp/torchenv/bin/python samples/make_torch_models.py      # from the repository root
+    /tmp/torchenv/bin/python samples/make_torch_models.py [NAME ...]  # from the repository root
+
+NAMEs (packed_lstm, gru, gru_cell_loop) rewrite only those (default: all).
 """
 from __future__ import annotations
 
+import copy
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +41,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 OUT = Path(__file__).resolve().parent / "models" / "torch"
 BATCH, STEPS, SIZE, HIDDEN = 3, 6, 3, 8
 LENGTHS = [6, 3, 5]
+FAULT_STEP = 2
 
 
 class PackedLSTM(nn.Module):
@@ -53,18 +65,37 @@ class PlainGRU(nn.Module):
         return self.gru(x)
 
 
+class GRUCellLoop(nn.Module):
+    """A GRUCell once per step of x [T, batch, size] in a Python loop, from a zero state; at step
+    FAULT_STEP, ``changed`` (a copy of the cell with another value) where one is given."""
+
+    def __init__(self, cell: nn.GRUCell, changed: nn.GRUCell | None = None) -> None:
+        super().__init__()
+        self.cell, self.changed = cell, changed
+
+    def forward(self, x: torch.Tensor):
+        h = torch.zeros(x.shape[1], HIDDEN)
+        states = []
+        for t in range(x.shape[0]):
+            h = (self.changed if self.changed is not None and t == FAULT_STEP else self.cell)(x[t], h)
+            states.append(h)
+        return torch.stack(states), h
+
+
 def port_name(port) -> str:
     """The name irtool keys a port by: any of its tensor names, else its node's friendly name."""
     return port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
 
 
-def save(name: str, module: nn.Module, inputs: dict[str, torch.Tensor]) -> None:
-    """Converts with the inputs given by argument name.  The frontend names x for it but the lengths
-    input "8" (a traced value's number): the .npz files take whatever names the IR has."""
+def save(name: str, module: nn.Module, inputs: dict[str, torch.Tensor], static: bool = False) -> None:
+    """Converts with the inputs given by argument name (``static``: with their shapes fixed).  The
+    frontend names x for it but the lengths input "8" (a traced value's number): the .npz files
+    take whatever names the IR has."""
     module.eval()
     with torch.no_grad():
         outputs = module(**inputs)
-        model = ov.convert_model(module, example_input=inputs)
+        shapes = {"input": [tuple(t.shape) for t in inputs.values()]} if static else {}
+        model = ov.convert_model(module, example_input=inputs, **shapes)
     ov.save_model(model, OUT / f"{name}.xml", compress_to_fp16=False)
     model = ov.Core().read_model(OUT / f"{name}.xml")  # the names as the saved IR has them
     assert len(model.inputs) == len(inputs) and len(model.outputs) == len(outputs)
@@ -72,13 +103,25 @@ def save(name: str, module: nn.Module, inputs: dict[str, torch.Tensor]) -> None:
     np.savez(OUT / f"{name}.outputs.npz", **{port_name(p): t.numpy() for p, t in zip(model.outputs, outputs)})
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    wanted = set(names) or {"packed_lstm", "gru", "gru_cell_loop"}
     torch.manual_seed(0)
     x = torch.randn(BATCH, STEPS, SIZE)
-    save("packed_lstm", PackedLSTM(), {"x": x, "lengths": torch.tensor(LENGTHS, dtype=torch.int64)})
-    save("gru", PlainGRU(), {"x": x})
+    if "packed_lstm" in wanted:
+        save("packed_lstm", PackedLSTM(), {"x": x, "lengths": torch.tensor(LENGTHS, dtype=torch.int64)})
+    if "gru" in wanted:
+        save("gru", PlainGRU(), {"x": x})
+    if "gru_cell_loop" in wanted:
+        torch.manual_seed(1)
+        cell = nn.GRUCell(SIZE, HIDDEN)
+        changed = copy.deepcopy(cell)
+        with torch.no_grad():
+            changed.bias_ih[HIDDEN + 2] += 0.5  # a value of the update gate's input bias
+        steps = torch.randn(STEPS, BATCH, SIZE)
+        save("gru_cell_loop", GRUCellLoop(cell), {"x": steps}, static=True)
+        save("gru_cell_loop_fault", GRUCellLoop(cell, changed), {"x": steps}, static=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -238,7 +238,8 @@ def test_what_is_not_a_model_file_is_one_line_and_a_json_error(gru, capsys, targ
     code, out, err = run(capsys, path, "-d", "CPU", "--format", "json")
     assert code == 2 and says in one_error_line(err) and "Error parsing" not in err
     assert json.loads(out) == {"model": path, "verdict": "error", "error": one_error_line(err)[len("irtool: error: "):],
-                               "skipped": None, "nodes": [], "unsupported": False}
+                               "skipped": None, "nodes": [], "unsupported": False,
+                               "unsupported_ops": []}
 
 
 def test_compare_with_second_device(gru, capsys, cpu_precisions):
@@ -350,21 +351,25 @@ def test_precision_default_sets_no_hint_and_judges_what_the_device_chose(gru, ca
 
 
 def test_a_precision_the_device_lacks_is_skipped_and_one_it_has_sets_the_tolerance(gru, capsys, cpu_precisions):
-    """A CPU runs a precision it lacks as another one (f16 as bf16 on a CPU with bf16, bf16 as f32
-    on one without: measured), so run skips it, as the harness does; one it has is what ran."""
+    """A CPU runs a precision it lacks as another one (f16 as bf16 on a CPU with bf16 and no FP16,
+    bf16 as f32 on one without: measured), so run skips it, as the harness does; one it has is what
+    ran, judged with its default tolerance or, where the precision model knows the path it ran,
+    against its emulation with the bound derived for it."""
     for precision in ("f16", "bf16"):
         code, out, err = run(capsys, str(gru), "-d", "CPU", "--precision", precision, "--format", "json")
         if precision not in cpu_precisions:
             message = one_skip_line(err)[len("irtool: "):]
             assert code == 3 and json.loads(out) == {"model": str(gru), "verdict": "unjudged", "nodes": [],
                                                      "error": message, "skipped": message[len("skipped: "):],
-                                                     "unsupported": False}
+                                                     "unsupported": False, "unsupported_ops": []}
             assert f"skipped: CPU does not support {precision} (its precisions: {', '.join(cpu_precisions)})" \
                 in one_skip_line(err)
             continue
         result = json.loads(out)
         assert code == 0 and result["run"]["effective_precision"] == {"CPU": precision}
-        assert all(o["tolerance"]["source"] == f"{precision} default" for o in result["outputs"])
+        assert all(o["tolerance"]["source"] in (f"{precision} default",
+                                                 f"derived: one unit of {precision} against its emulation")
+                   for o in result["outputs"])
 
 
 def test_an_f16_output_is_judged_with_the_f16_tolerance_even_at_f32(capsys, tmp_path):

@@ -366,3 +366,19 @@ def test_the_overall_verdict_names_missing_coverage_and_a_run_that_judged_nothin
     assert _overall(passed, coverage_missing=["no job of LSTMSequence ran as RNNSeq"]) == (
         "Verdict: FAILED: 1 expected implementation not reached; no job of LSTMSequence ran as RNNSeq")
     assert _overall(RunResults({}, [result("gru-a", "skip")])) == "Verdict: ALL SKIPPED"
+
+
+def test_the_overall_verdict_counts_failures_and_regressions_alike():
+    """A run with real failures that also drifted against its baseline: both are said (it said only
+    ``FAILED: 1 accuracy drift against the baseline`` while the console named the failures)."""
+    from irtool.harness.baseline import diff_runs
+    from irtool.harness.reports import BaselineDiff
+    from irtool.harness.store import RunResults
+
+    old = RunResults({}, [result("gru-a", "pass", max_abs=1e-7), result("gru-b", "pass", max_abs=1e-7),
+                          result("gru-c", "fail", max_abs=0.5)])
+    new = RunResults({}, [result("gru-a", "pass", max_abs=9e-6), result("gru-b", "fail", max_abs=0.5),
+                          result("gru-c", "fail", max_abs=0.5)])
+    baseline = BaselineDiff("old", diff_runs(old, new))
+    assert _overall(new, baseline=baseline) == (
+        "Verdict: FAILED: 2 fail; 1 new failures, 1 accuracy drift against the baseline")

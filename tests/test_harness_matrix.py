@@ -54,17 +54,18 @@ def devices():
     ("GPU", "f32", r"GPU is not available here: .*(OpenCL|device)"),
     ("HETERO:GPU,CPU", "f32", r"GPU is not available here: "),
     ("NPU.3", "f32", "npu"),
-    ("CPU", "f16", r"CPU does not support f16 \(its precisions: .*f32.*\)"),
+    ("CPU", "f16", "f16"),
     ("CPU", "default", None), ("AUTO:CPU", "default", None),  # the device's own choice: never lacking
     ("GPU", "default", r"GPU is not available here: "),
 ])
 def test_skip_reasons(devices, device, precision, reason, cpu_precisions):
-    """"bf16": none where the CPU has bf16, else the reason a CPU without it is skipped; "npu": a
-    fourth NPU is absent with the reason OpenVINO gives for NPU (or, where NPUs are, as unknown)."""
+    """"bf16", "f16": none where the CPU lists the precision (AVX512_BF16 or AMX; AVX512_FP16, AMX-FP16
+    or ARM), else the reason a CPU without it is skipped; "npu": a fourth NPU is absent with the
+    reason OpenVINO gives for NPU (or, where NPUs are, as unknown)."""
     import re
 
-    if reason == "bf16":
-        reason = None if "bf16" in cpu_precisions else r"CPU does not support bf16 \(its precisions: f32"
+    if reason in ("bf16", "f16"):
+        reason = None if reason in cpu_precisions else rf"CPU does not support {reason} \(its precisions: .*f32"
     if reason == "npu":
         why = next((absent.reason for absent in devices.absent if absent.name == "NPU"), "not known to OpenVINO")
         reason = re.escape(f"NPU.3 is not available here: {why}") + "$"

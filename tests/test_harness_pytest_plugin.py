@@ -3,12 +3,14 @@ pytest itself or spread by pytest-xdist.  Real pytest processes, real OpenVINO o
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hostile import full_folder
 
 SUITE = """
 [suite]
@@ -66,7 +68,7 @@ def test_precision_default_judges_what_the_device_chose(suite, cpu_default_preci
                       "--junitxml", "junit.xml")
     assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
     cases = ET.parse(str(suite / "junit.xml")).findall(".//testcase")
-    assert len(cases) == 2 and all("at default" in case.get("name") for case in cases)
+    assert len(cases) == 2 and all(case.get("name").endswith("-CPU-default]") for case in cases)
     for case in cases:
         values = {p.get("name"): p.get("value") for p in case.findall("properties/property")}
         assert values["irtool_effective_precision"] == f"{cpu_default_precision} on CPU"
@@ -246,3 +248,47 @@ def test_a_misspelt_irtool_expect_coverage_is_a_usage_error_before_anything_runs
     assert done.returncode == 4, done.stdout + done.stderr  # pytest's exit code for a usage error
     assert "--irtool-expect-coverage: 'GRUSequence:RNNseq': RNNseq: did you mean RNNSeq?" in done.stderr
     assert "passed" not in done.stdout
+
+
+TIGHT = ('[suite]\nname = "tight"\n[[grid]]\nid = "gru"\nop = "GRUSequence"\natol = 0.0\nrtol = 0.0\n'
+         'attributes = { hidden_size = 4, direction = ["forward", "reverse"] }\n')
+
+
+@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("how", ["a file", "full disk"])
+def test_reproducers_that_cannot_be_written_are_said(tmp_path, monkeypatch, spread, how):
+    """As run and the harness print NOT WRITTEN beside the verdict, so does the plugin: in the test's
+    failure and after pytest's summary (it said nothing of them)."""
+    (tmp_path / "suite.toml").write_text(TIGHT)
+    (tmp_path / "rep").mkdir()
+    if how == "a file":
+        (tmp_path / "rep" / "reproducers").write_text("a file where the folder belongs\n")
+        done = pytest_run(tmp_path, "suite.toml", "--irtool-reproducers", "rep", *spread)
+        why = "rep/reproducers is a file, not a folder"
+    else:
+        with full_folder(tmp_path / "rep" / "reproducers", monkeypatch):
+            done = pytest_run(tmp_path, "suite.toml", "--irtool-reproducers", "rep", *spread)
+        why = "no space left on device"
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 failed" in done.stdout.strip().splitlines()[-1]
+    for direction in ("forward", "reverse"):
+        job = f"gru[direction={direction},seed=0] on CPU at f32"
+        assert re.search(rf"^  NOT WRITTEN: rep/reproducers/\S+: the reproducer could not be written \({why}\)$",
+                         done.stdout, re.MULTILINE), done.stdout
+        assert re.search(rf"^NOT WRITTEN: {re.escape(job)}: rep/reproducers/\S+: the reproducer could not be written "
+                         rf"\({why}\)$", done.stdout, re.MULTILINE), done.stdout
+
+
+def test_junit_names_each_test_by_its_pytest_id(tmp_path):
+    """A test's id is pytest's form for a parametrized test, its parameters in one bracket group at the
+    end, and junit.xml's name is that id (CI tools read ``name[params]``; text after the brackets
+    came out as ``gru[direction=forward,seed=0] on CPU at f32]``)."""
+    (tmp_path / "suite.toml").write_text(TIGHT.replace("atol = 0.0\nrtol = 0.0\n", ""))
+    collected = pytest_run(tmp_path, "suite.toml", "--collect-only", "--irtool-device", "CPU,AUTO:CPU")
+    ids = [line.split("::", 1)[1] for line in collected.stdout.splitlines() if "::" in line]
+    assert ids == ["gru[direction=forward,seed=0-CPU-f32]", "gru[direction=forward,seed=0-AUTO:CPU-f32]",
+                   "gru[direction=reverse,seed=0-CPU-f32]", "gru[direction=reverse,seed=0-AUTO:CPU-f32]"], ids
+    done = pytest_run(tmp_path, "suite.toml", "--irtool-device", "CPU,AUTO:CPU", "--junitxml", "junit.xml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = [case.get("name") for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")]
+    assert names == ids

@@ -129,7 +129,7 @@ def test_values_enter_the_script_only_as_string_literals():
                 values[node.targets[0].id] = json.loads(argument.value)
     import openvino
 
-    assert values == {"CASE": HOSTILE, "DEVICE": HOSTILE, "PRECISION": "f32", "OPENVINO": openvino.get_version(),
+    assert values == {"MODEL_FILE": "model.xml", "CASE": HOSTILE, "DEVICE": HOSTILE, "PRECISION": "f32", "OPENVINO": openvino.get_version(),
                       "CONFIG": {HOSTILE: HOSTILE}, "TOLERANCES": [[HOSTILE, 1e-5, float("inf")]]}
     plain = ast.parse(reproduce_script({"id": "x"}, "CPU", "f32", {}, {"Y": (1e-5, 1e-4)}))
     assert ast.dump(tree).count("Call(") == ast.dump(plain).count("Call(")  # no statement added

@@ -151,3 +151,81 @@ def test_resume_and_render_apply_the_known_failures_of_now_to_the_raw_verdicts(t
     assert verdicts == {"tight[seed=0]": ("xfail", "BUG-1"), "fine[seed=0]": ("pass", None)}
     [tight] = [r for r in results if r["case"] == "tight[seed=0]"]
     assert tight["message"].startswith("no tolerance (known failure; fail: outside tolerance: Y")
+
+
+SMALL = """
+[suite]
+name = "small"
+[[grid]]
+id = "cell"
+op = "RNNCell"
+attributes = { hidden_size = [1, 2, 3] }
+sizes = { batch_size = BATCH }
+"""
+
+
+def _small_run(folder: Path, batch: int = 2) -> list[str]:
+    """A finished run of SMALL (3 jobs) in folder/out; the lines of its results.jsonl."""
+    (folder / "suite.toml").write_text(SMALL.replace("BATCH", str(batch)))
+    done = subprocess.run(harness(folder), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (folder / "out" / "results.jsonl").read_text().splitlines()
+
+
+def _resume(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(harness(folder, "--resume"), capture_output=True, text=True, timeout=300)
+
+
+def test_resume_refuses_a_duplicated_result_line_naming_it(tmp_path):
+    """A result line copied (or forged) into results.jsonl would be counted twice (4 passes for 3
+    jobs; a forged duplicate adds a FAIL): --resume and report render refuse it, naming the line."""
+    lines = _small_run(tmp_path)
+    (tmp_path / "out" / "results.jsonl").write_text("\n".join(lines + [lines[1]]) + "\n")
+    done = _resume(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"irtool: error: {tmp_path / 'out' / 'results.jsonl'}:5: a second result of "
+                                  "cell[hidden_size=1,seed=0] on CPU at f32 (the first is on line 2)"), done.stderr
+    assert "--resume cannot continue it" in done.stderr and "Traceback" not in done.stderr
+    render = subprocess.run([sys.executable, "-m", "irtool", "report", "render",
+                             str(tmp_path / "out" / "results.jsonl"), "-o", str(tmp_path / "again")],
+                            capture_output=True, text=True, timeout=300)
+    assert render.returncode == 2 and ":5: a second result of" in render.stderr, render.stdout + render.stderr
+
+
+def test_resume_refuses_a_header_without_its_digests(tmp_path):
+    """A header stripped of its suite and matrix digests says nothing of what its results are of: a
+    suite edited since (batch 2 -> 3, the same case ids) must not get the old results mixed in."""
+    lines = _small_run(tmp_path, batch=2)
+    header = json.loads(lines[0])
+    del header["run"]["matrix"], header["run"]["suite_digests"]
+    (tmp_path / "out" / "results.jsonl").write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    (tmp_path / "suite.toml").write_text(SMALL.replace("BATCH", "3"))
+    done = _resume(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot resume: its run header has no suite_digests and no matrix (irtool writes them)" in done.stderr
+
+
+def test_resume_refuses_a_result_of_a_job_not_in_the_run(tmp_path):
+    lines = _small_run(tmp_path)
+    foreign = json.loads(lines[2])
+    foreign["case"] = "cell[hidden_size=9,seed=0]"
+    (tmp_path / "out" / "results.jsonl").write_text("\n".join(lines[:2] + [json.dumps(foreign)] + lines[3:]) + "\n")
+    done = _resume(tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ":3: a result of cell[hidden_size=9,seed=0] on CPU at f32, which is not a job of this run" in done.stderr
+
+
+def test_resume_keeps_a_models_node_results_without_running_it_again(tmp_path):
+    """A model's job stores one result per node (case MODEL[seed=0]::NODE): --resume keeps them as
+    that job's, rather than running it again and appending a second result of every node."""
+    suite = Path(__file__).parent.parent / "samples" / "suites" / "models.toml"
+    command = [sys.executable, "-m", "irtool", "harness", str(suite), "--report-dir", str(tmp_path / "out"),
+               "--no-progress"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    stored = (tmp_path / "out" / "results.jsonl").read_text()
+    again = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "5 jobs, 0 run now, 5 kept from the earlier run" in again.stdout
+    assert (tmp_path / "out" / "results.jsonl").read_text() == stored
+    assert again.stdout.splitlines()[-1].endswith(first.stdout.splitlines()[-1].split(": ", 1)[1])

@@ -2,6 +2,7 @@
 exit 2, never counted as done, never an internal error; a full disk is said."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -111,8 +112,8 @@ def test_disk_full_while_appending_is_said(small_disk):
     finally:
         os.close(filler)
     with pytest.raises(StoreError, match="results.jsonl: disk full"):
-        for _ in range(100):
-            writer.append(sample_run().results[0])
+        for k in range(100):  # each of its own job: a results.jsonl holds one result per job
+            writer.append(dataclasses.replace(sample_run().results[0], case=f"gru-{k}"))
     writer.close()  # after the failure: no second error, the handle is closed
     (small_disk / "filler").unlink()
     assert read_jsonl(path).meta["devices"] == ["CPU"]  # what was written before stays readable
@@ -134,3 +135,13 @@ def test_results_json_is_written_a_result_per_line_and_reads_back_the_same(tmp_p
     assert steps[0] == float("inf") and steps[1] != steps[1] and steps[2] == 1e-7
     write_json(tmp_path / "empty.json", type(run)(run.meta, []))
     assert load_results(tmp_path / "empty.json").results == []
+
+
+def test_a_results_json_holding_one_job_twice_is_refused_naming_both(tmp_path, capsys):
+    """A duplicated result would count twice in every report made from it."""
+    run = sample_run()
+    run.results.append(run.results[2])
+    write_json(tmp_path / "results.json", run)
+    assert main(["report", "render", str(tmp_path / "results.json"), "-o", str(tmp_path / "out")]) == 2
+    assert (f"results.json: results[{len(run.results) - 1}]: a second result of gru-fail on CPU at f32 (the first is "
+            "results[2])") in capsys.readouterr().err

@@ -28,10 +28,10 @@ def irtool(*args: str, cwd: Path | None = None, timeout: float = 120, **kwargs) 
 
 @pytest.fixture
 def crash(tmp_path) -> Path:
-    """samples/models/tf/keras_simple_rnn.tflite with byte 2040 set to 2: OpenVINO 2026.4.1's TensorFlow Lite
+    """samples/models/tf/keras_simple_rnn.tflite with byte 2088 set to 2: OpenVINO 2026.4.1's TensorFlow Lite
     frontend reads past a buffer and the process dies of SIGSEGV (found by changing each byte in turn)."""
     data = bytearray((MODELS / "tf" / "keras_simple_rnn.tflite").read_bytes())
-    data[2040] = 2
+    data[2088] = 2
     path = tmp_path / "crash.tflite"
     path.write_bytes(bytes(data))
     return path

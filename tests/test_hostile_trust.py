@@ -244,7 +244,7 @@ def test_merge_copies_only_regular_files_of_a_shards_reproducer(sentinel, capsys
                      [CaseResult("c", "s", "CPU", "f32", "fail", reproducer="reproducers/job-1")])
     write_json(shard / "results.json", run, {})
     out = sentinel.work / "merged"
-    assert main(["report", "merge", str(shard), "-o", str(out)]) == 0
+    assert main(["report", "merge", str(shard), "-o", str(out)]) == 1  # the merged run holds a failure
     err = capsys.readouterr().err
     assert sorted(p.name for p in (out / "reproducers" / "job-1").iterdir()) == ["case.json"]
     for name, kind in (("null", "a character device"), ("pipe", "a named pipe (FIFO)"), ("passwd", "a symlink"),
@@ -269,7 +269,7 @@ def test_merge_drops_a_reproducer_beyond_its_bounds(sentinel, capsys, monkeypatc
                      [CaseResult("c", "s", "CPU", "f32", "fail", reproducer="reproducers/job-1")])
     write_json(shard / "results.json", run, {})
     out = sentinel.work / "merged"
-    assert main(["report", "merge", str(shard), "-o", str(out)]) == 0
+    assert main(["report", "merge", str(shard), "-o", str(out)]) == 1  # the merged run holds a failure
     assert "not copied (5 files of 5 bytes; a reproducer is copied up to 3 files" in capsys.readouterr().err
     assert json.loads((out / "results.json").read_text())["results"][0]["reproducer"] is None
     assert not (out / "reproducers" / "job-1").exists()

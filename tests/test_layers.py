@@ -20,7 +20,7 @@ LAYERS = (
     ("jobs",),
     ("pipeline",),
     ("judge", "validate"),
-    ("onnx", "runtime"),
+    ("onnx", "oracles", "runtime"),
     ("reference", "ir"),
     ("specs",),
     ("core",),
@@ -152,16 +152,32 @@ def test_openvino_is_imported_only_by_build_and_the_runtime_package(path):
     assert not found, f"irtool/{relative} imports {found}: go through irtool.runtime"
 
 
+# each framework runtime (an oracle, optional) and the one module that imports it, lazily
+RUNTIMES = {"onnxruntime": "onnx/onnxruntime_run.py", "ai_edge_litert": "oracles/tflite_run.py",
+            "tflite_runtime": "oracles/tflite_run.py", "tensorflow": "oracles/tensorflow_run.py",
+            "tf_keras": None, "keras": None, "paddle": "oracles/paddle_run.py"}
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_onnxruntime_is_imported_only_by_its_own_module(path):
+def test_each_framework_runtime_is_imported_only_by_its_own_module(path):
     relative = str(path.relative_to(PACKAGE))
-    found = [(line, module) for line, module in imports(path) if module.split(".")[0] == "onnxruntime"]
-    if relative == "onnx/onnxruntime_run.py":
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-        assert not any("onnxruntime" in ast.unparse(n).split("irtool")[0] for n in top), "imported lazily only"
-        return
-    assert not found, f"irtool/{relative} imports {found}: onnxruntime goes through irtool.onnx.onnxruntime_run"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {id(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+    for line, module in imports(path):
+        root = module.split(".")[0]
+        if root not in RUNTIMES:
+            continue
+        assert relative == RUNTIMES[root], \
+            f"irtool/{relative} imports {module} (line {line}): {root} goes through irtool/{RUNTIMES[root]}"
+    for node in ast.walk(tree):  # and there only inside functions: irtool runs without it
+        if id(node) in top and any(name.split(".")[0] in RUNTIMES for name in _names(node)):
+            raise AssertionError(f"irtool/{relative} imports a framework runtime at its top: import it lazily")
+
+
+def _names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    return [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
 
 
 @pytest.mark.parametrize("lower, upper", [

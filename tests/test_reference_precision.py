@@ -7,7 +7,8 @@ import pytest
 from conftest_reference import Case, assert_close
 
 from irtool.reference import evaluate
-from irtool.reference.precision import compute_dtype, round_to_bfloat16
+from irtool.reference.precision import compute_dtype
+from irtool.reference.rounding import round_bf16
 
 CASES = [Case("GRU", direction="bidirectional", lengths=(4, 2), linear_before_reset=True, seed=1),
          Case("LSTM", direction="reverse", lengths=(3, 0), clip=0.8, seed=2),
@@ -34,7 +35,7 @@ def test_bfloat16_in_and_out(case: Case) -> None:
     widened = tuple(a if a.dtype.kind == "i" else a.astype(np.float32) for a in inputs)
     for brain, single in zip(case.reference(inputs), case.reference(widened)):
         assert brain.dtype == ml_dtypes.bfloat16
-        np.testing.assert_array_equal(brain.astype(np.float32), round_to_bfloat16(single))
+        np.testing.assert_array_equal(brain.astype(np.float32), round_bf16(single))
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -69,4 +70,4 @@ def test_round_to_bfloat16_matches_a_bfloat16_cast() -> None:
                         np.inf, -np.inf, np.nan], dtype=np.float32)  # ties to even both ways, overflow, subnormal
     values = np.concatenate([special, np.random.default_rng(0).standard_normal(10000).astype(np.float32) * 100])
     expected = values.astype(ml_dtypes.bfloat16).astype(np.float32)
-    np.testing.assert_array_equal(round_to_bfloat16(values), expected)
+    np.testing.assert_array_equal(round_bf16(values), expected)

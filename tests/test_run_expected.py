@@ -3,6 +3,7 @@ against given values (onnxruntime's here, as a framework's would be), recurrent 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,7 +196,7 @@ def test_expected_without_inputs_for_dims_no_node_sizes_asks_for_them(capsys, tm
     np.savez(tmp_path / "out.npz", y=np.zeros((2, 3), np.float32))
     code, out, err = run(capsys, str(tmp_path / "dyn.onnx"), "-d", "CPU", "--expected", str(tmp_path / "out.npz"))
     lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and lines[0].endswith("--inputs IN.npz")
+    assert code == 2 and len(lines) == 1 and "--shape x=[...]" in lines[0] and "--inputs IN.npz" in lines[0]
 
 
 def test_expected_outputs_on_seeded_inputs_say_why_they_may_not_match(dense, capsys):
@@ -209,3 +210,55 @@ def test_expected_outputs_on_seeded_inputs_say_why_they_may_not_match(dense, cap
     assert run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--save-outputs", str(saved))[0] == 3  # nothing judged
     code, out, _ = run(capsys, str(dense / "dense.onnx"), "-d", "CPU", "--expected", str(saved))
     assert code == 0 and "note: the inputs were seeded" not in out
+
+
+def test_a_verdict_line_with_two_judgments_leads_with_the_one_that_failed(capsys, tmp_path):
+    """``FAIL: 2 of 2 outputs within tolerance; expected outputs: 2 of 2 outside`` read as a
+    contradiction: the part that failed comes first and each part names what it is held to."""
+    model = tmp_path / "gru.xml"
+    build_and_save(OpCase("GRUSequence", {"hidden_size": 4, "direction": "forward"},
+                          {"batch_size": 2, "seq_length": 3, "input_size": 3}), model)
+    saved = tmp_path / "saved.npz"
+    assert run(capsys, str(model), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    wrong = changed(saved, tmp_path / "wrong.npz", "Y", (0, 0, 1, 2), 0.5)
+    code, out, _ = run(capsys, str(model), "-d", "CPU", "--expected", str(wrong))
+    assert code == 1 and out.strip().splitlines()[-1] == (
+        f"FAIL: expected outputs: 1 of 2 outputs outside tolerance of {wrong} (Y); reference: 2 of 2 outputs within "
+        "tolerance")
+    code, out, _ = run(capsys, str(model), "-d", "CPU", "--expected", str(saved))
+    assert code == 0 and out.strip().splitlines()[-1] == (
+        f"PASS: reference: 2 of 2 outputs within tolerance; expected outputs: 2 of 2 outputs within tolerance of "
+        f"{saved}")
+    # a model of several nodes: the same order
+    saved = tmp_path / "lstm2.npz"
+    assert run(capsys, str(LSTM2), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    name = next(iter(read_npz(saved)))
+    wrong = changed(saved, tmp_path / "lstm2-wrong.npz", name, (0, 1, 3), 0.5)
+    code, out, _ = run(capsys, str(LSTM2), "-d", "CPU", "--expected", str(wrong))
+    assert code == 1 and out.strip().splitlines()[-1] == (
+        f"FAIL: expected outputs: 1 of 2 outputs outside tolerance of {wrong} ({name}); 2 of 2 judged nodes within "
+        "tolerance")
+
+
+@pytest.mark.parametrize("length", [40, 48])
+def test_text_lines_never_wrap_inside_a_field(capsys, tmp_path, length):
+    """A statistics line longer than run's 120 columns (long output names) breaks between its fields:
+    it broke inside them (`outside 0/32` / `(0.0%)`, `outside` / `0/32 (0.0%)`)."""
+    import openvino as ov
+
+    from irtool.cli.run_cmd import WIDTH
+
+    model = ov.Core().read_model(str(LSTM2))
+    for k, output in enumerate(model.outputs):
+        output.get_tensor().set_names({f"model_{k}/" + "x" * length})
+    ov.save_model(model, str(tmp_path / "long.xml"), compress_to_fp16=False)
+    saved = tmp_path / "saved.npz"
+    assert run(capsys, str(tmp_path / "long.xml"), "-d", "CPU", "--save-outputs", str(saved))[0] == 0
+    code, out, _ = run(capsys, str(tmp_path / "long.xml"), "-d", "CPU", "--expected", str(saved))
+    lines = out.splitlines()
+    assert code == 0 and all(len(line) <= WIDTH for line in lines[1:-1]), out
+    for line in lines:  # a field whole on its line: "outside N/M (P%)"
+        assert "outside" not in line or re.search(r"outside \d+/\d+ \(\d+\.\d%\)", line), line
+        assert not re.match(r"\s*(\(\d+\.\d%\)|\d+/\d+ )", line), line
+    # the expected outputs' two lines of statistics, each broken before its last field
+    assert sum(1 for line in lines if re.fullmatch(r"\s+outside \d+/\d+ \(\d+\.\d%\)", line)) == 2, out

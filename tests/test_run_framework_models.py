@@ -7,7 +7,8 @@ frameworks are not test dependencies). What is asserted is what openvino 2026.4.
 to do on the CPU: a PyTorch packed sequence and a Paddle LSTM given ``sequence_length`` reach the
 CPU plugin's dynamic-path sequence_lengths fault (the node fails with the known-fault hint and
 the model's outputs differ from the framework's); a plain PyTorch GRU and a Paddle LSTM pass
-both ways; Keras's GRU and SimpleRNN keep no recurrent op, and ``--expected`` gives them a PASS.
+both ways; Keras's GRU and SimpleRNN keep no recurrent op (their cells lowered to plain ops, which
+irtool recognizes and judges as nodes), and ``--expected`` passes them too.
 """
 from __future__ import annotations
 
@@ -73,12 +74,14 @@ def test_a_frameworks_plain_sequence_passes_as_a_node_and_against_the_frameworks
     assert all(o["passed"] and o["max_abs"] < 1e-6 for o in expected["outputs"])
 
 
-@pytest.mark.parametrize("name", ["keras_gru", "keras_simple_rnn"])
-def test_a_keras_recurrence_keeps_no_recurrent_op_and_gets_its_verdict_from_kerass_outputs(capsys, name):
+@pytest.mark.parametrize("name, cell", [("keras_gru", "GRUCell"), ("keras_simple_rnn", "RNNCell")])
+def test_a_keras_recurrence_keeps_no_recurrent_op_and_is_judged_as_its_lowered_cell_and_by_kerass_outputs(
+        capsys, name, cell):
     stem = MODELS / "tf" / name
     code, result = run_expected(capsys, MODELS / "tf" / f"{name}.tflite", stem)
-    assert code == 0 and result["verdict"] == "pass" and result["nodes"] == []
-    assert "no node of the recurrent family" in result["no_reference"]
+    assert code == 0 and result["verdict"] == "pass"
+    assert [(n["type"], n["verdict"]) for n in result["nodes"]] == [(cell, "pass")] and result["nodes"][0]["lowered"]
+    assert result["no_reference"] is None and result["against"] == "reference"
     expected = result["expected"]
     assert expected["verdict"] == "pass" and sorted(o["name"] for o in expected["outputs"]) == sorted(
         framework_output_names(stem))
@@ -88,10 +91,11 @@ def test_a_keras_recurrence_keeps_no_recurrent_op_and_gets_its_verdict_from_kera
 @pytest.mark.parametrize("model, stem, nodes", [
     ("block_lstm_while.pb", "block_lstm_while", ["LSTMCell"]),
     ("gru_block_while.pb", "gru_block_while", ["GRUCell"]),
-    ("keras_lstm.tflite", "keras_lstm", []),
-    ("keras_lstm", "keras_lstm.saved_model", []),  # the SavedModel names its input and output apart
-    ("keras_gru.tflite", "keras_gru", []),
-    ("keras_simple_rnn.tflite", "keras_simple_rnn", []),
+    ("keras_lstm.tflite", "keras_lstm", ["LSTMCell"]),  # lowered to plain ops: the cells irtool recognizes
+    ("keras_lstm", "keras_lstm.saved_model", ["LSTMCell"]),  # the SavedModel names its input and output apart
+    ("keras_gru.tflite", "keras_gru", ["GRUCell"]),
+    ("keras_gru", "keras_gru.saved_model", ["GRUCell"]),
+    ("keras_simple_rnn.tflite", "keras_simple_rnn", ["RNNCell"]),
 ])
 def test_each_tensorflow_sample_passes_against_tensorflows_outputs(capsys, model, stem, nodes):
     """Each TF sample's .inputs.npz / .outputs.npz are keyed by the converted model's own names
@@ -131,3 +135,49 @@ def test_a_packed_sequence_is_sized_through_the_lengths_sort_and_fails_on_seeded
     assert any(note.startswith(LENGTHS_FAULT.hint()[:60]) for note in node["notes"]), node["notes"]
     assert [(i["name"], i["shape"]) for i in result["inputs"]] == [("x", [2, 4, 3]), ("8", [2])]
     assert result["shapes_chosen"] == {"x": "from the recurrent nodes", "8": "from the recurrent nodes"}
+
+
+@pytest.mark.parametrize("model, cell", [("block_lstm_steps.pb", "LSTMCell"), ("gru_block_steps.pb", "GRUCell")])
+def test_a_dim_that_counts_a_loops_iterations_is_sized_as_the_steps(capsys, model, cell):
+    """TensorFlow's while loop over as many steps as x has: x's dynamic dim 0 reaches no recurrent
+    node, only the Loop's condition (t < tf.shape(x)[0]).  It is sized like a time axis (--seq-length,
+    else the default), the choice said, and the cell is judged at every iteration."""
+    path = str(MODELS / "tf" / model)
+    code = main(["run", path, "-d", "CPU", "--seq-length", "3", "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["verdict"] == "pass", result
+    assert [i["shape"] for i in result["inputs"]] == [[3, 2, 3]]
+    (how,) = result["shapes_chosen"].values()
+    assert how.startswith("dim 0 = 3, the iterations of Loop '") and how.endswith("(--seq-length)")
+    (node,) = result["nodes"]
+    assert node["type"] == cell and node["verdict"] == "pass" and node["iterations"] == 3
+    code = main(["run", path, "-d", "CPU"])
+    out = capsys.readouterr().out
+    assert code == 0 and "x:0 float32[4, 2, 3] (dynamic dims sized: dim 0 = 4, the iterations of Loop" in out
+    # and TensorFlow's own outputs on its 6 steps agree with the converted model's
+    stem = MODELS / "tf" / model.removesuffix(".pb")
+    code, result = run_expected(capsys, MODELS / "tf" / model, stem)
+    assert code == 0 and result["expected"]["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("extra", [[], ["--save-outputs", "OUT"]], ids=["plain", "save-outputs"])
+def test_a_model_without_its_shape_is_a_usage_error_naming_what_to_give(capsys, tmp_path, extra):
+    """A model with no recurrent op and a dynamic batch (samples/make_expected.py's dense graph, the
+    batch left dynamic): irtool cannot size it, so what is missing is an argument (exit 2, naming
+    --shape and the input), not a skip (a Keras SavedModel said `skipped`, exit 3)."""
+    import sys
+
+    import onnx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+    from make_expected import dense
+
+    onnx.save(dense(np.random.default_rng(0), "batch"), tmp_path / "dyn.onnx")
+    extra = [str(tmp_path / "out.npz") if item == "OUT" else item for item in extra]
+    code = main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err == ("irtool: error: input x of dyn.onnx has a dynamic dim 0 that reaches no "
+                                 "recurrent node, so irtool cannot choose its size: give it with --shape "
+                                 "x=[...] (or every input with --inputs IN.npz)\n"), err
+    assert not (tmp_path / "out.npz").exists()
+    assert main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", "--shape", "x=[2,3]", *extra]) == 3

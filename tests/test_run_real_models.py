@@ -283,7 +283,8 @@ def test_per_direction_activations_from_the_onnx_frontend(folder, capsys):
     assert (code, verdict) == (2, "error") and "OpenVINO applies the first half to both directions" in reason
 
 
-def test_a_model_without_recurrent_nodes_and_unsized_dims_is_not_judged(folder, capsys):
+def test_a_model_without_recurrent_nodes_and_unsized_dims_asks_for_its_shape(folder, capsys):
+    """What is missing is an argument: a usage error naming it (exit 2), not a skip (exit 3)."""
     import openvino as ov
     import openvino.opset1 as ops
 
@@ -291,4 +292,5 @@ def test_a_model_without_recurrent_nodes_and_unsized_dims_is_not_judged(folder, 
     ov.save_model(ov.Model([ops.relu(x)], [x], "relu"), str(folder / "relu-dyn.xml"))
     code = main(["run", str(folder / "relu-dyn.xml"), "-d", "CPU"])
     err = capsys.readouterr().err
-    assert code == 3 and err.startswith("irtool: skipped: relu-dyn.xml has no recurrent node to judge")
+    assert code == 2 and err.startswith("irtool: error: input x of relu-dyn.xml has a dynamic dim 0 that reaches no "
+                                        "recurrent node, so irtool cannot choose its size: give it with --shape x=[...]")

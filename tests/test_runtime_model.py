@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import onnx
 import onnx.helper as oh
@@ -59,6 +60,52 @@ def test_an_onnx_op_the_frontend_cannot_convert_is_unsupported(tmp_path):
     done = subprocess.run([sys.executable, "-m", "irtool", "run", str(path), "-d", "CPU", "--format", "json"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and json.loads(done.stdout)["unsupported"] is True, done.stderr
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "models"
+
+
+def onnx_loop_of_a_sequence(path):
+    """An ONNX Loop carrying a tensor sequence (SequenceEmpty, then SequenceInsert per iteration),
+    made with onnx.helper: OpenVINO's ONNX frontend keeps SequenceInsert as a framework node."""
+    float_in = [oh.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+                oh.make_tensor_value_info("c", onnx.TensorProto.BOOL, []),
+                oh.make_tensor_sequence_value_info("s_in", onnx.TensorProto.FLOAT, None)]
+    body = oh.make_graph([oh.make_node("Identity", ["c"], ["c_out"]), oh.make_node("SequenceInsert", ["s_in", "x"], ["s_out"])],
+                         "body", float_in, [oh.make_tensor_value_info("c_out", onnx.TensorProto.BOOL, []),
+                                            oh.make_tensor_sequence_value_info("s_out", onnx.TensorProto.FLOAT, None)])
+    nodes = [oh.make_node("SequenceEmpty", [], ["s0"], dtype=onnx.TensorProto.FLOAT),
+             oh.make_node("Loop", ["n", "cond", "s0"], ["s"], body=body), oh.make_node("SequenceAt", ["s", "zero"], ["y"])]
+    graph = oh.make_graph(nodes, "loop", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3]),
+                                          oh.make_tensor_value_info("n", onnx.TensorProto.INT64, []),
+                                          oh.make_tensor_value_info("cond", onnx.TensorProto.BOOL, []),
+                                          oh.make_tensor_value_info("zero", onnx.TensorProto.INT64, [])],
+                          [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])])
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]), str(path))
+    return path
+
+
+@pytest.mark.parametrize("model, frontend, lacks, why", [
+    # TFLite's fused LSTM (from a Keras 2 LSTM) holds its states in variable tensors
+    ("tf/keras_lstm_fused.tflite", "TensorFlow Lite", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+     "This tensor should be either input, constant or should be already produced by previous operators"),
+    ("tf/irfft", "TensorFlow SavedModel", "IRFFT", "ComplexTypeMark is not created before IRFFT operation"),
+    ("loop.onnx", "ONNX", "SequenceInsert", None),
+])
+def test_every_op_a_frontend_cannot_convert_is_unsupported_and_named(tmp_path, model, frontend, lacks, why):
+    """Each frontend names the op it stops at in its own words (the unconverted-ops report, a framework
+    node's validation, TFLite's operation of type): each is Unsupported with the op, and JSON says so."""
+    path = onnx_loop_of_a_sequence(tmp_path / model) if model.endswith(".onnx") else SAMPLES / model
+    with pytest.raises(Unsupported) as raised:
+        read_model(path)
+    said = f"the {frontend} frontend of openvino {OPENVINO} cannot convert {lacks}"
+    assert said in raised.value.message and raised.value.ops == (lacks,)
+    assert why is None or why in raised.value.message
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(path), "-d", "CPU", "--format", "json"],
+                          capture_output=True, text=True, timeout=300)
+    data = json.loads(done.stdout)
+    assert done.returncode == 2 and data["unsupported"] is True and data["unsupported_ops"] == [lacks], done.stderr
+    assert said in done.stderr and len(done.stderr.splitlines()) == 1
 
 
 # ----------------------------------------------------------------------------- conversion with shapes

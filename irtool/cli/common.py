@@ -52,23 +52,25 @@ def interrupt_once(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False) -> int:
+def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False,
+            lacks: tuple[str, ...] = ()) -> int:
     """A ``run`` that stopped before judging: one line on stderr, and with --format json a JSON object
     on stdout too, so a consumer always gets one (``skipped``: why nothing was run, for a skip;
-    ``unsupported``: OpenVINO, this release of it, lacks what the model needs)."""
+    ``unsupported``: OpenVINO, this release of it, lacks what the model needs; ``unsupported_ops``:
+    the ops or tensor types it lacks, where OpenVINO named them)."""
     if code == NOTHING_JUDGED:
         print(f"irtool: {shown(message)}", file=sys.stderr)  # a skip, not an error
     else:
         fail(message)
     if args.format == "json":
         skipped = message.removeprefix("skipped: ") if code == NOTHING_JUDGED else None
-        print(json_text(stopped_report(args, verdict, message, skipped, unsupported), indent=2))
+        print(json_text(stopped_report(args, verdict, message, skipped, unsupported, lacks), indent=2))
     return code
 
 
 def stopped_report(args: argparse.Namespace, verdict: str, message: str, skipped: str | None = None,
-                   unsupported: bool = False) -> dict[str, Any]:
+                   unsupported: bool = False, lacks: tuple[str, ...] = ()) -> dict[str, Any]:
     """The JSON object of a ``run`` that judged nothing (also what its supervisor prints for a run
     that crashed or ran past --timeout)."""
     return {"model": str(args.model), "verdict": verdict, "error": message, "skipped": skipped, "nodes": [],
-            "unsupported": unsupported}
+            "unsupported": unsupported, "unsupported_ops": list(lacks)}

@@ -2,9 +2,13 @@
 
 diff: exit 1 when the new run regressed (a new failure, crash or timeout, or accuracy
 drift) against the old one; 3 when no job of the new run is in the old one (nothing compared);
-0 otherwise.  merge and render: exit 0 once the reports are
-written (render's reports hold a regression against ``--baseline``; its exit code does not).
-All: exit 2 when a results file cannot be read or the reports cannot be written.
+0 otherwise.  merge: the merged run's verdict, as ``irtool harness`` exits (0 passed, 1 a
+failure or a regression between its OpenVINO releases, 3 nothing judged), and 2 for a partial
+merge (a shard missing or partial) unless ``--allow-partial``.  render: exit 0 once the reports
+are written (its reports hold a regression against ``--baseline``; its exit code does not).
+All: exit 2 when a results file cannot be read or the reports cannot be written.  merge and
+render lock OUTDIR as a harness run locks its report dir, and move what they write into place
+at the end (irtool.harness.publish).
 """
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from irtool.cli.common import UsageError
+from irtool.cli.common import UsageError, fail, sigterm_as_interrupt
 from irtool.core.jsonable import json_text
 from irtool.core.text import cut, joined, shown
 
 FORMATS = ("text", "json")
+EXIT_COULD_NOT_RUN = 2  # as an IrtoolError exits: what was asked could not be done whole (a partial merge)
 RESULTS_HELP = "results.json, results.jsonl, or a report dir holding one"
 FORCE_HELP = ("replace report files (and a reproducers folder) in OUTDIR that irtool did not write "
               "(by default such a folder is refused)")
@@ -56,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     merge.add_argument("results", type=Path, nargs="+", metavar="RESULTS", help=RESULTS_HELP)
     merge.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report folder to write")
     merge.add_argument("--force", action="store_true", help=FORCE_HELP)
+    merge.add_argument("--allow-partial", action="store_true",
+                       help="exit with the verdict of what the shards hold when some are missing or partial "
+                            "(by default such a merge exits 2)")
     merge.set_defaults(handler=handle_merge)
 
     render = actions.add_parser("render", help="rewrite results.json, junit.xml and report.html from results",
@@ -95,66 +103,65 @@ def handle_merge(args: argparse.Namespace) -> int:
     from irtool.harness.merge import merge_runs
     from irtool.harness.store import load_results
 
-    runs = [load_results(path) for path in args.results]
-    merged = merge_runs(runs, names=[str(p) for p in args.results])
-    return _write(args, runs, merged)
+    with sigterm_as_interrupt():
+        runs = [load_results(path) for path in args.results]
+        merged = merge_runs(runs, names=[str(p) for p in args.results])
+        _write(args, runs, merged, "report merge")
+    missing = merged.meta.get("missing_shards")
+    if merged.partial and not args.allow_partial:
+        fail(f"partial run: {f'shards {joined(missing)} missing' if missing else 'a shard is partial'} (the reports "
+             f"are written, marked partial); --allow-partial judges what the shards hold")
+        return EXIT_COULD_NOT_RUN
+    from irtool.harness.baseline import diff_versions
+    from irtool.harness.reports import overall_verdict
+
+    return overall_verdict(merged.summary, version_diffs=diff_versions(merged))[1]
 
 
 def handle_render(args: argparse.Namespace) -> int:
     from irtool.harness.store import load_results
 
-    run = load_results(args.results)
-    if args.xfail is not None:
-        from irtool.harness.expectations import apply, load_expectations, unmatched
+    with sigterm_as_interrupt():
+        run = load_results(args.results)
+        if args.xfail is not None:
+            from irtool.harness.expectations import apply, load_expectations, unmatched
 
-        entries = [entry for path in args.xfail for entry in load_expectations(path)]
-        run.results = [apply(entries, result) for result in run.results]
-        for note in unmatched(entries, run.results):
-            print(f"irtool: note: {shown(note)}", file=sys.stderr)
-    baseline = None
-    if args.baseline is not None:
-        from irtool.harness.baseline import diff_runs
-        from irtool.harness.reports import BaselineDiff
+            entries = [entry for path in args.xfail for entry in load_expectations(path)]
+            run.results = [apply(entries, result) for result in run.results]
+            for note in unmatched(entries, run.results):
+                print(f"irtool: note: {shown(note)}", file=sys.stderr)
+        baseline = None
+        if args.baseline is not None:
+            from irtool.harness.baseline import diff_runs
+            from irtool.harness.reports import BaselineDiff
 
-        baseline = BaselineDiff(str(args.baseline), diff_runs(load_results(args.baseline), run))
-    return _write(args, [run], run, baseline)
+            baseline = BaselineDiff(str(args.baseline), diff_runs(load_results(args.baseline), run))
+        _write(args, [run], run, "report render", baseline)
+    return 0
 
 
-def _write(args: argparse.Namespace, runs: list[Any], run: Any, baseline: Any = None) -> int:
-    """Check OUTDIR, bring each run's reproducers into it, and write the reports; nothing read is replaced."""
-    from irtool.core.files import check_not_input
-    from irtool.harness.marker import check_owned, record_owned
-    from irtool.harness.report_files import write_reports
-    from irtool.harness.reports import REPORT_NAMES, bring_reproducers, results_dir
+def _write(args: argparse.Namespace, runs: list[Any], run: Any, command: str, baseline: Any = None) -> None:
+    """Write the reports into OUTDIR with each run's reproducers (irtool.harness.publish); nothing read is
+    replaced.  Says what was written, and each reproducer left out."""
+    from irtool.harness.publish import publish_reports
+    from irtool.harness.reports import REPORT_NAMES, results_dir
     from irtool.harness.store import JSONL_NAME
-    from irtool.jobs.worker import REPRODUCERS
 
     folder = args.output
     paths = args.results if isinstance(args.results, list) else [args.results]
     read = [("the results file", p) for path in paths
             for p in ([path] if not Path(path).is_dir() else [Path(path) / n for n in (*REPORT_NAMES, JSONL_NAME)])]
     # render into a run's own dir rewrites its reports; a merge never writes over one of its shards
-    in_place = not isinstance(args.results, list) and results_dir(paths[0]).resolve() == Path(folder).resolve()
-    if in_place:  # a run's own dir: its results say whose it is; the other reports must be irtool's
-        check_owned(folder, [n for n in REPORT_NAMES if not any(Path(p).name == n for _, p in read)], (),
-                    args.force, option="-o")
-    else:
-        for name in REPORT_NAMES:
-            check_not_input(folder / name, read, "report")
-        if folder.is_dir():
-            check_owned(folder, REPORT_NAMES, (REPRODUCERS,), args.force, option="-o")
-    for path, each in zip(paths, runs):  # a merged run holds these very results: their links are fixed too
-        for note in bring_reproducers(each, results_dir(path), folder):
-            print(f"irtool: note: {shown(note)}", file=sys.stderr)
-    if (folder / REPRODUCERS).is_dir():
-        record_owned(folder, folders=(REPRODUCERS,))
-    written = write_reports(folder, run, baseline, force=True)  # checked above
+    own_dir = command == "report render" and results_dir(paths[0]).resolve() == Path(folder).resolve()
+    written, notes = publish_reports(folder, run, [(each, results_dir(path)) for path, each in zip(paths, runs)],
+                                     read, command, baseline, args.force, own_dir)
+    for note in notes:
+        print(f"irtool: note: {shown(note)}", file=sys.stderr)
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     missing = run.meta.get("missing_shards")
     print(shown(f"wrote {', '.join(str(p) for p in written.values())}: {len(run.results)} results ({counts})"
                 + (f"; partial run: shards {joined(missing)} missing" if missing else "; partial run" if run.partial
                    else "")))
-    return 0
 
 
 def parse_pairs(items: list[str], option: str, example: str) -> dict[str, str]:

@@ -7,6 +7,7 @@ precision: a skip with OpenVINO's reason; a device name OpenVINO does not know i
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 
 from irtool.cli.common import NOTHING_JUDGED, UsageError, stopped, stopped_report
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds, seed
+from irtool.core.formats import ORACLES, model_format
 from irtool.core.jsonable import json_text, plain
 from irtool.core.numbers import NumberSyntaxError, parse_int
 from irtool.core.precisions import DEVICE_DEFAULT, PRECISION_CHOICES
@@ -26,7 +28,6 @@ from irtool.runtime.what_ran import in_plain_words
 
 FORMATS = ("text", "json")
 DEFAULT_TIMEOUT = 600.0  # seconds per step: a big model's compile takes minutes, a hung inference forever
-ONNXRUNTIME = "onnxruntime"  # ran, but nothing was judged, or nothing could run as asked
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,10 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "on the --inputs), keyed by output name as --save-outputs writes them; gives any model "
                              "a verdict, recurrent node or not")
     add_judging_options(parser)
-    parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]|onnxruntime",
-                        help="diff against a second device instead of the reference; or, for an .onnx model, "
-                             "onnxruntime as a second opinion beside the reference (the verdict stays the ONNX "
-                             "spec's; the report says where onnxruntime departs from it)")
+    parser.add_argument("--compare-with", metavar="DEVICE2[:PRECISION]|RUNTIME",
+                        help="diff against a second device instead of the reference; or judge the model's outputs "
+                             "against its framework's own runtime, beside the reference: onnxruntime (.onnx), "
+                             "tflite (.tflite), tensorflow (SavedModel, .pb), paddle (.pdmodel), each an extra "
+                             "(pip install 'irtool[tflite]'); onnxruntime also gives its opinion of each ONNX node")
     parser.add_argument("--fill-defaults", action="store_true",
                         help="write the spec's defaults for omitted attributes before OpenVINO reads the model")
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=[D,...]",
@@ -103,7 +105,7 @@ def _handle(args: argparse.Namespace) -> int:
         model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,
         save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
-        compare_with_onnxruntime=args.compare_with is not None and args.compare_with.lower() == ONNXRUNTIME,
+        oracle=args.compare_with.lower() if args.compare_with and args.compare_with.lower() in ORACLES else None,
         fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
         expected=args.expected,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
@@ -117,7 +119,7 @@ def _handle(args: argparse.Namespace) -> int:
     except RunSkipped as error:
         return stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
     except Unsupported as error:  # OpenVINO lacks what the model needs: said so (the harness skips it)
-        return stopped(args, "error", error.message, 2, unsupported=True)
+        return stopped(args, "error", error.message, 2, unsupported=True, lacks=error.ops)
     except (IrtoolError, IrtoolBug) as error:
         return stopped(args, "error", error.message, 2)
     print(json_text(to_json(result), indent=2) if args.format == "json" else render_text(result))
@@ -153,7 +155,7 @@ def parse_compare_with(text: str | None) -> tuple[str, str] | None:
     """``GPU``, ``GPU:f16`` or ``HETERO:GPU+CPU:bf16`` -> (device, precision); f32 when none is given."""
     from irtool.core.device_names import parse_device
 
-    if text is None or text.lower() == ONNXRUNTIME:
+    if text is None or text.lower() in ORACLES:
         return None
     device, _, last = text.rpartition(":")
     if last in PRECISION_CHOICES and device:
@@ -169,18 +171,35 @@ def _num(value: float | None) -> str:
 
 def render_text(result: Any) -> str:
     """run's text: every line within WIDTH columns (a longer one wrapped under its own indent); its
-    last line is the verdict, with what could not be written just above it."""
+    last line is the verdict (with any input the device narrowed before its nodes received it), with
+    what could not be written just above it."""
     lines = [line for text in _render(result).split("\n") for line in _fitted(text)]
-    return "\n".join(lines[:-1] + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + lines[-1:])
+    notes = [f"  {result.reproducer_note}"] if result.reproducer_note else []
+    verdict = lines[-1] + "".join(f"; {shown(note)}" for note in result.narrowed)
+    return "\n".join(lines[:-1] + notes + [shown(f"NOT WRITTEN: {what}") for what in result.unwritten] + [verdict])
 
 
 def _fitted(line: str) -> list[str]:
     """A line within WIDTH columns, wrapped if need be; not the first line and the verdict (the
-    lines not indented), which scripts read whole (``tail -1``)."""
+    lines not indented), which scripts read whole (``tail -1``).  A line of fields (a statistic
+    and its value, ``outside 0/48 (0.0%)``) set apart by two spaces breaks between fields, never
+    inside one; a field longer than a line, and prose, break between words."""
     if len(line) <= WIDTH or not line.startswith(" "):
         return [line]
     indent = line[:len(line) - len(line.lstrip(" "))]
-    return _wrapped(line.strip(), indent, indent + "    ")
+    more = indent + "    "
+    rows: list[str] = []
+    parts = _FIELD_GAP.split(line.strip())  # field, gap, field, ...: a gap kept as it is (it aligns columns)
+    for gap, field in zip([""] + parts[1::2], parts[::2]):
+        if rows and len(rows[-1]) + len(gap) + len(field) <= WIDTH:
+            rows[-1] += gap + field
+        else:
+            rows.append((more if rows else indent) + field)
+    return [part for row in rows for part in ([row] if len(row) <= WIDTH else
+                                               _wrapped(row.strip(), row[:len(row) - len(row.lstrip(" "))], more))]
+
+
+_FIELD_GAP = re.compile(r"( {2,})")  # what sets the fields of a line apart (one space is inside a field)
 
 
 def _render(result: Any) -> str:
@@ -197,51 +216,112 @@ def _render(result: Any) -> str:
         lines.append(f"  converted: {note}")
     lines.append(f"  inputs ({result.inputs_from}): " + ", ".join(
         f"{i.name} {i.dtype}{list(i.shape)}" + (f" = {_scalar(i.value, i.dtype)}" if i.value is not None else "")
-        + (" (dynamic dims sized from the recurrent nodes)"
-                                                 if result.shapes_chosen.get(i.name) == "from the recurrent nodes" else "")
-        for i in result.inputs))
+        + _chosen(result.shapes_chosen.get(i.name)) for i in result.inputs))
     if result.saved_outputs:
         lines.append(f"  outputs saved to {result.saved_outputs}")
-    if result.against is None and result.expected is not None:  # no node judged: the expected outputs judge
-        lines.append(f"  against: the expected outputs in {result.expected.source} (no reference applies: "
-                     f"{result.no_reference})")
+    judgments = _model_judgments(result)
+    if result.against is None and judgments:  # no node judged: the expected outputs, the runtime's, judge
+        whose = " and ".join(f"the outputs of {j.source}" if oracle else f"the expected outputs in {j.source}"
+                             for j, oracle in judgments)
+        lines.append(f"  against: {whose} (no reference applies: {result.no_reference})")
         lines.extend(_node_table(result.nodes, run.device))
-        lines.extend(_render_expected(result.expected, result.inputs_from))
-        return escaped_lines(lines + [f"{result.verdict.upper()}: {result.expected.summary()}"])
+        lines.extend(_render_model_judgments(result))
+        summary = "; ".join(j.summary() for j, _ in judgments)
+        return escaped_lines(lines + [f"{result.verdict.upper()}: {summary}"])
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
         lines.extend(_node_table(result.nodes, run.device))
+        lines.extend(_render_model_judgments(result))
         word = "ERROR: a node could not be judged" if result.verdict == "error" else "NOT JUDGED: nothing was compared"
-        lines.append(f"{word} ({result.no_reference})")
+        lines.append(f"{word} ({result.no_reference}){_would_judge(result)}")
         return escaped_lines(lines)
-    lines.append(f"  against: {result.against}")
+    single = result.nodes[0] if result.op is not None and result.nodes else None
+    lines.append(f"  against: {single.against if single is not None and single.against else result.against}")
     if result.op is None and result.against.startswith("reference"):
         return escaped_lines(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0
     for diff in result.outputs:
         lines.extend(_render_diff(diff, width))
+    if single is not None:
+        lines.extend(_node_notes(single))
     failed = [d.name for d in result.outputs if not d.passed]
-    total = len(result.outputs)
+    unjudged = [d.name for d in result.outputs if _diff_word(d) == "NOT JUDGED"]
+    total = len(result.outputs) - len(unjudged)
     said = f"{len(failed)} of {total} outputs outside tolerance ({', '.join(failed)})" if failed \
         else f"{total} of {total} outputs within tolerance"
-    if result.expected is not None:
-        lines.extend(_render_expected(result.expected, result.inputs_from))
-        said += f"; expected outputs: {result.expected.summary()}"
+    if unjudged or any(d.unjudged for d in result.outputs):
+        said += f" at the steps that can be judged ({', '.join(unjudged) or 'no output'} not judged at all: see the note)"
+    lines.extend(_render_model_judgments(result))
+    # with the model's outputs judged too, each judgment is named, the failing one first
+    parts = [(bool(failed), f"{result.against.split(' (')[0]}: {said}" if judgments else said)]
+    parts += [_judgment_part(judgment, oracle) for judgment, oracle in judgments]
     word = "FAIL" if failed or result.verdict == "fail" else "PASS"
-    lines.append(f"{word}: {said}")
+    lines.append(f"{word}: {_failing_first(parts)}")
     return escaped_lines(lines)
 
 
-def _render_expected(expected: Any, inputs_from: str) -> list[str]:
-    """The model's outputs against the expected ones: a diff per output, as a node's are shown.
-    Expected outputs judged on seeded inputs hold only if they were made from those very inputs
-    (irtool run --save-outputs with the same seed): a failure says so."""
-    lines = [f"  expected outputs ({expected.source}): the model's outputs against them"]
+def _judgment_part(judgment: Any, oracle: bool) -> tuple[bool, str]:
+    """A judgment of the model's outputs (--expected, --compare-with RUNTIME) as a part of the verdict
+    line: (failed, words)."""
+    return not judgment.passed, f"{'' if oracle else 'expected outputs: '}{judgment.summary()}"
+
+
+def _failing_first(parts: Sequence[tuple[bool, str]]) -> str:
+    """The parts of a verdict line, those that failed first: the verdict's reason leads, and what
+    passed beside it never reads as the verdict (``FAIL: 2 of 2 outputs within tolerance; ...``)."""
+    return "; ".join(text for failed, text in sorted(parts, key=lambda part: not part[0]))
+
+
+def _chosen(how: str | None) -> str:
+    """How an input's dynamic dims were sized, as the header says it (nothing for --shape)."""
+    if not how or how == "--shape":
+        return ""
+    return f" (dynamic dims sized {how})" if how == "from the recurrent nodes" else f" (dynamic dims sized: {how})"
+
+
+def _model_judgments(result: Any) -> list[tuple[Any, bool]]:
+    """The judgments of the model's outputs: against --expected, and against the framework's
+    runtime (--compare-with RUNTIME; True)."""
+    return [(j, oracle) for j, oracle in ((result.expected, False), (result.oracle, True)) if j is not None]
+
+
+def _render_model_judgments(result: Any) -> list[str]:
+    """Each judgment of the model's outputs (--expected, --compare-with RUNTIME), or why the runtime
+    would not run the model."""
+    lines = []
+    for judgment, oracle in _model_judgments(result):
+        lines.extend(_render_expected(judgment, result.inputs_from, oracle))
+    if result.oracle_refused is not None:
+        lines.append(f"  {result.oracle_refused}")
+    return lines
+
+
+def _would_judge(result: Any) -> str:
+    """For a model with no recurrent node and nothing else asked: what would judge it."""
+    if result.oracle_refused:
+        return f"; {result.oracle_refused}"
+    if result.nodes or result.expected is not None or result.oracle is not None:
+        return ""
+    found = model_format(result.model)
+    if found is not None and found.oracle:
+        return (f"; --compare-with {found.oracle} would judge its outputs against {found.label}'s own runtime "
+                f"(or --expected OUT.npz against given values)")
+    return "; --expected OUT.npz would judge its outputs against its framework's"
+
+
+def _render_expected(expected: Any, inputs_from: str, oracle: bool = False) -> list[str]:
+    """The model's outputs against the expected ones (or a framework runtime's: ``oracle``): a diff
+    per output, as a node's are shown.  Expected outputs judged on seeded inputs hold only if they
+    were made from those very inputs (irtool run --save-outputs with the same seed): a failure says so."""
+    lines = [f"  against {expected.source}: the model's outputs, OpenVINO against it" if oracle else
+             f"  expected outputs ({expected.source}): the model's outputs against them"]
+    if expected.bound:
+        lines += _wrapped(f"bound: {expected.bound}", "    ", "      ")
     width = max((len(d.name) for d in expected.outputs), default=0)
     for diff in expected.outputs:
         lines.extend("  " + line for line in _render_diff(diff, width))
-    if not expected.passed and inputs_from.startswith("seed"):
+    if not expected.passed and inputs_from.startswith("seed") and not oracle:
         lines.append(f"  note: the inputs were seeded ({inputs_from}), not given: expected outputs hold only for the "
                      f"inputs they were made from; a framework's outputs need its inputs (--inputs IN.npz), and "
                      f"irtool's own (--save-outputs) the same --seed")
@@ -301,6 +381,8 @@ def _node_table(nodes: Any, device: str) -> list[str]:
             (f", {node.semantics} semantics" if node.semantics != "OpenVINO" else "")
         name = f" '{node.name}'" if len(node.name) > _NAME_COLUMN else ""
         details += _wrapped(f"{number}{name}: {where}", "    ", "      ")
+        if node.lowered:
+            details += _wrapped(node.lowered, "      ", "      ")
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     lines = ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.append("  where each node sits:")
@@ -321,12 +403,9 @@ def _wrapped(text: str, indent: str, more: str) -> list[str]:
 
 
 def _render_second_opinion(second: Any) -> list[str]:
-    if second.refused:
-        return [f"  second opinion: {second.tool} refuses the model: {second.refused}"]
-    lines = [f"  second opinion: {second.tool}; the model's outputs, OpenVINO against onnxruntime:"]
-    width = max((len(d.name) for d in second.outputs), default=0)
-    for diff in second.outputs:
-        lines.extend("  " + line for line in _render_diff(diff, width))
+    if second.refused:  # said with the runtime's judgment of the model's outputs
+        return []
+    lines = [f"  second opinion of each ONNX node: {second.tool}'s outputs of it against the spec:"]
     lines.extend(f"    node '{opinion.name}': {opinion.describe()}" for opinion in second.nodes)
     if second.in_subgraphs:
         lines.append(f"    no opinion of the nodes in subgraphs ({', '.join(repr(n) for n in second.in_subgraphs)}): "
@@ -346,31 +425,37 @@ def _render_nodes(result: Any) -> list[str]:
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
             if node.name in result.reproducers:
                 folder = result.reproducers[node.name]
-                lines.append(f"    reproducer: {folder} (python {folder}/reproduce.py; irtool reduce {folder})")
+                then = f"irtool run {folder}/model.onnx -d {result.run.device} --inputs {folder}/inputs.npz" \
+                    if node.semantics == "ONNX" else f"irtool reduce {folder}"
+                lines.append(f"    reproducer: {folder} (python {folder}/reproduce.py; {then})")
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
+            lines.extend("  " + line for line in _node_notes(node, notes=False))
         elif node.reason and (node.semantics == "ONNX" or node.verdict == "unjudged"):  # why not judged or reached
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
+        elif node.notes or node.against or node.weights:
+            lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}):")
+            lines.extend("  " + line for line in _node_notes(node))
     if result.second_opinion is not None:
         lines.extend(_render_second_opinion(result.second_opinion))
-    expected = result.expected
-    if expected is not None:
-        lines.extend(_render_expected(expected, result.inputs_from))
+    lines.extend(_render_model_judgments(result))
     judged = [n for n in result.nodes if n.verdict in ("pass", "fail")]
     failed = [n.name for n in result.nodes if n.verdict == "fail"]
     errors = [n.name for n in result.nodes if n.verdict == "error"]
     unjudged, unreached = _names(not_judged(result.nodes)), _names(not_reached(result.nodes))
-    extra = (f"; expected outputs: {expected.summary()}" if expected is not None else "") + \
-        (f"; not judged: {unjudged}" if unjudged else "") + \
+    judgments = [_judgment_part(judgment, oracle) for judgment, oracle in _model_judgments(result)]
+    extra = (f"; not judged: {unjudged}" if unjudged else "") + \
         (f"; not reached on these inputs: {unreached}" if unreached else "")
     if result.verdict == "fail":
         probe_failed = check is not None and not check.passed
         what = f"{len(failed)} of {len(judged)} judged nodes outside tolerance ({', '.join(failed)})" if failed else \
             "probing changed the model's outputs" if probe_failed else \
             f"{len(judged)} of {len(judged)} judged nodes within tolerance"
-        lines.append(f"FAIL: {what}{extra}")
-    elif result.verdict == "error":
+        lines.append(f"FAIL: {_failing_first([(bool(failed) or probe_failed, what)] + judgments)}{extra}")
+        return lines
+    extra = "".join(f"; {words}" for _, words in judgments) + extra
+    if result.verdict == "error":
         lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
     elif result.verdict == "unjudged":
         lines.append(f"NOT JUDGED: {len(not_judged(result.nodes))} node(s) the inputs reached were not judged; "
@@ -380,19 +465,42 @@ def _render_nodes(result: Any) -> list[str]:
     return lines
 
 
+def _node_notes(node: Any, notes: bool = True) -> list[str]:
+    """What a node's verdict rests on beyond its diffs: the emulation it was judged against and the
+    device against the ideal reference then, and the notes (the steps a recurrence lets be judged)."""
+    lines = _wrapped(f"weights: {node.weights}", "  ", "      ") if node.weights else []
+    if node.against and node.ideal:
+        lines += _wrapped("against the ideal reference (what rounding at this precision costs): " + "; ".join(
+            f"{d.name} max abs {_num(d.max_abs)}, max rel {_num(d.max_rel)}" for d in node.ideal if not d.problem),
+            "  ", "      ")
+    for note in node.notes if notes else ():
+        lines += _wrapped(f"note: {note}", "  ", "      ")
+    return lines
+
+
+def _diff_word(diff: OutputDiff) -> str:
+    if diff.total and diff.unjudged == diff.total and not diff.problem:
+        return "NOT JUDGED"
+    return "PASS" if diff.passed else "FAIL"
+
+
 def _names(nodes: Any) -> str:
     return ", ".join(f"'{node.name}'" for node in nodes)
 
 
 def _render_diff(diff: OutputDiff, width: int) -> list[str]:
     tol = diff.tolerance
-    head = f"  {diff.name:<{width}} {list(diff.shape)} {'PASS' if diff.passed else 'FAIL'}"
+    head = f"  {diff.name:<{width}} {list(diff.shape)} {_diff_word(diff)}"
     if diff.problem:
         return [f"{head}: {diff.problem}"]
+    if diff.total and diff.unjudged == diff.total:
+        return [f"{head}: every element is at a step no reference can judge (see the note)"]
     pad = " " * (width + 3)
     lines = [f"{head}  max abs {_num(diff.max_abs)}  max rel {_num(diff.max_rel)}  mean abs {_num(diff.mean_abs)}  "
              f"outside {diff.outside}/{diff.total} ({diff.outside_share:.1%})",
-             f"{pad}atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"]
+             f"{pad}atol {_num(tol.atol)} rtol {_num(tol.rtol)} ({tol.source})"
+             + (f", plus up to {_num(diff.allowance)} at the steps where rounding carried through the recurrence "
+                f"reaches it (see the note)" if diff.allowance > tol.atol else "")]
     if diff.worst_index is not None:
         actual, expected = shown_pair(diff.worst_actual, diff.worst_expected)
         lines += _wrapped(f"worst at {list(diff.worst_index)}: device {actual}, expected {expected}", pad, pad + "  ")
@@ -400,6 +508,12 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
                      f"{_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
     if diff.step_max_abs is not None:
         lines += [pad + line for line in step_summary(diff.step_max_abs, diff.first_step_outside, tol.atol)]
+    if diff.unjudged:
+        lines.append(f"{pad}not judged: {diff.unjudged}/{diff.total} elements, at steps no reference can judge "
+                     f"(see the note)")
+    if diff.overflow:
+        lines.append(f"{pad}overflow: {diff.overflow} element(s) beyond the range of the precision the device "
+                     f"computed in, infinite on the device as they must be")
     if diff.actual_nan or diff.actual_inf or diff.expected_nan or diff.expected_inf:
         lines.append(f"{pad}NaN/Inf: device {diff.actual_nan}/{diff.actual_inf}, expected "
                      f"{diff.expected_nan}/{diff.expected_inf}, {diff.nonfinite_mismatch} where they differ")
@@ -450,9 +564,10 @@ def to_json(result: Any) -> dict:
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):
         out["outside_share"] = diff.outside_share
-    if result.expected is not None:
-        data["expected"].update(verdict=result.expected.verdict, passed=result.expected.passed,
-                                failed=list(result.expected.failed))
-        for diff, out in zip(result.expected.outputs, data["expected"]["outputs"]):
-            out["outside_share"] = diff.outside_share
+    for key in ("expected", "oracle"):
+        judgment = getattr(result, key)
+        if judgment is not None:
+            data[key].update(verdict=judgment.verdict, passed=judgment.passed, failed=list(judgment.failed))
+            for diff, out in zip(judgment.outputs, data[key]["outputs"]):
+                out["outside_share"] = diff.outside_share
     return data

@@ -38,7 +38,12 @@ class RunError(IrtoolError):
 
 class Unsupported(RunError):
     """OpenVINO does not implement a feature the model uses (an ONNX activation beyond Relu, Sigmoid and
-    Tanh): reported as unsupported, never as a wrong result (``irtool run`` exits 2; the harness skips)."""
+    Tanh, an op its frontend cannot convert): reported as unsupported, never as a wrong result (``irtool
+    run`` exits 2; the harness skips); ``ops`` names the ops (or tensor types) it lacks, where known."""
+
+    def __init__(self, message: str, ops: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.ops = ops
 
 
 class RunSkipped(IrtoolError):

@@ -1,6 +1,7 @@
 """The model formats irtool runs: what OpenVINO reads directly (``ov.convert_model``'s inputs).
 
-One table says, per format, how a path is recognised and which OpenVINO frontend reads it;
+One table says, per format, how a path is recognised, which OpenVINO frontend reads it and which
+runtime of its framework does (``--compare-with``);
 ``irtool run``, the harness's ``[[models]]`` and ``reduce`` check paths against it, and
 irtool.runtime.model reads through the named frontend alone (``Core.read_model`` would try
 every frontend, each printing to stderr).  No openvino import here.
@@ -18,16 +19,18 @@ class ModelFormat:
     label: str  # what messages call it
     frontend: str  # OpenVINO's frontend name (FrontEndManager.load_by_framework)
     suffix: str | None  # the file suffix; None for a folder format
+    oracle: str | None = None  # the framework's runtime that reads it (``--compare-with``), where there is one
 
 
 FORMATS = (
     ModelFormat("IR", "ir", ".xml"),
-    ModelFormat("ONNX", "onnx", ".onnx"),
-    ModelFormat("TensorFlow Lite", "tflite", ".tflite"),
-    ModelFormat("TensorFlow frozen graph", "tf", ".pb"),
-    ModelFormat("PaddlePaddle", "paddle", ".pdmodel"),
-    ModelFormat("TensorFlow SavedModel", "tf", None),  # a folder holding saved_model.pb
+    ModelFormat("ONNX", "onnx", ".onnx", "onnxruntime"),
+    ModelFormat("TensorFlow Lite", "tflite", ".tflite", "tflite"),
+    ModelFormat("TensorFlow frozen graph", "tf", ".pb", "tensorflow"),
+    ModelFormat("PaddlePaddle", "paddle", ".pdmodel", "paddle"),
+    ModelFormat("TensorFlow SavedModel", "tf", None, "tensorflow"),  # a folder holding saved_model.pb
 )
+ORACLES = ("onnxruntime", "tflite", "tensorflow", "paddle")  # --compare-with NAME: a runtime, not a device
 SAVED_MODEL = FORMATS[-1]
 SUFFIXES = tuple(f.suffix for f in FORMATS if f.suffix)
 

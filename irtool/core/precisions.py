@@ -6,6 +6,8 @@ from typing import Iterable
 # Each precision's unit roundoff: half the distance from 1 to the next value of its type.
 UNIT_ROUNDOFF = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
 PRECISIONS = tuple(UNIT_ROUNDOFF)
+# Each precision's largest finite value: past it a result is infinite.
+LARGEST = {"f32": float(2 - 2.0 ** -23) * 2.0 ** 127, "f16": 65504.0, "bf16": float(2 - 2.0 ** -7) * 2.0 ** 127}
 # What --precision takes: a precision to set as INFERENCE_PRECISION_HINT, or "default": no hint,
 # the precision the device picks for itself (read back from the compiled model, and judged with
 # that precision's tolerance), which is what an application gets.

@@ -14,6 +14,11 @@ An entry covers only the failure it names: a case known to give wrong numbers (f
 crashes or stops with an error instead is that crash or error, not a known failure (measured:
 openvino 2024.6.0's CPU cannot compile the ONNX LSTMs with peepholes or input_forget=1 that
 2026.4.1 runs with wrong numbers).
+
+A model's job gives one result per recurrent node (case ``MODEL[seed=0]::NODE``).  A pattern
+that names the model's case (``gru_lengths[*]``) covers the failures of its nodes too; a node
+of it that passes stays a pass (the entry names the model, and this node is not what fails),
+and an entry whose models' nodes all passed is named in a note, to be removed.
 """
 from __future__ import annotations
 
@@ -51,9 +56,17 @@ class Expected:
         return tuple(v.strip() for v in self.verdict.split(",") if v.strip())
 
     def matches(self, result: CaseResult) -> bool:
-        return (glob_matches(self.case, result.case) and glob_matches(self.device, result.device)
-                and glob_matches(self.precision, result.precision)
-                and glob_matches(self.openvino, result.release))
+        return self.match(result) is not None
+
+    def match(self, result: CaseResult) -> str | None:
+        """How the entry names the result: "case" (its case id), "job" (a node's result, through its
+        model's case id: ``gru_lengths[*]`` for ``gru_lengths[seed=0]::GRU_1``), or None."""
+        if not (glob_matches(self.device, result.device) and glob_matches(self.precision, result.precision)
+                and glob_matches(self.openvino, result.release)):
+            return None
+        if glob_matches(self.case, result.case):
+            return "case"
+        return "job" if result.node and glob_matches(self.case, result.job_key[0]) else None
 
 
 def load_expectations(path: str | Path) -> list[Expected]:
@@ -96,8 +109,10 @@ def apply(expected: Sequence[Expected], result: CaseResult) -> CaseResult:
     (``--resume`` after the file was edited, ``irtool report render --xfail``) gives the verdicts
     that file says, whatever the results were reported with before."""
     raw(result)
-    entry = next((e for e in expected if e.matches(result)), None)
+    entry, how = next(((e, how) for e in expected if (how := e.match(result)) is not None), (None, None))
     if entry is None or not (result.verdict in FAILED or result.verdict == PASS):
+        return result
+    if how == "job" and result.verdict == PASS:  # a node of the model the entry names that is not what fails
         return result
     result.known, result.raw_verdict, result.raw_message = entry.reason, result.verdict, result.message
     if result.verdict in FAILED and result.verdict not in entry.verdicts:  # another failure than the known one
@@ -116,16 +131,27 @@ def unmatched(expected: Sequence[Expected], results: Iterable[CaseResult]) -> li
     """A note for each entry that matches no result of a run (a typo in its glob, a case since
     renamed, or a device not run now: a note, not an error), naming the entry and its file."""
     left = list(dict.fromkeys(expected))
+    passed_nodes: set[Expected] = set()  # entries that named only models whose every node passed
     for result in results:
         if not left:
             break
-        left = [entry for entry in left if not entry.matches(result)]
+        still = []
+        for entry in left:
+            how = entry.match(result)
+            if how == "job" and (result.raw_verdict or result.verdict) == PASS:
+                passed_nodes.add(entry)
+                still.append(entry)
+            elif how is None:
+                still.append(entry)
+        left = still
     notes = []
     for entry in left:
         where = [f"{key} {getattr(entry, key)}" for key in ("device", "precision", "openvino")
                  if getattr(entry, key) != "*"]
+        found = ("names models whose every node passed in this run: remove it from the known failures"
+                 if entry in passed_nodes else "matched no job of this run")
         notes.append(f"known failure {entry.case!r}{' (' + ', '.join(where) + ')' if where else ''} "
-                     f"({entry.source or 'known-failures file'}) matched no job of this run")
+                     f"({entry.source or 'known-failures file'}) {found}")
     return notes
 
 

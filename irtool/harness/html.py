@@ -146,10 +146,9 @@ def _verdict(run: RunResults, baseline: BaselineDiff | None, coverage_missing: S
     from irtool.harness.baseline import diff_versions
 
     word, _, regressed = overall_verdict(run.summary, diff, diff_versions(run), coverage_missing)
-    if regressed:
-        why = "; ".join(regressed)
-    elif word == "FAILED":
-        why = ", ".join(f"{run.summary[v]} {v}" for v in PROBLEMS if run.summary.get(v))
+    failures = ", ".join(f"{run.summary[v]} {v}" for v in PROBLEMS if run.summary.get(v))
+    if word == "FAILED":  # what failed and what regressed alike, as the console's last line counts them
+        why = "; ".join([failures] * bool(failures) + regressed)
     elif word == "NOTHING COMPARED":
         why = "no job of this run is in the baseline"
     else:

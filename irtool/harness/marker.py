@@ -9,7 +9,12 @@ wrote, or rewrote after irtool (``pytest --junitxml`` into the same dir), is not
 neither is a folder the marker does not list.  :func:`check_owned` refuses to go on over
 such a file or folder unless forced; :func:`record_owned` updates the marker after a write.
 results.jsonl is not listed: it carries its run's identity in its first line
-(:mod:`irtool.harness.session` refuses another run's).
+(:mod:`irtool.harness.earlier_run` refuses another run's).
+
+A command that moves several staged files into place (``report render``, ``report merge``:
+:mod:`irtool.harness.publish`) records their digests as ``"staged"`` first: until the move is
+done, a file is irtool's with its old content or its new one, so a command interrupted half-way
+leaves only files irtool owns.
 """
 from __future__ import annotations
 
@@ -51,10 +56,11 @@ def read_marker(report_dir: Path) -> dict:
         return {"files": {}, "folders": []}
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return {"files": {}, "folders": []}
-    files = data.get("files") if isinstance(data.get("files"), dict) else {}
+    files, staged = ({k: v for k, v in data[key].items() if isinstance(k, str) and isinstance(v, str)}
+                     if isinstance(data.get(key), dict) else {} for key in ("files", "staged"))
     folders = data.get("folders") if isinstance(data.get("folders"), list) else []
-    return {"files": {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)},
-            "folders": [f for f in folders if isinstance(f, str)]}
+    found = {"files": files, "folders": [f for f in folders if isinstance(f, str)]}
+    return {**found, "staged": staged} if staged else found
 
 
 def not_owned(report_dir: Path, files: Iterable[str], folders: Iterable[str] = ()) -> list[str]:
@@ -67,8 +73,10 @@ def not_owned(report_dir: Path, files: Iterable[str], folders: Iterable[str] = (
         if not os.path.lexists(path):
             continue
         recorded = marker["files"].get(name)
+        staged = marker.get("staged", {}).get(name)  # a move into place that was interrupted: either is irtool's
         try:
-            same = recorded is not None and stat.S_ISREG(os.lstat(path).st_mode) and digest(path) == recorded
+            same = (recorded or staged) is not None and stat.S_ISREG(os.lstat(path).st_mode) and \
+                digest(path) in (recorded, staged)
         except (OSError, FileError):
             same = False
         if not same:
@@ -99,11 +107,18 @@ def check_owned(report_dir: Path, files: Iterable[str], folders: Iterable[str] =
                             f"--force replaces it, or give another {option}")
 
 
-def record_owned(report_dir: Path, files: Iterable[str] = (), folders: Iterable[str] = ()) -> None:
-    """Add ``files`` (with the digest of what is in them now) and ``folders`` to the marker."""
+def record_owned(report_dir: Path, files: Iterable[str] = (), folders: Iterable[str] = (),
+                 staged: dict[str, str] | None = None) -> None:
+    """Add ``files`` (with the digest of what is in them now) and ``folders`` to the marker; with
+    ``staged`` (name -> digest), record those as the content the files are about to take."""
     marker = read_marker(report_dir)
     for name in files:
         marker["files"][name] = digest(report_dir / name)
+        marker.get("staged", {}).pop(name, None)
+    if staged:
+        marker["staged"] = {**marker.get("staged", {}), **staged}
+    if not marker.get("staged"):
+        marker.pop("staged", None)
     marker["folders"] = sorted(set(marker["folders"]) | set(folders))
     write_atomic(report_dir / MARKER_NAME, json_text({"format": FORMAT, **marker}, indent=1) + "\n",
                  "marker file")

@@ -14,7 +14,12 @@ run here is skipped with the reason; a known failure of the suite's expected-fai
 ``--irtool-baseline OLD`` (a results.json or report dir of an earlier harness run) fails a
 test whose job regressed against it, by ``irtool harness --baseline``'s rules (a new failure
 or crash, accuracy drift, a changed implementation or precision, a slowdown);
-``--irtool-reproducers DIR`` writes a reproducer folder per failing job into DIR/reproducers/.
+``--irtool-reproducers DIR`` writes a reproducer folder per failing job into DIR/reproducers/; one
+that cannot be written (a full disk) is said in its test's failure and after pytest's summary
+(``NOT WRITTEN: JOB: why``), as ``irtool run`` and the harness say it.
+
+Each test's id is pytest's form for parametrized tests, its parameters in one bracket group at the
+end (``gru[direction=forward,seed=0-CPU-f32]``), so junit.xml names it as pytest names its own.
 
 Like ``irtool harness``, a session whose suite jobs were all skipped (or where nothing was
 judged) does not pass: pytest's summary is followed by ``irtool: ALL SKIPPED ...`` and the
@@ -55,6 +60,8 @@ _XPASS = "irtool_xpass"  # the user property of a known failure that passed: its
 _RAN = "irtool_ran"  # the user property of what each result of a job ran as (the fields coverage reads)
 _RESULTS: list[CaseResult] = []  # those, gathered where the reports arrive (xdist's controller too)
 _COVERAGE: dict[str, list[str]] = {"missing": [], "notes": []}  # the suites' expect_coverage, checked at the end
+_UNWRITTEN = "irtool_unwritten"  # the user property of a file a job could not write (its reproducer), and why
+_UNWRITTEN_LINES: list[str] = []  # those, gathered where the reports arrive
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -125,7 +132,19 @@ class SuiteFile(pytest.File):
         except IrtoolError as error:
             raise self.CollectError(error.message) from None
         for job in make_jobs(suite.cases, devices, precisions):
-            yield JobItem.from_parent(self, name=job.name, job=job, expected=expected, timeout=suite.timeout)
+            yield JobItem.from_parent(self, name=test_id(job), job=job, expected=expected, timeout=suite.timeout)
+
+
+def test_id(job: Job) -> str:
+    """A job's test id in pytest's form for parametrized tests, its parameters in one bracket group
+    at the end: ``gru[direction=forward,seed=0-CPU-f32]`` for the job ``gru[direction=forward,seed=0]
+    on CPU at f32`` (a name with text after its brackets is not an id junit readers and CI tools
+    take apart as pytest's)."""
+    case = job.case.id
+    base, bracket, params = case.partition("[")
+    if not (bracket and params.endswith("]") and "[" not in params and "]" not in params[:-1]):
+        base, params = case, "]"
+    return f"{base}[{params[:-1]}{'-' if params[:-1] else ''}{job.device}-{job.precision}]"
 
 
 class JobFailed(Exception):
@@ -161,6 +180,7 @@ class JobItem(pytest.Item):
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
         self.user_properties.append((_RAN, [_ran(r) for r in results]))  # for the suites' expect_coverage
+        self.user_properties += [(_UNWRITTEN, f"{r.name}: {r.unwritten}") for r in results if r.unwritten]
         if result.effective_precision:  # what the device ran at (with --irtool-precision default: what it chose)
             self.user_properties.append(("irtool_effective_precision", ", ".join(
                 f"{precision} on {device}" for device, precision in result.effective_precision.items())))
@@ -199,6 +219,8 @@ class JobItem(pytest.Item):
             lines.extend(f"  stderr: {line}" for line in result.stderr)
             if result.reproducer:
                 lines.append(f"  reproducer: {Path(self.config.getoption('--irtool-reproducers')) / result.reproducer}")
+            if result.unwritten:
+                lines.append(f"  NOT WRITTEN: {result.unwritten}")
             if excinfo.value.regression:
                 lines.append(f"against the baseline {self.config.getoption('--irtool-baseline')}:")
                 lines.extend(f"  {line}" for line in excinfo.value.regression.splitlines())
@@ -232,6 +254,7 @@ def pytest_runtest_logreport(report: Any) -> None:
         _COUNTS[verdict] += 1
         _RESULTS.extend(CaseResult(case="", suite="", precision="", **fields)
                         for fields in dict(report.user_properties).get(_RAN, ()))
+        _UNWRITTEN_LINES.extend(value for key, value in report.user_properties if key == _UNWRITTEN)
 
 
 def _ran(result: CaseResult) -> dict[str, Any]:
@@ -284,6 +307,8 @@ def pytest_unconfigure(config: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     if _COUNTS:
+        for line in _UNWRITTEN_LINES:  # a verdict never changes for it, but it is said, as run and harness say it
+            terminalreporter.write_line(f"NOT WRITTEN: {line}")
         for note in _COVERAGE["notes"]:
             terminalreporter.write_line(f"irtool: note: {note}")
         for missing in _COVERAGE["missing"]:

@@ -26,22 +26,38 @@ def write_reports(report_dir: str | Path, run: RunResults, baseline: BaselineDif
     A report file there that irtool did not write (:mod:`irtool.harness.marker`) is replaced only
     with ``force``; the files written are recorded as irtool's.  ``coverage_missing``: the expected
     implementations the run did not reach (its expect_coverage), which report.html's verdict counts."""
-    report_dir = Path(report_dir)
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise StoreError(f"{report_dir}: cannot create the report folder ({error.strerror})") from None
+    report_dir = make_folder(report_dir)
     check_owned(report_dir, REPORT_NAMES, force=force, option="-o")
-    paths = {"json": report_dir / JSON_NAME, "junit": report_dir / JUNIT_NAME, "html": report_dir / HTML_NAME}
+    paths = write_report_files(report_dir, run, baseline, coverage_missing)
+    try:
+        record_owned(report_dir, REPORT_NAMES)
+    except OSError as error:
+        raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
+    return paths
+
+
+def make_folder(folder: str | Path) -> Path:
+    """``folder`` made (with its parents) where it is not there yet; StoreError if it cannot be."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreError(f"{folder}: cannot create the report folder ({error.strerror})") from None
+    return folder
+
+
+def write_report_files(folder: Path, run: RunResults, baseline: BaselineDiff | None = None,
+                       coverage_missing: Sequence[str] = ()) -> dict[str, Path]:
+    """The three report files written into ``folder`` (whose marker is the caller's to update)."""
+    paths = {"json": folder / JSON_NAME, "junit": folder / JUNIT_NAME, "html": folder / HTML_NAME}
     try:
         reached = coverage(run.results)  # once, for results.json and report.html
         write_json(paths["json"], run, {**_version_diffs(run), "coverage": [row.to_json() for row in reached],
                                         **({"baseline_diff": baseline.to_json()} if baseline else {})})
         write_junit(paths["junit"], run, baseline)
         write_html(paths["html"], run, baseline, coverage_missing, reached)
-        record_owned(report_dir, REPORT_NAMES)
     except OSError as error:
-        raise StoreError(f"{error.filename or report_dir}: cannot write the report ({error.strerror})") from None
+        raise StoreError(f"{error.filename or folder}: cannot write the report ({error.strerror})") from None
     return paths
 
 

@@ -53,16 +53,19 @@ REPRODUCER_FILES = 64  # bounds on one reproducer folder copied from a shard's r
 REPRODUCER_BYTES = 2 << 30
 
 
-def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -> list[str]:
+def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path, into: str | Path | None = None) \
+        -> list[str]:
     """Make each result's reproducer link resolve inside ``folder``, where the reports are written:
-    copy the reproducer folders from the run's own report dir ``source`` when that is elsewhere,
-    and drop a link whose folder is not there (or would lead out of ``source``).  Only regular
-    files are copied (no symlink, device, FIFO or subfolder), at most REPRODUCER_FILES of at most
+    copy the reproducer folders from the run's own report dir ``source`` when that is elsewhere
+    (into ``into``, a staging folder that takes ``folder``'s place later, when given), and drop a
+    link whose folder is not there (or would lead out of ``source``).  Only regular files are
+    copied (no symlink, device, FIFO or subfolder), at most REPRODUCER_FILES of at most
     REPRODUCER_BYTES in all per folder; a folder beyond that is not copied and its link dropped.
     Returns notes on what was left out."""
     from irtool.core.files import FileError
 
     source, folder = Path(source).resolve(), Path(folder).resolve()
+    into = folder if into is None else Path(into).resolve()
     notes: list[str] = []
     if source == folder:
         return notes
@@ -70,8 +73,8 @@ def bring_reproducers(run: RunResults, source: str | Path, folder: str | Path) -
         if not result.reproducer:
             continue
         here = (source / result.reproducer).resolve()
-        there = (folder / result.reproducer).resolve()
-        if not (here.is_relative_to(source) and there.is_relative_to(folder) and here.is_dir()):
+        there = (into / result.reproducer).resolve()
+        if not (here.is_relative_to(source) and there.is_relative_to(into) and here.is_dir()):
             result.reproducer = None
             continue
         try:

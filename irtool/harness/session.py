@@ -32,6 +32,7 @@ from irtool.core.memory import memory_limit
 from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
+from irtool.harness.earlier_run import check_no_earlier_run, resumed
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
 from irtool.harness.store import (
@@ -42,7 +43,6 @@ from irtool.harness.store import (
     StoreError,
     load_results,
     now,
-    read_jsonl,
     run_meta,
 )
 from irtool.jobs import faults
@@ -566,12 +566,11 @@ def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
     # the reports this run will write, and the folders it empties, must be irtool's (or --force)
     check_owned(report_dir, REPORT_NAMES, (REPRODUCERS, REDUCED), options.force)
     if options.resume and jsonl.is_file():
-        previous = read_jsonl(jsonl, repair=True)
-        _check_same_run(jsonl, previous.meta, meta)
+        previous = resumed(jsonl, meta, order)
         meta["started"] = previous.meta.get("started", meta["started"])
-        return [r for r in previous.results if r.key in order], JsonlWriter(jsonl, None, append=True)
+        return previous.results, JsonlWriter(jsonl, None, append=True)
     if not options.force:
-        _check_no_earlier_run(report_dir, options.resume)
+        check_no_earlier_run(report_dir, options.resume)
     for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only
         shutil.rmtree(report_dir / folder, ignore_errors=True)
     try:
@@ -579,35 +578,3 @@ def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
     except IrtoolError as error:
         raise SessionError(f"{report_dir}: cannot write in the report dir ({error.message})") from None
     return [], JsonlWriter(jsonl, meta, append=False)
-
-
-def _check_no_earlier_run(report_dir: Path, resume: bool) -> None:
-    """SessionError if the dir holds another run's results, which a fresh run would replace."""
-    found = [report_dir / name for name in (JSONL_NAME, JSON_NAME) if os.path.lexists(report_dir / name)]
-    if not found:
-        return
-    try:
-        meta = load_results(found[0]).meta
-        what = f"a run started {meta.get('started') or '?'} of {', '.join(meta.get('suites') or ()) or '?'}"
-    except IrtoolError:
-        what = "results this run cannot read"
-    hint = "it has no results.jsonl to resume; " if resume else "--resume continues it, "
-    raise SessionError(f"{report_dir} holds {what}; {hint}--force replaces it, or give this run another "
-                       f"--report-dir")
-
-
-def _check_same_run(path: Path, old: dict, new: dict) -> None:
-    """Refuse to resume a different run: compare the suites' contents and the set of jobs
-    (a results.jsonl from before those were recorded: the suite paths, devices, precisions, shard)."""
-    if "matrix" in old:
-        if old.get("suite_digests") != new["suite_digests"]:
-            raise SessionError(f"{path}: cannot resume: a suite has changed since that run started (its content "
-                               f"differs); run without --resume (--force) or with another --report-dir")
-        if old["matrix"] != new["matrix"]:
-            raise SessionError(f"{path}: cannot resume: it holds a run of other jobs (devices, precisions, shard or "
-                               f"cases differ); run without --resume (--force) or with another --report-dir")
-        return
-    for key in ("suites", "devices", "precisions", "shard"):
-        if old.get(key) != new.get(key):
-            raise SessionError(f"{path}: cannot resume: it holds a run with {key} {old.get(key)}, this one has "
-                               f"{new.get(key)}; run without --resume or with another --report-dir")

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Iterable, Mapping
+from typing import IO, Any, Callable, Container, Iterable, Mapping
 
 from irtool import __version__
 from irtool.core.documents import load_json
@@ -133,16 +133,21 @@ def _write_failure(path: Path, error: OSError) -> str:
     return f"{path}: cannot write results ({error.strerror or error})"
 
 
-def read_jsonl(path: Path, repair: bool = False) -> RunResults:
+def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None = None,
+               header: Callable[[dict[str, Any]], None] | None = None) -> RunResults:
     """A results.jsonl as written so far, without a torn last line (a killed writer); with
     ``repair`` that line is also cut off the file, so that appending goes on from a line end.
 
     Every line is checked: the first is ``{"run": {...}}``, every other one a result with the
-    fields and types irtool writes; anything else is a StoreError naming the line.  The file is
-    read a line at a time: memory holds the results, never the file's text as well.
+    fields and types irtool writes, of a job no earlier line has a result of (a duplicated line
+    would count twice) and, given ``jobs`` (job keys), of one of those jobs; anything else is a
+    StoreError naming the line.  ``header`` is called with the run header once it is read, before
+    any result (to refuse another run's file before reading it all).  The file is read a line at a
+    time: memory holds the results, never the file's text as well.
     """
     meta: dict[str, Any] | None = None
     results = []
+    lines: dict[tuple, int] = {}  # result key -> the line that holds it
     complete = 0  # bytes up to the end of the last whole line
     torn = False
     with open_regular(path, "results file", RESULTS_LIMIT) as handle:
@@ -169,13 +174,23 @@ def read_jsonl(path: Path, repair: bool = False) -> RunResults:
                 if meta is not None:
                     raise StoreError(f"{where}: a second run header; a results.jsonl holds one run")
                 meta = check_meta(record["run"], where)
+                if header is not None:
+                    header(meta)
                 continue
             if meta is None:
                 raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
             try:
-                results.append(result_from_json(record, nonfinite=_NONFINITE.search(line) is not None))
+                result = result_from_json(record, nonfinite=_NONFINITE.search(line) is not None)
             except RecordError as error:
                 raise StoreError(f"{where}: {error}") from None
+            first = lines.setdefault(result.key, number)
+            if first != number:
+                raise StoreError(f"{where}: a second result of {result.name} (the first is on line {first}); a "
+                                 "results.jsonl holds one result per job, so this file was edited or joined")
+            if jobs is not None and result.job_key not in jobs:
+                raise StoreError(f"{where}: a result of {result.name}, which is not a job of this run (its suites "
+                                 "and devices make no such job); the file was edited or joined")
+            results.append(result)
     if repair and torn:
         with open(path, "r+b") as handle:
             handle.truncate(complete)
@@ -248,9 +263,14 @@ def load_results(path: str | Path) -> RunResults:
         raise StoreError(f"{path}: 'results' is {quoted_json(stored)}; expected a list of results")
     meta = check_meta({k: v for k, v in data.items() if k not in DERIVED}, str(path))
     results = []
+    indexes: dict[tuple, int] = {}
     for index, record in enumerate(stored):
         try:
             results.append(result_from_json(record))
         except RecordError as error:
             raise StoreError(f"{path}: results[{index}]: {error}") from None
+        first = indexes.setdefault(results[-1].key, index)
+        if first != index:
+            raise StoreError(f"{path}: results[{index}]: a second result of {results[-1].name} (the first is "
+                             f"results[{first}]); a results.json holds one result per job")
     return RunResults(meta, results, bool(data.get("partial")))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
+from irtool.core.formats import ORACLES
 from irtool.core.jsonable import plain, quoted, unplain
 from irtool.runtime.core import release_label
 from irtool.specs.cases import LENGTHS, LENGTHS_TYPES, SOURCES, TRANSFORMS, VALUES, OpCase
@@ -99,7 +100,8 @@ CASE_FIELDS: dict[str, tuple[Any, str]] = {
     "weights_as_parameters": (_is_flag, "true or false"),
     "dynamic": (lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v), "a list of strings"),
     "file": (_optional(_is_str), "a string or null"), "fill_defaults": (_is_flag, "true or false"),
-    "inputs": (_optional(_is_str), "a string or null"), "seed": (_is_count, "an integer >= 0"),
+    "inputs": (_optional(_is_str), "a string or null"),
+    "compare_with": (_optional(lambda v: v in ORACLES), f"null or one of {', '.join(ORACLES)}"), "seed": (_is_count, "an integer >= 0"),
     "model_seed": (_is_count, "an integer >= 0"), "atol": (_is_tolerance, "a number >= 0 or null"),
     "rtol": (_is_tolerance, "a number >= 0 or null"),
     "shapes": (lambda v: isinstance(v, Mapping) and all(
@@ -149,6 +151,7 @@ class SuiteCase:
     fill_defaults: bool = False
     inputs: str | None = None  # an .npz of the model's inputs (by name); else seeded ones
     expected: str | None = None  # an .npz of the model's expected outputs (by name): judged as a result of its own
+    compare_with: str | None = None  # the framework's runtime whose outputs judge the model's (a result of its own)
     seed: int = 0
     model_seed: int = 0
     atol: float | None = None
@@ -178,7 +181,7 @@ class SuiteCase:
     def model_key(self) -> str:
         """What identifies the model (not the inputs): jobs with one key share a compiled model."""
         data = case_to_json(self)
-        for name in ("id", "seed", "inputs", "expected", "atol", "rtol", "shapes", "tolerances", "expect_impl",
+        for name in ("id", "seed", "inputs", "expected", "compare_with", "atol", "rtol", "shapes", "tolerances", "expect_impl",
                      "max_compile_s"):
             data.pop(name)
         return repr(sorted(data.items()))

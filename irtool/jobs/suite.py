@@ -46,6 +46,8 @@
     path = "../models/lstm2_bidirectional.xml"   # IR .xml (any converter) or .onnx, relative
     inputs = "lstm2-inputs.npz"         # optional: inputs by model input name (else seeded)
     expected = "lstm2-outputs.npz"      # optional: the model's expected outputs by name (the framework's)
+    # compare_with = "onnxruntime"      # optional: its framework's runtime judges its outputs (onnxruntime,
+                                        # tflite, tensorflow or paddle: the one that reads its format)
     shapes = { x = [4, 2, 5] }          # optional: sizes of dynamic input dims (else from the nodes)
     seeds = [0]
     tolerances = { "LSTMSequence_54:Y" = [1e-4, 1e-3] }  # optional [atol, rtol] per [NODE:]OUTPUT
@@ -56,7 +58,8 @@ one result of its own, with the case id ``<case>::<node name>``, and one testcas
 junit.xml; a failing node gets a reproducer of its own (a single-op IR of the node with
 the inputs the device gave it), which ``irtool reduce`` takes.  With ``expected``, the model's
 outputs against those values are one more result, ``<case>::outputs``: the whole model judged,
-whether or not it holds a recurrent node.
+whether or not it holds a recurrent node; with ``compare_with``, against the runtime's outputs,
+``<case>::<runtime>`` (``<case>::tflite``).
 
 A list is one axis of the grid, except for a value that is a list itself (an
 ``activations`` list, ``dynamic``): there, a list of lists is the axis.  A case's id is
@@ -102,7 +105,7 @@ GRID_KEYS = frozenset({"id", "op", "attributes", "sizes", "weights", "dynamic", 
                        "transform"})
 DATA_AXES = ("lengths", "lengths_type", "values", "transform")  # grid keys of an op case's data, each a string or a list
 FILES_KEYS = frozenset({"id", "paths", "fill_defaults", "seeds", "atol", "rtol", "expect_impl", "max_compile_s"})
-MODELS_KEYS = frozenset({"id", "path", "inputs", "expected", "shapes", "seeds", "atol", "rtol", "tolerances"})
+MODELS_KEYS = frozenset({"id", "path", "inputs", "expected", "compare_with", "shapes", "seeds", "atol", "rtol", "tolerances"})
 WEIGHTS = {"const": False, "parameter": True}
 LIST_TYPES = frozenset({"string_list", "float_list", "int_list", "shape"})
 
@@ -547,6 +550,12 @@ def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -
     if model_format(model) is None or not (model.is_file() or model.is_dir()):
         raise SuiteError(f"{path}: {where}: {given!r} is not a model OpenVINO reads: {formats_text()}")
     inputs, expected = (_npz_entry(path, where, table, key) for key in ("inputs", "expected"))
+    oracle = table.get("compare_with")
+    if oracle is not None and (not isinstance(oracle, str) or oracle != model_format(model).oracle):
+        theirs = model_format(model).oracle
+        raise SuiteError(f"{path}: {where}: compare_with is {quoted(oracle)}; expected "
+                         + (f"{theirs!r}, the runtime that reads {model_format(model).label} models" if theirs else
+                            f"none: no runtime of irtool's reads {model_format(model).label} models"))
     shapes = _mapping(path, where, table, "shapes")
     for name, dims in shapes.items():
         if not (isinstance(dims, list) and dims and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
@@ -563,7 +572,8 @@ def _model_cases(path: Path, where: str, suite: str, table: Mapping[str, Any]) -
     cases = []
     for seed in seeds:
         case_id = f"{base}[inputs]" if inputs is not None else f"{base}[seed={seed}]"
-        cases.append(SuiteCase(id=case_id, suite=suite, file=str(model), inputs=inputs, expected=expected, seed=seed,
+        cases.append(SuiteCase(id=case_id, suite=suite, file=str(model), inputs=inputs, expected=expected,
+                               compare_with=oracle, seed=seed,
                                shapes={name: tuple(dims) for name, dims in shapes.items()},
                                tolerances={name: (float(a), float(r)) for name, (a, r) in tolerances.items()},
                                atol=_tolerance(path, case_id, table, "atol"),

@@ -49,6 +49,7 @@ from irtool.jobs.records import (
     result_to_json,
 )
 from irtool.judge.compare import TolerancePolicy
+from irtool.reference.rounding import EXACT, Rounding
 from irtool.runtime.captured import input_arrays
 from irtool.runtime.what_ran import meets
 from irtool.specs import check_shapes
@@ -81,6 +82,7 @@ class CaseData:
 
     inputs: dict[str, np.ndarray]
     expected: Any = None  # the case's expected outputs (irtool.judge.expected.ExpectedOutputs), where it has them
+    oracle: Any = None  # its framework runtime's outputs (irtool.pipeline.oracle.OracleOutputs), with compare_with
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
@@ -143,7 +145,9 @@ class Runner:
                 executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
                 judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                       compiled.run.precision, self._reference(case),
-                                                      expected=data.expected), compiled)
+                                                      expected=data.expected,
+                                                      oracle=data.oracle.expected if data.oracle else None,
+                                                      emulations=compiled.emulations), compiled)
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds
@@ -162,8 +166,8 @@ class Runner:
             else:
                 self._record(result, job, prepared, data, executed, judgment)
                 results = [result]
-            if judgment.expected is not None:  # the model's outputs against the case's expected ones
-                results = (results if judgment.nodes else []) + [expected_result(result, judgment)]
+            if judgment.expected is not None or data.oracle is not None:  # the model's outputs judged
+                results = (results if judgment.nodes else []) + model_results(result, judgment, case, data.oracle)
             elapsed = time.perf_counter() - start
             if len(runs) > 1:  # which of the shapes inferred in order this result is of
                 said = (f"shape {position} of {len(runs)} ({label})" if judgment.verdict != PASS
@@ -175,6 +179,8 @@ class Runner:
                     did = "matched it" if each.verdict == PASS else "did not match it" if each.verdict == FAIL else ""
                     said = f"{note}: {job.device} {did}" if did else note
                     each.message = f"{each.message}; {said}" if each.message else said
+            for each in results:  # an input the device narrowed before its nodes received it (int64 as int32)
+                each.message = "; ".join(filter(None, [each.message, *executed.narrowed]))
             for each in results:  # a suite's expect_impl and max_compile_s, for every node
                 broken = expectations_broken(case, each.implementations, compiled.seconds)
                 if broken and each.verdict in (PASS, FAIL):
@@ -292,18 +298,19 @@ class Runner:
                                {**{k: t[1] for k, t in case.tolerances.items()}, **(policy.output_rtol or {})})
 
     def _reference(self, case: SuiteCase) -> Any:
-        """The reference of a node on its input arrays, cached by the arrays' digest: the same for
-        every device and precision that gives the node the same inputs."""
+        """The reference of a node on its input arrays (rounding as a device does, where asked), cached
+        by the arrays' digest and the rounding: the same for every device and precision that gives
+        the node the same inputs and rounds alike."""
         from irtool.judge.nodes import arrays_digest, evaluate_node
 
         open_values = bool(_open_notes(case))
 
-        def reference(node: Any, arrays: Any) -> Any:
+        def reference(node: Any, arrays: Any, rounding: Rounding = EXACT) -> Any:
             if open_values:  # a value the spec leaves open, read as its spec file says (a clip of -1: none)
                 node = dataclasses.replace(node, attributes=node.spec.read_open(node.attributes)[0])
-            key = (_read_key(case), node.index, arrays_digest(arrays))
+            key = (_read_key(case), node.index, arrays_digest(arrays), rounding)
             found = self._references.get(key)
-            return found if found is not None else self._references.put(key, evaluate_node(node, arrays))
+            return found if found is not None else self._references.put(key, evaluate_node(node, arrays, rounding))
 
         return reference
 
@@ -333,12 +340,17 @@ class Runner:
             kind = op_case(case).data if case.op is not None and case.frontend == "ir" else DataKind()
             inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=sizes,
                                        data=kind)
-            expected = None
+            expected = oracle = None
             if case.expected is not None:
                 from irtool.judge.expected import load_expected
 
                 expected = load_expected(case.expected, "suite's expected outputs")
-            found = self._data.put(key, CaseData(inputs, expected))
+            if case.compare_with is not None:
+                from irtool.pipeline.oracle import check_oracle, oracle_outputs
+
+                check_oracle(case.compare_with, case.file)
+                oracle = oracle_outputs(case.compare_with, case.file, prepared, inputs, self._policy(case))
+            found = self._data.put(key, CaseData(inputs, expected, oracle))
         return found
 
     def prepare(self, case: SuiteCase) -> Any:
@@ -510,18 +522,34 @@ def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]
 EXPECTED_OUTPUTS = "outputs"  # the case id of a job's expected-outputs result: CASE::outputs
 
 
-def expected_result(base: CaseResult, judgment: Any) -> CaseResult:
-    """The result of a job's expected outputs (``CASE::outputs``; ``outputs#expected`` where a node
-    has that name): the model's outputs against the case's ``expected`` file."""
-    expected = judgment.expected
-    name = EXPECTED_OUTPUTS if all(node.name != EXPECTED_OUTPUTS for node in judgment.nodes) \
-        else f"{EXPECTED_OUTPUTS}#expected"
-    result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{name}", node=name, verdict=expected.verdict,
-                                 outputs=[output_record(d) for d in expected.outputs], reproducer=None, unwritten=None,
-                                 max_abs=max((d.max_abs for d in expected.outputs if not d.problem), default=None),
+def model_results(base: CaseResult, judgment: Any, case: SuiteCase, oracle: Any) -> list[CaseResult]:
+    """The results of the model's outputs: against the case's ``expected`` file (``CASE::outputs``)
+    and against its framework's runtime (``CASE::<runtime>``; unjudged where it refused the model)."""
+    results = []
+    if judgment.expected is not None:
+        results.append(expected_result(base, judgment.expected, EXPECTED_OUTPUTS, judgment.nodes))
+    if oracle is not None and judgment.oracle is not None:
+        results.append(expected_result(base, judgment.oracle, case.compare_with, judgment.nodes))
+    elif oracle is not None:
+        result = expected_result(base, None, case.compare_with, judgment.nodes)
+        result.verdict, result.message = UNJUDGED, oracle.refused
+        results.append(result)
+    return results
+
+
+def expected_result(base: CaseResult, expected: Any, name: str, nodes: Any) -> CaseResult:
+    """The result of a judgment of the model's outputs (``CASE::NAME``; ``NAME#expected`` where a node
+    has that name): against the case's ``expected`` file or its runtime's outputs (``expected``; None
+    where there are none)."""
+    name = name if all(node.name != name for node in nodes) else f"{name}#expected"
+    diffs = expected.outputs if expected is not None else ()
+    result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{name}", node=name,
+                                 verdict=expected.verdict if expected is not None else UNJUDGED,
+                                 outputs=[output_record(d) for d in diffs], reproducer=None, unwritten=None,
+                                 max_abs=max((d.max_abs for d in diffs if not d.problem), default=None),
                                  conditions={}, implementations={})  # its nodes have results of their own
-    result.message = "" if expected.passed else f"outside tolerance of {Path(expected.source).name}: " + ", ".join(
-        _problem(d) for d in expected.outputs if not d.passed)
+    result.message = "" if expected is None or expected.passed else \
+        f"outside tolerance of {Path(expected.source).name}: " + ", ".join(_problem(d) for d in diffs if not d.passed)
     return result
 
 

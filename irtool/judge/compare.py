@@ -28,8 +28,8 @@ class Tolerance:
 # of OpenVINO CPU against the reference: f32 2.7e-7, bf16 8.9e-3 (5.7e-3 with rtol 1e-2).
 # f32 keeps a 37x margin and still fails any bf16 run (median bf16 error 2.9e-3); bf16 keeps
 # a 2x margin and still fails real bugs (errors of 0.1 and more); measured on an AMD EPYC with
-# AVX512_BF16.  f16 cannot run on the CPUs measured (a CPU runs an f16 request as bf16 where
-# it has bf16, else as f32), so its values are bf16's scaled by their unit roundoffs
+# AVX512_BF16.  f16 did not run on the CPUs measured (one without FP16 in its capabilities runs an
+# f16 request as bf16 where it has bf16, else as f32), so its values are bf16's scaled by their unit roundoffs
 # (2^-11 / 2^-8 = 1/8) and rounded up; they also apply to f16 outputs at any precision
 # (diff_outputs), where f16 models at f32 measured up to 3.1e-5.
 DEFAULT_TOLERANCES: Mapping[str, Tolerance] = {  # one per irtool.core.precisions.PRECISIONS, in order
@@ -48,18 +48,29 @@ class TolerancePolicy:
     output_atol: Mapping[str, float] | None = None
     output_rtol: Mapping[str, float] | None = None
 
-    def for_output(self, names: tuple[str, ...], precision: str) -> Tolerance:
+    def for_output(self, names: tuple[str, ...], precision: str, default: Tolerance | None = None) -> Tolerance:
         """The tolerance of an output (known by any of ``names``) run at ``precision``.
 
-        A per-output value beats a global one, which beats the precision's default.
+        A per-output value beats a global one, which beats ``default`` (where a bound was derived
+        for the output), which beats the precision's default.
         """
-        default = DEFAULT_TOLERANCES.get(precision, DEFAULT_TOLERANCES["f32"])
+        default = default or DEFAULT_TOLERANCES.get(precision, DEFAULT_TOLERANCES["f32"])
         atol, atol_from = _pick(self.output_atol, names, self.atol, default.atol, "--atol")
         rtol, rtol_from = _pick(self.output_rtol, names, self.rtol, default.rtol, "--rtol")
         sources = [s for s in (atol_from, rtol_from) if s]
         if len(sources) < 2:
             sources.append(default.source)
         return Tolerance(atol, rtol, ", ".join(sources))
+
+    def given(self, names: tuple[str, ...]) -> bool:
+        """Whether the policy sets the tolerance of an output known by any of ``names`` (a bound derived
+        for it then does not widen it)."""
+        per_output = set(self.output_atol or {}) | set(self.output_rtol or {})
+        return self.atol is not None or self.rtol is not None or any(name in per_output for name in names)
+
+    def atol_given(self, names: tuple[str, ...]) -> bool:
+        """Whether the atol of an output known by ``names`` is the user's (overall or its own), not a default."""
+        return self.atol is not None or any(name in (self.output_atol or {}) for name in names)
 
     def unknown_outputs(self, names: set[str]) -> list[str]:
         """Per-output overrides that name no output (a typo would otherwise pass silently)."""
@@ -77,10 +88,11 @@ def _pick(per_output: Mapping[str, float] | None, names: tuple[str, ...], overal
     return default, ""
 
 
-def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision: str, dtype: Any) -> Tolerance:
-    """The tolerance of one output: the policy's, at ``precision`` or at the output's own element
-    type when that is coarser."""
-    return policy.for_output(names, loosest_precision([precision, dtype_precision(dtype)]))
+def output_tolerance(policy: TolerancePolicy, names: tuple[str, ...], precision: str, dtype: Any,
+                     default: Tolerance | None = None) -> Tolerance:
+    """The tolerance of one output: the policy's, else ``default`` (a derived bound), else the one of
+    ``precision`` or of the output's own element type when that is coarser."""
+    return policy.for_output(names, loosest_precision([precision, dtype_precision(dtype)]), default)
 
 
 def dtype_precision(dtype: np.dtype) -> str:
@@ -120,6 +132,9 @@ class OutputDiff:
     expected_nan: int = 0
     expected_inf: int = 0
     nonfinite_mismatch: int = 0
+    overflow: int = 0  # elements beyond the range of the type the device computed in, infinite on the device
+    unjudged: int = 0  # elements left out: steps no reference can judge (irtool.judge.precision)
+    allowance: float = 0.0  # the most a derived bound added to atol at any element (what rounding carries there)
 
     @property
     def outside_share(self) -> float:
@@ -153,8 +168,15 @@ def shown_pair(actual: float | None, expected: float | None, digits: int = 7) ->
 
 
 def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance,
-                   time_axis: int | None = None) -> OutputDiff:
-    """Compare one output element by element; see OutputDiff for what is measured."""
+                   time_axis: int | None = None, allowance: np.ndarray | None = None,
+                   judged: np.ndarray | None = None, range_limit: float | None = None) -> OutputDiff:
+    """Compare one output element by element; see OutputDiff for what is measured.
+
+    ``allowance`` (broadcast to the output) adds to atol where a bound was derived per step;
+    ``judged`` (broadcast too) leaves out the elements no comparison can judge, counted apart;
+    ``range_limit``: the largest value of the type the device computed in, past which an expected
+    value is infinite on the device (an overflow, counted apart, not a mismatch).
+    """
     if actual.shape != expected.shape:
         return OutputDiff(name, tuple(actual.shape), tolerance, passed=False,
                           problem=f"shape {list(actual.shape)} differs from expected {list(expected.shape)}")
@@ -170,12 +192,23 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         ranked = diff
     else:
         same_nonfinite = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
-        mismatch = ~finite & ~same_nonfinite
+        overflowed = _overflowed(a, e, range_limit)
+        mismatch = ~finite & ~same_nonfinite & ~overflowed
         diff[~finite] = 0.0
         scale[~finite] = 0.0
         ranked = np.where(mismatch, np.inf, diff)
-    outside = (diff > tolerance.atol + tolerance.rtol * scale) | mismatch
-    worst = np.unravel_index(int(np.argmax(ranked)), a.shape) if a.size else None
+    limit = tolerance.atol + tolerance.rtol * scale if allowance is None else \
+        tolerance.atol + tolerance.rtol * scale + allowance
+    outside = (diff > limit) | mismatch
+    left_out = 0
+    every_step = _per_step(ranked, time_axis)  # the series shows every step, judged or not: the note says which
+    if judged is not None:
+        judged = np.broadcast_to(judged, a.shape)
+        left_out = int(a.size - judged.sum())
+        outside &= judged
+        diff = np.where(judged, diff, 0.0)
+        ranked = np.where(judged, ranked, 0.0)
+    worst = np.unravel_index(int(np.argmax(ranked)), a.shape) if a.size and left_out < a.size else None
     return OutputDiff(
         name=name, shape=tuple(a.shape), tolerance=tolerance, passed=not bool(outside.any()),
         max_abs=_max(diff), max_rel=_max(_relative(diff, scale)),
@@ -186,14 +219,31 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         worst_expected=float(e[worst]) if worst is not None else None,
         needed_atol=_max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
         needed_rtol=_max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
-        step_max_abs=_per_step(ranked, time_axis), first_step_outside=_first_step(outside, time_axis),
-        **({} if all_finite else _nonfinite_counts(a, e, mismatch)))
+        step_max_abs=every_step, first_step_outside=_first_step(outside, time_axis),
+        unjudged=left_out, allowance=_largest_allowance(allowance, judged, a.shape),
+        **({} if all_finite else _nonfinite_counts(a, e, mismatch, range_limit)))
 
 
-def _nonfinite_counts(a: np.ndarray, e: np.ndarray, mismatch: np.ndarray) -> dict[str, int]:
+def _largest_allowance(allowance: np.ndarray | None, judged: np.ndarray | None, shape: tuple[int, ...]) -> float:
+    if allowance is None:
+        return 0.0
+    given = np.broadcast_to(allowance, shape)
+    return _max(given[judged] if judged is not None else given)
+
+
+def _overflowed(a: np.ndarray, e: np.ndarray, range_limit: float | None) -> np.ndarray:
+    """Where the device is infinite and the expected value lies past ``range_limit`` with the same sign."""
+    if range_limit is None:
+        return np.zeros(a.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return np.isinf(a) & np.isfinite(e) & (np.abs(e) > range_limit) & (np.sign(a) == np.sign(e))
+
+
+def _nonfinite_counts(a: np.ndarray, e: np.ndarray, mismatch: np.ndarray,
+                      range_limit: float | None) -> dict[str, int]:
     return dict(actual_nan=int(np.isnan(a).sum()), actual_inf=int(np.isinf(a).sum()),
                 expected_nan=int(np.isnan(e).sum()), expected_inf=int(np.isinf(e).sum()),
-                nonfinite_mismatch=int(mismatch.sum()))
+                nonfinite_mismatch=int(mismatch.sum()), overflow=int(_overflowed(a, e, range_limit).sum()))
 
 
 def _relative(diff: np.ndarray, scale: np.ndarray) -> np.ndarray:

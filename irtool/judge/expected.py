@@ -3,7 +3,8 @@
 The expected values are an .npz keyed as ``irtool run --save-outputs`` writes the outputs (the
 first name of each output; any of its names is taken), typically what the framework the model
 came from computed on the same inputs.  Each output is compared with the statistics and
-tolerances of a node's outputs (irtool.judge.compare), with a per-step series where the output is a
+tolerances of a node's outputs (irtool.judge.compare), the default atol scaled to the output's
+magnitude (irtool.judge.bounds), with a per-step series where the output is a
 recurrent node's output that has a time axis.  An output the file lacks, an array the model has
 no output for, and a shape or element kind that differs are failures that say so.  This judges
 any model, whether or not it holds a recurrent node.
@@ -18,6 +19,8 @@ import numpy as np
 
 from irtool.core.errors import RunError
 from irtool.core.npz import describe_dtype, read_npz
+from irtool.core.precisions import loosest_precision
+from irtool.judge.bounds import magnitude_bound
 from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
 
 PASS, FAIL = "pass", "fail"
@@ -41,6 +44,7 @@ class ExpectedJudgment:
     outputs: tuple[OutputDiff, ...]
     missing: tuple[str, ...] = ()  # model outputs the file has no array for
     extra: tuple[str, ...] = ()  # arrays of the file that name no model output
+    bound: str | None = None  # how the bound was chosen, where not the precision's default alone
 
     @property
     def passed(self) -> bool:
@@ -79,11 +83,23 @@ def load_expected(path: str | Path, what: str = "--expected file") -> ExpectedOu
 
 
 def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: ExpectedOutputs,
-                   policy: TolerancePolicy, precision: str,
-                   time_axes: Mapping[int, int] | None = None) -> ExpectedJudgment:
+                   policy: TolerancePolicy, precision: str, time_axes: Mapping[int, int] | None = None,
+                   weights: str | None = None, allowances: Mapping[int, tuple[np.ndarray, str]] | None = None
+                   ) -> ExpectedJudgment:
     """Each model output (known by ``labels[k]``, its names, the first as --save-outputs writes it)
     against the array of the file that bears one of its names; ``time_axes``: model output index ->
-    its time axis, for the outputs that have one."""
+    its time axis, for the outputs that have one.
+
+    The expected values are a framework's, in float32 from the weights it holds: where the model
+    stores its weights coarser (``weights``: f16 of compress_to_fp16), the outputs are judged with
+    that type's tolerance, since the rounding of the weights moves them; ``allowances``: per model
+    output, what the device's rounding moves it by on these inputs (elementwise) and how that was
+    found, added to the tolerance."""
+    said = None
+    if weights is not None and loosest_precision([precision, weights]) != precision:
+        precision = loosest_precision([precision, weights])
+        said = (f"the model's weights are stored as {weights} (decompressed by Convert ops, as compress_to_fp16 "
+                f"writes them): the outputs are judged with {weights}'s tolerance, what rounding the weights costs")
     stored = expected.arrays
     file = Path(expected.source).name  # the report names the whole path once, above the outputs
     used: set[str] = set()
@@ -104,7 +120,12 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
                                     problem=f"dtype {got.dtype.name} differs from expected "
                                             f"{describe_dtype(want.dtype)} in {file}"))
             continue
-        diffs.append(compare_output(names[0], got, want, tolerance, (time_axes or {}).get(k)))
+        allowance, how = (allowances or {}).get(k, (None, None))
+        if how is not None:
+            said = "; ".join(filter(None, [said, how]))
+        diffs.append(compare_output(names[0], got, want, magnitude_bound(tolerance, want, policy.atol_given(names)),
+                                    (time_axes or {}).get(k),
+                                    allowance if allowance is not None and allowance.shape == got.shape else None))
     extra = [key for key in stored if key not in used]
     outputs = ", ".join(names[0] for names in labels)
     for key in extra:
@@ -112,7 +133,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
         diffs.append(OutputDiff(key, tuple(array.shape), output_tolerance(policy, (key,), precision, array.dtype),
                                 passed=False, problem=f"in {file}, but the model has no output of that "
                                                       f"name (its outputs: {outputs})"))
-    return ExpectedJudgment(expected.source, tuple(diffs), tuple(missing), tuple(extra))
+    return ExpectedJudgment(expected.source, tuple(diffs), tuple(missing), tuple(extra), said)
 
 
 def _family(dtype: np.dtype) -> str:

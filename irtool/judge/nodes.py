@@ -1,24 +1,38 @@
 """A recurrent node of a model judged against irtool's reference on its captured inputs: at every
 iteration it ran in a loop body, the first one outside tolerance (or the worst within), per
 output and step, with the hints of the known OpenVINO faults its failure matches.
+
+A node that ran at bf16 or f16 is judged against the reference rounding where its implementation
+path rounds (irtool.judge.precision: an ``Emulation``), with a bound of one unit of that type,
+and compared with the ideal reference too (``NodeResult.ideal``), so that a report shows rounding
+apart from faults.  A node that fails is looked at again with the growth of a change through its
+recurrence measured on its inputs: the steps where differences of rounding alone may reach the
+tolerance get a bound that allows for them, and the steps no reference can judge are left out,
+said in the result (never a bare FAIL, never a silent PASS).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from irtool.core.errors import IrtoolBug
+from irtool.core.precisions import LARGEST
 from irtool.core.text import joined
 from irtool.judge import known_faults
-from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge.precision import Emulation, StepBounds, step_bounds, step_unit
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
-from irtool.runtime.captured import iteration_arrays, reached_iterations, why_not_reached
+from irtool.reference.rounding import EXACT, Rounding
+from irtool.runtime.captured import node_iterations, why_not_reached
 from irtool.runtime.nodes import RecurrentNode
 
-# A node's reference outputs from its input arrays (a worker passes a cached one).
-Reference = Callable[[RecurrentNode, Sequence[np.ndarray]], tuple[np.ndarray, ...]]
+# A node's reference outputs from its input arrays, rounding as ``rounding`` says (a worker passes a
+# cached one): reference(node, arrays) is the ideal reference, reference(node, arrays, rounding) an
+# emulation of a device.
+Reference = Callable[..., tuple[np.ndarray, ...]]
 
 
 def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
@@ -44,12 +58,14 @@ def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
     return attributes
 
 
-def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-    """The reference's outputs (every output port) on a node's input arrays; ValueError if the
-    reference refuses them."""
+def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray], rounding: Rounding = EXACT,
+                  accumulate: str | None = None) -> tuple[np.ndarray, ...]:
+    """The reference's outputs (every output port) on a node's input arrays, rounding as ``rounding``
+    says; ValueError if the reference refuses them."""
     from irtool.reference import evaluate
 
-    outputs = evaluate(node.spec.type, list(arrays), one_set_of_activations(node), version=node.spec.version)
+    outputs = evaluate(node.spec.type, list(arrays), one_set_of_activations(node), version=node.spec.version,
+                       rounding=None if rounding.exact else rounding, accumulate=accumulate)
     if not isinstance(outputs, tuple) or len(outputs) != len(node.spec.outputs):
         raise IrtoolBug(f"the reference of {node.spec.key} returned {type(outputs).__name__} "
                         f"instead of {len(node.spec.outputs)} arrays")
@@ -57,69 +73,206 @@ def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> tuple[np
 
 
 def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
-               policy: TolerancePolicy, precision: str, reference: Reference = evaluate_node) -> NodeResult:
+               policy: TolerancePolicy, precision: str, reference: Reference = evaluate_node,
+               emulation: Emulation | None = None) -> NodeResult:
     """The reference on a node's captured inputs against its captured outputs.  A tolerance can be
     given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``).  A node in
     a body is judged at every iteration it ran; its result holds the first iteration outside
-    tolerance (else the one farthest from the reference) and how many were judged."""
+    tolerance (else the one farthest from the reference) and how many were judged.  With
+    ``emulation`` (the node ran at bf16 or f16 on a path the precision model knows) the reference
+    rounds as the device does."""
     head = (node.key, node.spec.type, node.spec.version, node.where)
-    result = _judge_node(node, head, inputs, captured, policy, precision, reference)
+    result = _judge_node(node, head, inputs, captured, _Criteria(node, policy, precision, emulation), reference)
     if node.in_body or node.stable:
-        import dataclasses
-
         # a node keyed by its place runs as its OpenVINO name (what the device's layers are found by)
         result = dataclasses.replace(result, container=node.container, converted_to=node.name if node.stable else None)
+    if node.lowered is not None:
+        result = dataclasses.replace(result, lowered=node.lowered.description)
     return result
 
 
+class _Criteria:
+    """How one node's outputs are judged: the reference it is compared with (the ideal one, or an
+    emulation of the device's rounding), and each output's tolerance."""
+
+    def __init__(self, node: RecurrentNode, policy: TolerancePolicy, precision: str, emulation: Emulation | None):
+        self.node, self.policy, self.precision, self.emulation = node, policy, precision, emulation
+        self.range_limit = LARGEST.get(precision)
+
+    def reference(self, reference: Reference) -> Reference:
+        """The reference the verdict compares with."""
+        if self.emulation is None:
+            return reference
+        rounding = self.emulation.rounding
+        return lambda node, arrays: reference(node, arrays, rounding)
+
+    def tolerance(self, port: Any, dtype: Any) -> Tolerance:
+        """The policy's tolerance of an output; against an emulation, where the policy gives none,
+        one unit of the emulated type (absolute and relative)."""
+        derived = None
+        if self.emulation is not None:
+            unit = self.emulation.unit
+            derived = Tolerance(unit, unit, f"derived: one unit of {self.emulation.path.precision} against its emulation")
+        return output_tolerance(self.policy, (f"{self.node.key}:{port.name}", port.name), self.precision, dtype, derived)
+
+    def diffs(self, actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+              bounds: StepBounds | None = None) -> tuple[OutputDiff, ...]:
+        """Each output against its expected values; with ``bounds``, the steps no reference can judge
+        left out, and the others allowed what rounding carries there (unless the policy sets the
+        output's tolerance: then it is held to that)."""
+        found = []
+        for port, got, want in zip(self.node.spec.outputs, actual, expected):
+            allowance, judged = _allowance(self.node, port, got, bounds)
+            if self.policy.given((f"{self.node.key}:{port.name}", port.name)):
+                allowance = None
+            found.append(compare_output(port.name, got, want, self.tolerance(port, got.dtype),
+                                        self.node.spec.time_axis(port), allowance, judged, self.range_limit))
+        return tuple(found)
+
+
 def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
-                policy: TolerancePolicy, precision: str, reference: Reference) -> NodeResult:
+                criteria: _Criteria, reference: Reference) -> NodeResult:
+    if node.lowered is not None and node.lowered.refused:
+        return NodeResult(*head, UNJUDGED, f"not recognized as a lowered {node.spec.type}: {node.lowered.refused}")
     if node.never:
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({node.never})", tensors=node.tensors,
                           reached=False)
     if node.unprobed:
         return NodeResult(*head, UNJUDGED, f"inside the {node.where}: not judged ({node.unprobed})",
                           tensors=node.tensors)
-    indices = reached_iterations(node, captured)
+    iterations = node_iterations(node, inputs, captured)
+    indices, per_iteration = iterations.indices, iterations.arrays
     if not indices:
         why = why_not_reached(node.conditions, node.loops, captured)
         return NodeResult(*head, UNJUDGED, f"not reached on these inputs ({why})",
                           tensors=node.tensors, reached=False)
-    chosen: tuple[tuple[int, ...], tuple[OutputDiff, ...]] | None = None
-    per_iteration = [iteration_arrays(node, inputs, captured, index) for index in indices]
-    batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], reference)
+    chosen: tuple[int, tuple[OutputDiff, ...]] | None = None
+    compared = criteria.reference(reference)
+    batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], compared)
     order = list(enumerate(zip(indices, per_iteration)))
-    worst = _worst_of_passing_iterations(node, per_iteration, batched, policy, precision)
+    worst = _worst_of_passing_iterations(node, per_iteration, batched, criteria)
     if worst is not None:  # every iteration within tolerance, seen at once: only the worst is diffed in full
         order = [order[worst]]
     for k, (index, (arrays, actual)) in order:
         try:
-            expected = batched[k] if batched is not None else reference(node, arrays)
+            expected = batched[k] if batched is not None else compared(node, arrays)
         except ValueError as error:
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
                               tensors=node.tensors, iteration=index or None, at=iteration_words(index, node.loops),
                               iterations=len(indices))
-        diffs = tuple(compare_output(port.name, got, want,
-                                     output_tolerance(policy, (f"{node.key}:{port.name}", port.name), precision,
-                                                      got.dtype),
-                                     node.spec.time_axis(port))
-                      for port, got, want in zip(node.spec.outputs, actual, expected))
+        diffs = criteria.diffs(actual, expected)
         if not all(d.passed for d in diffs):
-            chosen = (index, diffs)
+            chosen = (k, diffs)
             break
         if chosen is None or max(d.max_abs for d in diffs) > max(d.max_abs for d in chosen[1]):
-            chosen = (index, diffs)
-    index, diffs = chosen
+            chosen = (k, diffs)
+    position, diffs = chosen
+    index, (arrays, actual) = indices[position], per_iteration[position]
+    notes: tuple[str, ...] = ()
+    if not all(d.passed for d in diffs):
+        bounds = _bounds(node, arrays, criteria)
+        bounded = criteria.diffs(actual, expected, bounds) if bounds is not None else diffs
+        # a recurrence that carries differences: judged with what it carries, said where that decides
+        if bounds is not None and (bounds.unjudgeable_from is not None or all(d.passed for d in bounded)):
+            diffs, notes = bounded, (bounds.says(_steps(node, arrays)),)
+    where = dict(iteration=index or None, at=iteration_words(index, node.loops),
+                 iterations=len(indices) if node.in_body or node.depth else None)
+    extra = dict(against=criteria.emulation.describe() if criteria.emulation else None,
+                 ideal=_ideal(node, arrays, actual, criteria, reference), weights=_stored(node))
     failed = [d for d in diffs if not d.passed]
-    where = dict(iteration=index or None, at=iteration_words(index, node.loops), iterations=len(indices) if node.in_body else None)
     if not failed:
-        return NodeResult(*head, PASS, None, diffs, node.tensors, **where)
+        if diffs and all(d.unjudged == d.total for d in diffs if not d.problem):
+            return NodeResult(*head, UNJUDGED, notes[0], diffs, node.tensors, notes=notes, **where, **extra)
+        return NodeResult(*head, PASS, None, diffs, node.tensors, notes=notes, **where, **extra)
     reason = _at(node, index) + "outside tolerance: " + joined(
         f"{d.name} (max abs {d.max_abs:.3g}, {d.outside}/{d.total})" if not d.problem else f"{d.name} ({d.problem})"
         for d in failed)
-    notes = _known_faults(node, arrays, actual, expected, diffs)
+    notes += _known_faults(node, arrays, actual, expected, diffs)
+    if position in iterations.departures:
+        notes += (f"the model computes this {'step' if node.lowered else 'iteration'} with "
+                  f"{' and '.join(iterations.departures[position])} other than the ones most of its "
+                  f"{'steps' if node.lowered else 'iterations'} compute with (judged against those)",)
     reason += "".join(f"; {note}" for note in notes)
-    return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where)
+    return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where, **extra)
+
+
+def _ideal(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray], criteria: _Criteria,
+           reference: Reference) -> tuple[OutputDiff, ...]:
+    """The device against the ideal reference, where the verdict compared it with an emulation: what
+    the report shows beside the verdict, with the precision's default tolerance."""
+    if criteria.emulation is None:
+        return ()
+    try:
+        expected = reference(node, arrays)
+    except ValueError:
+        return ()
+    plain = _Criteria(node, TolerancePolicy(), criteria.precision, None)
+    return plain.diffs(actual, expected)
+
+
+def _stored(node: RecurrentNode) -> str | None:
+    """"W, R, B stored as f16 (decompressed by a Convert)": what the device computes with is the stored
+    values, which the reference is fed too; said, since it is what keeps a model from its framework's
+    outputs."""
+    kinds: dict[str, list[str]] = {}
+    for feed in node.feeds:
+        if feed.stored:
+            kinds.setdefault(feed.stored, []).append(feed.port.name)
+    return "; ".join(f"{', '.join(ports)} stored as {kind} (decompressed by a Convert)"
+                     for kind, ports in kinds.items()) or None
+
+
+def _steps(node: RecurrentNode, arrays: Sequence[np.ndarray]) -> int:
+    port = next((p for p in node.spec.outputs if node.spec.time_axis(p) is not None), None)
+    x = node.spec.inputs[0]
+    axis = node.spec.time_axis(x)
+    return int(np.shape(arrays[0])[axis]) if port is not None and axis is not None else 1
+
+
+def _bounds(node: RecurrentNode, arrays: Sequence[np.ndarray], criteria: _Criteria) -> StepBounds | None:
+    """How far differences of rounding carry through this node's recurrence, on its inputs; None for a
+    node without states and steps (a cell), or where the reference cannot run in float64."""
+    states = [k for k, port in enumerate(node.spec.inputs) if port.role == "state" and k < len(arrays)]
+    outputs = [k for k, port in enumerate(node.spec.outputs) if node.spec.time_axis(port) is not None]
+    directions = node.spec.directions(node.attributes)
+    if not states or not outputs or not directions:
+        return None
+    y = outputs[0]
+    try:
+        return step_bounds(lambda wide: evaluate_node(node, wide, accumulate="float64"), arrays, states, y,
+                           node.spec.time_axis(node.spec.outputs[y]), directions,
+                           step_unit(criteria.precision, criteria.emulation))
+    except ValueError:
+        return None
+
+
+def _allowance(node: RecurrentNode, port: Any, actual: np.ndarray,
+               bounds: StepBounds | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The allowance a derived bound adds to an output and which of its elements it can judge: per
+    step along Y's time axis; for a final state, those of the last step."""
+    if bounds is None or actual.ndim < 2:
+        return None, None
+    noise = bounds.noise  # [dirs, steps], time order
+    steps = noise.shape[1]
+    processing = np.arange(steps)
+    judged = np.ones_like(noise, dtype=bool)
+    if bounds.unjudgeable_from is not None:
+        for d in range(noise.shape[0]):
+            forward = processing < bounds.unjudgeable_from
+            judged[d] = forward[::-1] if _reverse(node, d) else forward
+    axis = node.spec.time_axis(port)
+    if axis is not None and actual.ndim == 4 and actual.shape[1:3] == noise.shape:  # Y [batch, dirs, seq, H]
+        return noise[None, :, :, None], judged[None, :, :, None]
+    if actual.ndim == 3 and actual.shape[1] == noise.shape[0]:  # Ho, Co [batch, dirs, H]: the last step
+        last = np.array([noise[d, 0 if _reverse(node, d) else -1] for d in range(noise.shape[0])])
+        done = np.array([judged[d, 0 if _reverse(node, d) else -1] for d in range(noise.shape[0])])
+        return last[None, :, None], done[None, :, None]
+    return None, None
+
+
+def _reverse(node: RecurrentNode, direction: int) -> bool:
+    flags = node.spec.directions(node.attributes) or ()
+    return direction < len(flags) and flags[direction]
 
 
 # Iterations that _worst_of_passing_iterations compares at a time, as float64 elements per output:
@@ -131,8 +284,7 @@ WORST_BLOCK_ELEMENTS = 1 << 16
 
 def _worst_of_passing_iterations(node: RecurrentNode, per_iteration: Sequence[tuple[Sequence[np.ndarray],
                                                                                  Sequence[np.ndarray]]],
-                                  batched: Sequence[Sequence[np.ndarray]] | None, policy: TolerancePolicy,
-                                  precision: str) -> int | None:
+                                  batched: Sequence[Sequence[np.ndarray]] | None, criteria: _Criteria) -> int | None:
     """The iteration farthest from the reference when every iteration of a body node is within
     tolerance, found with one comparison per output over blocks of iterations stacked (diffing
     each iteration alone costs a call per iteration and output: most of judging a Loop of 100
@@ -151,7 +303,7 @@ def _worst_of_passing_iterations(node: RecurrentNode, per_iteration: Sequence[tu
         shape = got[0].shape
         if len(want) != count or any(array.shape != shape for array in got + want):
             return None
-        tolerance = output_tolerance(policy, (f"{node.key}:{port.name}", port.name), precision, got[0].dtype)
+        tolerance = criteria.tolerance(port, got[0].dtype)
         block = max(1, min(count, WORST_BLOCK_ELEMENTS // max(got[0].size, 1)))
         gaps, limits = np.empty((block, *shape)), np.empty((block, *shape))
         for first in range(0, count, block):

@@ -48,13 +48,10 @@ def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndar
     """Every recurrent node of ``graph`` (main graph, then subgraphs) judged; ``probed``
     (irtool.runtime.nodes.ProbedModel) says where each ONNX tensor is among ``captured`` (the
     probed copy's outputs) and which OpenVINO node computes it."""
-    names = {name for node in graph.all_nodes for name in node.proto.input if name}
-    values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
-    values.update({name: captured[index] for name, index in probed.tensors.items()})
+    values = _known_values(graph, probed, inputs, captured)
     results = []
     for node in graph.all_nodes:
-        placed = {name: probed.placed[name] for name in [*node.proto.input, *node.proto.output]
-                  if name in probed.placed and name not in values}
+        placed = _placed(node, probed, values)
         if node.in_body and placed:
             result = _judge_in_body(node, graph.opset, values, placed, captured, policy, precision)
         else:  # a main-graph node, or one OpenVINO keeps in no body (an If of a constant condition is inlined)
@@ -63,6 +60,33 @@ def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndar
                           if (source := placed[n].source if n in placed else probed.sources.get(n))), None)
         results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
     return tuple(results)
+
+
+def _known_values(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndarray],
+                  captured: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """The tensors the nodes read that are the same at every iteration: initializers and Constants,
+    graph inputs, and the main graph's tensors the probed copy exposed."""
+    names = {name for node in graph.all_nodes for name in node.proto.input if name}
+    values = {**graph.initializer_values(names), **{n: a for n, a in inputs.items() if n in names}}
+    values.update({name: captured[index] for name, index in probed.tensors.items()})
+    return values
+
+
+def _placed(node: OnnxNode, probed: Any, values: Mapping[str, np.ndarray]) -> dict[str, Placement]:
+    """Where each of a node's tensors that changes per iteration sits in the probed copy."""
+    return {name: probed.placed[name] for name in [*node.proto.input, *node.proto.output]
+            if name in probed.placed and name not in values}
+
+
+def node_values(graph: OnnxGraph, node: OnnxNode, probed: Any, inputs: Mapping[str, np.ndarray],
+                captured: Sequence[np.ndarray], iteration: tuple[int, ...] | None) -> dict[str, np.ndarray]:
+    """The values of a node's input and output tensors (by ONNX name) as it was judged: at
+    ``iteration`` (the loops around it, outermost first) for a node in a body, each at its ONNX rank."""
+    values = _known_values(graph, probed, inputs, captured)
+    placed = _placed(node, probed, values)
+    if node.in_body and placed and iteration:
+        values.update(_at_iteration(placed, captured, iteration, _ranks(node)))
+    return {name: values[name] for name in [*node.proto.input, *node.proto.output] if name and name in values}
 
 
 def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], placed: Mapping[str, Placement],
@@ -91,9 +115,7 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
     ranks = _ranks(node)
     chosen: tuple[tuple[int, ...], NodeResult] | None = None
     for index in indices:
-        at = dict(values)
-        at.update((name, _in_rank(p.constant if p.constant is not None else captured[p.probe][index[:p.depth]],
-                                  ranks.get(name))) for name, p in placed.items())
+        at = {**values, **_at_iteration(placed, captured, index, ranks)}
         result = judge_onnx_node(node, opset, at, policy, precision)
         if result.verdict != PASS:
             chosen = (index, result)
@@ -106,6 +128,13 @@ def _judge_in_body(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray],
         else result.reason
     return dataclasses.replace(result, reason=reason, container=anchor.container, iteration=index or None, at=said,
                                iterations=len(indices) if loops else None)
+
+
+def _at_iteration(placed: Mapping[str, Placement], captured: Sequence[np.ndarray], index: tuple[int, ...],
+                  ranks: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """A body node's tensors at one iteration (``index``: per loop around it), each at its ONNX rank."""
+    return {name: _in_rank(p.constant if p.constant is not None else captured[p.probe][index[:p.depth]],
+                           ranks.get(name)) for name, p in placed.items()}
 
 
 def _ranks(node: OnnxNode) -> dict[str, int]:
@@ -225,23 +254,19 @@ class NodeOpinion:
 
 @dataclass(frozen=True)
 class SecondOpinion:
-    """``--compare-with onnxruntime``: the model's outputs from OpenVINO against onnxruntime's, and
-    each node's onnxruntime outputs against the spec.  irtool's verdict stays the spec's."""
+    """``--compare-with onnxruntime``: onnxruntime's outputs of each node against the spec (the model's
+    outputs, OpenVINO's against onnxruntime's, are judged as expected ones: irtool.pipeline.oracle)."""
 
     tool: str  # "onnxruntime 1.32.0 (CPU)"
     refused: str | None = None  # onnxruntime would not run the model: why
-    outputs: tuple[OutputDiff, ...] = ()  # each model output: OpenVINO (actual) against onnxruntime (expected)
     nodes: tuple[NodeOpinion, ...] = ()
     in_subgraphs: tuple[str, ...] = ()  # nodes of subgraphs, which onnxruntime cannot expose: no opinion
 
-    @property
-    def agrees_with_openvino(self) -> bool | None:
-        return None if self.refused else all(d.passed for d in self.outputs)
 
-
-def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: Mapping[str, np.ndarray],
-                   outputs: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> SecondOpinion:
-    """onnxruntime (CPU) on the same inputs: see :class:`SecondOpinion`."""
+def second_opinion(graph: OnnxGraph, inputs: Mapping[str, np.ndarray],
+                   policy: TolerancePolicy) -> tuple[SecondOpinion, dict[str, np.ndarray]]:
+    """onnxruntime (CPU) on the same inputs: its opinion of each main-graph node (see
+    :class:`SecondOpinion`), and the model's outputs it computed, by name."""
     from irtool.onnx.evaluate import evaluate_model_node
     from irtool.onnx.onnxruntime_run import OnnxruntimeRefused, available, departures, refusal_reason, run_onnxruntime
 
@@ -252,13 +277,7 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
     try:
         theirs = run_onnxruntime(graph.self_contained(), feeds, tensors)
     except OnnxruntimeRefused as error:
-        return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})")
-    diffs = []
-    for names, got in zip(labels, outputs):
-        name = next((n for n in names if n in theirs), None)
-        if name is not None:
-            diffs.append(compare_output(name, got, theirs[name],
-                                        output_tolerance(policy, names, precision, got.dtype)))
+        return SecondOpinion(tool, refused=f"{error} ({refusal_reason(graph.nodes)})"), {}
     values = {**graph.initializer_values({n for node in graph.nodes for n in node.proto.input}), **feeds, **theirs}
     opinions = []
     for node in graph.nodes:
@@ -271,4 +290,5 @@ def second_opinion(graph: OnnxGraph, labels: Sequence[tuple[str, ...]], inputs: 
                            for name, want in expected.items() if name in theirs)
         agrees = all(d.passed for d in node_diffs)
         opinions.append(NodeOpinion(node.name, agrees, node_diffs, () if agrees else tuple(departures(node))))
-    return SecondOpinion(tool, None, tuple(diffs), tuple(opinions), tuple(node.name for node in graph.body_nodes))
+    outputs = {output.name: theirs[output.name] for output in graph.model.graph.output if output.name in theirs}
+    return SecondOpinion(tool, None, tuple(opinions), tuple(node.name for node in graph.body_nodes)), outputs

@@ -34,6 +34,13 @@ class NodeResult:
     at: str | None = None  # that iteration in words: "iteration 2 of TensorIterator 'ti'"
     iterations: int | None = None  # a body node: how many iterations were judged
     container: str | None = None  # a body node: the top-level TensorIterator, Loop or If it runs inside
+    # what the outputs were compared with where it is not the ideal reference: the emulation of the
+    # device's rounding at bf16 or f16 (irtool.judge.precision), and then the device against the
+    # ideal reference too, for the report
+    against: str | None = None
+    ideal: tuple[OutputDiff, ...] = ()
+    weights: str | None = None  # how its constant inputs are stored where not as computed: "W, R, B stored as f16"
+    lowered: str | None = None  # a cell recognized in plain ops: the pattern and the ops it is made of
 
     @property
     def runs_as(self) -> str:
@@ -51,6 +58,10 @@ class NodeResult:
 
     @property
     def first_step_outside(self) -> int | None:
+        """The first time step outside tolerance: of a sequence's outputs, or of a lowered cell's
+        recurrence (the step it failed at: its innermost iteration)."""
+        if self.lowered is not None and self.verdict == FAIL and self.iteration:
+            return self.iteration[-1]
         steps = [d.first_step_outside for d in self.outputs if d.first_step_outside is not None]
         return min(steps) if steps else None
 

@@ -136,6 +136,29 @@ def node_model(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: 
     return model
 
 
+def lone_node_model(proto: onnx.NodeProto, opset: int, values: Mapping[str, np.ndarray],
+                    initializers: Collection[str] = ()) -> onnx.ModelProto:
+    """A model of one node of a graph (a copy of ``proto``, its attributes as they are), fed the
+    values it was judged on: its inputs in ``initializers`` stored in the model, the others graph
+    inputs of their arrays' shapes; its outputs those of ``proto`` that ``values`` holds."""
+    node = onnx.NodeProto()
+    node.CopyFrom(proto)
+    inputs = [name for name in dict.fromkeys(node.input) if name]
+    outputs = [name for name in node.output if name and name in values]
+
+    def info(name: str) -> onnx.ValueInfoProto:
+        array = values[name]
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
+
+    graph = helper.make_graph([node], f"{proto.op_type.lower()}_alone",
+                              [info(n) for n in inputs if n not in initializers], [info(n) for n in outputs],
+                              initializer=[numpy_helper.from_array(values[n], n) for n in inputs if n in initializers])
+    opsets = [helper.make_opsetid("", int(opset))]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="irtool", ir_version=_ir_version(opsets))
+    checker.check_model(model)
+    return model
+
+
 def _ir_version(opsets: list[onnx.OperatorSetIdProto]) -> int:
     try:
         minimum = helper.find_min_ir_version_for(opsets)

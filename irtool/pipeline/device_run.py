@@ -12,8 +12,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.core.errors import RunError
+from irtool.judge.precision import Emulation, emulations
 from irtool.pipeline.prepare import Prepared, onnx_failure
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
+from irtool.runtime.narrowing import received
 from irtool.runtime.what_ran import Implementation, what_ran
 
 
@@ -27,6 +29,13 @@ class Compiled:
     seconds: float
     implementations: Mapping[str, Implementation] = field(default_factory=dict)  # node name -> what ran
     input_names: tuple[str, ...] | None = None  # the model's own name of each input, in order
+
+    @property
+    def emulations(self) -> dict[str, Emulation]:
+        """Per node name, the emulation of the rounding of the path it ran where it ran at bf16 or f16
+        (irtool.judge.precision); the first execution device's path."""
+        device = self.run.execution_devices[0] if self.run.execution_devices else self.run.device
+        return emulations(device, self.run.precision, {name: ran.kinds for name, ran in self.implementations.items()})
 
 
 def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str],
@@ -66,16 +75,20 @@ class Executed:
     outputs: list[np.ndarray]  # the model's outputs, from the plain compile
     captured: list[np.ndarray]  # the probed copy's outputs (the model's own first), or ``outputs``
     seconds: float  # the plain inference
+    # the inputs the device changed before its nodes received them (int64 run as int32), as received
+    received: Mapping[str, np.ndarray] = field(default_factory=dict)
+    narrowed: tuple[str, ...] = ()  # each such change, in words (irtool.runtime.narrowing)
 
 
 def execute(compiled: Compiled, inputs: Mapping[str, np.ndarray], device: str) -> Executed:
     started = time.perf_counter()
     outputs = infer(compiled.plain, inputs, device, compiled.input_names)
     seconds = time.perf_counter() - started
+    changed, narrowings = received(device, inputs)
     try:
         captured = infer(compiled.probed, inputs, device, compiled.input_names) if compiled.probed is not None \
             else outputs
     except RunError as error:  # the model ran: what failed is irtool's copy of it
         raise RunError(f"the probed copy (the model with every recurrent node's tensors as outputs, those in loop "
                        f"bodies kept for every iteration) failed where the model itself ran: {error.message}") from None
-    return Executed(outputs, captured, seconds)
+    return Executed(outputs, captured, seconds, changed, tuple(n.says(device) for n in narrowings))

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from irtool.core.element_types import PACKED, packed_range
-from irtool.core.errors import RunError, RunSkipped
+from irtool.core.errors import RunError
 from irtool.core.npz import describe_dtype
 from irtool.core.shapes import format_shape
 from irtool.pipeline.prepare import Prepared, prepare
@@ -80,13 +80,7 @@ def generate_inputs(prepared: Prepared, seed: int, shapes: Mapping[str, Sequence
     from irtool.core.memory import check_memory
     from irtool.runtime.sizes import plan_inputs
 
-    try:
-        plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)
-    except RunError as error:
-        if prepared.node_names:
-            raise
-        raise RunSkipped(f"{prepared.name} has no recurrent node to judge, so irtool does not size its dynamic "
-                         f"inputs ({error.message})") from None
+    plan = plan_inputs(prepared.model, shapes, sizes, prepared.name)  # a dim it cannot size: what to give
     # float64 draws before the cast, then the array itself
     check_memory(sum(int(np.prod(plan.shapes[info.name], dtype=np.float64)) * (8 + info.dtype.itemsize)
                      for info in prepared.infos), f"the inputs of {prepared.name}")

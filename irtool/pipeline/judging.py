@@ -15,9 +15,11 @@ from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
 from irtool.judge.nodes import Reference, evaluate_node, judge_node
+from irtool.judge.precision import Emulation
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
+from irtool.runtime.captured import input_arrays
 
 
 @dataclass(frozen=True)
@@ -40,18 +42,54 @@ class Judgment:
     why_unjudged: str | None
     expected: ExpectedJudgment | None = None  # the model's outputs against the expected ones, where given
     node_verdict: str | None = None  # the nodes' verdict alone, where ``verdict`` is also the expected outputs'
+    oracle: ExpectedJudgment | None = None  # the model's outputs against its framework runtime's (--compare-with)
 
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
-          precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None) -> Judgment:
+          precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None,
+          oracle: ExpectedOutputs | None = None, emulations: Mapping[str, Emulation] | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
-    where given (irtool.judge.expected); the verdict is the worse of the two."""
-    judgment = _judge_nodes(prepared, inputs, executed, policy, precision, reference)
-    if expected is None:
+    and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
+    verdict is the worst of them.  ``emulations`` (Compiled.emulations): per node name, the
+    rounding of the path it ran at bf16 or f16.  A node fed straight by an input the device narrowed
+    (int64 run as int32) is judged on the values it received."""
+    emulations = emulations or {}
+    judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
+                            emulations)
+    verdict = judgment.verdict
+    found = {}
+    costs = None
+    for key, given in (("expected", expected), ("oracle", oracle)):
+        if given is not None:
+            if costs is None:
+                costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
+            found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
+                                        time_axes(prepared), prepared.stored, costs)
+            verdict = with_expected(verdict, judgment.nodes, found[key])
+    if not found:
         return judgment
-    outputs = judge_expected(prepared.labels, executed.outputs, expected, policy, precision, time_axes(prepared))
-    return dataclasses.replace(judgment, expected=outputs, node_verdict=judgment.verdict,
-                               verdict=with_expected(judgment.verdict, judgment.nodes, outputs))
+    return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict)
+
+
+def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed,
+                    emulations: Mapping[str, Emulation], reference: Reference) -> dict[int, tuple[np.ndarray, str]]:
+    """Per model output of a single-op model run at bf16 or f16, what the device's rounding moves it
+    by on these inputs: the emulation of its path against the ideal reference, plus the unit of
+    rounding the node's own comparison allows (its expected outputs are a framework's, in f32)."""
+    single = prepared.single
+    emulation = emulations.get(single.name) if single is not None else None
+    if emulation is None:
+        return {}
+    arrays = input_arrays(single, inputs, executed.captured)
+    try:
+        ideal, emulated = reference(single, arrays), reference(single, arrays, emulation.rounding)
+    except ValueError:
+        return {}
+    unit = emulation.unit
+    how = (f"what {emulation.path.precision} rounding moves the outputs by on these inputs ({emulation.describe()}, "
+           f"against the ideal reference), plus one unit of {emulation.path.precision}")
+    return {index: (np.abs(emulated[port].astype(np.float64) - ideal[port]) + unit * (1 + np.abs(ideal[port])), how)
+            for port, index in (single.model_outputs or {}).items()}
 
 
 def with_expected(node_verdict: str, nodes: Sequence[NodeResult], expected: ExpectedJudgment) -> str:
@@ -76,7 +114,7 @@ def time_axes(prepared: Prepared) -> dict[int, int]:
 
 
 def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
-                 precision: str, reference: Reference | None) -> Judgment:
+                 precision: str, reference: Reference | None, emulations: Mapping[str, Emulation]) -> Judgment:
     reference = reference or evaluate_node
     probe_check = None
     if executed.captured is not executed.outputs:
@@ -86,11 +124,17 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
     if prepared.onnx is not None:
         from irtool.judge.onnx_nodes import judge_onnx_nodes
 
-        nodes = unique_node_names(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured, policy,
-                                                   precision))
+        # and the cells OpenVINO's graph holds lowered to plain ops (an LSTM written out, unrolled into Gemms)
+        nodes = unique_node_names(list(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
+                                                        policy, precision)) +
+                                  [judge_node(node, inputs, executed.captured, policy, precision, reference)
+                                   for node in prepared.nodes if node.lowered is not None])
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
-    nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference)
+    # a lowered cell runs as plain ops, not as a cell kernel whose rounding the precision model knows
+    nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference,
+                                         emulations.get(node.container if node.in_body else node.name)
+                                         if node.lowered is None else None)
                               for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
     single = prepared.single
@@ -157,6 +201,7 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
         return None
     if not nodes:
         if prepared.onnx is not None:
-            return "the ONNX graph has no GRU, LSTM or RNN node"
-        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells)"
+            return "the ONNX graph has no GRU, LSTM or RNN node, nor a cell lowered to plain ops that irtool recognizes"
+        return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells), nor a cell " \
+               "lowered to plain ops that irtool recognizes"
     return joined((f"{node.name}: {node.reason}" for node in nodes), "; ")

@@ -17,7 +17,7 @@ from irtool.core.errors import IrtoolBug, IrtoolError, RunError, Unsupported
 from irtool.core.formats import model_format
 from irtool.judge import known_faults
 from irtool.runtime.model import InputInfo, check_element_types, model_inputs, read_model, tensor_name
-from irtool.runtime.nodes import ProbedModel, RecurrentNode
+from irtool.runtime.nodes import ProbedModel, RecurrentNode, stored_precision
 from irtool.runtime.probe import probe_model
 
 
@@ -33,6 +33,7 @@ class Prepared:
     labels: tuple[tuple[str, ...], ...]  # per model output: its names, the spec's port name first
     filled_defaults: tuple[str, ...] = ()
     onnx: Any = None  # an .onnx model's irtool.onnx.graph.OnnxGraph: its nodes are judged in ONNX semantics
+    stored: str | None = None  # the coarsest type the model's constants are stored as behind a Convert (f16)
 
     @property
     def nodes(self) -> tuple[RecurrentNode, ...]:
@@ -43,7 +44,8 @@ class Prepared:
         """The names of the nodes a run judges: an .onnx model's ONNX nodes (its subgraphs' too), else
         the recurrent nodes OpenVINO holds."""
         if self.onnx is not None:
-            return tuple(node.name for node in self.onnx.all_nodes)
+            return tuple(node.name for node in self.onnx.all_nodes) + \
+                tuple(node.key for node in self.nodes if node.lowered is not None)
         return tuple(node.key for node in self.nodes)
 
     @cached_property
@@ -70,7 +72,8 @@ def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: 
                          body_nodes=onnx is None)
     single = probed.nodes[0] if len(probed.nodes) == 1 and probed.nodes[0].fed_by_model_inputs else None
     return Prepared(model, name, probed, tuple(model_inputs(model, name)),
-                    tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx)
+                    tuple(output_labels(model, single if onnx is None else None)), filled_defaults, onnx,
+                    stored_precision(model))
 
 
 def prepare_equivalent(judged: Any, runs: Any, name: str) -> Prepared:

@@ -1,6 +1,6 @@
 """Reproducer folders: one failing job as files to attach to a bug report as they are.
 
-A folder holds model.xml + model.bin, inputs.npz, expected.npz and actual.npz (absent when
+A folder holds model.xml + model.bin (model.onnx for an ONNX node: the node alone), inputs.npz, expected.npz and actual.npz (absent when
 there are none, e.g. after a compile error or a crash), case.json (the case, device,
 precision, config, tolerances and result, which ``irtool reduce`` reads back) and
 reproduce.py: a standalone script that needs only openvino and numpy.  It compiles the
@@ -37,7 +37,7 @@ from irtool.judge.nodes import evaluate_node
 from irtool.judge.verdicts import NodeResult
 from irtool.pipeline.device_run import Executed
 from irtool.pipeline.prepare import Prepared
-from irtool.runtime.captured import iteration_arrays
+from irtool.runtime.captured import iteration_arrays, node_iterations
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.model import model_inputs
 from irtool.runtime.nodes import RecurrentNode
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import openvino as ov
 
 SCRIPT_NAME = "reproduce.py"
+ONNX_MODEL = "model.onnx"  # a reproducer of an ONNX node holds a single-node ONNX model in place of model.xml
 
 
 class ReproducerError(FileError):
@@ -79,7 +80,7 @@ SCRIPT = Template('''\
 #!/usr/bin/env python3
 """Reproduce one irtool harness job (CASE on DEVICE at PRECISION below) with openvino and numpy only.
 
-Runs model.xml on the device with inputs.npz and compares each output with
+Runs $model_file on the device with inputs.npz and compares each output with
 expected.npz: an element passes when |actual - expected| <= atol + rtol * |expected|,
 and NaN/Inf match only the same value.  Needs only openvino and numpy.
 Exit 0: every output within tolerance (or no expected.npz: the run itself is the test);
@@ -95,6 +96,7 @@ import numpy as np
 import openvino as ov
 
 HERE = Path(__file__).resolve().parent
+MODEL_FILE = json.loads($model_file)
 CASE = json.loads($case)
 DEVICE = json.loads($device)
 PRECISION = json.loads($precision)
@@ -158,7 +160,7 @@ def main():
     print(f"{CASE} on {args.device} at {PRECISION}{recorded}: OpenVINO {ov.get_version()}{release}, config {config}")
     try:
         core = ov.Core()
-        model = core.read_model(str(HERE / "model.xml"))
+        model = core.read_model(str(HERE / MODEL_FILE))
         compiled = core.compile_model(model, args.device, config)
         request = compiled.create_infer_request()
         request.infer(dict(enumerate(load("inputs.npz"))))
@@ -201,26 +203,33 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
     ``expected`` and ``actual`` by output name, one entry per model output in model output
     order.  ``case`` is the SuiteCase as JSON and ``result`` the CaseResult as JSON, if any.
     """
+    import onnx
+
     from irtool.pipeline.build import save_model
     from irtool.runtime.core import openvino_version
 
     folder = Path(folder)
-    outputs = len(model.outputs)
+    single_onnx = isinstance(model, onnx.ModelProto)  # a single-node ONNX model: model.onnx
+    outputs = len(model.graph.output) if single_onnx else len(model.outputs)
     for what, arrays in (("tolerances", tolerances), ("expected", expected), ("actual", actual)):
         if arrays is not None and len(arrays) != outputs:
             raise IrtoolBug(f"reproducer: {len(arrays)} {what} for a model with {outputs} outputs")
     ordered_inputs = {}
-    for info in model_inputs(model):
-        key = next((k for k in inputs if k in info.names), None)
+    for name, names in ([(i.name, (i.name,)) for i in model.graph.input] if single_onnx else
+                        [(info.name, info.names) for info in model_inputs(model)]):
+        key = next((k for k in inputs if k in names), None)
         if key is None:
-            raise IrtoolBug(f"reproducer: no input array for model input {info.name}")
-        ordered_inputs[info.name] = inputs[key]
+            raise IrtoolBug(f"reproducer: no input array for model input {name}")
+        ordered_inputs[name] = inputs[key]
     scratch = None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         injected_write_fault(folder)
         scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        save_model(model, scratch / "model.xml")
+        if single_onnx:
+            (scratch / ONNX_MODEL).write_bytes(model.SerializeToString())
+        else:
+            save_model(model, scratch / "model.xml")
         write_npz(scratch / "inputs.npz", ordered_inputs)
         for name, arrays in (("expected.npz", expected), ("actual.npz", actual)):
             if arrays is not None:
@@ -230,7 +239,8 @@ def write_reproducer(folder: Path, *, model: "ov.Model", inputs: Mapping[str, np
                   "openvino": openvino_version()}
         (scratch / "case.json").write_text(json_text(plain(record), indent=1, allow_nan=False) + "\n",
                                            encoding="utf-8")
-        (scratch / SCRIPT_NAME).write_text(reproduce_script(case, device, precision, config, tolerances),
+        (scratch / SCRIPT_NAME).write_text(reproduce_script(case, device, precision, config, tolerances,
+                                                            ONNX_MODEL if single_onnx else "model.xml"),
                                            encoding="utf-8")
         _replace_folder(scratch, folder)
     except (OSError, IrtoolError) as error:
@@ -252,6 +262,10 @@ def _why(error: OSError | IrtoolError, folder: Path) -> str:
     if isinstance(error, OSError):
         if error.errno == errno.ENOSPC:
             return "no space left on device"
+        if error.errno in (errno.EEXIST, errno.ENOTDIR):  # a file where a folder of the path belongs
+            blocking = next((p for p in reversed(folder.parents) if p.exists() and not p.is_dir()), None)
+            if blocking is not None:
+                return f"{blocking} is a file, not a folder"
         return error.strerror or str(error)
     try:
         full = shutil.disk_usage(next(p for p in (folder, *folder.parents) if p.exists())).free < 64 * 1024
@@ -261,10 +275,11 @@ def _why(error: OSError | IrtoolError, folder: Path) -> str:
 
 
 def reproduce_script(case: Mapping[str, Any], device: str, precision: str, config: Mapping[str, str],
-                     tolerances: Mapping[str, tuple[float, float]]) -> str:
+                     tolerances: Mapping[str, tuple[float, float]], model_file: str = "model.xml") -> str:
     from irtool.runtime.core import openvino_version
 
-    values = {"case": str(case.get("id", "?")), "device": device, "openvino": openvino_version(),
+    values = {"model_file": model_file, "case": str(case.get("id", "?")), "device": device,
+              "openvino": openvino_version(),
               "precision": precision, "config": dict(config),
               "tolerances": [[name, float(atol), float(rtol)] for name, (atol, rtol) in tolerances.items()]}
     # json.dumps keeps "inf" as Infinity, which json.loads in the script reads back.
@@ -306,7 +321,11 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
     reference's outputs as expected.npz and the device's as actual.npz; ``irtool reduce`` takes it."""
     from irtool.pipeline.concrete import from_node
 
-    arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
+    if any(feed.shared for feed in node.feeds):  # the recurrence's weights, not the iteration's own
+        iterations = node_iterations(node, inputs, executed.captured)
+        arrays, actual = iterations.arrays[iterations.indices.index(result.iteration or ())]
+    else:
+        arrays, actual = iteration_arrays(node, inputs, executed.captured, result.iteration or ())
     concrete = from_node(node, arrays)
     expected = evaluate_node(node, arrays)
     ports = [port.name for port in node.spec.outputs]
@@ -314,6 +333,34 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
                      actual=dict(zip(ports, actual)), device=device_run.device,
                      precision=device_run.requested_precision, config=config,
                      tolerances={d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs},
+                     case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
+                     result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
+                             "model": prepared.name})
+
+
+def write_onnx_node_reproducer(folder: Path, prepared: Prepared, result: NodeResult, inputs: Mapping[str, np.ndarray],
+                               executed: Executed, device_run: DeviceRun, config: Mapping[str, str]) -> None:
+    """A reproducer folder of one ONNX node: the node alone as model.onnx (its initializers kept as
+    initializers, its other inputs as graph inputs, at the iteration judged for a node in a body),
+    the values OpenVINO gave it as inputs.npz, the reference's outputs in ONNX semantics as
+    expected.npz and OpenVINO's as actual.npz; reproduce.py runs model.onnx through OpenVINO's
+    ONNX frontend, as ``irtool run model.onnx --inputs inputs.npz --expected expected.npz`` does."""
+    from irtool.judge.onnx_nodes import node_values
+    from irtool.onnx.evaluate import evaluate_model_node
+    from irtool.onnx.model import lone_node_model
+
+    graph = prepared.onnx
+    node = next(n for n in graph.all_nodes if n.name == result.name)
+    values = node_values(graph, node, prepared.probed, inputs, executed.captured, result.iteration)
+    constants = set(graph.initializer_values(set(node.proto.input)))
+    model = lone_node_model(node.proto, graph.opset, values, constants)
+    expected = evaluate_model_node(node.proto, graph.opset, values)
+    outputs = [o.name for o in model.graph.output]
+    tolerances = {d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs}
+    write_reproducer(folder, model=model, inputs={i.name: values[i.name] for i in model.graph.input},
+                     expected={name: expected[name] for name in outputs}, actual={name: values[name] for name in outputs},
+                     device=device_run.device, precision=device_run.requested_precision, config=config,
+                     tolerances={name: tolerances.get(name, (0.0, 0.0)) for name in outputs},
                      case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
                      result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
                              "model": prepared.name})

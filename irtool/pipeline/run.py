@@ -25,8 +25,14 @@ from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
 from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
+from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, with_validation
-from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
+from irtool.pipeline.reproducer import (
+    ReproducerError,
+    node_folder_name,
+    write_node_reproducer,
+    write_onnx_node_reproducer,
+)
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 
@@ -42,7 +48,7 @@ class RunOptions:
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     config: Mapping[str, str] = field(default_factory=dict)
     compare_with: tuple[str, str] | None = None  # (device, precision)
-    compare_with_onnxruntime: bool = False  # an .onnx model: onnxruntime's outputs as a second opinion
+    oracle: str | None = None  # --compare-with onnxruntime|tflite|tensorflow|paddle: the framework's runtime
     fill_defaults: bool = False
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
     sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
@@ -84,8 +90,12 @@ class RunResult:
     input_notes: tuple[str, ...] = ()
     reproducers: Mapping[str, str] = field(default_factory=dict)  # node name -> reproducer folder
     second_opinion: Any = None  # irtool.judge.onnx_nodes.SecondOpinion with --compare-with onnxruntime
+    oracle: ExpectedJudgment | None = None  # with --compare-with RUNTIME: the model's outputs against the runtime's
+    oracle_refused: str | None = None  # the runtime would not run the model: why (nothing compared with it)
     unwritten: tuple[str, ...] = ()  # files asked for that could not be written (a full disk), and why
+    reproducer_note: str | None = None  # with --reproducers: why none was written (no node failed)
     expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
+    narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
 
     @property
     def passed(self) -> bool | None:
@@ -111,26 +121,17 @@ def run(options: RunOptions) -> RunResult:
     if options.save_outputs is not None:
         check_not_input(options.save_outputs, inputs_read, "--save-outputs file")
         writable_target(options.save_outputs, "outputs file")
-    if options.compare_with_onnxruntime:
-        _check_onnxruntime(options.model)
+    if options.oracle is not None:
+        check_oracle(options.oracle, options.model)
     try:
         prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
     except RunError as error:
         raise with_validation(error, options.model) from None
-    if prepared.onnx is not None and options.reproducers is not None:
-        raise RunError(f"{options.model}: --reproducers writes single-op IR of OpenVINO nodes; it does not apply to "
-                       f"the ONNX nodes of an .onnx model (irtool build onnx-gru|onnx-lstm|onnx-rnn makes one)")
     if options.reproducers is not None:  # a node's folder is replaced whole: it must hold no input
-        for node in prepared.nodes:
-            check_holds_no_input(Path(options.reproducers) / node_folder_name(node.key), inputs_read,
-                                 f"reproducer folder of node '{node.key}'")
-    try:
-        inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
-    except RunSkipped as error:  # the expected outputs judge the model: its dims are the user's to give
-        if expected is None:
-            raise
-        raise RunError(f"{error.message}; give the inputs the expected outputs were computed on: "
-                       f"--inputs IN.npz") from None
+        for name in prepared.node_names:
+            check_holds_no_input(Path(options.reproducers) / node_folder_name(name), inputs_read,
+                                 f"reproducer folder of node '{name}'")
+    inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
     try:
@@ -145,7 +146,8 @@ def run(options: RunOptions) -> RunResult:
                   inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name, a.item() if a.ndim == 0 else None)
                                for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
-                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes))
+                  filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
+                  narrowed=executed.narrowed)
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
@@ -187,42 +189,51 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                         converted_to=n.name if n.stable else None) for n in prepared.nodes))
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
                          outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
-    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected)
+    oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
+        if options.oracle is not None else None
+    judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
+                     oracle=oracle.expected if oracle is not None else None, emulations=compiled.emulations)
     judgment = with_implementations(judgment, compiled)
-    reproducers = {}
-    unwritten = []
-    if options.reproducers is not None:
-        for node, result in zip(prepared.nodes, judgment.nodes):
-            if result.verdict == FAIL:
-                folder = Path(options.reproducers) / node_folder_name(result.name)
-                try:
-                    write_node_reproducer(folder, prepared, node, result, inputs, executed, compiled.run,
-                                          options.config)
-                    reproducers[result.name] = str(folder)
-                except ReproducerError as error:
-                    unwritten.append(error.message)
-    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)" if prepared.onnx else "")
-    second = None
-    if options.compare_with_onnxruntime:
-        from irtool.judge.onnx_nodes import second_opinion
-
-        second = second_opinion(prepared.onnx, prepared.labels, inputs, executed.outputs, options.tolerance,
-                                compiled.run.precision)
+    reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
+    note = None
+    if options.reproducers is not None and not reproducers and not unwritten:
+        note = f"no reproducer written to {options.reproducers}: no node failed"
+    against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)"
+                             if prepared.onnx is not None and prepared.onnx.all_nodes else "")
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
-                     second_opinion=second, unwritten=tuple(unwritten), expected=judgment.expected)
+                     second_opinion=oracle.second_opinion if oracle is not None else None,
+                     unwritten=tuple(unwritten), expected=judgment.expected, reproducer_note=note,
+                     oracle=judgment.oracle, oracle_refused=oracle.refused if oracle is not None else None)
 
 
-def _check_onnxruntime(model: Path) -> None:
-    """``--compare-with onnxruntime`` needs an .onnx model and onnxruntime installed."""
-    from irtool.onnx.onnxruntime_run import available
-
-    if Path(model).suffix.lower() != ".onnx":
-        raise RunError(f"{model}: --compare-with onnxruntime runs the .onnx file itself; give the .onnx model "
-                       f"(an IR model is compared with a second device: --compare-with DEVICE)")
-    if available() is None:
-        raise RunError("--compare-with onnxruntime: onnxruntime is not installed (pip install onnxruntime)")
+def _write_reproducers(options: RunOptions, prepared: Prepared, judgment: Any, inputs: Mapping[str, np.ndarray],
+                       executed: Executed, compiled: Any) -> tuple[dict[str, str], list[str]]:
+    """A reproducer folder per failing node (an IR node's single-op IR, an ONNX node's single-node
+    model), by node name, and what could not be written."""
+    reproducers: dict[str, str] = {}
+    unwritten = []
+    if options.reproducers is None:
+        return reproducers, unwritten
+    # an IR model's judged nodes are its recurrent nodes in order; an ONNX model's, its ONNX nodes and
+    # then the cells lowered to plain ops that OpenVINO's graph holds (single-op IR, as an IR model's)
+    ir_nodes = [node for node in prepared.nodes if prepared.onnx is None or node.lowered is not None]
+    ir_nodes = dict(zip((r.name for r in judgment.nodes[len(judgment.nodes) - len(ir_nodes):]), ir_nodes))
+    for result in judgment.nodes:
+        if result.verdict != FAIL:
+            continue
+        folder = Path(options.reproducers) / node_folder_name(result.name)
+        try:
+            if result.name not in ir_nodes:
+                write_onnx_node_reproducer(folder, prepared, result, inputs, executed, compiled.run, options.config)
+            else:
+                write_node_reproducer(folder, prepared, ir_nodes[result.name], result, inputs, executed,
+                                      compiled.run, options.config)
+            reproducers[result.name] = str(folder)
+        except ReproducerError as error:
+            unwritten.append(error.message)
+    return reproducers, unwritten
 
 
 def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:

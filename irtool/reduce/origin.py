@@ -141,6 +141,9 @@ def _suite_case(path: Path, case_id: str) -> Origin:
 
 def _reproducer(folder: Path) -> Origin:
     missing = [name for name in ("case.json", "model.xml", "inputs.npz") if not os.path.lexists(folder / name)]
+    if missing == ["model.xml"] and os.path.lexists(folder / "model.onnx"):
+        raise ReduceError(f"{folder}: an ONNX node's reproducer (model.onnx): reduce shrinks IR; run it with "
+                          f"irtool run {folder / 'model.onnx'} -d DEVICE --inputs {folder / 'inputs.npz'}")
     if missing:
         raise ReduceError(f"{folder}: not a reproducer folder (no {', '.join(missing)}); irtool harness writes "
                           f"them under REPORT_DIR/reproducers/")

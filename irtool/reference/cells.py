@@ -25,12 +25,17 @@ import numpy as np
 
 from irtool.core.errors import IrtoolBug
 from irtool.reference.activations import Activation, Kernel
+from irtool.reference.rounding import EXACT, Rounding
 
 Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]
 Product = Callable[[np.ndarray], None]
 Alloc = Callable[[tuple[int, ...], np.dtype], np.ndarray]  # uninitialised scratch (workspace.Workspace.take)
 Activations = tuple[Activation, ...]  # a gate's activation: one for all directions, or one per direction
 Scale = float | np.ndarray  # a gate's input scale: one number, or [D] where the directions' differ
+
+
+def _keep(array: np.ndarray) -> None:
+    """A rounding point that rounds nothing."""
 
 
 @dataclass(frozen=True)
@@ -156,9 +161,11 @@ class GRU:
         """B holds Wbh and Rbh apart with linear_before_reset: 4 blocks instead of 3."""
         return 4 if self.linear_before_reset else 3
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc,
+                rounding: Rounding = EXACT) -> Stepper:
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
         _check_directions(self, (self.f, self.g), d)
+        round_product = rounding.per_step("reset_product") or _keep
         order, scales = (0, 1, 2), (_scale(self.f), _scale(self.f), _scale(self.g))
         gates, scratch = alloc((d, 3 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         zr, reset, candidate = gates[:, :2 * hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
@@ -176,14 +183,16 @@ class GRU:
 
             def recurrent_candidate(h: np.ndarray) -> None:
                 np.multiply(reset, h, scratch)
+                round_product(scratch)
                 reset_product(scratch)
 
-        step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate)
+        step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate,
+                          rounding.per_step("gates") or _keep)
         return Stepper(_gate_rows(w, hidden, order, scales, alloc),
                        _gate_rows(b[:, :3 * hidden], hidden, order, scales, alloc), step)
 
     def _step(self, gates: np.ndarray, scratch: np.ndarray, hidden: int, update_and_reset: Product,
-              recurrent_candidate: Product) -> Step:
+              recurrent_candidate: Product, round_gates: Callable[[np.ndarray], None]) -> Step:
         """The GRU step around its two variants: they differ only in the recurrent part of ht."""
         zr, update, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, 2 * hidden:]
         f, g = _activation(self.f, self.clip, gates.dtype), _activation(self.g, self.clip, gates.dtype)
@@ -192,10 +201,14 @@ class GRU:
             h = states_in[0]
             update_and_reset(h)
             np.add(zr, xw[:, :2 * hidden], zr)
+            round_gates(zr)
             f(zr, zr)
+            round_gates(zr)
             recurrent_candidate(h)
             np.add(candidate, xw[:, 2 * hidden:], candidate)
+            round_gates(candidate)
             g(candidate, candidate)
+            round_gates(candidate)
             np.subtract(h, candidate, scratch)  # Ht = (1 - zt) ht + zt Ht-1 = ht + zt (Ht-1 - ht)
             np.multiply(scratch, update, scratch)
             np.add(candidate, scratch, states_out[0])
@@ -221,7 +234,8 @@ class LSTM:
     input_forget: bool = False
     gates = bias_gates = 4
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc,
+                rounding: Rounding = EXACT) -> Stepper:
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
         _check_directions(self, (self.f, self.g, self.h), d)
         order = (0, 1, 3, 2)  # f, i, o (activation f) then c (activation g)
@@ -229,14 +243,17 @@ class LSTM:
         gates, squashed = alloc((d, 4 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         product = _recurrent(r, hidden, order, scales, gates, alloc)
         f, g = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype)
+        round_gates = rounding.per_step("gates")
         if self.peepholes is None and not self.input_forget:
-            step = self._step(gates, squashed, hidden, product, f, g)
+            step = self._step(gates, squashed, hidden, product, f, g, round_gates or _keep)
+        elif round_gates is not None:
+            raise IrtoolBug("rounding the gates is emulated for OpenVINO's LSTM, without peepholes or coupled gates")
         else:
             step = self._extended_step(gates, squashed, hidden, product, f, g, scales[0], alloc)
         return Stepper(_gate_rows(w, hidden, order, scales, alloc), _gate_rows(b, hidden, order, scales, alloc), step)
 
     def _step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int, product: Product, f: Kernel,
-              g: Kernel) -> Step:
+              g: Kernel, round_gates: Callable[[np.ndarray], None]) -> Step:
         sigmoid_part, cell_part = gates[:, :3 * hidden], gates[:, 3 * hidden:]
         forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
         h_of_c = _plain(self.h)
@@ -245,8 +262,10 @@ class LSTM:
             (h, c), (h_out, c_out) = states_in, states_out
             product(h)
             np.add(gates, xw, gates)
+            round_gates(gates)
             f(sigmoid_part, sigmoid_part)
             g(cell_part, cell_part)
+            round_gates(gates)
             np.multiply(forget, c, c_out)
             np.multiply(input_, cell_part, input_)
             np.add(c_out, input_, c_out)
@@ -305,16 +324,19 @@ class RNN:
     clip: float | None
     gates = bias_gates = 1
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper:
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc,
+                rounding: Rounding = EXACT) -> Stepper:
         _check_directions(self, (self.f,), r.shape[0])
         hidden, scales = r.shape[2], (_scale(self.f),)
         gates = alloc((r.shape[0], hidden, batch), r.dtype)
         product = _recurrent(r, hidden, (0,), scales, gates, alloc)
         f = _activation(self.f, self.clip, r.dtype)
+        round_gates = rounding.per_step("gates") or _keep
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
             product(states_in[0])
             np.add(gates, xw, gates)
+            round_gates(gates)
             f(gates, states_out[0])
 
         return Stepper(_gate_rows(w, hidden, (0,), scales, alloc), _gate_rows(b, hidden, (0,), scales, alloc), step)

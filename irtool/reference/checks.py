@@ -16,6 +16,7 @@ import numpy as np
 
 from irtool.core.errors import InputError
 from irtool.reference.precision import common_float_dtype
+from irtool.reference.rounding import EXACT, Rounding
 
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 
@@ -83,6 +84,15 @@ def clip(value: Any) -> float | None:
     if math.isnan(bound) or bound < 0:
         raise InputError(f"clip is {value!r}; expected a positive number, or 0 / infinity for no clipping")
     return None if bound == 0 or math.isinf(bound) else bound
+
+
+def rounding(value: Any) -> Rounding:
+    """The rounding of a run: None is none (the ideal reference)."""
+    if value is None:
+        return EXACT
+    if not isinstance(value, Rounding):
+        raise InputError(f"rounding is {type(value).__name__}; expected an irtool.reference.rounding.Rounding or None")
+    return value
 
 
 def flag(name: str, value: Any) -> bool:

@@ -7,8 +7,8 @@ Outputs come back in the inputs' dtype.
 
 numpy has no bfloat16.  An array whose dtype is named ``bfloat16`` (ml_dtypes registers one;
 openvino depends on ml_dtypes) is accepted and returned as such, without this module
-importing ml_dtypes.  Where there is no such type, bfloat16 is emulated on float32 arrays:
-``round_to_bfloat16`` rounds to the nearest bfloat16 value, ties to even, as a cast would.
+importing ml_dtypes.  Rounding to bfloat16 or float16 where a device does, on float32 arrays,
+is irtool.reference.rounding's.
 """
 from __future__ import annotations
 
@@ -60,19 +60,3 @@ def to_output(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if array.dtype == dtype:
         return array
     return array.astype(dtype)
-
-
-def round_to_bfloat16(array: np.ndarray) -> np.ndarray:
-    """float32 values rounded to the nearest bfloat16 value (ties to even), still as float32.
-
-    NaN stays NaN, infinities stay infinite, values past the largest bfloat16 become
-    infinite, as a bfloat16 cast does.
-    """
-    values = np.ascontiguousarray(array, dtype=np.float32)
-    bits = values.view(np.uint32).astype(np.uint64)
-    lsb = (bits >> 16) & 1
-    rounded = ((bits + 0x7FFF + lsb) >> 16 << 16).astype(np.uint32)
-    result = rounded.view(np.float32).copy()
-    nan = np.isnan(values)
-    result[nan] = values[nan]
-    return result

@@ -20,6 +20,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from irtool.reference.cells import Alloc, Stepper
+from irtool.reference.rounding import EXACT, Rounding
 from irtool.reference.workspace import scratch
 
 
@@ -29,7 +30,8 @@ class Cell(Protocol):
     gates: int
     bias_gates: int
 
-    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc) -> Stepper: ...
+    def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc,
+                rounding: Rounding = EXACT) -> Stepper: ...
 
 
 def reverse_order(lengths: np.ndarray, steps: int) -> np.ndarray:
@@ -119,26 +121,30 @@ class _InputGates:
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
-        w: np.ndarray, r: np.ndarray, b: np.ndarray, reverse: Sequence[bool]) -> tuple[np.ndarray, ...]:
+        w: np.ndarray, r: np.ndarray, b: np.ndarray, reverse: Sequence[bool],
+        rounding: Rounding = EXACT) -> tuple[np.ndarray, ...]:
     """Run ``cell`` over ``x``; returns Y [batch, dirs, seq, H] then the final states [batch, dirs, H].
 
     All arrays are already checked and in the compute dtype; ``lengths`` is an int array
     with values in [0, seq]; ``reverse`` gives, per direction, whether it runs backwards.
     The steps run in chunks: per chunk, one GEMM gives the input part of the gates, the
     steps write h into a chunk history, and the history goes to Y while still in cache.
+    ``rounding``'s points of every step (the states, GRU's reset product, the gates) are
+    applied here and in the cell; its points applied once are the caller's.
     """
     with scratch() as workspace:
-        return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take)
+        return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding)
 
 
 def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray, w: np.ndarray,
-         r: np.ndarray, b: np.ndarray, reverse: Sequence[bool], alloc: Alloc) -> tuple[np.ndarray, ...]:
+         r: np.ndarray, b: np.ndarray, reverse: Sequence[bool], alloc: Alloc,
+         rounding: Rounding) -> tuple[np.ndarray, ...]:
     batch, seq, _ = x.shape
     directions, hidden = len(reverse), r.shape[2]
     steps, shortest = int(lengths.max(initial=0)), int(lengths.min(initial=seq))
     orders = [reverse_order(lengths, seq) if flag else None for flag in reverse]
     rows = [_x_rows(order, batch, seq) for order in orders]
-    stepper = cell.stepper(w, r, b, batch, alloc)
+    stepper = cell.stepper(w, r, b, batch, alloc, rounding)
     weights = stepper.input_weights
     chunk = min(chunk_steps(weights.shape[1], batch, weights.dtype.itemsize, directions), max(steps, 1))
 
@@ -154,10 +160,14 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
     input_gates = _InputGates(x, stepper, rows, chunk, alloc)
 
     step = stepper.step
+    state_rounding = [rounding.per_step("state"), rounding.per_step("cell_state")][:len(states)]
     for first in range(0, steps, chunk):
         count = min(chunk, steps - first)
         for k, gates in enumerate(input_gates.fill(first, first + count)):
             step(gates, at_step[k], at_step[k + 1])
+            for rounded, state in zip(state_rounding, at_step[k + 1]):
+                if rounded is not None:
+                    rounded(state)
             if freeze[first + k]:
                 for new, old in zip(at_step[k + 1], at_step[k]):
                     np.copyto(new, old, where=finished[first + k])

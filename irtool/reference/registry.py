@@ -27,7 +27,7 @@ from irtool.specs import check_shapes, get_spec
 from irtool.specs.model import SpecMismatch
 
 Op = Callable[..., tuple[np.ndarray, ...]]
-_PASS_THROUGH = ("accumulate",)
+_PASS_THROUGH = ("accumulate", "rounding")
 
 
 @dataclass(frozen=True)
@@ -167,16 +167,17 @@ def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str
 
 
 def evaluate(op_type: str, inputs: Sequence[Any], attributes: Mapping[str, Any], version: int | None = None,
-             *, accumulate: Any = None) -> tuple[np.ndarray, ...]:
+             *, accumulate: Any = None, rounding: Any = None) -> tuple[np.ndarray, ...]:
     """Run the reference of ``op_type`` on ``inputs`` (port order) with ``attributes`` (spec names).
 
-    ``accumulate="float64"`` computes in float64; outputs keep the inputs' dtype.  Bad input
-    raises one ValueError naming the input or attribute and what was expected.
+    ``accumulate="float64"`` computes in float64; outputs keep the inputs' dtype.  ``rounding``
+    (irtool.reference.rounding.Rounding) rounds where a device does.  Bad input raises one
+    ValueError naming the input or attribute and what was expected.
     """
     op = lookup(op_type, version)
     bound = _bind_inputs(op, inputs)
     _check_attribute_names(op, attributes)
-    outputs = _run(op, bound, {**attributes, "accumulate": accumulate})
+    outputs = _run(op, bound, {**attributes, "accumulate": accumulate, "rounding": rounding})
     if not isinstance(outputs, tuple) or not all(isinstance(o, np.ndarray) for o in outputs):
         raise IrtoolBug(f"the reference of {op.key} returned {type(outputs).__name__}, "
                            "not a tuple of arrays")

@@ -14,19 +14,24 @@ are not exposed (named as not judged, with why).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
+from irtool.runtime.gate_sums import key
+from irtool.runtime.lowered import Context, Refusal, find_cells
+from irtool.runtime.lowered_nodes import after, cell_name, cell_ports, cell_spec, description, might_hold_cells
 from irtool.runtime.nodes import (
     BODY_OPS,
     CONTAINERS,
+    Lowered,
     body_of,
     constant_data,
     dynamic_axes,
     id_of,
     named_outputs,
     neighbours,
+    node_attributes,
     node_spec,
     recurrent_source,
 )
@@ -55,13 +60,20 @@ class InBody:
 
 @dataclass(kw_only=True)
 class BodyNode(InBody):
-    """A recurrent node in a body; ``values`` per input port, then per output port."""
+    """A recurrent node in a body (an op of the family, or a cell lowered to plain ops); ``values`` per
+    input port, then per output port."""
 
-    op: Any  # the node, in its body
+    name: str  # the op's friendly name, or what a lowered cell is called
     spec: OpSpec
+    attributes: Mapping[str, Any]
     inputs: list[Any]  # the node's input ports' sources in its body (what ``values`` started as)
     dynamic: list[tuple[int, ...]]  # per input port: the axes dynamic in the body
     tensors: tuple[str, ...] = ()  # what feeds and reads it in its body, before any probe was added
+    lowered: Lowered | None = None
+    shared: tuple[int, ...] = ()  # the input ports whose value is the one most iterations share (Feed.shared)
+    # input port -> (index among ``values`` of the output the loop feeds back into it, the loop's initial
+    # value of it): the port reads, at each iteration, the initial value then that output of the iteration before
+    fed_back: dict[int, tuple[int, Any]] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -78,14 +90,16 @@ class Wanted:
 
     nodes: bool = True
     names: frozenset[str] = frozenset()
+    lowered: bool = True  # cells lowered to plain ops (irtool.runtime.lowered), and what looks like one
 
 
 def has_body_nodes(op: Any) -> bool:
     """Whether ``op`` (an ov.Model or a node) holds a recurrent node in a body, at any depth."""
-    if hasattr(op, "get_ordered_ops"):
-        return any(has_body_nodes(inner) for inner in op.get_ordered_ops())
-    return op.get_type_name() in CONTAINERS and any(
-        node_spec(inner) is not None or has_body_nodes(inner) for body in _bodies(op) for inner in body.get_ordered_ops())
+    ops = op.get_ordered_ops() if hasattr(op, "get_ordered_ops") else [op]  # hasattr once: on a node it is slow
+    return any(inner.get_type_name() in CONTAINERS and any(
+        node_spec(deeper) is not None or (deeper.get_type_name() in CONTAINERS and has_body_nodes(deeper))
+        for body in _bodies(inner)
+        for deeper in body.get_ordered_ops()) for inner in ops)
 
 
 def all_ops(model: Any) -> list[Any]:
@@ -127,7 +141,7 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wa
             branches = [(body_of(op), None, f"body of {label}{suffix}")]
         looping = in_loop or kind != "If"
         inner = [(body, then, items) for body, then, here in branches if body is not None
-                 for items in [_direct_items(body, here, wanted) + expose_bodies(
+                 for items in [_direct_items(op, body, then, here, wanted, looping) + expose_bodies(
                      body, here, looping, wanted, _fixed_parameters(op, body, then, in_loop, fixed))]
                  if items]
         if not inner:
@@ -193,9 +207,10 @@ def _varying_count(op: Any, fixed: frozenset[tuple[str, int]]) -> str | None:
     return None
 
 
-def _direct_items(body: Any, where: str, wanted: Wanted) -> list[InBody]:
-    """The recurrent nodes of a body itself (not of its own bodies), then its outputs that carry a
-    wanted name (a Result shares its source's names: not it)."""
+def _direct_items(container: Any, body: Any, then: bool | None, where: str, wanted: Wanted,
+                  looping: bool) -> list[InBody]:
+    """The recurrent nodes of a body itself (not of its own bodies), then the cells lowered to plain
+    ops in it, then its outputs that carry a wanted name (a Result shares its source's names: not it)."""
     found: list[InBody] = []
     for op in body.get_ordered_ops():
         spec = node_spec(op) if wanted.nodes else None
@@ -204,10 +219,74 @@ def _direct_items(body: Any, where: str, wanted: Wanted) -> list[InBody]:
             values = [constant_data(value.get_node()) for value in sources]
             values = [value if value is not None else source for value, source in zip(values, sources)]
             values += [op.output(j) for j in range(len(spec.outputs))]
-            found.append(BodyNode(op=op, spec=spec, where=where, inputs=sources, values=values,
+            found.append(BodyNode(name=op.get_friendly_name(), spec=spec, attributes=node_attributes(op, spec),
+                                  where=where, inputs=sources, values=values,
                                   dynamic=[dynamic_axes(value) for value in sources], tensors=neighbours(op)))
+    if wanted.lowered and might_hold_cells(body):
+        found += _lowered_items(container, body, then, where, looping)
     for name, output in named_outputs(body, wanted.names).items():
         found.append(BodyTensor(name=name, where=where, values=[output], source=recurrent_source(output)))
+    return found
+
+
+def _lowered_items(container: Any, body: Any, then: bool | None, where: str, looping: bool) -> list[InBody]:
+    """The lowered cells of a body (and what looks like one but is not recognized: a node with nothing
+    to expose, judged as not recognized), each told its state by the loop's back edge."""
+    carried = _carried(container, body)
+    context = Context(_constant_inputs(container, body, then) | _loop_constants(container, body),
+                      {parameter: source for parameter, (source, _) in carried.items()}, looping)
+    items: list[InBody] = []
+    for cell in find_cells(body, context):
+        spec = cell_spec(cell.kind)
+        if isinstance(cell, Refusal):
+            items.append(BodyNode(name=cell_name(cell.kind, cell.parts, cell.anchor), spec=spec, attributes={},
+                                  where=where, inputs=[], values=[], dynamic=[],
+                                  lowered=Lowered(description(cell), refused=cell.reason)))
+            continue
+        inputs, shared = cell_ports(cell)
+        fed_back = {}  # h_{t-1} (and c_{t-1}): the loop's initial value, then h_t (c_t) of the iteration before
+        for port, output in ((1, 0), (2, 1))[:len(cell.outputs)]:
+            source, initial = carried.get(key(inputs[port]), (None, None))
+            if source == key(cell.outputs[output]) and _same_static_shape(inputs[port], cell.outputs[output], initial):
+                fed_back[port] = (len(inputs) + output, initial)
+        items.append(BodyNode(name=cell_name(cell.kind, cell.parts, cell.outputs[0]), spec=spec,
+                              attributes=cell.attributes, where=where, inputs=inputs,
+                              values=inputs + list(cell.outputs), lowered=Lowered(description(cell)), shared=shared,
+                              dynamic=[() if isinstance(value, np.ndarray) else dynamic_axes(value)
+                                       for value in inputs], fed_back=fed_back))
+    return items
+
+
+def _same_static_shape(*values: Any) -> bool:
+    shapes = [value.get_partial_shape() for value in values]
+    return all(shape.is_static for shape in shapes) and len({tuple(shape.to_shape()) for shape in shapes}) == 1
+
+
+def _carried(op: Any, body: Any) -> dict[tuple[str, int], tuple[tuple[str, int], Any]]:
+    """A loop's body Parameters it feeds back, each with the key (irtool.runtime.gate_sums.key) of the
+    body tensor fed back into it at the next iteration and the loop's input giving its first value."""
+    if op.get_type_name() not in BODY_OPS:
+        return {}
+    parameters, results = list(body.get_parameters()), list(body.get_results())
+    return {id_of(parameters[d.body_parameter_index].output(0)): (key(results[d.body_value_index].input_value(0)),
+                                                                   op.input_value(d.input_index))
+            for d in op.get_input_descriptions() if type(d).__name__ == "MergedInputDescription"}
+
+
+def _loop_constants(op: Any, body: Any) -> dict[tuple[str, int], np.ndarray]:
+    """A loop's body Parameters it feeds back unchanged from a constant (TensorFlow's while loops pass
+    weights as loop variables), with that constant's data."""
+    if op.get_type_name() not in BODY_OPS:
+        return {}
+    parameters, results = list(body.get_parameters()), list(body.get_results())
+    found = {}
+    for d in op.get_input_descriptions():
+        if type(d).__name__ != "MergedInputDescription":
+            continue
+        parameter = parameters[d.body_parameter_index].output(0)
+        data = constant_data(op.input_value(d.input_index).get_node())
+        if data is not None and id_of(results[d.body_value_index].input_value(0)) == id_of(parameter):
+            found[id_of(parameter)] = data
     return found
 
 
@@ -235,7 +314,11 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode],
     for item in items:
         if item.skipped:
             continue
-        item.values = [value if isinstance(value, np.ndarray) else expose(value) for value in item.values]
+        fed_back = item.fed_back if isinstance(item, BodyNode) else {}
+        item.values = [value if isinstance(value, np.ndarray) or k in fed_back else expose(value)
+                       for k, value in enumerate(item.values)]
+        for port, (output, initial) in fed_back.items():  # what the loop fed back: no tensor more to expose
+            item.values[port] = after(initial, item.values[output])
         item.conditions = [(expose(flag), then, depth + 1, where, loop)
                            for flag, then, depth, where, loop in item.conditions]
         if ran is not None:

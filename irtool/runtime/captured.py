@@ -5,6 +5,7 @@ did not run.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -38,7 +39,7 @@ def reached_iterations(node: RecurrentNode, captured: Sequence[np.ndarray]) -> l
     """The iterations (one index per loop around it) at which a body node ran: every index of its
     probed tensors' leading axes whose If flags say its branches were taken; ``[()]`` for a
     top-level node."""
-    if not node.in_body:
+    if not node.in_body and not node.depth:  # an unrolled chain is at the top level, its steps its iterations
         return [()]
     first = next((feed.probe for feed in node.feeds if feed.probe is not None), node.outputs[0] if node.outputs else None)
     return _reached(first, node.depth, node.conditions, captured)
@@ -78,9 +79,48 @@ def why_not_reached(conditions: Sequence[Condition], loops: Sequence[str], captu
 
 def iteration_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                      index: tuple[int, ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """A node's input arrays (port order) and output arrays at one iteration (``()`` at the top level)."""
+    """A node's input arrays (port order) and output arrays at one iteration (``()`` at the top level);
+    a shared feed's (Feed.shared) as that iteration computes with it, not the recurrence's."""
     arrays, actual = probed_arrays(node, inputs, captured)
     if not index:
         return arrays, actual
-    return ([array if feed.probe is None else array[index] for feed, array in zip(node.feeds, arrays)],
-            [array[index] for array in actual])
+    return ([array if feed.probe is None and not feed.shared else array[index]
+             for feed, array in zip(node.feeds, arrays)], [array[index] for array in actual])
+
+
+@dataclass(frozen=True)
+class Iterations:
+    """A node's arrays at every iteration it ran, its shared feeds (Feed.shared) made the value most
+    iterations share, and at each iteration the shared ports whose own value is another."""
+
+    indices: list[tuple[int, ...]]
+    arrays: list[tuple[list[np.ndarray], list[np.ndarray]]]  # (inputs in port order, outputs) per iteration
+    departures: dict[int, tuple[str, ...]]  # position among ``indices`` -> its ports whose value is not shared
+
+
+def node_iterations(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
+                    captured: Sequence[np.ndarray]) -> Iterations:
+    """:class:`Iterations` of a node, from the model's inputs and what the probed copy captured."""
+    indices = reached_iterations(node, captured)
+    arrays = [iteration_arrays(node, inputs, captured, index) for index in indices]
+    departures: dict[int, tuple[str, ...]] = {}
+    for port, feed in enumerate(node.feeds):
+        if not feed.shared or len(arrays) < 2:
+            continue
+        values = [ins[port] for ins, _ in arrays]
+        common = most_common(values)
+        for k, (ins, _) in enumerate(arrays):
+            if ins[port] is not common and not np.array_equal(ins[port], common):
+                departures[k] = departures.get(k, ()) + (feed.port.name,)
+            ins[port] = common
+    return Iterations(indices, arrays, departures)
+
+
+def most_common(values: Sequence[np.ndarray]) -> np.ndarray:
+    """The value most of ``values`` are equal to (the first such one; of a tie, the earliest)."""
+    groups: dict[bytes, list[int]] = {}
+    for k, value in enumerate(values):
+        array = np.ascontiguousarray(value)
+        groups.setdefault(f"{array.dtype}{array.shape}".encode() + array.tobytes(), []).append(k)
+    best = max(groups.values(), key=lambda members: (len(members), -members[0]))
+    return values[best[0]]

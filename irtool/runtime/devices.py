@@ -111,8 +111,9 @@ def skip_reason(device: str, precision: str, report: DeviceReport | None = None)
     The one rule for ``run``, ``run --openvino``, ``reduce``, the harness and the pytest plugin:
     a skip, never an error (exit 3 where nothing else was judged).  A device asked for a
     precision it lacks does not refuse: it runs at another one (a CPU without bf16 runs a bf16
-    request at f32, a CPU with bf16 runs f16 as bf16), so a job at that precision would only
-    repeat another; it is skipped.
+    request at f32; a CPU with AVX512_BF16 but no FP16 runs f16 as bf16, measured on an AMD EPYC,
+    while an Intel Xeon with AMX-FP16 lists FP16 and computes f16), so a job at that precision
+    would only repeat another; it is skipped.
     A virtual device needs every physical device it names (bare AUTO, MULTI...: every available
     one) to support the precision.  ``default`` (no hint: the device's own choice) is never
     skipped for its precision.

@@ -62,12 +62,15 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
     try:
         if found is not None and found.frontend not in ("ir", "onnx"):  # TensorFlow, TFLite, Paddle
             with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
-                model, problem = read_ir_frontend(xml_path, found.frontend)
+                model, whole = _convert_alone(xml_path, found.frontend)
+            problem = _last_useful_line(whole)
+            lacks = _unsupported_op(str(xml_path), whole, found.label) if model is None else None
+            if lacks is not None:
+                raise lacks
             if model is None:
-                model = _read_with_shapes(xml_path, found, problem or "", shapes)
+                model = _read_with_shapes(xml_path, found, problem, shapes)
             if model is None:
-                raise (_unsupported_op(str(xml_path), problem or "", found.label)
-                       or RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}"))
+                raise RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}")
         elif fill_defaults:
             from irtool.core.files import GIB, read_bytes
             from irtool.core.memory import memory_limit
@@ -95,9 +98,19 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
                 if model is None:
                     raise
     except RuntimeError as error:
-        raise (_unsupported_op(str(xml_path), openvino_message(error))
+        raise (_unsupported_op(str(xml_path), str(error), found.label if found is not None else "IR")
                or RunError(_read_failure(xml_path, bin_path, error))) from None
+    if not model.outputs:  # a frontend that reads an empty file (a 0-byte .pdmodel) as an empty model
+        raise RunError(f"{xml_path}: {'an empty file: ' if _empty(xml_path) else ''}OpenVINO reads it as a model "
+                       f"without outputs, so nothing would run (a cut-off or broken file?)")
     return model, filled
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 # What a frontend says when an op's conversion needs a shape the model does not give
@@ -149,7 +162,7 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
             return frontend.convert(loaded)
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         message = openvino_message(error)
-        unsupported = _unsupported_op(str(path), message, found.label)
+        unsupported = _unsupported_op(str(path), str(error), found.label)
         if unsupported is not None:
             raise unsupported from None
         missing = [name for index, name in enumerate(names) if index not in matched and name in wanted]
@@ -194,14 +207,33 @@ def _quiet_stderr() -> Iterator[None]:
 # OpenVINO's words for an op its opsets do not hold (the IR reader's two, the ONNX frontend's one)
 _NO_SUCH_OPSET = re.compile(r"Cannot create (\S+) layer (.+?) id:\S+ from unsupported opset: (\S+)")
 _NOT_IN_OPSET = re.compile(r"Opset (\S+) doesn't contain the operation with type: (\S+)")
-_NO_CONVERSION = re.compile(r"No conversion rule found for operations: (.+?)(?:\s+--|$)")
+# A frontend's words for an op or a feature it lacks, in the raw text of its exception (measured with
+# openvino 2026.4.1).  Every frontend but TFLite's ends a failed conversion with its report of the ops
+# left unconverted (common_translators/unconverted_ops_report.cpp): "No conversion rule found for
+# operations: A, B" (no translator), "Conversion is failed for: A" (its translator threw: the reason is
+# the detailed log's "-- A with a message: ..."); an op a frontend kept as a framework node fails its
+# validation as 'util::A'; TFLite's frontend names the op it stopped at ("... while working with
+# operation of type A and name N") and a tensor type it has no counterpart for ("Unexpected type: T").
+_LACKS = (
+    (re.compile(r"No conversion rule found for operations: ([^\n]+?)\s*(?:--|$)", re.M), "op"),
+    (re.compile(r"Conversion is failed for: ([^\n]+?)\s*(?:--|$)", re.M), "op"),
+    (re.compile(r"following ONNX operations: ([^\n]+?)\s*$", re.M), "op"),
+    (re.compile(r"While validating node 'util::(\w+) "), "op"),
+    (re.compile(r"while working with operation of type (\w+) and name"), "op"),
+    (re.compile(r"Unexpected type: (\w+)"), "tensor type"),
+)
+_REASON = re.compile(r"-- (\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)", re.S)
+_REASON_NOISE = re.compile(r"FrontEnd API failed with \w+:?\s*|\[[\w ]+\]\s*(?:internal error:\s*)?")
+_TFLITE_REASON = re.compile(r"(?:^|\n)([^\n]*?)\s*Error is encountered while working with operation")
 
 
 def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsupported | None:
-    """OpenVINO refusing an op that this release's opsets (or ONNX frontend) do not hold, as
-    Unsupported: a release that cannot run the model, skipped as an absent device is, not an
-    error of the model.  An IR op that no opset of any release irtool knows holds (ErfInv claimed
-    of opset5) is left to the reader's own error: the file is wrong, not the release."""
+    """OpenVINO refusing an op or a feature that this release (its opsets, or the frontend that
+    reads the model) lacks, as Unsupported naming it: a release that cannot run the model,
+    skipped as an absent device is, not an error of the model.  ``message``: the exception's
+    whole text (the op is named in lines openvino_message drops).  An IR op that no opset of any
+    release irtool knows holds (ErfInv claimed of opset5) is left to the reader's own error: the
+    file is wrong, not the release."""
     from irtool.specs.opsets import openvino_opsets
 
     release = openvino_release()
@@ -210,14 +242,23 @@ def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsuppor
         op_type, layer, opset = match.groups()
         known = (f"; openvino {table.openvino} has it" if table.op_version(op_type, opset) else "")
         return Unsupported(f"{name}: openvino {release} cannot read it: layer '{layer}' is {op_type} of {opset}, "
-                           f"an opset this release does not have{known}")
+                           f"an opset this release does not have{known}", (op_type,))
     if (match := _NOT_IN_OPSET.search(message)) and table.op_version(match.group(2), match.group(1)):
         opset, op_type = match.groups()
         return Unsupported(f"{name}: openvino {release} cannot read it: its {opset} has no {op_type} "
-                           f"(openvino {table.openvino}'s has)")
-    if match := _NO_CONVERSION.search(message):
-        return Unsupported(f"{name}: the {frontend} frontend of openvino {release} cannot convert "
-                           f"{match.group(1)}")
+                           f"(openvino {table.openvino}'s has)", (op_type,))
+    reasons = {op: _REASON_NOISE.sub("", _NOISE.sub("", " ".join(why.split()))).strip()
+               for op, why in _REASON.findall(message)}
+    if any(_WANTS_SHAPES.search(why) for why in reasons.values()):  # a shape would let it convert
+        return None
+    for pattern, what in _LACKS:
+        if match := pattern.search(message):
+            ops = tuple(op.strip() for op in match.group(1).split(",") if op.strip())
+            if tflite := _TFLITE_REASON.search(message):
+                reasons[ops[0]] = tflite.group(1).strip()
+            said = ", ".join(f"{op} ({reasons[op]})" if reasons.get(op) else op for op in ops)
+            return Unsupported(f"{name}: the {frontend} frontend of openvino {release} cannot convert "
+                               f"{'the tensor type ' if what != 'op' else ''}{said}", ops)
     return None
 
 
@@ -398,7 +439,7 @@ def read_onnx_bytes(data: bytes, name: str) -> Any:
             return frontend.convert(frontend.load(io.BytesIO(data)))
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         message = openvino_message(error)
-        raise _unsupported_op(name, message) or RunError(f"{name}: OpenVINO cannot read it: {message}") from None
+        raise _unsupported_op(name, str(error)) or RunError(f"{name}: OpenVINO cannot read it: {message}") from None
 
 
 _READERS = {"ir": "IR reader", "onnx": "ONNX frontend", "tflite": "TensorFlow Lite frontend",
@@ -409,6 +450,12 @@ def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | Non
     """OpenVINO's own verdict on a file, through one frontend alone ("ir", "onnx", "tflite", "tf",
     "paddle"; read_model would try every frontend and let them print to stderr): the ov.Model, or None and the reason
     on one line (where OpenVINO failed comes first in its text and what failed last)."""
+    model, whole = _convert_alone(path, framework)
+    return model, None if model is not None else _last_useful_line(whole)
+
+
+def _convert_alone(path: str | Path, framework: str) -> tuple[Any | None, str]:
+    """The model read by one frontend, or None and the whole text of its exception."""
     from openvino.frontend import FrontEndManager
 
     try:
@@ -416,9 +463,13 @@ def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | Non
         if framework == "ir" and not frontend.supported(str(path)):  # read_model then finds no frontend
             return None, "its IR reader does not take it (read_model finds no frontend for it)"
         with doing(path, f"reading it with OpenVINO's {_READERS.get(framework, framework + ' frontend')}"):
-            return frontend.convert(frontend.load(str(path))), None
+            return frontend.convert(frontend.load(str(path))), ""
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
-        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating",
-                                                                 "To facilitate"))]
-        return None, (useful or lines or [type(error).__name__])[-1]
+        return None, str(error) or type(error).__name__
+
+
+def _last_useful_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating",
+                                                             "To facilitate"))]
+    return (useful or lines or ["?"])[-1]

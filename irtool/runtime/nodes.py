@@ -34,6 +34,10 @@ class Feed:
     parameter: str | None = None  # the model input's name
     probe: int | None = None  # index among the probed copy's outputs
     dynamic: tuple[int, ...] = ()  # the axes the model leaves dynamic at this port
+    stored: str | None = None  # a constant stored in another type and converted (f16 of compress_to_fp16)
+    # a recurrence's weight that the graph computes per iteration (a probe, or a constant stacked per
+    # step): its value is the one most iterations share, and an iteration computing with another fails
+    shared: bool = False
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.constant, self.parameter, self.probe)) != 1:
@@ -61,6 +65,16 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class Lowered:
+    """A recurrent cell recognized in plain ops (irtool.runtime.lowered), or a structure that looks like
+    one and is not recognized."""
+
+    description: str  # the pattern and the ops it is made of
+    steps: int | None = None  # unrolled at the top level: its step count (its one iteration axis)
+    refused: str | None = None  # why a cell-like structure is not recognized
+
+
+@dataclass(frozen=True)
 class RecurrentNode:
     """One node of the family in a model: what it is, where it is, and how to see its tensors."""
 
@@ -79,6 +93,7 @@ class RecurrentNode:
     container: str | None = None  # a body node: the friendly name of the top-level container it sits in
     stable: str | None = None  # the key of a node whose name OpenVINO made by its counter (see generated_name)
     never: str | None = None  # why a body node never runs (a Loop around it of constant trip count 0)
+    lowered: Lowered | None = None  # a cell recognized in plain ops, judged as the op ``spec`` says
 
     @property
     def key(self) -> str:
@@ -143,13 +158,15 @@ class ProbedModel:
 
     @property
     def judgeable(self) -> tuple[RecurrentNode, ...]:
-        return tuple(node for node in self.nodes if node.unprobed is None and node.never is None)
+        return tuple(node for node in self.nodes if node.unprobed is None and node.never is None and
+                     (node.lowered is None or node.lowered.refused is None))
 
     @property
     def run_as(self) -> tuple[str, ...]:
         """The top-level nodes whose implementation says what ran for the judged nodes: each top-level
         node's own, and the containers of those in bodies and of the named tensors there."""
-        names = [node.container if node.in_body else node.name for node in self.judgeable]
+        names = [node.container if node.in_body else node.name for node in self.judgeable
+                 if node.in_body or node.lowered is None]  # an unrolled chain is no node OpenVINO has
         names += [placement.container for placement in self.placed.values() if placement.container]
         return tuple(dict.fromkeys(names))
 
@@ -177,6 +194,28 @@ def _values(constant: Any) -> np.ndarray:
     return unpack(data, name, tuple(constant.get_output_shape(0))) if name in PACKED else data
 
 
+def stored_type(node: Any) -> str | None:
+    """The element type a Constant behind a Convert is stored as (``f16`` for weights compressed by
+    compress_to_fp16), where it differs from what the Convert gives; None for anything else."""
+    if node.get_type_name() != "Convert" or node.input_value(0).get_node().get_type_name() != "Constant":
+        return None
+    stored, given = node.get_input_element_type(0), node.get_output_element_type(0)
+    return stored.get_type_name() if stored != given and stored.is_real() else None
+
+
+def stored_precision(model: Any) -> str | None:
+    """The coarsest floating type any constant of ``model`` is stored as behind a Convert (its
+    bodies' too): f16 or bf16 where weights were compressed, else None."""
+    found = {kind for op in model.get_ordered_ops() for kind in [stored_type(op)] if kind in ("f16", "bf16")}
+    for op in model.get_ordered_ops():
+        if op.get_type_name() in CONTAINERS:
+            for body in ([op.get_then_body(), op.get_else_body()] if op.get_type_name() == "If" else [body_of(op)]):
+                kind = stored_precision(body) if body is not None else None
+                if kind:
+                    found.add(kind)
+    return "bf16" if "bf16" in found else "f16" if found else None
+
+
 def plain(value: Any) -> Any:
     return list(value) if isinstance(value, (list, tuple)) else value
 
@@ -195,13 +234,16 @@ def generated_name(name: str, op_type: str) -> bool:
 def stable_keys(nodes: Sequence[RecurrentNode]) -> tuple[RecurrentNode, ...]:
     """The nodes, each one whose name OpenVINO generated keyed by its place instead: its type and its
     count among the model's recurrent nodes of that type, in their order (top level in topological
-    order, then the bodies'): ``LSTMCell@1``.  Other names are the model's own and stay the keys."""
+    order, then the bodies'): ``LSTMCell@1``; a lowered cell named after such an op (``LSTM@Multiply_12``),
+    by its kind and count: ``LSTM@1``.  Other names are the model's own and stay the keys."""
     counts: dict[str, int] = {}
     keyed = []
     for node in nodes:
-        counts[node.spec.type] = counts.get(node.spec.type, 0) + 1
-        if generated_name(node.name, node.spec.type):
-            node = dataclasses.replace(node, stable=f"{node.spec.type}@{counts[node.spec.type]}")
+        kind, _, op = node.name.rpartition("@") if node.lowered is not None else (node.spec.type, "", node.name)
+        counts[kind] = counts.get(kind, 0) + 1
+        if re.fullmatch(r"[A-Za-z]+_[0-9]+", op) and generated_name(op, op.rpartition("_")[0]) and \
+                (node.lowered is not None or op.rpartition("_")[0] == node.spec.type):
+            node = dataclasses.replace(node, stable=f"{kind}@{counts[kind]}")
         keyed.append(node)
     return tuple(keyed)
 

@@ -16,6 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from irtool.runtime.bodies import BodyTensor, Wanted, expose_bodies, has_body_nodes
+from irtool.runtime.lowered import Refusal
+from irtool.runtime.lowered_nodes import chain_node, find_chains, might_hold_cells, refusal_node
 from irtool.runtime.model import clone_model, tensor_name
 from irtool.runtime.nodes import (
     TOP_LEVEL,
@@ -33,25 +35,29 @@ from irtool.runtime.nodes import (
     node_spec,
     recurrent_source,
     stable_keys,
+    stored_type,
 )
 
 
 def probe_model(model: Any, tensor_names: Sequence[str] = (), generated_names: bool = False,
-                body_nodes: bool = True) -> ProbedModel:
+                body_nodes: bool = True, lowered: bool = True) -> ProbedModel:
     """Find the model's recurrent nodes (at the top level and, with ``body_nodes``, in bodies) and
     make the copy that exposes their tensors, and also the tensors that carry one of
     ``tensor_names`` (a converted ONNX model keeps ONNX's tensor names on the outputs that compute
     them), at the top level (``tensors``) or in a body at any depth (``placed``); a name no output
     carries is left out.  ``generated_names``: the model was converted in this process (not read
     from IR, whose names are the file's), so a ``<type>_<n>`` name is OpenVINO's counter and the
-    node is keyed by its place (:func:`stable_keys`)."""
-    probed = _probe_model(model, tensor_names, body_nodes)
+    node is keyed by its place (:func:`stable_keys`).  ``lowered``: also the cells a converter
+    lowered to plain ops, at any depth (irtool.runtime.lowered), and what looks like one but is
+    not recognized (a node judged as not recognized, saying why)."""
+    probed = _probe_model(model, tensor_names, body_nodes, lowered)
     return dataclasses.replace(probed, nodes=stable_keys(probed.nodes)) if generated_names else probed
 
 
-def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> ProbedModel:
+def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool, lowered: bool) -> ProbedModel:
     found = [op for op in model.get_ordered_ops() if node_spec(op) is not None]
-    if not found and not tensor_names and not (body_nodes and has_body_nodes(model)):
+    lowered = lowered and might_hold_cells(model)
+    if not found and not tensor_names and not (body_nodes and has_body_nodes(model)) and not lowered:
         return ProbedModel(model, model, (), len(model.outputs))
     copy = clone_model(model)
     copied = [op for op in copy.get_ordered_ops() if node_spec(op) is not None]
@@ -80,7 +86,7 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
             source = value.get_node()
             data = constant_data(source)
             if data is not None:
-                feeds.append(Feed(port, constant=data))
+                feeds.append(Feed(port, constant=data, stored=stored_type(source)))
             elif source.get_type_name() == "Parameter":
                 feeds.append(Feed(port, parameter=tensor_name(source.output(0)), dynamic=dynamic_axes(value)))
             else:
@@ -90,9 +96,12 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
         tensors = tuple(sorted(name for output in op.outputs() for name in output.get_names())) or neighbours(op)
         nodes.append(RecurrentNode(k, op.get_friendly_name(), spec, node_attributes(op, spec), TOP_LEVEL,
                                    tuple(feeds), outputs, model_outputs, tensors))
+    for chain in find_chains(copy) if lowered else ():
+        nodes.append(refusal_node(chain, len(nodes)) if isinstance(chain, Refusal) else
+                     chain_node(chain, len(nodes), probe))
     named = named_outputs(copy, tensor_names)
     placed = {}
-    for item in expose_bodies(copy, wanted=Wanted(body_nodes, frozenset(tensor_names) - set(named))):
+    for item in expose_bodies(copy, wanted=Wanted(body_nodes, frozenset(tensor_names) - set(named), lowered)):
         if isinstance(item, BodyTensor):
             value = item.values[0]
             constant = value if isinstance(value, np.ndarray) else None
@@ -104,14 +113,13 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool) -> P
         inputs, outputs = item.values[:len(item.inputs)], item.values[len(item.inputs):]
         feeds = () if item.skipped else tuple(
             Feed(port, constant=value) if isinstance(value, np.ndarray) else
-            Feed(port, probe=probe(value), dynamic=dynamic)
-            for port, value, dynamic in zip(item.spec.inputs, inputs, item.dynamic))
+            Feed(port, probe=probe(value), dynamic=dynamic, shared=k in item.shared)
+            for k, (port, value, dynamic) in enumerate(zip(item.spec.inputs, inputs, item.dynamic)))
         probes = () if item.skipped else tuple(probe(value) for value in outputs)
         conditions = () if item.skipped else tuple(Condition(probe(flag), *rest) for flag, *rest in item.conditions)
-        nodes.append(RecurrentNode(len(nodes), item.op.get_friendly_name(), item.spec,
-                                   node_attributes(item.op, item.spec), item.where, feeds, probes, None,
+        nodes.append(RecurrentNode(len(nodes), item.name, item.spec, item.attributes, item.where, feeds, probes, None,
                                    item.tensors, tuple(item.loops), conditions, item.unprobed, item.container,
-                                   never=item.never))
+                                   never=item.never, lowered=item.lowered))
     tensors = {name: probe(output) for name, output in named.items()}
     sources = {name: source for name, output in named.items() if (source := recurrent_source(output))}
     count = len(copy.outputs)

@@ -125,6 +125,13 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
 
     links = _permutation_links(ops)
     _follow_links(links, representatives, assign)
+    steps = sizes.get("seq_length", default_steps())
+    counted: dict[tuple[str, int], str] = {}  # a dim that decides how many iterations a loop runs -> the loop
+    for key, loop in iteration_dims(copy, symbols).items():
+        if size_of(key) is None:
+            assign(symbols[key], steps)
+            counted[key] = loop
+    _follow_links(links, representatives, assign)
     unsized = [key for key in symbols if size_of(key) is None]
     if unsized and targets:  # dims the symbols do not carry to a node (Conv, Pool, TopK...): OpenVINO is asked
         known = {key: size for key in symbols if (size := size_of(key)) is not None}
@@ -147,12 +154,109 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             size = size_of((name, k))
             if size is None:
                 raise RunError(f"input {name} of {source} has a dynamic dim {k} that reaches no recurrent node, so "
-                               f"irtool cannot choose its size: give it with --shape {name}=[...]")
+                               f"irtool cannot choose its size: give it with --shape {name}=[...] (or every input "
+                               f"with --inputs IN.npz)")
             shape.append(size)
         shapes[name] = tuple(shape)
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
-            chosen[name] = "from the recurrent nodes"
+            loops = [f"dim {k} = {shape[k]}, the iterations of {loop} (--seq-length)"
+                     for (input_name, k), loop in counted.items() if input_name == name]
+            nodes = len(loops) < sum(dim.is_dynamic for dim in parameter.get_partial_shape())
+            chosen[name] = "; ".join((["from the recurrent nodes"] if nodes else []) + loops)
     return InputPlan(shapes, lengths, chosen)
+
+
+def default_steps() -> int:
+    """The sequence length a dynamic time dim gets when --seq-length does not say (the specs' default)."""
+    from irtool.specs import registry
+
+    return next(spec.default_sizes[spec.time_symbol] for spec in registry() if spec.time_symbol)
+
+
+def iteration_dims(model: Any, symbols: Mapping[tuple[str, int], Any]) -> dict[tuple[str, int], str]:
+    """The model inputs' dynamic dims (keys of ``symbols``: input name, dim) that decide how many
+    iterations a top-level loop runs, with the loop in words: a TensorIterator's sliced input's
+    axis (the dim's symbol reaches it), or a Loop's trip count or execution condition, reached
+    from the input's ShapeOf through integer and boolean values (the count a TensorFlow while
+    loop compares its step with, in its body's condition or before its first iteration)."""
+    found: dict[tuple[str, int], str] = {}
+    parameters = {p.get_instance_id(): name for p in model.get_parameters() for (name, _) in [next(
+        (key for key in symbols if key[0] in p.output(0).get_names() or key[0] == p.get_friendly_name()), ("", 0))]}
+    for op in model.get_ordered_ops():
+        kind = op.get_type_name()
+        if kind == "TensorIterator":
+            for description in op.get_input_descriptions():
+                if type(description).__name__ != "SliceInputDescription":
+                    continue
+                dim = op.input_value(description.input_index).get_partial_shape()[description.axis]
+                for key, symbol in symbols.items():
+                    if dim.has_symbol() and dim.get_symbol() == symbol:
+                        found.setdefault(key, f"TensorIterator '{op.get_friendly_name()}'")
+        elif kind == "ShapeOf" and op.input_value(0).get_node().get_instance_id() in parameters:
+            name = parameters[op.input_value(0).get_node().get_instance_id()]
+            rank = op.input_value(0).get_partial_shape().rank.get_length()
+            for loop in _loops_counted_by(op):
+                for k in _dims_read(op, rank):
+                    if (name, k) in symbols:
+                        found.setdefault((name, k), f"Loop '{loop}'")
+    return found
+
+
+def _dims_read(shape_of: Any, rank: int) -> list[int]:
+    """The dims a ShapeOf's value is read for: the one index of the Gathers that take it, or every dim."""
+    picked = set()
+    for target in shape_of.output(0).get_target_inputs():
+        node = target.get_node()
+        index = _constant(node.input_value(1)) if node.get_type_name() == "Gather" and target.get_index() == 0 else None
+        if index is None:
+            return list(range(rank))
+        picked.add(index % rank if rank else index)
+    return sorted(picked)
+
+
+def _loops_counted_by(source: Any) -> list[str]:
+    """The Loops whose trip count or execution condition the values of ``source`` reach, through
+    ops whose outputs are integers or booleans (a Loop's body condition included), by name."""
+    import openvino as ov
+
+    loops: list[str] = []
+    seen: set[int] = set()
+    pending = [source]
+    while pending:
+        node = pending.pop()
+        for output in node.outputs():
+            for target in output.get_target_inputs():
+                user, port = target.get_node(), target.get_index()
+                if user.get_instance_id() in seen:
+                    continue
+                if user.get_type_name() == "Loop":
+                    if port in (0, 1) or port in _condition_inputs(user):
+                        loops.append(user.get_friendly_name())
+                    continue
+                seen.add(user.get_instance_id())
+                if all(o.get_element_type().is_integral() or o.get_element_type() == ov.Type.boolean
+                       for o in user.outputs()):
+                    pending.append(user)
+    return list(dict.fromkeys(loops))
+
+
+def _condition_inputs(loop: Any) -> set[int]:
+    """A Loop's inputs that reach the execution condition its body computes for the next iteration."""
+    body = loop.get_function()
+    condition = loop.get_special_body_ports()[1]  # [current iteration input, condition output]
+    if condition < 0:
+        return set()
+    reached: set[int] = set()
+    pending = [body.get_results()[condition]]
+    while pending:
+        node = pending.pop()
+        if node.get_instance_id() in reached:
+            continue
+        reached.add(node.get_instance_id())
+        pending.extend(value.get_node() for value in node.input_values())
+    parameters = list(body.get_parameters())
+    return {d.input_index for d in loop.get_input_descriptions()
+            if parameters[d.body_parameter_index].get_instance_id() in reached}
 
 
 @dataclass(frozen=True)

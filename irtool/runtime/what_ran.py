@@ -39,6 +39,11 @@ class Implementation:
     directions: tuple["Implementation", ...] = ()  # forward, reverse: a bidirectional node run as two kernels
 
     @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every runtime layer type it became, its directions' included."""
+        return tuple(dict.fromkeys(self.layer_types + tuple(k for d in self.directions for k in d.kinds)))
+
+    @property
     def decomposed(self) -> bool:
         return any(kind in DECOMPOSED for kind in self.layer_types) or any(d.decomposed for d in self.directions)
 
@@ -105,7 +110,30 @@ def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation
                 own[original].append(op)
             elif dot and index.isdigit() and base in joins:
                 joins[base].append((int(index), op))
-    return {name: _implementation(own[name]) if own[name] else _split(joins[name]) for name in names}
+    return {name: _read(own[name], joins[name]) for name in names}
+
+
+def _read(own: list[Any], joins: list[tuple[int, Any]]) -> Implementation:
+    """What one node ran as, from the layers that carry its name and those named after its outputs.
+
+    The kernel is what says it: a kernel among its own layers; else, a node split per direction,
+    each direction's kernel upstream of its outputs' joins; else, where none of its own layers
+    computes (a plugin may give a node's name to a layer it put after the kernel: a Concatenation
+    joining the directions, which hid the kernel in some runs), the kernel feeding them; else its
+    own layers as they are (a cell run as a fused Subgraph)."""
+    kinds = [_text(op.get_rt_info(), "layerType") for op in own]
+    kernels = [op for op, kind in zip(own, kinds) if kind in KERNELS]
+    if kernels:
+        return _implementation(kernels)
+    if joins:
+        split = _split(joins)
+        if split.directions or any(kind in KERNELS for kind in split.layer_types):
+            return split
+    computing = any(kind in CPU_LAYER_TYPES for kind in kinds)
+    upstream = [] if computing else [op for layer in own for op in _kernels_upstream(layer)]
+    if upstream:
+        return _implementation(list({id(op): op for op in upstream}.values()))
+    return _implementation(own) if own else _split(joins)
 
 
 def _split(joins: list[tuple[int, Any]]) -> Implementation:

@@ -1,0 +1,76 @@
+"""Cost of the reference that rounds where a device does (irtool.reference.rounding) against the
+exact reference, on the same inputs, in one numpy-only process.
+
+For GRU, LSTM and RNN sequences (forward, full lengths, f32 inputs) at (batch, seq, input, hidden)
+= (8, 100, 64, 64), (16, 100, 256, 256) and (1, 200, 128, 128), it times the exact reference and
+the emulations of two paths of schemas/precision.json: cpu-native-bf16 (inputs, weights, the state
+and GRU's reset product rounded to bf16) and cpu-decomposed-f16 (every gate too, in f16).  Rounds
+interleave the three; the best median of the rounds is kept (2 cores shared with other work), and
+the ratio to the exact reference is printed (the target: at most 1.5x).
+
+    python benchmarks/bench_reference_emulation.py            # 5 rounds, about a minute
+    python benchmarks/bench_reference_emulation.py --quick    # 1 round
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from irtool.judge.precision import emulation
+from irtool.reference import gru_sequence, lstm_sequence, rnn_sequence
+
+SHAPES = [(8, 100, 64, 64), (16, 100, 256, 256), (1, 200, 128, 128)]
+OPS = {"GRU": (gru_sequence, 3, 1), "LSTM": (lstm_sequence, 4, 2), "RNN": (rnn_sequence, 1, 1)}
+PATHS = {"exact": None, "bf16 native": ("CPU", ("RNNSeq",), "bf16"), "f16 decomposed": ("CPU", ("Loop",), "f16")}
+
+
+def inputs(op: str, shape: tuple[int, int, int, int]) -> list[np.ndarray]:
+    batch, seq, size, hidden = shape
+    _, gates, states = OPS[op]
+    rng = np.random.default_rng(sum(shape) + gates)
+    f = np.float32
+    return [rng.uniform(-1, 1, (batch, seq, size)).astype(f),
+            *[rng.uniform(-1, 1, (batch, 1, hidden)).astype(f) for _ in range(states)],
+            np.full(batch, seq, np.int32),
+            (rng.uniform(-1, 1, (1, gates * hidden, size)) / np.sqrt(size)).astype(f),
+            (rng.uniform(-1, 1, (1, gates * hidden, hidden)) / np.sqrt(hidden)).astype(f),
+            rng.uniform(-0.1, 0.1, (1, gates * hidden)).astype(f)]
+
+
+def timed(function, arrays, hidden: int, rounding, repeats: int) -> float:
+    function(*arrays, hidden_size=hidden, direction="forward", rounding=rounding)  # warm
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function(*arrays, hidden_size=hidden, direction="forward", rounding=rounding)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="1 round, fewer repeats")
+    args = parser.parse_args()
+    rounds, repeats = (1, 3) if args.quick else (args.rounds, 7)
+    roundings = {name: (emulation(*key).rounding if key else None) for name, key in PATHS.items()}
+    print("| op | batch,seq,input,hidden | exact (ms) | bf16 native (ms) | ratio | f16 decomposed (ms) | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for op, (function, _, _) in OPS.items():
+        for shape in SHAPES:
+            arrays = inputs(op, shape)
+            best = {name: [] for name in PATHS}
+            for _ in range(rounds):
+                for name, rounding in roundings.items():
+                    best[name].append(timed(function, arrays, shape[3], rounding, repeats))
+            ms = {name: 1000 * min(values) for name, values in best.items()}
+            print(f"| {op} | {','.join(map(str, shape))} | {ms['exact']:.2f} | {ms['bf16 native']:.2f} | "
+                  f"{ms['bf16 native'] / ms['exact']:.2f}x | {ms['f16 decomposed']:.2f} | "
+                  f"{ms['f16 decomposed'] / ms['exact']:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

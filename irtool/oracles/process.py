@@ -1,0 +1,62 @@
+"""A framework runtime run on a model in a process of its own (irtool.oracles.child), from the
+process that runs OpenVINO: its outputs by name, or its refusal."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from irtool.core.errors import RunError
+from irtool.core.npz import read_npz, write_npz
+from irtool.oracles.common import not_installed
+
+# the modules each runtime is found by (without importing them), and what a message calls it
+MODULES = {"tflite": (("ai_edge_litert", "tflite_runtime"), "the TFLite interpreter (ai-edge-litert)"),
+           "tensorflow": (("tensorflow",), "TensorFlow"), "paddle": (("paddle",), "Paddle Inference (paddlepaddle)")}
+TIMEOUT = 600.0  # seconds a runtime may take to load and run one model
+
+
+@dataclass(frozen=True)
+class OracleRun:
+    tool: str  # "tensorflow 2.21.0"
+    outputs: Mapping[str, np.ndarray] = field(default_factory=dict)
+    refused: str | None = None  # the runtime would not run the model: why
+
+
+def check_installed(oracle: str) -> None:
+    """RunError naming the extra to install, where the runtime is not installed (found, not imported)."""
+    modules, what = MODULES[oracle]
+    if not any(importlib.util.find_spec(module) is not None for module in modules):
+        raise not_installed(oracle, what)
+
+
+def run_oracle(oracle: str, model: str | Path, feeds: Mapping[str, np.ndarray],
+               outputs: Sequence[tuple[str, ...]]) -> OracleRun:
+    """``oracle``'s outputs of ``model`` on ``feeds`` (by input name); ``outputs``: each model output's
+    names as OpenVINO gives them (what a frozen graph's tensors are fetched by)."""
+    check_installed(oracle)
+    with tempfile.TemporaryDirectory(prefix="irtool-oracle-") as folder:
+        inputs, target = Path(folder) / "inputs.npz", Path(folder) / "outputs.npz"
+        write_npz(inputs, feeds, "the runtime's inputs")
+        command = [sys.executable, "-m", "irtool.oracles.child", oracle, str(model), str(inputs), str(target),
+                   json.dumps([list(names) for names in outputs])]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise RunError(f"--compare-with {oracle}: it ran past {TIMEOUT:g} s on {model}") from None
+        said = next((line for line in reversed(done.stdout.splitlines()) if line.startswith("{")), None)
+        if done.returncode != 0 or said is None:
+            last = next((line.strip() for line in reversed(done.stderr.splitlines()) if line.strip()), "")
+            how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit {done.returncode}"
+            raise RunError(f"--compare-with {oracle}: it stopped ({how}) on {model}" + (f": {last}" if last else ""))
+        record = json.loads(said)
+        if record["refused"] is not None:
+            return OracleRun(record["tool"], refused=record["refused"])
+        return OracleRun(record["tool"], read_npz(target, "the runtime's outputs"))

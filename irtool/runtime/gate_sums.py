@@ -1,0 +1,312 @@
+"""A recurrent cell's gate pre-activations, as a converter lowers them to plain ops, read as sums:
+products of a tensor by constant weights (x·W, h·R), a constant bias, and whatever else is added
+(opaque terms, which the cell's pattern then judges), through the ops converters write between
+them: Add, Subtract, Negative, Multiply by a constant, MatMul, Split, VariadicSplit, and
+StridedSlice, Slice or Gather on the last axis, Reshape, Squeeze, Unsqueeze and Convert that
+keep the last axis.
+
+Constants are read as OpenVINO would fold them: a Constant (through a Convert), a body Parameter
+its container feeds the same constant data at every iteration, and any op of these evaluated in
+this process (Node.evaluate: the Transpose a SavedModel puts on a kernel, a bias folded with a
+zero state).  Which columns a slicing op keeps is read by evaluating it on a ramp 0, 1, 2, ...
+along the last axis, so every way of writing a slice is read alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from irtool.runtime.nodes import constant_data, id_of
+
+Key = tuple[str, int]
+LAYOUT = ("Reshape", "Squeeze", "Unsqueeze", "Convert")  # ops that keep the data (and here, its last axis)
+SLICES = ("StridedSlice", "Slice", "Gather")
+SPLITS = ("Split", "VariadicSplit")
+NOT_FOLDED = ("Parameter", "Result", "ReadValue", "Assign", "RandomUniform", "Loop", "TensorIterator", "If")
+FOLD_ELEMENTS = 1 << 24  # a constant larger than this is not computed in-process
+FOLD_OPS = 64  # nor one that takes more ops than this to compute
+SUM_DEPTH = 48  # ops between a gate's activation and the products it sums, at most
+
+
+def label(node: Any) -> str:
+    """How messages name an op: ``MatMul 'lstm/MatMul'``."""
+    return f"{node.get_type_name()} '{node.get_friendly_name()}'"
+
+
+def root(value: Any) -> Any:
+    """A tensor through the layout ops around it (Reshape, Squeeze, Unsqueeze, Convert): the same data,
+    whatever shape a converter gave it on the way."""
+    for _ in range(16):
+        node = value.get_node()
+        if node.get_type_name() not in LAYOUT:
+            break
+        value = node.input_value(0)
+    return value
+
+
+def key(value: Any) -> Key:
+    """A tensor's identity as data (:func:`root`)."""
+    return id_of(root(value))
+
+
+def last_dim(value: Any) -> int | None:
+    shape = value.get_partial_shape()
+    if shape.rank.is_dynamic or shape.rank.get_length() == 0 or shape[shape.rank.get_length() - 1].is_dynamic:
+        return None
+    return shape[shape.rank.get_length() - 1].get_length()
+
+
+@dataclass(frozen=True)
+class Term:
+    """A tensor times constant weights: ``value`` as the MatMul reads it, ``weight`` [its width, the sum's width]."""
+
+    value: Any
+    weight: np.ndarray
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A gate pre-activation as a sum over the last axis (``width`` columns): products by constant
+    weights keyed by their tensor's identity, a constant bias, and opaque terms (a tensor and the
+    columns of it that land in this sum's columns)."""
+
+    width: int
+    terms: Mapping[Key, Term] = field(default_factory=dict)
+    bias: np.ndarray | None = None  # [width]; None: no constant added
+    others: tuple[tuple[Any, np.ndarray], ...] = ()
+    ops: tuple[str, ...] = ()  # the ops read on the way, as labels
+
+    def columns(self, cols: np.ndarray) -> "Sum":
+        return Sum(len(cols), {k: Term(t.value, t.weight[:, cols]) for k, t in self.terms.items()},
+                   None if self.bias is None else self.bias[cols], tuple((v, c[cols]) for v, c in self.others), self.ops)
+
+    def plus(self, other: "Sum") -> "Sum":
+        terms = dict(self.terms)
+        for k, term in other.terms.items():
+            terms[k] = Term(terms[k].value, terms[k].weight + term.weight) if k in terms else term
+        bias = self.bias if other.bias is None else other.bias if self.bias is None else self.bias + other.bias
+        return Sum(self.width, terms, bias, self.others + other.others, _merged(self.ops, other.ops))
+
+    def scaled(self, factor: np.ndarray) -> "Sum | None":
+        """Each column times ``factor`` ([width] or a scalar); None where opaque terms cannot be scaled."""
+        if self.others:
+            return None
+        return Sum(self.width, {k: Term(t.value, t.weight * factor) for k, t in self.terms.items()},
+                   None if self.bias is None else self.bias * factor, (), self.ops)
+
+    def bias_or_zeros(self) -> np.ndarray:
+        return self.bias if self.bias is not None else np.zeros(self.width, np.float32)
+
+
+def _merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(first + second))
+
+
+class Reader:
+    """Reads one graph's constants and sums; ``fixed``: the body Parameters its container feeds the same
+    constant data at every iteration (id_of keys)."""
+
+    def __init__(self, fixed: Mapping[Key, np.ndarray] | None = None) -> None:
+        self.fixed = dict(fixed or {})
+        self._constants: dict[Key, np.ndarray | None] = {}
+        self._sums: dict[tuple[Key, int], Sum] = {}
+
+    # ---------------------------------------------------------------- constants
+
+    def constant(self, value: Any) -> np.ndarray | None:
+        """The data of a tensor that is the same whatever the inputs, or None."""
+        found = self._constants.get(id_of(value), False)
+        if found is not False:
+            return found
+        budget = [FOLD_OPS]
+        data = self._fold(value, budget)
+        self._constants[id_of(value)] = data
+        return data
+
+    def _fold(self, value: Any, budget: list[int]) -> np.ndarray | None:
+        known = self._constants.get(id_of(value), False)
+        if known is not False:
+            return known
+        node = value.get_node()
+        data = constant_data(node)
+        if data is None and id_of(value) in self.fixed:
+            data = self.fixed[id_of(value)]
+        if data is None and node.get_type_name() not in NOT_FOLDED and node.get_input_size() and budget[0] > 0:
+            budget[0] -= 1
+            inputs = []
+            for source in node.input_values():  # the first input not constant ends it (most lead to a Parameter)
+                inputs.append(self._fold(source, budget))
+                if inputs[-1] is None:
+                    break
+            if all(array is not None for array in inputs) and sum(a.size for a in inputs) <= FOLD_ELEMENTS:
+                data = _evaluate(node, inputs, value.get_index())
+        self._constants[id_of(value)] = data
+        return data
+
+    # ---------------------------------------------------------------- sums
+
+    def sum(self, value: Any, width: int | None = None) -> Sum:
+        """``value`` as a Sum over its last axis (broadcast to ``width`` columns where it is a constant)."""
+        own = last_dim(value)
+        width = width or own
+        if width is None:
+            return Sum(0, others=((value, np.arange(0)),))
+        memo = (id_of(value), width)
+        if memo not in self._sums:
+            self._sums[memo] = self._sum(value, width, 0)
+        return self._sums[memo]
+
+    def _sum(self, value: Any, width: int, depth: int) -> Sum:
+        opaque = Sum(width, others=((value, np.arange(width)),))
+        data = self.constant(value)
+        if data is not None:
+            bias = as_bias(data, width)
+            return Sum(width, bias=bias) if bias is not None else opaque
+        node = value.get_node()
+        kind = node.get_type_name()
+        if depth > SUM_DEPTH or last_dim(value) != width:
+            return opaque
+        inner = (lambda source: self._sum(source, width, depth + 1))
+        here = (label(node),)
+        if kind == "Add":
+            first, second = (inner(source) for source in node.input_values())
+            return _with_ops(first.plus(second), here)
+        if kind == "Subtract":
+            first, second = (inner(source) for source in node.input_values())
+            negated = second.scaled(np.float32(-1))
+            return _with_ops(first.plus(negated), here) if negated is not None else opaque
+        if kind == "Negative":
+            negated = inner(node.input_value(0)).scaled(np.float32(-1))
+            return _with_ops(negated, here) if negated is not None else opaque
+        if kind == "Multiply":
+            return self._scaled(node, width, depth, opaque)
+        if kind == "MatMul":
+            return self._product(node, width, opaque)
+        if kind in SPLITS or kind in SLICES:
+            cols = self._kept_columns(node, value.get_index())
+            source = node.input_value(0)
+            if cols is None or last_dim(source) is None:
+                return opaque
+            return _with_ops(self._sum(source, last_dim(source), depth + 1).columns(cols), here)
+        if kind in LAYOUT:
+            return inner(node.input_value(0))
+        return opaque
+
+    def _scaled(self, node: Any, width: int, depth: int, opaque: Sum) -> Sum:
+        for k in (0, 1):
+            factor = self.constant(node.input_value(1 - k))
+            if factor is None:
+                continue
+            vector = as_bias(factor, width)
+            if vector is None:
+                return opaque
+            scaled = self._sum(node.input_value(k), width, depth + 1).scaled(vector)
+            return _with_ops(scaled, (label(node),)) if scaled is not None else opaque
+        return opaque
+
+    def _product(self, node: Any, width: int, opaque: Sum) -> Sum:
+        """A MatMul of a tensor by constant weights, as Terms (one per input of a Concat it reads)."""
+        attributes = node.get_attributes()
+        weights = self.constant(node.input_value(1))
+        if weights is None or attributes.get("transpose_a") or weights.ndim < 2 or \
+                any(size != 1 for size in weights.shape[:-2]):
+            return opaque
+        weights = weights.reshape(weights.shape[-2:])
+        weights = weights.T if attributes.get("transpose_b") else weights
+        if weights.shape[1] != width:
+            return opaque
+        terms: dict[Key, Term] = {}
+        start = 0
+        parts = _concatenated(node.input_value(0))
+        rank = node.input_value(0).get_partial_shape().rank
+        if rank.is_dynamic or rank.get_length() != 2:
+            return opaque  # a cell's x and h are [batch, width]; a batched product is some other layer's
+        for part in parts:
+            size = last_dim(part) if len(parts) > 1 else weights.shape[0]  # one tensor: the weights say its width
+            if size is None:
+                return opaque
+            terms[key(part)] = Term(part, weights[start:start + size])  # a view: steps sharing weights share it
+            start += size
+        if start != weights.shape[0]:
+            return opaque
+        return Sum(width, terms, ops=(label(node),))
+
+    def _kept_columns(self, node: Any, index: int) -> np.ndarray | None:
+        """The columns of its first input that output ``index`` of a slicing op keeps, when it slices the
+        last axis only (its other inputs constant), else None."""
+        source = node.input_value(0)
+        shape = source.get_partial_shape()
+        size = last_dim(source)
+        if size is None:
+            return None
+        rank = shape.rank.get_length()
+        kind = node.get_type_name()
+        if kind in SPLITS:
+            axis = self.constant(node.input_value(1))
+            if axis is None or axis.size != 1 or int(axis.reshape(-1)[0]) % rank != rank - 1:
+                return None
+            widths = [last_dim(output) for output in node.outputs()]
+            if None in widths or sum(widths) != size:
+                return None
+            start = sum(widths[:index])
+            return np.arange(start, start + widths[index])
+        others = [self.constant(value) for value in node.input_values()[1:]]
+        if any(array is None for array in others):
+            return None
+        dims = [dim.get_length() if dim.is_static else 1 for dim in shape]
+        ramp = np.broadcast_to(np.arange(size, dtype=np.float32), dims).astype(source.get_element_type().to_dtype())
+        result = _evaluate(node, [ramp] + others, index)
+        if result is None or result.ndim != ramp.ndim or result.shape[:-1] != ramp.shape[:-1]:
+            return None
+        rows = result.reshape(-1, result.shape[-1]) if result.size else result.reshape(0, 0)
+        if not rows.size or not (rows == rows[0]).all():
+            return None
+        return rows[0].astype(np.int64)
+
+
+def _with_ops(found: Sum, ops: tuple[str, ...]) -> Sum:
+    return replace(found, ops=_merged(found.ops, ops))
+
+
+def _concatenated(value: Any) -> list[Any]:
+    """The tensors a Concat on the last axis joins (TensorFlow 1's LSTM multiplies [x, h] at once), or
+    the tensor itself."""
+    node = value.get_node()
+    if node.get_type_name() != "Concat":
+        return [value]
+    rank = value.get_partial_shape().rank
+    axis = node.get_attributes().get("axis")
+    if rank.is_dynamic or axis is None or int(axis) % rank.get_length() != rank.get_length() - 1:
+        return [value]
+    return list(node.input_values())
+
+
+def as_bias(data: np.ndarray, width: int) -> np.ndarray | None:
+    """Constant data added over ``width`` columns as one vector: a scalar, [width], or [..., width] (or
+    [..., 1]) whose rows are all equal (a bias a converter broadcast over the batch), else None."""
+    data = np.asarray(data)
+    if not np.issubdtype(data.dtype, np.floating):
+        return None
+    if data.ndim == 0:
+        return np.full(width, data, data.dtype)
+    rows = data.reshape(-1, data.shape[-1])
+    if rows.shape[1] not in (1, width) or not (rows == rows[0]).all():
+        return None
+    return np.broadcast_to(rows[0], (width,)).copy()
+
+
+def _evaluate(node: Any, inputs: list[np.ndarray], index: int) -> np.ndarray | None:
+    """Output ``index`` of ``node`` computed in this process from input arrays, or None where OpenVINO
+    does not compute the op so."""
+    import openvino as ov
+
+    try:
+        outputs = [ov.Tensor(node.get_output_element_type(k), ov.Shape([0])) for k in range(node.get_output_size())]
+        arrays = [np.require(array, requirements="C") for array in inputs]  # keeps a scalar's shape ()
+        if not node.evaluate(outputs, [ov.Tensor(array) for array in arrays]):
+            return None
+        return np.array(outputs[index].data)
+    except (RuntimeError, TypeError, ValueError):
+        return None

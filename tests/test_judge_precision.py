@@ -1,0 +1,115 @@
+"""Judging at the precision a node ran at (irtool.judge.precision, schemas/precision.json): the
+precision model's paths, a recurrence that amplifies named with the step from which no reference
+can judge it, a model whose weights are stored as f16 judged against its framework's float32
+outputs, and the mechanism that judges a node against the emulation of its path.  Runs on any CPU;
+tests/test_precision_device.py holds what needs a CPU with bf16."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.cli.program import main
+from irtool.judge.compare import Tolerance, compare_output
+from irtool.judge.precision import emulation
+from irtool.reference.rounding import Rounding
+from irtool.specs.precision import PRECISION_FILE, path_for, precision_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "samples" / "models"
+
+
+def test_every_path_of_the_precision_model_is_a_rounding_and_says_where_it_comes_from():
+    paths = precision_paths()
+    assert len({p.id for p in paths}) == len(paths) >= 5
+    for path in paths:
+        assert not Rounding(**path.round).exact, path.id
+        assert path.source and path.says and path.accumulate == "f32"
+    assert json.loads(PRECISION_FILE.read_text())["paths"][0]["id"] == paths[0].id
+
+
+@pytest.mark.parametrize("device, kinds, precision, expected", [
+    ("CPU", ("RNNSeq",), "bf16", "cpu-native-bf16"),
+    ("CPU", ("Reshape", "TensorIterator"), "bf16", "cpu-decomposed-bf16"),
+    ("CPU", ("RNNCell",), "f16", "cpu-native-f16"),
+    ("CPU", ("Subgraph",), "f16", "cpu-decomposed-f16"),
+    ("GPU.0", ("lstm_seq",), "f16", "gpu-f16"),
+    ("HETERO:CPU", ("RNNSeq",), "bf16", "cpu-native-bf16"),
+    ("CPU", ("RNNSeq",), "f32", None),
+    ("NPU", ("RNNSeq",), "f16", None),
+])
+def test_a_node_takes_the_path_of_what_it_ran(device, kinds, precision, expected):
+    path = path_for(device, kinds, precision)
+    assert (path.id if path else None) == expected
+
+
+def test_the_native_bf16_path_rounds_the_weights_as_openvino_converts_them():
+    found = emulation("CPU", ("RNNSeq",), "bf16")
+    assert found.rounding.weights == "bf16-openvino" and found.rounding.state == "bf16"
+    assert found.rounding.bias is None and found.rounding.cell_state is None  # f32 in oneDNN's bf16 RNN
+    assert found.unit == 2.0 ** -8 and "cpu-native-bf16 (measured)" in found.describe()
+    assert emulation("CPU", ("RNNSeq",), "f16").unit == 2.0 ** -11
+
+
+def test_an_overflow_is_counted_apart_from_a_mismatch():
+    expected = np.array([1.0, 7.0e4, -9.0e4, 7.0e4], np.float32)
+    actual = np.array([1.0, np.inf, -np.inf, -np.inf], np.float32)
+    diff = compare_output("Y", actual, expected, Tolerance(1e-3, 1e-3), range_limit=65504.0)
+    assert diff.overflow == 2 and diff.nonfinite_mismatch == 1 and not diff.passed  # -inf for 7e4 is wrong
+    fine = compare_output("Y", actual[:3], expected[:3], Tolerance(1e-3, 1e-3), range_limit=65504.0)
+    assert fine.passed and fine.overflow == 2
+    assert not compare_output("Y", actual[:3], expected[:3], Tolerance(1e-3, 1e-3)).passed  # no range: a mismatch
+
+
+AMPLIFYING = (MODELS / "amplifying_rnn.xml", MODELS / "amplifying_rnn.npz")  # samples/make_models.py
+
+
+def test_a_recurrence_that_amplifies_is_judged_up_to_the_step_it_can_be_and_says_so(capsys):
+    """An RNNSequence with R = 1.5 x an orthogonal matrix and tanh, 1000 steps: a change of its state
+    grows step after step until tanh bounds it; f32 rounding alone parts device and reference."""
+    model, inputs = AMPLIFYING
+    code = main(["run", str(model), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs), "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    (node,) = result["nodes"]
+    assert code == 0 and node["verdict"] == "pass"
+    (note,) = node["notes"]
+    step = int(note.split("-fold by step ")[1].split(":")[0])
+    assert 10 < step < 500 and f"so {step} of 1000 steps were judged" in note
+    y, ho = node["outputs"]
+    assert y["unjudged"] == 2 * 64 * (1000 - step) and ho["unjudged"] == ho["total"]
+    # the device and the reference part where the note says: far apart after the step, close before it
+    steps = y["step_max_abs"]
+    assert max(steps[:step // 2]) < 1e-4
+    main(["run", str(model), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs)])
+    text = capsys.readouterr().out
+    assert "Ho [2, 1, 64] NOT JUDGED" in text and f"so {step} of 1000 steps were judged" in text
+    assert text.strip().splitlines()[-1].startswith("PASS: 1 of 1 outputs within tolerance at the steps that can be")
+
+
+def test_a_fault_at_the_steps_that_can_be_judged_still_fails(capsys):
+    """The same recurrence held to no tolerance fails at its first steps: the bound widens only where
+    rounding reaches it, and a tolerance the user sets is not widened."""
+    model, inputs = AMPLIFYING
+    code = main(["run", str(model), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs), "--atol", "0",
+                 "--rtol", "0", "--format", "json"])
+    (node,) = json.loads(capsys.readouterr().out)["nodes"]
+    assert code == 1 and node["verdict"] == "fail" and node["outputs"][0]["first_step_outside"] < 20
+
+
+def test_weights_stored_as_f16_are_said_and_the_framework_outputs_judged_with_what_they_cost(capsys):
+    """samples/models/lstm_f16w.xml (converted with compress_to_fp16) against onnxruntime's float32
+    outputs of the model it came from: the f16 weights move the outputs past f32's tolerance."""
+    model = MODELS / "lstm_f16w.xml"
+    code = main(["run", str(model), "-d", "CPU", "--precision", "f32", "--inputs", str(MODELS / "lstm_f16w.inputs.npz"),
+                 "--expected", str(MODELS / "lstm_f16w.expected.npz"), "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["verdict"] == "pass"
+    assert result["nodes"][0]["weights"] == "W, R, B stored as f16 (decompressed by a Convert)"
+    expected = result["expected"]
+    assert "stored as f16" in expected["bound"]
+    head = next(o for o in expected["outputs"] if o["name"] == "z")
+    assert head["tolerance"]["source"] == "f16 default"
+    off = abs(head["worst_actual"] - head["worst_expected"])
+    assert off > 1e-5 + 1e-4 * abs(head["worst_expected"]), "f32's tolerance alone would fail it"
