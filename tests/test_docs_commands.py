@@ -37,6 +37,8 @@ SUBSTITUTIONS = [
     (r" -o crash$", " --budget 5 -o crash",
      "each crash costs a fresh worker (28 runs, 15 s and more): 5 s shows the same exit code"),
     (r"--reduce-budget 120$", "--reduce-budget 5", "two reductions within 5 s each: the same exit code, sooner"),
+    (r"^python benchmarks/(\S+) --rounds \d+$", r"python benchmarks/\1 --rounds 1",
+     "the page's figures are its own; one round shows the command runs"),
     (r"--compare-with (tflite|tensorflow|paddle)$", None,
      "the extras are no test dependency (21 to 274 MB wheels); tests/test_run_oracles.py runs them where installed"),
     (r"^irtool harness samples/suites/onnx\.toml -d CPU --report-dir onnx-out$",

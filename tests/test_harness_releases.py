@@ -12,9 +12,9 @@ from irtool.harness.html import PLOT_POINTS, step_plot
 from irtool.harness.store import RunResults
 from irtool.jobs.environments import release_order
 from irtool.jobs.faults import FaultError, parse_faults
+from irtool.jobs.job_results import expectations_broken
 from irtool.jobs.records import Job, SuiteCase
 from irtool.jobs.suite import SuiteError, load_suite
-from irtool.jobs.worker import expectations_broken
 
 TI, SEQ = "TensorIterator (f32; decomposed)", "RNNSeq (f32)"
 

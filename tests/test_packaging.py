@@ -70,19 +70,20 @@ def _site_packages() -> list[str]:
 def _make(folder: Path) -> Installed:
     source = tracked_copy(folder / "source")
     venv = folder / "venv"
-    _run([sys.executable, "-m", "venv", venv])
+    _run([sys.executable, "-m", "venv", "--without-pip", venv])  # this Python's pip installs into it: 5 s less
     python = venv / "bin" / "python"
-    _run([python, "-m", "pip", "install", "--quiet", "setuptools>=77"])
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    _run([*pip, "install", "--quiet", "setuptools>=77"])
     dist = folder / "dist"
     _run([python, "-c", "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])", dist],
          cwd=source)
     sdist = next(dist.glob("irtool-*.tar.gz"))
-    _run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", dist / "from-sdist",
+    _run([*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", dist / "from-sdist",
           sdist], cwd=folder)
-    _run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", dist / "from-tree",
+    _run([*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", dist / "from-tree",
           source], cwd=folder)
     wheel = next((dist / "from-sdist").glob("irtool-*.whl"))
-    _run([python, "-m", "pip", "install", "--quiet", "--no-deps", wheel], cwd=folder)
+    _run([*pip, "install", "--quiet", "--no-deps", wheel], cwd=folder)
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip())
     (site / "zz-test-environment.pth").write_text("".join(f"{p}\n" for p in _site_packages()))
     return Installed(venv, sdist, wheel, next((dist / "from-tree").glob("irtool-*.whl")))

@@ -36,6 +36,11 @@ class RunError(IrtoolError):
     """The model, its inputs or the device stop the run."""
 
 
+class OpenVINOFailed(RunError):
+    """OpenVINO itself could not read, compile or run the model (not irtool refusing it): for an IR,
+    what ``irtool validate`` finds in the file may name the cause OpenVINO does not."""
+
+
 class Unsupported(RunError):
     """OpenVINO does not implement a feature the model uses (an ONNX activation beyond Relu, Sigmoid and
     Tanh, an op its frontend cannot convert): reported as unsupported, never as a wrong result (``irtool

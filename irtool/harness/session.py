@@ -35,22 +35,14 @@ from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
 from irtool.harness.earlier_run import check_no_earlier_run, resumed
 from irtool.harness.lock import ReportDirLock
 from irtool.harness.matrix import Shard, check_precisions, make_jobs
-from irtool.harness.store import (
-    JSON_NAME,
-    JSONL_NAME,
-    JsonlWriter,
-    RunResults,
-    StoreError,
-    load_results,
-    now,
-    run_meta,
-)
+from irtool.harness.store import JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now, run_meta
 from irtool.jobs import faults
 from irtool.jobs.environments import CURRENT, describe, device_report, environments
+from irtool.jobs.job_results import base_result
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
 from irtool.jobs.suite import load_suite
-from irtool.jobs.worker import REPRODUCERS, RunnerOptions, base_result
+from irtool.jobs.worker import REPRODUCERS, RunnerOptions
 from irtool.judge.compare import TolerancePolicy
 
 if TYPE_CHECKING:  # pragma: no cover

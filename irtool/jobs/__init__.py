@@ -2,7 +2,8 @@
 
 Suites of cases (:mod:`.suite`, their frontends :mod:`.frontends`), the records of cases,
 jobs and results (:mod:`.records`), the worker that runs a job through the one pipeline
-(:mod:`irtool.pipeline`) with its caches (:mod:`.worker`), the pool of isolated worker
+(:mod:`irtool.pipeline`) with its caches (:mod:`.worker`) and the results it makes
+(:mod:`.job_results`), the pool of isolated worker
 processes with timeouts (:mod:`.pool`), the lifeline that ends workers with their parent
 (:mod:`.lifeline`), environments of other OpenVINO releases that workers run in
 (:mod:`.environments`), and fault injection for tests (:mod:`.faults`).

@@ -26,10 +26,11 @@ import irtool
 from irtool.core.errors import IrtoolError
 from irtool.core.processes import exit_text
 from irtool.core.text import cut
+from irtool.jobs.job_results import base_result
 from irtool.jobs.lifeline import lifeline
 from irtool.jobs.lifeline import worker_env as lifeline_env
 from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
-from irtool.jobs.worker import RunnerOptions, base_result, job_to_json
+from irtool.jobs.worker import RunnerOptions, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
 STDERR_LINES = 20

@@ -32,6 +32,15 @@ from irtool.core.errors import IrtoolError, RunError, RunSkipped, Unsupported
 from irtool.core.text import cut, joined
 from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
+from irtool.jobs.job_results import (
+    base_result,
+    expectations_broken,
+    model_results,
+    op_fields,
+    output_problem,
+    output_record,
+    probe_problems,
+)
 from irtool.jobs.records import (
     ERROR,
     FAIL,
@@ -51,8 +60,6 @@ from irtool.jobs.records import (
 from irtool.judge.compare import TolerancePolicy
 from irtool.reference.rounding import EXACT, Rounding
 from irtool.runtime.captured import input_arrays
-from irtool.runtime.what_ran import meets
-from irtool.specs import check_shapes
 from irtool.specs.cases import DataKind
 
 MODEL_CACHE = 8
@@ -226,10 +233,10 @@ class Runner:
                               if unreached and len(unreached) == len(judgment.nodes)
                               else f"no reference applies: {judgment.why_unjudged}")
             return
-        problems = [_problem(d) for d in diffs if not d.passed]
+        problems = [output_problem(d) for d in diffs if not d.passed]
         problems += [f"node {node.name}: {node.reason}" for node in judgment.nodes if node.verdict == ERROR]
         problems += [note for node in judgment.nodes if node.verdict == FAIL for note in node.notes]
-        problems += _probe_problem(judgment)
+        problems += probe_problems(judgment)
         if verdict in (FAIL, ERROR):
             at = next((node.at for node in judgment.nodes if node.verdict == FAIL and node.at), None)
             result.message = (f"at {at}: " if at else "") + ("outside tolerance: " if verdict == FAIL else "") + \
@@ -255,7 +262,7 @@ class Runner:
         that changed the model's outputs fails every node: none of them may be what the model runs."""
         from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
 
-        probe = _probe_problem(judgment)
+        probe = probe_problems(judgment)
         results = []
         # an ONNX model's nodes are the ONNX graph's (judged in ONNX semantics), not OpenVINO's
         pairs = zip(prepared.nodes, judgment.nodes) if prepared.onnx is None else ((None, v) for v in judgment.nodes)
@@ -273,7 +280,7 @@ class Runner:
             reasons = ([verdict.reason if not verdict.reached else f"no reference applies: {verdict.reason}"]
                        if verdict.verdict == UNJUDGED else
                        [(f"at {verdict.at}: " if verdict.at else "") + "outside tolerance: "
-                        + joined(_problem(d) for d in verdict.outputs if not d.passed)]
+                        + joined(output_problem(d) for d in verdict.outputs if not d.passed)]
                        + list(verdict.notes) if verdict.verdict == FAIL
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
             result.message = cut("; ".join(filter(None, reasons + probe)))
@@ -478,98 +485,6 @@ class Lru:
 def _open_notes(case: SuiteCase) -> list[str]:
     """A grid case's notes on the attribute values its spec leaves open (irtool.specs.cases.OpCase.open_notes)."""
     return op_case(case).open_notes if case.op is not None and case.frontend == "ir" else []
-
-
-def expectations_broken(case: SuiteCase, implementations: Mapping[str, str], compile_seconds: float) -> list[str]:
-    """What a job broke of its case's ``expect_impl`` and ``max_compile_s``, one sentence each."""
-    broken = []
-    if case.expect_impl is not None:
-        if not implementations:
-            broken.append(f"expected the implementation {case.expect_impl!r}, but the runtime graph names none")
-        broken += [f"expected the implementation {case.expect_impl!r}, node {node} ran as {impl}"
-                   for node, impl in implementations.items() if not meets(impl, case.expect_impl)]
-    if case.max_compile_s is not None and compile_seconds > case.max_compile_s:
-        broken.append(f"compiling took {compile_seconds:.3g} s, more than max_compile_s = {case.max_compile_s:g}")
-    return broken
-
-
-def _problem(diff: Any) -> str:
-    return f"{diff.name} (max abs {diff.max_abs:.3g}, {diff.outside}/{diff.total})" if not diff.problem \
-        else f"{diff.name} ({diff.problem})"
-
-
-def _probe_problem(judgment: Any) -> list[str]:
-    check = judgment.probe_check
-    if check is None or check.passed:
-        return []
-    return ["probing changed the model's outputs (" + ", ".join(
-        f"{d.name} max abs {d.max_abs:.3g}" for d in check.outputs if not d.passed) + ")"]
-
-
-def op_fields(prepared: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """A single-op model's attributes and dim sizes on these inputs (empty for other models)."""
-    node = prepared.single
-    if node is None:
-        return {}
-    shapes = [feed.constant.shape if feed.constant is not None else inputs[feed.parameter].shape for feed in node.feeds]
-    try:
-        sizes = check_shapes(node.spec, node.attributes, shapes)
-    except ValueError:
-        sizes = {}
-    return {**node.attributes, **sizes}
-
-
-EXPECTED_OUTPUTS = "outputs"  # the case id of a job's expected-outputs result: CASE::outputs
-
-
-def model_results(base: CaseResult, judgment: Any, case: SuiteCase, oracle: Any) -> list[CaseResult]:
-    """The results of the model's outputs: against the case's ``expected`` file (``CASE::outputs``)
-    and against its framework's runtime (``CASE::<runtime>``; unjudged where it refused the model)."""
-    results = []
-    if judgment.expected is not None:
-        results.append(expected_result(base, judgment.expected, EXPECTED_OUTPUTS, judgment.nodes))
-    if oracle is not None and judgment.oracle is not None:
-        results.append(expected_result(base, judgment.oracle, case.compare_with, judgment.nodes))
-    elif oracle is not None:
-        result = expected_result(base, None, case.compare_with, judgment.nodes)
-        result.verdict, result.message = UNJUDGED, oracle.refused
-        results.append(result)
-    return results
-
-
-def expected_result(base: CaseResult, expected: Any, name: str, nodes: Any) -> CaseResult:
-    """The result of a judgment of the model's outputs (``CASE::NAME``; ``NAME#expected`` where a node
-    has that name): against the case's ``expected`` file or its runtime's outputs (``expected``; None
-    where there are none)."""
-    name = name if all(node.name != name for node in nodes) else f"{name}#expected"
-    diffs = expected.outputs if expected is not None else ()
-    result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{name}", node=name,
-                                 verdict=expected.verdict if expected is not None else UNJUDGED,
-                                 outputs=[output_record(d) for d in diffs], reproducer=None, unwritten=None,
-                                 max_abs=max((d.max_abs for d in diffs if not d.problem), default=None),
-                                 conditions={}, implementations={})  # its nodes have results of their own
-    result.message = "" if expected is None or expected.passed else \
-        f"outside tolerance of {Path(expected.source).name}: " + ", ".join(_problem(d) for d in diffs if not d.passed)
-    return result
-
-
-def base_result(job: Job) -> CaseResult:
-    case = job.case
-    return CaseResult(case=case.id, suite=case.suite, device=job.device, precision=job.precision, verdict=ERROR,
-                      op=f"{case.op}-{case.version}" if case.op else None, file=case.file,
-                      attributes=dict(case.attributes), element_type=case.element_type if case.op else None,
-                      seed=case.seed, openvino=job.openvino)
-
-
-def output_record(diff: Any, name: str | None = None) -> dict[str, Any]:
-    """An OutputDiff as a result holds it: its fields, with the tolerance flattened to atol, rtol,
-    tolerance_source; floats stay floats (inf and nan too: result_to_json spells them for JSON)."""
-    record = plain(diff, numbers=True)
-    if name is not None:
-        record["name"] = name
-    tolerance = record.pop("tolerance")
-    record.update(atol=tolerance["atol"], rtol=tolerance["rtol"], tolerance_source=tolerance["source"])
-    return record
 
 
 # ----------------------------------------------------------------------------- the process

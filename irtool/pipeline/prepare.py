@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from irtool.core.errors import IrtoolBug, IrtoolError, RunError, Unsupported
+from irtool.core.errors import IrtoolBug, IrtoolError, OpenVINOFailed, RunError, Unsupported
 from irtool.core.formats import model_format
 from irtool.judge import known_faults
 from irtool.runtime.model import InputInfo, check_element_types, model_inputs, read_model, tensor_name
@@ -115,7 +115,8 @@ def with_validation(error: RunError, path: str | Path | None) -> RunError:
     validate`` finds in it, where it finds one: OpenVINO reads some files leniently and fails
     later for a reason it does not name (a Parameter shape ``2,-5,3`` is read as ``2,0,3``, and
     the compile then fails on a time loop of -1 steps).  The error's own class is kept."""
-    if path is None or Path(path).suffix.lower() != ".xml" or "irtool validate finds" in error.message:
+    if (not isinstance(error, OpenVINOFailed) or path is None or Path(path).suffix.lower() != ".xml"
+            or "irtool validate finds" in error.message):
         return error
     from irtool.core.diagnostics import ERROR, FileReport, render_text
     from irtool.validate import validate_file

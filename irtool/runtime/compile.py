@@ -9,7 +9,7 @@ import numpy as np
 
 from irtool.core.activity import doing
 from irtool.core.element_types import PACKED, pack, unpack
-from irtool.core.errors import IrtoolBug, RunError
+from irtool.core.errors import IrtoolBug, OpenVINOFailed, RunError
 from irtool.core.precisions import DEVICE_DEFAULT, loosest_precision
 from irtool.runtime.core import core, openvino_message, openvino_version
 from irtool.runtime.devices import PRECISION_HINT, VIRTUAL_DEVICES, physical_devices, precision_name
@@ -76,7 +76,7 @@ def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str
         with doing(None, f"compiling it for {device}"):
             compiled = core().compile_model(model, device, full_config)
     except RuntimeError as error:
-        raise RunError(explain_failure(model, device, xml_path, error)) from None
+        raise OpenVINOFailed(explain_failure(model, device, xml_path, error)) from None
     execution = tuple(str(d) for d in _compiled_property(compiled, "EXECUTION_DEVICES", ()))
     effective = _effective_precision(compiled, execution)
     if precision == DEVICE_DEFAULT and not effective:
@@ -137,7 +137,7 @@ def infer(compiled: Any, inputs: Mapping[str, np.ndarray], device: str,
         with doing(None, f"running it on {device}"):
             request.infer(feed)
     except RuntimeError as error:
-        raise RunError(f"inference on {device} failed: {openvino_message(error)}") from None
+        raise OpenVINOFailed(f"inference on {device} failed: {openvino_message(error)}") from None
     return [_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 

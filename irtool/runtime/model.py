@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from irtool.core.errors import RunError, Unsupported
+from irtool.core.errors import OpenVINOFailed, RunError, Unsupported
 from irtool.core.activity import doing
 from irtool.core.element_types import NOT_ARRAYS
 from irtool.core.formats import SAVED_MODEL_FILE, formats_text, model_format
@@ -99,7 +99,7 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
                     raise
     except RuntimeError as error:
         raise (_unsupported_op(str(xml_path), str(error), found.label if found is not None else "IR")
-               or RunError(_read_failure(xml_path, bin_path, error))) from None
+               or OpenVINOFailed(_read_failure(xml_path, bin_path, error))) from None
     if not model.outputs:  # a frontend that reads an empty file (a 0-byte .pdmodel) as an empty model
         raise RunError(f"{xml_path}: {'an empty file: ' if _empty(xml_path) else ''}OpenVINO reads it as a model "
                        f"without outputs, so nothing would run (a cut-off or broken file?)")
