@@ -37,6 +37,9 @@ rtol = 0.0
 XFAIL = '[[xfail]]\ncase = "known[*]"\nreason = "no tolerance at all"\n'
 
 
+XDIST = ["-n", "1"]  # pytest-xdist's controller and a worker: what differs from one process, at one worker's cost
+
+
 @pytest.fixture
 def suite(tmp_path):
     (tmp_path / "suite.toml").write_text(SUITE)
@@ -50,7 +53,7 @@ def pytest_run(folder, *args: str, env=None) -> subprocess.CompletedProcess:
                           cwd=folder, capture_output=True, text=True, timeout=300, env=env)
 
 
-@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("spread", [[], XDIST], ids=["in-process", "xdist"])
 def test_a_suite_runs_as_tests(suite, spread):
     done = pytest_run(suite, "suite.toml", "--irtool-device", "CPU,GPU", "--irtool-precision", "f32", *spread)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -85,7 +88,7 @@ def test_a_bad_suite_is_a_collection_error_naming_it(suite):
     assert done.returncode == 2 and "bad.toml: [[grid]] 1: " in done.stdout
 
 
-@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("spread", [[], XDIST], ids=["in-process", "xdist"])
 def test_a_session_where_every_job_was_skipped_exits_3_not_0(suite, spread):
     """No GPU here: every job is skipped, nothing was checked, so the session must not pass.
     (On a machine with a GPU the jobs run; the exit code then follows their verdicts.)"""
@@ -126,7 +129,7 @@ def test_a_session_of_unjudged_jobs_is_not_a_pass(tmp_path):
 MODELS = Path(__file__).resolve().parent.parent / "samples" / "models"
 
 
-@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("spread", [[], XDIST], ids=["in-process", "xdist"])
 def test_the_cpu_lengths_bug_is_a_failed_test_with_its_statistics_in_junit(tmp_path, spread):
     """gru_lengths.xml: the CPU ignores sequence_lengths, so Y is wrong at padded steps, where the
     expected value is 0 and max rel is inf.  Formatting that inf once made the run an INTERNALERROR
@@ -155,7 +158,7 @@ TROUBLE = ('[suite]\nname = "trouble"\ntimeout = 8\n'
            '[[grid]]\nid = "known"\nop = "RNNSequence"\nattributes = { hidden_size = 4, direction = "forward" }\n')
 
 
-@pytest.mark.parametrize("spread", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+@pytest.mark.parametrize("spread", [[], XDIST], ids=["in-process", "xdist"])
 def test_a_crash_a_hang_and_a_known_failure_that_passes_each_get_their_outcome(tmp_path, spread):
     """One session: a worker that aborts and one that hangs fail their tests and the session goes
     on; a job the known failures name that passes is an xpass."""
@@ -216,7 +219,7 @@ COVERED = ('[suite]\nname = "covered"\nexpect_coverage = {expect}\n[[grid]]\nid 
 
 @pytest.mark.parametrize("expect, code, spread", [('["GRUSequence:TensorIterator"]', 0, []),
                                                   ('["TensorIterator", "GRUSequence:Loop"]', 1, []),
-                                                  ('["TensorIterator", "GRUSequence:Loop"]', 1, ["-n", "2"])],
+                                                  ('["TensorIterator", "GRUSequence:Loop"]', 1, XDIST)],
                          ids=["reached", "missed", "missed-xdist"])
 def test_expect_coverage_is_held_as_the_harness_holds_it(tmp_path, expect, code, spread):
     """The same suite, the same exit code and COVERAGE line from pytest (in one process or spread
@@ -268,7 +271,7 @@ TIGHT = ('[suite]\nname = "tight"\n[[grid]]\nid = "gru"\nop = "GRUSequence"\nato
          'attributes = { hidden_size = 4, direction = ["forward", "reverse"] }\n')
 
 
-@pytest.mark.parametrize("how, spread", [("a file", []), ("a file", ["-n", "2"]), ("full disk", [])],
+@pytest.mark.parametrize("how, spread", [("a file", []), ("a file", XDIST), ("full disk", [])],
                          ids=["a file", "a file-xdist", "full disk"])
 def test_reproducers_that_cannot_be_written_are_said(tmp_path, monkeypatch, how, spread):
     """As run and the harness print NOT WRITTEN beside the verdict, so does the plugin: in the test's
