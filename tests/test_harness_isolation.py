@@ -93,3 +93,20 @@ def test_workers_import_path_brings_irtool_alone(tmp_path):
                            "irtool.specs; print(len(list(irtool.specs.registry())))", first],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0 and int(done.stdout) >= 6, done.stderr
+
+
+def test_the_import_path_folder_is_shared_and_outlives_a_killed_process(tmp_path):
+    """Every process of one user and irtool reuses one folder (a harness killed by SIGKILL once left
+    a folder in /tmp per run); where its name is taken by something else, a private one is used."""
+    code = "from irtool.jobs.pool import irtool_only_path; print(irtool_only_path(), flush=True)"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    killed = subprocess.Popen([sys.executable, "-c", code + "; import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    assert killed.stdout.read().strip() == first.stdout.strip() and killed.wait(timeout=60) == -9
+    shared = first.stdout.strip()
+    assert os.listdir(tmp_path) == [os.path.basename(shared)] and os.listdir(shared) == ["irtool"]
+    os.unlink(os.path.join(shared, "irtool"))
+    os.symlink(tmp_path, os.path.join(shared, "irtool"))  # another package's link: not used
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert other.returncode == 0 and other.stdout.strip() != shared and not os.path.exists(other.stdout.strip())

@@ -105,22 +105,60 @@ def worker_environment(env: dict[str, str] | None) -> dict[str, str]:
     return env
 
 
-_IRTOOL_ONLY: list[str] = []  # the folder made once per process
+_IRTOOL_ONLY: list[str] = []  # the folder found or made once per process
 
 
 def irtool_only_path() -> str:
-    """A private folder whose only entry is a link to this irtool package (removed when the
-    process ends): an import path that brings irtool and nothing else."""
+    """A folder whose only entry is a link to this irtool package: an import path that brings
+    irtool and nothing else.  One per user and irtool location, in the temporary folder, made
+    whole under another name and renamed into place, then reused (a process killed by a signal
+    leaves nothing behind); where that name holds anything else, or another user's folder, a
+    private one serves this process and is removed when it ends."""
     if not _IRTOOL_ONLY:
-        import atexit
-        import shutil
-        import tempfile
+        import hashlib
 
-        folder = tempfile.mkdtemp(prefix="irtool-path-")
-        os.symlink(Path(irtool.__file__).resolve().parent, Path(folder) / "irtool")
-        atexit.register(shutil.rmtree, folder, True)
-        _IRTOOL_ONLY.append(folder)
+        package = Path(irtool.__file__).resolve().parent
+        shared = Path(tempfile.gettempdir()) / (
+            f"irtool-path-{os.getuid()}-{hashlib.sha256(str(package).encode()).hexdigest()[:12]}")
+        if not _links_to(shared, package):
+            staging = _linking_folder(package, prefix=f"{shared.name}.", where=shared.parent)
+            try:
+                os.rename(staging, shared)  # refused where another process made it first
+            except OSError:
+                _remove(staging)
+        if _links_to(shared, package):
+            _IRTOOL_ONLY.append(str(shared))
+        else:
+            import atexit
+
+            private = _linking_folder(package, prefix="irtool-path-")
+            atexit.register(_remove, private)
+            _IRTOOL_ONLY.append(private)
     return _IRTOOL_ONLY[0]
+
+
+def _linking_folder(package: Path, prefix: str, where: Path | None = None) -> str:
+    folder = tempfile.mkdtemp(prefix=prefix, dir=where)  # this user's alone (mode 0700)
+    os.symlink(package, Path(folder) / "irtool")
+    return folder
+
+
+def _links_to(folder: Path, package: Path) -> bool:
+    """Whether ``folder`` is this user's own folder, closed to others, holding only a link to ``package``."""
+    import stat
+
+    try:
+        found = os.lstat(folder)
+        return (stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077
+                and os.listdir(folder) == ["irtool"] and os.readlink(folder / "irtool") == str(package))
+    except OSError:
+        return False
+
+
+def _remove(folder: str) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def groups_of(jobs: Sequence[Job]) -> list[list[Job]]:
