@@ -24,10 +24,12 @@ def irtool(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """The issue's command, as it is."""
+    """The README's command, as it is (tests/test_docs_commands.py leaves it to this test)."""
+    command = ["harness", "samples/suites/smoke.toml", "-d", "CPU,AUTO:CPU,HETERO:CPU,GPU", "--precision", "f32,bf16",
+               "--report-dir", "irtool-report"]
+    assert f"&& irtool {' '.join(command)}\n" in (ROOT / "README.md").read_text()  # the set-up line's end
     out = tmp_path_factory.mktemp("smoke") / "out"
-    done = irtool("harness", str(SMOKE), "-d", "CPU,AUTO:CPU,HETERO:CPU,GPU", "--precision", "f32,bf16",
-                  "--report-dir", str(out))
+    done = irtool(*command[:-2], "--report-dir", str(out), cwd=ROOT)
     return done, out, json.loads((out / "results.json").read_text())
 
 

@@ -110,3 +110,10 @@ def test_the_import_path_folder_is_shared_and_outlives_a_killed_process(tmp_path
     os.symlink(tmp_path, os.path.join(shared, "irtool"))  # another package's link: not used
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert other.returncode == 0 and other.stdout.strip() != shared and not os.path.exists(other.stdout.strip())
+    gone = tmp_path / f"irtool-path-{os.getuid()}-0123456789ab"  # an irtool location that was removed
+    gone.mkdir(mode=0o700)
+    os.symlink(tmp_path / "removed-checkout" / "irtool", gone / "irtool")
+    os.unlink(os.path.join(shared, "irtool"))
+    os.rmdir(shared)
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert again.stdout.strip() == shared and sorted(os.listdir(tmp_path)) == [os.path.basename(shared)]

@@ -121,6 +121,7 @@ def irtool_only_path() -> str:
         shared = Path(tempfile.gettempdir()) / (
             f"irtool-path-{os.getuid()}-{hashlib.sha256(str(package).encode()).hexdigest()[:12]}")
         if not _links_to(shared, package):
+            _remove_stale(shared.parent, f"irtool-path-{os.getuid()}-")
             staging = _linking_folder(package, prefix=f"{shared.name}.", where=shared.parent)
             try:
                 os.rename(staging, shared)  # refused where another process made it first
@@ -143,16 +144,31 @@ def _linking_folder(package: Path, prefix: str, where: Path | None = None) -> st
     return folder
 
 
-def _links_to(folder: Path, package: Path) -> bool:
-    """Whether ``folder`` is this user's own folder, closed to others, holding only a link to ``package``."""
+def _links_to(folder: Path, package: Path | None) -> bool:
+    """Whether ``folder`` is this user's own folder, closed to others, holding only a link to
+    ``package`` (None: to a folder that no longer exists)."""
     import stat
 
     try:
         found = os.lstat(folder)
-        return (stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077
-                and os.listdir(folder) == ["irtool"] and os.readlink(folder / "irtool") == str(package))
+        if not (stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077
+                and os.listdir(folder) == ["irtool"]):
+            return False
+        target = os.readlink(folder / "irtool")
+        return target == str(package) if package is not None else not os.path.exists(target)
     except OSError:
         return False
+
+
+def _remove_stale(where: Path, prefix: str) -> None:
+    """This user's import-path folders of irtool locations that are gone (a test's copy of the repository)."""
+    try:
+        names = [entry.name for entry in os.scandir(where) if entry.name.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        if _links_to(where / name, None):
+            _remove(str(where / name))
 
 
 def _remove(folder: str) -> None:
