@@ -157,3 +157,21 @@ def test_a_model_that_cannot_be_read_is_an_error_never_a_pass(tmp_path):
     run = irtool("run", str(tmp_path / "empty.pdmodel"), "-d", "CPU")
     assert run.returncode == 2 and run.stderr == f"irtool: error: {tmp_path / 'empty.pdmodel'}: {said} (a cut-off or " \
                                                  "broken file?)\n", run.stdout + run.stderr
+
+
+def test_a_single_node_onnx_model_is_judged_node_by_node_with_an_onnx_reproducer(tmp_path):
+    """A user's .onnx of one node is a model like any other: its node is a result of its own
+    (``gru[seed=0]::NODE``) and, failing, has a reproducer: the node alone as an ONNX model
+    (it was a model-level result saying the node was judged inside the model, with none)."""
+    built = irtool("build", "onnx-gru", "--opset", "14", "--hidden-size", "4", "-o", str(tmp_path / "gru.onnx"))
+    assert built.returncode == 0, built.stderr
+    (tmp_path / "s.toml").write_text('[[models]]\npath = "gru.onnx"\natol = 0.0\nrtol = 0.0\n')
+    done = irtool("harness", str(tmp_path / "s.toml"), "--report-dir", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 1, done.stdout + done.stderr
+    [result] = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert result["case"] == f"gru[seed=0]{NODE_SEPARATOR}{result['node']}" and result["op"] == "GRU-14"
+    assert result["verdict"] == "fail" and result["reproducer"], result
+    folder = tmp_path / "out" / result["reproducer"]
+    assert (folder / "model.onnx").is_file()
+    again = subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1, again.stdout + again.stderr  # the mismatch, reproduced alone

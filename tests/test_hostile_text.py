@@ -68,6 +68,21 @@ def test_a_pass_and_a_fail_keep_their_verdicts_under_an_ascii_locale(samples_dir
                                                                      f"({ESCAPED})"), out + done.stderr.decode()
 
 
+@pytest.mark.parametrize("locale", LOCALES)
+def test_a_reproducer_of_a_node_with_such_a_name_reproduces_under_an_ascii_locale(tmp_path, locale):
+    """reproduce.py printed the case id (the node's name) as it is: a UnicodeEncodeError, exit 1, read
+    as the mismatch reproduced."""
+    failing = renamed(ROOT / "samples" / "models" / "gru_lengths.xml", tmp_path / "fail.xml", "GRUSequence_2978", NAME)
+    assert irtool("run", failing, "-d", "CPU", "--reproducers", tmp_path / "rep").returncode == 1
+    [folder] = (tmp_path / "rep").iterdir()
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONIOENCODING", "LC_ALL")}
+    done = subprocess.run([sys.executable, "reproduce.py"], cwd=folder, capture_output=True, timeout=120,
+                          env={**environment, **LOCALES[locale]})
+    out = done.stdout.decode("ascii")
+    assert done.returncode == 1 and "Traceback" not in done.stderr.decode("ascii"), out + done.stderr.decode()
+    assert ESCAPED in out.splitlines()[0] and "FAIL" in out
+
+
 def test_a_file_name_that_is_not_utf8_is_escaped_in_text_and_json(samples_dir, tmp_path):
     model = renamed(samples_dir / "valid" / "gru_sequence_const.xml", tmp_path / f"{STRAY}.xml", "X", "X")
     done = irtool("validate", model.name, "--format", "json", cwd=tmp_path)

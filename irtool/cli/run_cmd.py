@@ -204,7 +204,7 @@ _FIELD_GAP = re.compile(r"( {2,})")  # what sets the fields of a line apart (one
 
 def _render(result: Any) -> str:
     run = result.run
-    lines = [f"{result.model}: {result.op or _node_count(result)} on {run.device}"]
+    lines = [f"{result.model}: {cut(result.op) if result.op else _node_count(result)} on {run.device}"]
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
     requested = "the device's default requested (no hint)" if run.requested_precision == DEVICE_DEFAULT else \
         f"{run.requested_precision} requested"
@@ -403,7 +403,7 @@ def _wrapped(text: str, indent: str, more: str) -> list[str]:
 
 
 def _render_second_opinion(second: Any) -> list[str]:
-    if second.refused:  # said with the runtime's judgment of the model's outputs
+    if second.refused or not (second.nodes or second.in_subgraphs):  # refused: said with the model's judgment
         return []
     lines = [f"  second opinion of each ONNX node: {second.tool}'s outputs of it against the spec:"]
     lines.extend(f"    node '{opinion.name}': {opinion.describe()}" for opinion in second.nodes)

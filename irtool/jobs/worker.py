@@ -167,7 +167,8 @@ class Runner:
                                       if node.implementation} or result.implementations
             if len(judgment.nodes) == 1 and len(result.conditions) == 1:  # an ONNX node: by its own name
                 result.conditions = {judgment.nodes[0].name: next(iter(result.conditions.values()))}
-            one_onnx_node = prepared.onnx is not None and len(judgment.nodes) == 1  # one case, as an IR op is
+            # a grid case of the onnx frontend is one case, as an IR op is; a user's model is judged node by node
+            one_onnx_node = prepared.onnx is not None and len(judgment.nodes) == 1 and case.op is not None
             if prepared.single is None and judgment.nodes and not one_onnx_node:  # a whole model: a result per node
                 results = self._per_node(result, job, prepared, data, executed, judgment, compiled)
             else:
@@ -260,7 +261,12 @@ class Runner:
         """One result per node of a whole model: its verdict, diffs and implementation, and a
         reproducer of the node (a single-op IR with its captured inputs) where it fails.  Probing
         that changed the model's outputs fails every node: none of them may be what the model runs."""
-        from irtool.pipeline.reproducer import ReproducerError, node_folder_name, write_node_reproducer
+        from irtool.pipeline.reproducer import (
+            ReproducerError,
+            node_folder_name,
+            write_node_reproducer,
+            write_onnx_node_reproducer,
+        )
 
         probe = probe_problems(judgment)
         results = []
@@ -284,12 +290,16 @@ class Runner:
                        + list(verdict.notes) if verdict.verdict == FAIL
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
             result.message = cut("; ".join(filter(None, reasons + probe)))
-            if verdict.verdict == FAIL and node is not None and self.options.report_dir is not None:
+            if verdict.verdict == FAIL and self.options.report_dir is not None:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(verdict.name)}"
                 folder = Path(self.options.report_dir) / relative
                 try:
-                    write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
-                                          self.options.config)
+                    if node is not None:
+                        write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
+                                              self.options.config)
+                    else:  # an ONNX node: the node alone as an ONNX model
+                        write_onnx_node_reproducer(folder, prepared, verdict, data.inputs, executed, compiled.run,
+                                                   self.options.config)
                     result.reproducer = relative
                 except ReproducerError as error:  # the verdict stands; what was not written is said beside it
                     result.unwritten = error.message

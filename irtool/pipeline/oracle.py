@@ -34,7 +34,7 @@ def check_oracle(oracle: str, model: str | Path) -> None:
     if oracle not in ORACLES:
         raise RunError(f"--compare-with {oracle}: not a runtime irtool knows ({', '.join(ORACLES)})")
     if found is None or found.oracle != oracle:
-        reads = " and ".join(f"{f.label} {f.suffix or 'folders'}" for f in FORMATS if f.oracle == oracle)
+        reads = " and ".join(f"{f.label} {f.suffix or '(a folder)'}" for f in FORMATS if f.oracle == oracle)
         what = f"this is a{'n' if found is not None and found.label[0] in 'AEIOU' else ''} " \
                f"{found.label if found is not None else 'unknown'} model"
         theirs = (f"its framework's runtime is --compare-with {found.oracle}" if found is not None and found.oracle

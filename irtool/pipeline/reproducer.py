@@ -78,7 +78,7 @@ def safe_config(config: Mapping[str, Any], where: str) -> tuple[dict[str, str], 
 
 SCRIPT = Template('''\
 #!/usr/bin/env python3
-"""Reproduce one irtool harness job (CASE on DEVICE at PRECISION below) with openvino and numpy only.
+"""Reproduce one irtool job (CASE on DEVICE at PRECISION below: a harness job, or a node irtool run judged) with openvino and numpy only.
 
 Runs $model_file on the device with inputs.npz and compares each output with
 expected.npz: an element passes when |actual - expected| <= atol + rtol * |expected|,
@@ -150,6 +150,8 @@ def one_line(error):
 
 
 def main():
+    for stream in (sys.stdout, sys.stderr):  # a node's name in any locale: escaped, never an encoding error
+        stream.reconfigure(errors="backslashreplace")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=DEVICE, help=f"OpenVINO device (default {DEVICE})")
     args = parser.parse_args()
