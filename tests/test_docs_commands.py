@@ -43,7 +43,7 @@ SUBSTITUTIONS = [
      "the extras are no test dependency (21 to 274 MB wheels); tests/test_run_oracles.py runs them where installed"),
     (r"^irtool harness samples/suites/onnx\.toml -d CPU --report-dir onnx-out$", None,
      "tests/test_harness_onnx.py runs this command as written and checks its verdicts"),
-    (r"^irtool harness samples/suites/smoke\.toml -d CPU,AUTO:CPU,HETERO:CPU,GPU --precision f32,bf16 "
+    (r"irtool harness samples/suites/smoke\.toml -d CPU,AUTO:CPU,HETERO:CPU,GPU --precision f32,bf16 "
      r"--report-dir irtool-report$", None,
      "tests/test_cli_harness.py runs this command as written (its smoke fixture) and checks every verdict"),
     (r"^irtool run samples/models/gru_lengths\.xml -d CPU --openvino 2025\.4\.1,current$", None,

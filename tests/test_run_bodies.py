@@ -561,9 +561,10 @@ def test_two_onnx_nodes_of_one_name_are_named_apart_and_a_tolerance_reaches_each
         "(did you mean rec#2:then_h?)" in done.stderr, done.stdout + done.stderr
 
 
-def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_and_writes_no_empty_reproducer(folder):
-    """A model whose one ONNX node fails inside a Loop: one result, with the iteration, and no reproducer
-    folder (it held the whole model and nothing to compare, so its reproduce.py passed)."""
+def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_with_the_node_alone_as_its_reproducer(folder):
+    """A model whose one ONNX node fails inside a Loop: a result of the node, with the iteration, and a
+    reproducer of the node alone at that iteration (once a folder of the whole model with nothing to
+    compare, whose reproduce.py passed; then none)."""
     root = Path(__file__).resolve().parent.parent / "samples" / "models"
     suite = folder / "onnx-loop.toml"
     suite.write_text(f'[suite]\nname = "onnx-loop"\n[[models]]\nid = "peepholes"\npath = "{root / "loop_peepholes.onnx"}"'
@@ -573,12 +574,13 @@ def test_the_harness_judges_an_onnx_node_in_a_loop_body_at_its_iteration_and_wri
                            "--report-dir", str(out), "--no-progress"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr
     (record,) = json.loads((out / "results.json").read_text())["results"]
-    assert record["verdict"] == "fail" and record["op"] == "LSTM-14" and record["reproducer"] is None
+    assert record["case"] == "peepholes[inputs]::cell" and record["verdict"] == "fail" and record["op"] == "LSTM-14"
     assert record["message"].startswith("at iteration 1 of Loop 'steps': outside tolerance: ")
-    assert f"no reproducer folder: the failing node is judged inside the model, where irtool run " \
-        f"{root / 'loop_peepholes.onnx'} -d CPU --precision f32 --inputs {root / 'loop_peepholes.npz'} reproduces it" \
-        in record["message"]
-    assert not (out / "reproducers").exists()
+    reproducer = out / record["reproducer"]
+    assert (reproducer / "model.onnx").is_file()
+    alone = subprocess.run([sys.executable, "reproduce.py"], cwd=reproducer, capture_output=True, text=True,
+                           timeout=120)
+    assert alone.returncode == 1 and "MISMATCH in h_out, c_out" in alone.stdout, alone.stdout + alone.stderr
 
 
 def test_seeded_inputs_run_a_loop_at_least_once_and_the_header_shows_the_trip_count(folder, loop_model, capsys):
