@@ -156,7 +156,8 @@ def fresh_copy(target: Path) -> Path:
 def shims(folder: Path) -> Path:
     """irtool, python and pytest as the user has them after the README's set-up, for this Python."""
     folder.mkdir()
-    for name, args in (("irtool", "-m irtool"), ("python", ""), ("pytest", "-m pytest")):
+    # the README's set-up installs no hypothesis: its pytest plugin (1.2 s of each start) is not loaded here either
+    for name, args in (("irtool", "-m irtool"), ("python", ""), ("pytest", "-m pytest -p no:hypothesispytest")):
         (folder / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" {args} "$@"\n')
         (folder / name).chmod(0o755)
     return folder

@@ -143,7 +143,7 @@ def test_a_known_failure_naming_a_models_case_covers_its_nodes(tmp_path):
 def test_a_model_that_cannot_be_read_is_an_error_never_a_pass(tmp_path):
     """OpenVINO's Paddle frontend reads an empty .pdmodel as a model with no outputs: that is a file
     that cannot be read (an error, exit 1 in a suite, 2 for run), not a model with nothing to judge
-    (it gave `PASSED: 1 pass, 1 unjudged`, exit 0)."""
+    (it gave `PASSED: 1 pass, 1 unjudged`, exit 0); an empty file of any format is said to be one."""
     models = Path(__file__).parent.parent / "samples" / "models"
     (tmp_path / "empty.pdmodel").write_bytes(b"")
     (tmp_path / "suite.toml").write_text(f'[suite]\nname = "m"\n[[models]]\npath = "empty.pdmodel"\n'
@@ -152,11 +152,19 @@ def test_a_model_that_cannot_be_read_is_an_error_never_a_pass(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].endswith(": 2 pass, 1 error"), done.stdout
     results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
-    said = "an empty file: OpenVINO reads it as a model without outputs, so nothing would run"
+    said = "an empty file (0 bytes), not a model"
     assert results["empty[seed=0]"]["verdict"] == "error" and said in results["empty[seed=0]"]["message"]
     run = irtool("run", str(tmp_path / "empty.pdmodel"), "-d", "CPU")
     assert run.returncode == 2 and run.stderr == f"irtool: error: {tmp_path / 'empty.pdmodel'}: {said} (a cut-off or " \
                                                  "broken file?)\n", run.stdout + run.stderr
+    for suffix in (".onnx", ".xml", ".tflite"):  # every format alike (an empty .onnx was "imports no opset")
+        (tmp_path / f"empty{suffix}").write_bytes(b"")
+        run = irtool("run", str(tmp_path / f"empty{suffix}"), "-d", "CPU")
+        assert run.returncode == 2 and f"empty{suffix}: {said}" in run.stderr, run.stderr
+    (tmp_path / "loop.xml").symlink_to(tmp_path / "loop.xml")
+    run = irtool("run", str(tmp_path / "loop.xml"), "-d", "CPU")
+    assert run.returncode == 2 and run.stderr == f"irtool: error: {tmp_path / 'loop.xml'}: cannot be read: Too many " \
+                                                 "levels of symbolic links\n", run.stderr
 
 
 def test_a_single_node_onnx_model_is_judged_node_by_node_with_an_onnx_reproducer(tmp_path):

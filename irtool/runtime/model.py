@@ -1,6 +1,7 @@
 """Reading models, and what their inputs and outputs are called."""
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -100,9 +101,9 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
     except RuntimeError as error:
         raise (_unsupported_op(str(xml_path), str(error), found.label if found is not None else "IR")
                or OpenVINOFailed(_read_failure(xml_path, bin_path, error))) from None
-    if not model.outputs:  # a frontend that reads an empty file (a 0-byte .pdmodel) as an empty model
-        raise RunError(f"{xml_path}: {'an empty file: ' if _empty(xml_path) else ''}OpenVINO reads it as a model "
-                       f"without outputs, so nothing would run (a cut-off or broken file?)")
+    if not model.outputs:  # a frontend that reads a broken file as an empty model
+        raise RunError(f"{xml_path}: OpenVINO reads it as a model without outputs, so nothing would run (a cut-off "
+                       f"or broken file?)")
     return model, filled
 
 
@@ -279,6 +280,11 @@ def check_model_path(path: Path) -> None:
         _check_saved_model(path)
         return
     if not path.exists():
+        try:
+            path.stat()
+        except OSError as error:  # a link in a loop, or too long a name: said as the system says it
+            if path.is_symlink() or error.errno not in (errno.ENOENT, errno.ENOTDIR):
+                raise RunError(f"{path}: cannot be read: {error.strerror}") from None
         raise RunError(f"{path}: no such model file")
     if not path.is_file():
         raise RunError(f"{path}: not a regular file; expected a model: {formats_text()}")
@@ -293,6 +299,8 @@ def check_model_path(path: Path) -> None:
         raise RunError(error.message) from None
     if path.suffix == ".bin":
         raise RunError(f"{path}: is an IR's weights file; give the .xml beside it ({path.with_suffix('.xml')})")
+    if _empty(path):
+        raise RunError(f"{path}: an empty file (0 bytes), not a model (a cut-off or broken file?)")
     if model_format(path) is None:
         raise RunError(f"{path}: irtool runs the models OpenVINO reads: {formats_text()}; "
                        f"convert others with ovc first")
