@@ -263,16 +263,16 @@ class Runner:
         that changed the model's outputs fails every node: none of them may be what the model runs."""
         from irtool.pipeline.reproducer import (
             ReproducerError,
+            judged_ir_nodes,
             node_folder_name,
-            write_node_reproducer,
-            write_onnx_node_reproducer,
+            write_judged_node_reproducer,
         )
 
         probe = probe_problems(judgment)
         results = []
-        # an ONNX model's nodes are the ONNX graph's (judged in ONNX semantics), not OpenVINO's
-        pairs = zip(prepared.nodes, judgment.nodes) if prepared.onnx is None else ((None, v) for v in judgment.nodes)
-        for node, verdict in pairs:
+        ir_nodes = judged_ir_nodes(prepared, judgment.nodes)
+        for verdict in judgment.nodes:
+            node = ir_nodes.get(verdict.name)  # None: an ONNX node, judged in ONNX semantics
             ran = node.name if node is not None else verdict.converted_to  # an ONNX node: what it was converted to
             result = dataclasses.replace(base, case=f"{base.case}{NODE_SEPARATOR}{verdict.name}", node=verdict.name,
                                          op=f"{verdict.type}-{verdict.version}",
@@ -294,12 +294,8 @@ class Runner:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(verdict.name)}"
                 folder = Path(self.options.report_dir) / relative
                 try:
-                    if node is not None:
-                        write_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
-                                              self.options.config)
-                    else:  # an ONNX node: the node alone as an ONNX model
-                        write_onnx_node_reproducer(folder, prepared, verdict, data.inputs, executed, compiled.run,
-                                                   self.options.config)
+                    write_judged_node_reproducer(folder, prepared, node, verdict, data.inputs, executed, compiled.run,
+                                                 self.options.config)
                     result.reproducer = relative
                 except ReproducerError as error:  # the verdict stands; what was not written is said beside it
                     result.unwritten = error.message

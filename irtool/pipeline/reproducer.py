@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -338,6 +338,26 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
                      case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
                      result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
                              "model": prepared.name})
+
+
+def judged_ir_nodes(prepared: Prepared, judged: Sequence[NodeResult]) -> dict[str, RecurrentNode]:
+    """The OpenVINO node behind each judged node that has one, by the judged node's name: an IR
+    model's judged nodes are its recurrent nodes in order; an ONNX model's, its ONNX nodes (judged in
+    ONNX semantics: no OpenVINO node of their own) and then the cells lowered to plain ops that
+    OpenVINO's graph holds."""
+    ir_nodes = [node for node in prepared.nodes if prepared.onnx is None or node.lowered is not None]
+    return dict(zip((r.name for r in judged[len(judged) - len(ir_nodes):]), ir_nodes))
+
+
+def write_judged_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode | None, result: NodeResult,
+                                 inputs: Mapping[str, np.ndarray], executed: Executed, device_run: DeviceRun,
+                                 config: Mapping[str, str]) -> None:
+    """The reproducer of a failing judged node: a single-op IR of its OpenVINO node (``node``, from
+    judged_ir_nodes), or for an ONNX node (None) the node alone as an ONNX model."""
+    if node is None:
+        write_onnx_node_reproducer(folder, prepared, result, inputs, executed, device_run, config)
+    else:
+        write_node_reproducer(folder, prepared, node, result, inputs, executed, device_run, config)
 
 
 def write_onnx_node_reproducer(folder: Path, prepared: Prepared, result: NodeResult, inputs: Mapping[str, np.ndarray],

@@ -27,12 +27,7 @@ from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, with_validation
-from irtool.pipeline.reproducer import (
-    ReproducerError,
-    node_folder_name,
-    write_node_reproducer,
-    write_onnx_node_reproducer,
-)
+from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
 
@@ -216,20 +211,14 @@ def _write_reproducers(options: RunOptions, prepared: Prepared, judgment: Any, i
     unwritten = []
     if options.reproducers is None:
         return reproducers, unwritten
-    # an IR model's judged nodes are its recurrent nodes in order; an ONNX model's, its ONNX nodes and
-    # then the cells lowered to plain ops that OpenVINO's graph holds (single-op IR, as an IR model's)
-    ir_nodes = [node for node in prepared.nodes if prepared.onnx is None or node.lowered is not None]
-    ir_nodes = dict(zip((r.name for r in judgment.nodes[len(judgment.nodes) - len(ir_nodes):]), ir_nodes))
+    ir_nodes = judged_ir_nodes(prepared, judgment.nodes)
     for result in judgment.nodes:
         if result.verdict != FAIL:
             continue
         folder = Path(options.reproducers) / node_folder_name(result.name)
         try:
-            if result.name not in ir_nodes:
-                write_onnx_node_reproducer(folder, prepared, result, inputs, executed, compiled.run, options.config)
-            else:
-                write_node_reproducer(folder, prepared, ir_nodes[result.name], result, inputs, executed,
-                                      compiled.run, options.config)
+            write_judged_node_reproducer(folder, prepared, ir_nodes.get(result.name), result, inputs, executed,
+                                         compiled.run, options.config)
             reproducers[result.name] = str(folder)
         except ReproducerError as error:
             unwritten.append(error.message)
