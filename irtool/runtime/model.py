@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from irtool.core.errors import OpenVINOFailed, RunError, Unsupported
 from irtool.core.activity import doing
 from irtool.core.element_types import NOT_ARRAYS
+from irtool.core.errors import OpenVINOFailed, RunError, Unsupported
 from irtool.core.formats import SAVED_MODEL_FILE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
 from irtool.runtime.core import core, openvino_message, openvino_release
