@@ -118,7 +118,9 @@ def test_an_environment_that_is_not_whole_is_made_again(older, tmp_path, spoil):
     env, _ = older
     cache = tmp_path / "cache"
     folder = cache / f"openvino-{OLDER}"
-    shutil.copytree(Path(env.python).parent.parent, folder, symlinks=True)
+    made = Path(env.python).parent.parent  # what ensure() reads of it: its marker and its python
+    shutil.copytree(made / "bin", folder / "bin", symlinks=True)
+    shutil.copyfile(made / MARKER, folder / MARKER)
     says = spoil(folder)
     log: list[str] = []
     again = ensure(OLDER, cache, log.append)

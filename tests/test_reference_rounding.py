@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from irtool.reference import gru_sequence, lstm_sequence, rnn_sequence
-from irtool.reference.rounding import (EXACT, ROUNDINGS, Rounding, in_place, round_bf16, round_bf16_openvino,
-                                       round_f16)
+from irtool.reference.rounding import EXACT, ROUNDINGS, Rounding, in_place, round_bf16, round_bf16_openvino, round_f16
 
 
 def _values(count: int = 100_000, seed: int = 0) -> np.ndarray:
@@ -70,6 +69,20 @@ def test_in_place_rounding_of_computed_values_is_the_rounding(name):
     with np.errstate(over="ignore"):
         in_place(name)(array)
         assert _same(array, ROUNDINGS[name](values))
+
+
+@pytest.mark.parametrize("size", [1000, 100_000], ids=["small arrays (a cast)", "large arrays (arithmetic)"])
+def test_f16_in_place_is_numpys_cast_for_every_kind_of_value(size):
+    """Every 997th float32 bit pattern, so every exponent: f16's normals and subnormals, ties,
+    values past its range, infinities and NaNs; rounded in arrays of ``size`` values."""
+    values = np.arange(0, 2 ** 32, 997, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # invalid: signalling NaNs, which arithmetic never makes
+        want = values.astype(np.float16).astype(np.float32)
+        rounded = in_place("f16")
+        for start in range(0, values.size - size + 1, size):
+            array = values[start:start + size].copy()
+            rounded(array)
+            assert _same(array, want[start:start + size])
 
 
 def test_a_rounding_names_its_points_and_refuses_an_unknown_function():

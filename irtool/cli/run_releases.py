@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 from irtool.cli.common import UsageError, stopped
 from irtool.core.documents import load_json
-from irtool.core.processes import signal_text
 from irtool.core.jsonable import json_text
+from irtool.core.processes import signal_text
 from irtool.core.text import escaped_lines
 from irtool.jobs.environments import Environment, describe, environments, worker_environment
 

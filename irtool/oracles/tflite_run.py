@@ -12,8 +12,8 @@ from irtool.oracles.common import not_installed, refused
 
 def _interpreter_class() -> tuple[Any, str] | None:
     try:
-        from ai_edge_litert import interpreter
         from ai_edge_litert import __version__ as version  # noqa: N811
+        from ai_edge_litert import interpreter
         return interpreter.Interpreter, f"ai-edge-litert {version}"
     except ImportError:
         pass

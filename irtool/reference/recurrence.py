@@ -130,9 +130,10 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     The steps run in chunks: per chunk, one GEMM gives the input part of the gates, the
     steps write h into a chunk history, and the history goes to Y while still in cache.
     ``rounding``'s points of every step (the states, GRU's reset product, the gates) are
-    applied here and in the cell; its points applied once are the caller's.
+    applied here and in the cell; its points applied once are the caller's.  Values past a
+    rounding type's range become infinite, as on a device, without a warning.
     """
-    with scratch() as workspace:
+    with scratch() as workspace, np.errstate(over="ignore"):
         return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding)
 
 

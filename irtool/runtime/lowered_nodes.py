@@ -19,15 +19,7 @@ import numpy as np
 
 from irtool.runtime.folded_states import zero_state_step
 from irtool.runtime.gate_sums import Key, Reader, key, label, last_dim
-from irtool.runtime.lowered import (
-    GATES,
-    Candidate,
-    Cell,
-    Refusal,
-    find_candidates,
-    resolve,
-    state_by_width,
-)
+from irtool.runtime.lowered import GATES, Candidate, Cell, Refusal, find_candidates, resolve, state_by_width
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
 
