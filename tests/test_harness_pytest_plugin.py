@@ -154,7 +154,7 @@ def one_gru(tmp_path):
     return tmp_path
 
 
-TROUBLE = ('[suite]\nname = "trouble"\ntimeout = 8\n'
+TROUBLE = ('[suite]\nname = "trouble"\ntimeout = 5\n'
            '[[grid]]\nid = "crash"\nop = "GRUSequence"\nattributes = { hidden_size = 4, direction = "forward" }\n'
            '[[grid]]\nid = "hang"\nop = "LSTMSequence"\nattributes = { hidden_size = 4, direction = "forward" }\n'
            '[[grid]]\nid = "known"\nop = "RNNSequence"\nattributes = { hidden_size = 4, direction = "forward" }\n')
@@ -170,7 +170,7 @@ def test_a_crash_a_hang_and_a_known_failure_that_passes_each_get_their_outcome(t
                       env={**os.environ, "IRTOOL_FAULT": "abort:case=crash*;hang:case=hang*"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 failed, 1 xpassed" in done.stdout.strip().splitlines()[-1], done.stdout
-    words = {"crash": "the worker died: SIGABRT (abort)", "hang": "ran past the timeout of 8 s"}
+    words = {"crash": "the worker died: SIGABRT (abort)", "hang": "ran past the timeout of 5 s"}
     suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
     assert suite.get("failures") == "2"
     for case in suite.iter("testcase"):
