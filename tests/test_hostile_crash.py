@@ -90,6 +90,24 @@ def test_reduce_of_a_node_of_a_crashing_model_is_one_line(crash):
                            "reading it with OpenVINO's TensorFlow Lite frontend\n")
 
 
+def test_the_harness_names_the_step_its_worker_died_or_hung_in(crash, endless, tmp_path):
+    """A harness worker notes its steps as run's child does: a job whose worker died, or was killed
+    past the suite's timeout, says in which step."""
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[suite]\nname = "s"\ntimeout = 5\n[[models]]\nid = "crash"\npath = "{crash}"\n'
+                     f'[[models]]\nid = "endless"\npath = "{endless}"\n')
+    done = irtool("harness", suite, "-d", "CPU", "--report-dir", tmp_path / "out", "--no-progress")
+    assert done.returncode == 1, done
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert (results["crash[seed=0]"]["verdict"], results["crash[seed=0]"]["message"]) == (
+        "crash", "the worker died: SIGSEGV (segmentation fault) while reading it with OpenVINO's TensorFlow Lite "
+        "frontend")
+    assert (results["endless[seed=0]"]["verdict"], results["endless[seed=0]"]["message"]) == (
+        "timeout", "ran past the timeout of 5 s while running it on CPU; the worker was killed")
+    assert "CRASH: crash[seed=0] on CPU at f32: the worker died: SIGSEGV (segmentation fault) while reading it" \
+        in done.stdout
+
+
 # ----------------------------------------------------------------------------- time
 
 def test_run_stops_an_endless_inference_at_its_timeout(endless):

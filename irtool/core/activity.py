@@ -10,19 +10,21 @@ stops the child past it), and what to print instead of the command's JSON report
 
 The note lives in memory shared with the parent (an anonymous mapping made before the fork), in
 two slots: a note is written whole into the slot not in use, then that slot is made the current
-one by one byte, so a child that dies mid-write leaves the previous note readable.  Without a
-supervisor (a harness worker, the library called from Python, a test) nothing is noted and a
-step costs one check.
+one by one byte, so a child that dies mid-write leaves the previous note readable.  A harness
+worker keeps its notes the same way in a file its pool made (:func:`note_file`), so that a job
+whose worker died or was killed names the step it was in.  Without either (the library called
+from Python, a test) nothing is noted and a step costs one check.
 """
 from __future__ import annotations
 
 import mmap
+import os
 import time
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the supervising parent imports this module before anything else: kept light
-    from typing import Any, Mapping
+    from typing import IO, Any, Mapping
 
 _SLOT = 1 << 15  # bytes of one note: a path, a line of what is done, a JSON report
 _HEADER = 1  # the byte that says which slot holds the current note
@@ -41,11 +43,46 @@ _failed: list = []  # the Note of the step a MemoryError left
 Note = namedtuple("Note", "subject what deadline limit report", defaults=(None,) * 5)
 
 
+SIZE = _HEADER + 2 * _SLOT  # bytes of the shared note
+
+
 def share() -> mmap.mmap:
     """Make the shared note (the parent calls this once, before it forks); the child writes it."""
     global _shared
-    _shared = mmap.mmap(-1, _HEADER + 2 * _SLOT)
+    _shared = mmap.mmap(-1, SIZE)
     return _shared
+
+
+FILE_ENV = "IRTOOL_ACTIVITY_FD"  # names the note file's descriptor in a child that keeps its notes in one
+
+
+def note_file() -> IO[bytes]:
+    """A file for a child's notes (a harness worker's: irtool.jobs.pool), to pass to the child
+    with its descriptor in the variable FILE_ENV; :func:`read_file` reads it after the child ends."""
+    import tempfile
+
+    file = tempfile.TemporaryFile()
+    file.truncate(SIZE)
+    return file
+
+
+def share_from_environment() -> None:
+    """In a child started with a note file (FILE_ENV): write this process's notes there."""
+    global _shared
+    fd = os.environ.get(FILE_ENV, "")
+    if fd.isdigit():
+        try:
+            _shared = mmap.mmap(int(fd), SIZE)
+        except (OSError, ValueError):  # not the file it should be: the notes are only lost
+            _shared = None
+
+
+def read_file(file: IO[bytes]) -> Note:
+    """The last note a child wrote into ``file`` (from :func:`note_file`)."""
+    try:
+        return read(os.pread(file.fileno(), SIZE, 0))
+    except (OSError, ValueError):
+        return Note()
 
 
 def set_step_limit(seconds: float | None) -> None:
@@ -120,10 +157,12 @@ def _write() -> None:
     _shared[0] = slot
 
 
-def read(shared: mmap.mmap) -> Note:
+def read(shared: mmap.mmap | bytes) -> Note:
     """The last note the child wrote into ``shared`` (the parent calls this); an empty Note if none."""
     import json
 
+    if len(shared) < SIZE or shared[0] not in (0, 1):
+        return Note()
     start = _HEADER + shared[0] * _SLOT
     size = int.from_bytes(shared[start:start + 4], "little")
     if not 0 < size <= _SLOT - 4:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Callable, Sequence
 
 import irtool
+from irtool.core import activity
 from irtool.core.errors import IrtoolError
 from irtool.core.processes import exit_text
 from irtool.core.text import cut
@@ -60,6 +61,7 @@ class _Worker:
     queue: deque = field(default_factory=deque)  # the rest of its group
     lifeline: int | None = None  # this process's end of the worker's lifeline pipe
     openvino_version: str | None = None  # as its ready message says
+    notes: IO[bytes] | None = None  # what it is doing (irtool.core.activity), read when it dies or hangs
 
     def send(self, message: dict) -> None:
         assert self.process.stdin is not None
@@ -83,7 +85,7 @@ class _Worker:
         if self.lifeline is not None:
             os.close(self.lifeline)
             self.lifeline = None
-        for stream in (self.process.stdin, self.process.stdout, self.stderr):
+        for stream in (self.process.stdin, self.process.stdout, self.stderr, self.notes):
             try:
                 stream.close()
             except (OSError, AttributeError):
@@ -268,18 +270,20 @@ class Pool:
             pass  # it died before reading: the wait finds it gone and records the crash
 
     def _start(self, queue: deque | None = None) -> _Worker:
-        stderr = tempfile.TemporaryFile()
+        stderr, notes = tempfile.TemporaryFile(), activity.note_file()
         read_end, write_end = lifeline()
         try:
             process = subprocess.Popen((self.python, *WORKER_MODULE), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=stderr, env={**worker_environment(self.env), **lifeline_env(read_end)},
-                                       pass_fds=(read_end,))
+                                       stderr=stderr, env={**worker_environment(self.env), **lifeline_env(read_end),
+                                                           activity.FILE_ENV: str(notes.fileno())},
+                                       pass_fds=(read_end, notes.fileno()))
         except OSError as error:
             os.close(write_end)
+            notes.close()
             raise PoolError(f"cannot start a worker process ({error.strerror})") from None
         finally:
             os.close(read_end)
-        worker = _Worker(process, stderr, queue=queue or deque(), lifeline=write_end)
+        worker = _Worker(process, stderr, queue=queue or deque(), lifeline=write_end, notes=notes)
         worker.deadline = time.monotonic() + STARTUP_TIMEOUT
         os.set_blocking(process.stdout.fileno(), False)
         self._selector.register(process.stdout, selectors.EVENT_READ, worker)
@@ -340,6 +344,8 @@ class Pool:
             worker.process.kill()
         code = worker.process.wait()
         tail = worker.stderr_tail()
+        doing = activity.read_file(worker.notes).what if worker.notes is not None else None
+        during = f" while {doing}" if doing else ""
         self._drop(worker)
         self._workers.remove(worker)
         if task is None and not worker.ready:
@@ -355,8 +361,8 @@ class Pool:
             result = base_result(task.job)
             result.verdict, result.stderr, result.openvino_version = verdict, tail, worker.openvino_version
             result.time = ended - worker.started  # how long it ran until it died or was killed
-            result.message = (f"ran past the timeout of {self.timeout:g} s; the worker was killed" if verdict == TIMEOUT
-                              else f"the worker died: {exit_text(code)}")
+            result.message = (f"ran past the timeout of {self.timeout:g} s{during}; the worker was killed"
+                              if verdict == TIMEOUT else f"the worker died: {exit_text(code)}{during}")
             if self.options.report_dir is not None:
                 rest.appendleft(_Task(task.job, reproduce_for=result))
             else:

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from irtool.core import activity
 from irtool.core.errors import IrtoolError, RunError, RunSkipped, Unsupported
 from irtool.core.text import cut, joined
 from irtool.jobs import faults
@@ -542,6 +543,7 @@ def main() -> None:
     os.dup2(2, 1)
     sys.stdin = open(os.devnull, encoding="utf-8")
     sys.stdout = sys.stderr
+    activity.share_from_environment()  # the step a job is in, for its pool to say if this process dies
     serve(requests, answers)
 
 

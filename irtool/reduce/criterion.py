@@ -1,7 +1,7 @@
 """When does a candidate still fail?  The criterion reduce keeps candidates by.
 
 * By default, the same way as the original: the same kind of failure (a mismatch beyond
-  tolerance, a NaN/Inf mismatch, a wrong output shape, a crash with the same signal, a
+  tolerance, a NaN/Inf mismatch, a wrong output shape, a crash with the same signal in the same step, a
   timeout, or an error whose message differs only in its numbers), judged with the same
   tolerance.
 * ``--check EXPR``: comparisons of a result's numbers, joined by ``and`` / ``or`` (``and``
