@@ -219,7 +219,8 @@ def test_a_full_disk_stops_the_run_and_says_what_was_saved(tmp_path, small_disk)
     assert "disk full (no space left on device)" in done.stderr and "internal error" not in done.stderr
     saved = int(re.search(r"(\d+) results are saved", done.stderr).group(1))
     assert 0 < saved < len(hidden)
-    assert re.search(rf"^STOPPED in [\d.]+ s: {saved} pass", done.stdout, re.MULTILINE)
+    assert re.search(rf"^STOPPED in [\d.]+ s: {saved} pass; {len(hidden) - saved} of {len(hidden)} jobs not run$",
+                     done.stdout, re.MULTILINE), done.stdout
     from irtool.harness.store import read_jsonl
 
     assert len(read_jsonl(out / "results.jsonl").results) == saved  # what it says is what is there

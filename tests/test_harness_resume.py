@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -91,6 +92,9 @@ def test_interrupted_run_writes_partial_reports_and_says_how_to_go_on(tmp_path, 
     assert "interrupted" in stderr and "--resume" in stderr
     final = json.loads((tmp_path / "out" / "results.json").read_text())
     assert final["partial"] is True and 3 <= len(final["results"]) < CASES
+    ran = len(final["results"])
+    assert re.search(rf"^INTERRUPTED in [\d.]+ s: {ran} pass; {CASES - ran} of {CASES} jobs not run$", stdout,
+                     re.MULTILINE), stdout
     assert (tmp_path / "out" / "junit.xml").is_file() and (tmp_path / "out" / "report.html").is_file()
 
 

@@ -229,6 +229,9 @@ def render(outcome: Any, report_dir: Path) -> str:
     word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else word
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
     why = f"; regressed: {'; '.join(regressed)}" if regressed else ""
+    not_run = outcome.jobs - len(run.results)
+    if not_run > 0:
+        why += f"; {not_run} of {outcome.jobs} jobs not run"
     lines.append(f"{word} in {duration(outcome.seconds)}: {counts}{why}")
     return escaped_lines(lines)
 
@@ -266,7 +269,7 @@ def summary_json(outcome: Any) -> dict[str, Any]:
     data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2],
             "seconds": round(outcome.seconds, 3),
             "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
-            "summary": outcome.run.summary,
+            "summary": outcome.run.summary, "jobs": outcome.jobs, "not_run": max(outcome.jobs - len(outcome.run.results), 0),
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
             "unwritten": [{"name": r.name, "verdict": r.verdict, "unwritten": r.unwritten}

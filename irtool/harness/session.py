@@ -135,6 +135,7 @@ class HarnessOutcome:
     diff: "RunDiff | None" = None  # when a baseline was given
     version_diffs: list = field(default_factory=list)  # (older, newer, RunDiff) per pair of --openvino releases
     reran: int = 0  # jobs run now (the rest came from --resume or were skipped)
+    jobs: int = 0  # all the jobs of the matrix (of this shard): those without a result were not run
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
     notes: list[str] = field(default_factory=list)  # what the run changed of what was asked (-j capped)
     stopped: str | None = None  # why the run stopped before its end (a full disk); exit 2
@@ -357,7 +358,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     results, writer = _open_store(report_dir, meta, options, order)
     results[:] = [known.apply(expected, r) for r in results]  # kept by --resume: the known failures of now
     done = {r.job_key for r in results}
-    outcome = HarnessOutcome(RunResults(meta, results, partial=True))
+    outcome = HarnessOutcome(RunResults(meta, results, partial=True), jobs=len(jobs))
 
     finished = set(done)
 
