@@ -11,7 +11,8 @@ import pytest
 from conftest_harness import result, sample_run
 
 from irtool.cli.program import main
-from irtool.harness.store import JsonlWriter, RunResults, load_results, write_json
+from irtool.harness.store import JsonlWriter, RunResults, StoreError, load_results, read_jsonl, write_json
+from irtool.jobs.records import result_to_json
 
 
 def _save(folder: Path, run: RunResults) -> Path:
@@ -129,6 +130,34 @@ def test_render_a_partial_run_from_jsonl(tmp_path):
     assert "4 results (3 pass, 1 fail); partial run" in done.stdout
     assert 'class="warning"' in (tmp_path / "r" / "report.html").read_text()
     assert load_results(tmp_path / "r").partial
+
+
+@pytest.mark.parametrize("after, partial", [
+    ([{"end": {"results": 4}}], False),
+    ([{"end": {"results": 3}}], True),  # an end that does not count what the file holds
+    ([{"end": {"results": 4}}, "result"], True),  # results after the end: a --resume that did not end
+    ([{"end": {"results": 4}}, "result", {"end": {"results": 5}}], False),
+], ids=["ended", "miscounted", "resumed", "resumed-and-ended"])
+def test_a_results_jsonl_is_whole_where_its_last_line_ends_the_run(tmp_path, after, partial):
+    jsonl = tmp_path / "results.jsonl"
+    run = sample_run()
+    writer = JsonlWriter(jsonl, run.meta, append=False)
+    for record in run.results[:4]:
+        writer.append(record)
+    writer.close()
+    with open(jsonl, "a") as handle:
+        for line in after:
+            handle.write(json.dumps(result_to_json(run.results[4]) if line == "result" else line) + "\n")
+    assert read_jsonl(jsonl).partial is partial
+
+
+def test_a_malformed_end_of_a_run_is_named(tmp_path):
+    jsonl = tmp_path / "results.jsonl"
+    JsonlWriter(jsonl, sample_run().meta, append=False).close()
+    with open(jsonl, "a") as handle:
+        handle.write('{"end": {"results": "all"}}\n')
+    with pytest.raises(StoreError, match=r"results.jsonl:2: the end of the run holds .*; expected \{\"results\": N\}"):
+        read_jsonl(jsonl)
 
 
 def test_render_elsewhere_brings_the_reproducers_its_links_lead_to(tmp_path, capsys):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from irtool.harness.store import read_jsonl
+
 CASES = 40
 SUITE = f"""
 [suite]
@@ -67,6 +69,7 @@ def test_killed_run_resumes_without_redoing_or_losing_a_case(tmp_path):
     assert process.returncode == -signal.SIGKILL
     before = {r["case"]: r for r in jsonl_results(tmp_path)}
     assert 5 <= len(before) < CASES
+    assert read_jsonl(tmp_path / "out" / "results.jsonl").partial  # no end line: the run did not end
     with open(tmp_path / "out" / "results.jsonl", "a") as handle:
         handle.write('{"case": "cell[hidden_size=9')  # a line the kill tore in half
 
@@ -77,6 +80,8 @@ def test_killed_run_resumes_without_redoing_or_losing_a_case(tmp_path):
     assert len(stored) == CASES and set(stored.values()) == {1}, "a finished case ran twice"
     final = json.loads((tmp_path / "out" / "results.json").read_text())
     assert final["partial"] is False and final["summary"] == {"pass": CASES}
+    whole = read_jsonl(tmp_path / "out" / "results.jsonl")  # the resumed run ended it: report render reads it whole
+    assert not whole.partial and len(whole.results) == CASES
     by_case = {r["case"]: r for r in final["results"]}
     assert [r["case"] for r in final["results"]] == [f"cell[hidden_size={k},seed=0]" for k in range(1, CASES + 1)]
     for case, record in before.items():
@@ -187,13 +192,14 @@ def test_resume_refuses_a_duplicated_result_line_naming_it(tmp_path):
     (tmp_path / "out" / "results.jsonl").write_text("\n".join(lines + [lines[1]]) + "\n")
     done = _resume(tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.startswith(f"irtool: error: {tmp_path / 'out' / 'results.jsonl'}:5: a second result of "
-                                  "cell[hidden_size=1,seed=0] on CPU at f32 (the first is on line 2)"), done.stderr
+    copied = len(lines) + 1  # the header, 3 results, the end of the run, then the copy
+    assert done.stderr.startswith(f"irtool: error: {tmp_path / 'out' / 'results.jsonl'}:{copied}: a second result "
+                                  "of cell[hidden_size=1,seed=0] on CPU at f32 (the first is on line 2)"), done.stderr
     assert "--resume cannot continue it" in done.stderr and "Traceback" not in done.stderr
     render = subprocess.run([sys.executable, "-m", "irtool", "report", "render",
                              str(tmp_path / "out" / "results.jsonl"), "-o", str(tmp_path / "again")],
                             capture_output=True, text=True, timeout=300)
-    assert render.returncode == 2 and ":5: a second result of" in render.stderr, render.stdout + render.stderr
+    assert render.returncode == 2 and f":{copied}: a second result of" in render.stderr, render.stdout + render.stderr
 
 
 def test_resume_refuses_a_header_without_its_digests(tmp_path):

@@ -474,6 +474,8 @@ def _check_config(config: Mapping[str, str], devices: Sequence[str]) -> None:
 
 def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome) -> None:
     try:
+        if not outcome.run.partial:
+            writer.end(len(outcome.run.results))
         writer.close()
     except StoreError as error:
         outcome.stopped = outcome.stopped or error.message
@@ -485,6 +487,8 @@ def matrix_digest(jobs: Sequence[Job]) -> str:
     lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision]
                               + ([job.openvino] if job.openvino else []), sort_keys=True) for job in jobs)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
 def case_ops(cases: Sequence[SuiteCase]) -> set[str] | None:
     """The op types of ``cases`` (``GRUSequence``), or None when a case's model is not known to be
     one op (a model file of several ops, or one irtool reads only through OpenVINO)."""
@@ -561,7 +565,7 @@ def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
     if options.resume and jsonl.is_file():
         previous = resumed(jsonl, meta, order)
         meta["started"] = previous.meta.get("started", meta["started"])
-        return previous.results, JsonlWriter(jsonl, None, append=True)
+        return previous.results, JsonlWriter(jsonl, None, append=True, ended=not previous.partial)
     if not options.force:
         check_no_earlier_run(report_dir, options.resume)
     for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only

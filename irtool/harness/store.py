@@ -90,8 +90,9 @@ class JsonlWriter:
     disk) raises StoreError saying so; what was written before it stays readable (a torn
     last line is dropped when the file is read)."""
 
-    def __init__(self, path: Path, meta: Mapping[str, Any] | None, append: bool):
+    def __init__(self, path: Path, meta: Mapping[str, Any] | None, append: bool, ended: bool = False):
         self.path = path
+        self.ended = ended  # the file's last line ends the run (appending to a whole run's file)
         self._failed = False
         writable_target(path, "results file")  # a FIFO there would block the open until a reader came
         try:
@@ -102,7 +103,15 @@ class JsonlWriter:
             self._write({"run": dict(meta)})
 
     def append(self, result: CaseResult) -> None:
+        self.ended = False
         self._write(result_to_json(result))
+
+    def end(self, results: int) -> None:
+        """The line that says the run ran every job, and how many results the file holds (a
+        results.jsonl without it, or with results after it, is of a partial run)."""
+        if not self.ended:
+            self._write({"end": {"results": results}})
+            self.ended = True
 
     def _write(self, data: Mapping[str, Any]) -> None:
         try:
@@ -140,8 +149,9 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
 
     Every line is checked: the first is ``{"run": {...}}``, every other one a result with the
     fields and types irtool writes, of a job no earlier line has a result of (a duplicated line
-    would count twice) and, given ``jobs`` (job keys), of one of those jobs; anything else is a
-    StoreError naming the line.  ``header`` is called with the run header once it is read, before
+    would count twice) and, given ``jobs`` (job keys), of one of those jobs, or the end of a run
+    ``{"end": {"results": N}}`` (JsonlWriter.end); anything else is a StoreError naming the line.
+    The run is whole where the last line is an end whose N is the results read.  ``header`` is called with the run header once it is read, before
     any result (to refuse another run's file before reading it all).  The file is read a line at a
     time: memory holds the results, never the file's text as well.
     """
@@ -150,6 +160,7 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
     lines: dict[tuple, int] = {}  # result key -> the line that holds it
     complete = 0  # bytes up to the end of the last whole line
     torn = False
+    ended = False  # the last line is the end of a run that ran every job
     with open_regular(path, "results file", RESULTS_LIMIT) as handle:
         for number, raw in enumerate(handle, 1):
             if not raw.endswith(b"\n"):  # only the last line can lack its end: a writer killed mid-line
@@ -179,6 +190,14 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
                 continue
             if meta is None:
                 raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
+            if set(record) == {"end"}:
+                count = record["end"].get("results") if isinstance(record["end"], dict) else None
+                if not isinstance(count, int) or isinstance(count, bool):
+                    raise StoreError(f"{where}: the end of the run holds {quoted_json(record['end'])}; expected "
+                                     "{\"results\": N}")
+                ended = count == len(results)
+                continue
+            ended = False
             try:
                 result = result_from_json(record, nonfinite=_NONFINITE.search(line) is not None)
             except RecordError as error:
@@ -194,7 +213,7 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
     if repair and torn:
         with open(path, "r+b") as handle:
             handle.truncate(complete)
-    return RunResults(meta or {}, results, partial=True)
+    return RunResults(meta or {}, results, partial=torn or not ended)
 
 
 # The run header's fields that reports read, with their types.
