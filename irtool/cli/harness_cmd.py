@@ -269,7 +269,8 @@ def summary_json(outcome: Any) -> dict[str, Any]:
     data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2],
             "seconds": round(outcome.seconds, 3),
             "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
-            "summary": outcome.run.summary, "jobs": outcome.jobs, "not_run": max(outcome.jobs - len(outcome.run.results), 0),
+            "summary": outcome.run.summary, "jobs": outcome.jobs,
+            "not_run": max(outcome.jobs - len(outcome.run.results), 0),
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
             "unwritten": [{"name": r.name, "verdict": r.verdict, "unwritten": r.unwritten}

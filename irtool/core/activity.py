@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # the supervising parent imports this module before anything 
 _SLOT = 1 << 15  # bytes of one note: a path, a line of what is done, a JSON report
 _HEADER = 1  # the byte that says which slot holds the current note
 _TEXT_LIMIT = 2000  # characters of a path or a step's words kept in a note
+SIZE = _HEADER + 2 * _SLOT  # bytes of the shared note
+FILE_ENV = "IRTOOL_ACTIVITY_FD"  # names the note file's descriptor in a child that keeps its notes in one
 
 _shared: mmap.mmap | None = None
 _steps: list[tuple[str | None, str, float | None]] = []  # (subject, what, deadline) from outermost to innermost
@@ -43,17 +45,11 @@ _failed: list = []  # the Note of the step a MemoryError left
 Note = namedtuple("Note", "subject what deadline limit report", defaults=(None,) * 5)
 
 
-SIZE = _HEADER + 2 * _SLOT  # bytes of the shared note
-
-
 def share() -> mmap.mmap:
     """Make the shared note (the parent calls this once, before it forks); the child writes it."""
     global _shared
     _shared = mmap.mmap(-1, SIZE)
     return _shared
-
-
-FILE_ENV = "IRTOOL_ACTIVITY_FD"  # names the note file's descriptor in a child that keeps its notes in one
 
 
 def note_file() -> IO[bytes]:

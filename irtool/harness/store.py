@@ -151,9 +151,10 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
     fields and types irtool writes, of a job no earlier line has a result of (a duplicated line
     would count twice) and, given ``jobs`` (job keys), of one of those jobs, or the end of a run
     ``{"end": {"results": N}}`` (JsonlWriter.end); anything else is a StoreError naming the line.
-    The run is whole where the last line is an end whose N is the results read.  ``header`` is called with the run header once it is read, before
-    any result (to refuse another run's file before reading it all).  The file is read a line at a
-    time: memory holds the results, never the file's text as well.
+    The run is whole where the last line is an end whose N is the results read.  ``header`` is
+    called with the run header once it is read, before any result (to refuse another run's file
+    before reading it all).  The file is read a line at a time: memory holds the results, never
+    the file's text as well.
     """
     meta: dict[str, Any] | None = None
     results = []

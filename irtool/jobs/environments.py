@@ -411,7 +411,8 @@ def _make(folder: Path, install: Sequence[str], requirements: Sequence[str]) -> 
     from pip's cache).  pip compiles no bytecode (``--no-compile``): a worker compiles the modules
     it imports, once, where precompiling every module took half of the rest (openvino 2025.4.1
     with numpy, lxml and onnx from pip's cache: 14.6 s, 7.6 s without)."""
-    pip = ["--quiet", "--disable-pip-version-check", "install", "--no-compile", *install, *requirements]
+    pip = ["--quiet", "--disable-pip-version-check", "install", "--no-compile", *install,
+           *requirements]
     python = str(folder / "bin" / "python")
     steps: Sequence[list[str]] = (
         ([sys.executable, "-m", "venv", "--without-pip", str(folder)], [sys.executable, "-m", "pip", "--python", python, *pip])

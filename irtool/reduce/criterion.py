@@ -1,9 +1,9 @@
 """When does a candidate still fail?  The criterion reduce keeps candidates by.
 
 * By default, the same way as the original: the same kind of failure (a mismatch beyond
-  tolerance, a NaN/Inf mismatch, a wrong output shape, a crash with the same signal in the same step, a
-  timeout, or an error whose message differs only in its numbers), judged with the same
-  tolerance.
+  tolerance, a NaN/Inf mismatch, a wrong output shape, a crash with the same signal in the
+  same step, a timeout, or an error whose message differs only in its numbers), judged with
+  the same tolerance.
 * ``--check EXPR``: comparisons of a result's numbers, joined by ``and`` / ``or`` (``and``
   binds tighter), e.g. ``max_abs>0.1``, ``Y.nonfinite_mismatch>0 or Ho.max_rel>=1e-2``,
   ``verdict==crash``.  A metric without an output name is its largest value over the
