@@ -95,6 +95,11 @@ def test_an_older_release_is_installed_imported_and_reused(older, cache):
     done = subprocess.run([env.python, "-c", "import openvino, numpy, lxml; print(openvino.get_version())"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith(OLDER)
+    # what a worker imports is compiled once, whatever PYTHONDONTWRITEBYTECODE says; pip compiled nothing else
+    site = next((cache / f"openvino-{OLDER}" / "lib").glob("python3*/site-packages"))
+    assert list((site / "openvino" / "__pycache__").glob("__init__.*.pyc"))
+    assert list((site / "onnx" / "__pycache__").glob("__init__.*.pyc"))
+    assert not list((site / "onnx" / "backend" / "test" / "case" / "node").glob("__pycache__/*.pyc"))
 
 
 def _half_made(folder: Path) -> str:
