@@ -366,3 +366,21 @@ def test_baseline_regressions_fail_testcases_in_junit_and_are_in_every_report(tm
     assert same.returncode == 0, same.stdout
     junit = ET.parse(str(tmp_path / "same" / "junit.xml")).getroot()
     assert junit.get("failures") == "0" and junit.xpath('//testcase[@name="no regression"]')
+
+
+def test_an_interrupted_run_counts_the_jobs_without_a_result_and_exits_130_in_json():
+    """A model's job has one result per node: 3 models of 2 nodes each ran of 5 jobs, so 2 jobs did not."""
+    from conftest_harness import result
+
+    from irtool.cli.harness_cmd import render, summary_json
+    from irtool.harness.session import HarnessOutcome
+    from irtool.harness.store import RunResults
+
+    results = [result(f"m{k}[seed=0]::node{n}", "pass", node=f"node{n}") for k in range(3) for n in range(2)]
+    outcome = HarnessOutcome(RunResults({}, results, partial=True), interrupted=True, jobs=5)
+    last = render(outcome, Path("out")).splitlines()[-1]
+    assert re.fullmatch(r"INTERRUPTED in [\d.]+ s: 6 pass; 2 of 5 jobs not run", last), last
+    data = summary_json(outcome)
+    assert (data["exit_code"], data["verdict"], data["jobs"], data["not_run"]) == (130, "INTERRUPTED", 5, 2)
+    nothing = HarnessOutcome(RunResults({}, [], partial=True), interrupted=True, jobs=36)
+    assert render(nothing, Path("out")).splitlines()[-1].endswith(": no results; 36 of 36 jobs not run")

@@ -151,11 +151,13 @@ def test_a_results_jsonl_is_whole_where_its_last_line_ends_the_run(tmp_path, aft
     assert read_jsonl(jsonl).partial is partial
 
 
-def test_a_malformed_end_of_a_run_is_named(tmp_path):
+@pytest.mark.parametrize("end", ['{"results": "all"}', '{"results": -1}', '{"results": 0, "x": 1}', '5',
+                                 '{"results": true}', '{"results": 18.0}'])
+def test_a_malformed_end_of_a_run_is_named(tmp_path, end):
     jsonl = tmp_path / "results.jsonl"
     JsonlWriter(jsonl, sample_run().meta, append=False).close()
     with open(jsonl, "a") as handle:
-        handle.write('{"end": {"results": "all"}}\n')
+        handle.write(f'{{"end": {end}}}\n')
     with pytest.raises(StoreError, match=r"results.jsonl:2: the end of the run holds .*; expected \{\"results\": N\}"):
         read_jsonl(jsonl)
 

@@ -67,6 +67,23 @@ def test_text_report_passes(gru, capsys):
     assert "max abs per time step:" in out and out.strip().endswith("PASS: 2 of 2 outputs within tolerance")
 
 
+def test_a_file_openvino_reads_though_it_is_broken_is_said_beside_the_verdict(gru_copy, capsys):
+    """An attribute given twice is not well-formed XML (irtool validate: IR001); OpenVINO reads the
+    file, taking one of the two, and run judges what OpenVINO read: the run says so."""
+    code, out, _ = run(capsys, str(gru_copy), "-d", "CPU")
+    assert code == 0 and "warning:" not in out  # a valid file: nothing to say
+    text = gru_copy.read_text()
+    assert text.count('hidden_size="4"') == 1
+    gru_copy.write_text(text.replace('hidden_size="4"', 'hidden_size="4" hidden_size="4"'))
+    code, out, _ = run(capsys, str(gru_copy), "-d", "CPU", "--format", "json")
+    finding = json.loads(out)["file_findings"]
+    assert finding.startswith("irtool validate finds 1 error in the file, which OpenVINO read as it could; the "
+                              f"first: {gru_copy}:")
+    assert "error[IR001] XML is not well-formed: Attribute hidden_size redefined" in finding
+    code, out, _ = run(capsys, str(gru_copy), "-d", "CPU")
+    assert "  warning: irtool validate finds 1 error in the file" in out
+
+
 def test_tight_per_output_tolerance_fails_with_exit_1(gru, capsys):
     code, out, _ = run(capsys, str(gru), "-d", "CPU", "--atol", "Y:0", "--rtol", "Y:0")
     assert code == 1

@@ -58,7 +58,10 @@ def test_lost_jobs_say_why_with_the_workers_last_words_and_a_reproducer(run, hid
     folder = out / result["reproducer"]
     assert {p.name for p in folder.iterdir()} >= {"model.xml", "model.bin", "inputs.npz", "expected.npz",
                                                    "reproduce.py", "case.json"}
-    assert json.loads((folder / "case.json").read_text())["case"]["attributes"] == {"hidden_size": hidden}
+    record = json.loads((folder / "case.json").read_text())
+    assert record["case"]["attributes"] == {"hidden_size": hidden}
+    kept = record["result"]  # the lost job's result, as results.json has it
+    assert (kept["verdict"], kept["message"], kept["time"]) == (result["verdict"], message, result["time"])
     with np.load(folder / "inputs.npz") as inputs:
         assert inputs[inputs.files[0]].shape[0] == 2  # the case's batch
 

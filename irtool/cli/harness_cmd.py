@@ -225,14 +225,12 @@ def render(outcome: Any, report_dir: Path) -> str:
     lines.extend(f"COVERAGE: {missing}" for missing in outcome.coverage_missing)
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     lines += [f"NOT WRITTEN: {result.name}: {result.unwritten}" for result in run.results if result.unwritten]
-    word, _, regressed = outcome.overall
-    word = "STOPPED" if outcome.stopped else "INTERRUPTED" if outcome.interrupted else word
-    counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no jobs"
+    regressed = outcome.overall[2]
+    counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     why = f"; regressed: {'; '.join(regressed)}" if regressed else ""
-    not_run = outcome.jobs - len(run.results)
-    if not_run > 0:
-        why += f"; {not_run} of {outcome.jobs} jobs not run"
-    lines.append(f"{word} in {duration(outcome.seconds)}: {counts}{why}")
+    if outcome.not_run:
+        why += f"; {outcome.not_run} of {outcome.jobs} jobs not run"
+    lines.append(f"{outcome.word} in {duration(outcome.seconds)}: {counts}{why}")
     return escaped_lines(lines)
 
 
@@ -266,11 +264,10 @@ def _table(results: list) -> list[str]:
 
 
 def summary_json(outcome: Any) -> dict[str, Any]:
-    data = {"exit_code": outcome.exit_code, "verdict": outcome.verdict[0], "regressed": outcome.overall[2],
+    data = {"exit_code": outcome.exit_code, "verdict": outcome.word, "regressed": outcome.overall[2],
             "seconds": round(outcome.seconds, 3),
             "interrupted": outcome.interrupted, "stopped": outcome.stopped, "notes": outcome.notes,
-            "summary": outcome.run.summary, "jobs": outcome.jobs,
-            "not_run": max(outcome.jobs - len(outcome.run.results), 0),
+            "summary": outcome.run.summary, "jobs": outcome.jobs, "not_run": outcome.not_run,
             "problems": [{"name": r.name, "verdict": r.verdict, "message": r.message, "reproducer": r.reproducer}
                          for r in outcome.run.results if r.verdict in ("fail", "error", "crash", "timeout", "xpass")],
             "unwritten": [{"name": r.name, "verdict": r.verdict, "unwritten": r.unwritten}

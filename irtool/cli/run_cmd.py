@@ -210,6 +210,8 @@ def _render(result: Any) -> str:
         f"{run.requested_precision} requested"
     lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
                  f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
+    if result.file_findings:
+        lines.append(f"  warning: {result.file_findings}")
     for filled in result.filled_defaults:
         lines.append(f"  filled default: {filled}")
     for note in result.input_notes:

@@ -160,9 +160,18 @@ class HarnessOutcome:
 
     @property
     def exit_code(self) -> int:
-        if self.stopped:
-            return 2
-        return self.verdict[1]
+        """2 for a run stopped (its results could not be written), 130 for one interrupted, else the verdict's."""
+        return 2 if self.stopped else 130 if self.interrupted else self.verdict[1]
+
+    @property
+    def word(self) -> str:
+        """How the run ended, as its summary says it: STOPPED, INTERRUPTED, else the verdict's word."""
+        return "STOPPED" if self.stopped else "INTERRUPTED" if self.interrupted else self.verdict[0]
+
+    @property
+    def not_run(self) -> int:
+        """The jobs of the matrix that have no result (a model's job has one result per node)."""
+        return max(self.jobs - len({result.job_key for result in self.run.results}), 0)
 
 
 def usable_cpus() -> int:

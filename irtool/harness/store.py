@@ -192,10 +192,11 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
             if meta is None:
                 raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
             if set(record) == {"end"}:
-                count = record["end"].get("results") if isinstance(record["end"], dict) else None
-                if not isinstance(count, int) or isinstance(count, bool):
-                    raise StoreError(f"{where}: the end of the run holds {quoted_json(record['end'])}; expected "
-                                     "{\"results\": N}")
+                end = record["end"]
+                count = end.get("results") if isinstance(end, dict) and set(end) == {"results"} else None
+                if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                    raise StoreError(f"{where}: the end of the run holds {quoted_json(end)}; expected "
+                                     "{\"results\": N}, N the results before it")
                 ended = count == len(results)
                 continue
             ended = False

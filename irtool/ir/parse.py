@@ -189,10 +189,14 @@ def _net(root: etree._Element, path: str, lines: list[bytes]) -> IRModel:
                    rt_info=_rt_info(_first(root, "rt_info")), source_lines=lines, strays=strays)
 
 
+_PARENTS = {"layer": ("layers",), "edge": ("edges", "back_edges")}  # back_edges: a TensorIterator's or Loop's
+
+
 def _is_stray(element: etree._Element) -> bool:
-    """A <layer> whose parent is no <layers> (a TensorIterator's body has its own), an <edge> outside <edges>."""
+    """A <layer> whose parent is no <layers> (a TensorIterator's body has its own), an <edge> outside
+    <edges> and <back_edges>."""
     parent = element.getparent()
-    return parent is not None and parent.tag != element.tag + "s"
+    return parent is not None and parent.tag not in _PARENTS[element.tag]
 
 
 def _stray(element: etree._Element) -> tuple[str, int | None, str | None]:

@@ -30,7 +30,7 @@ from irtool.core.text import cut
 from irtool.jobs.job_results import base_result
 from irtool.jobs.lifeline import lifeline
 from irtool.jobs.lifeline import worker_env as lifeline_env
-from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json
+from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json, result_to_json
 from irtool.jobs.worker import RunnerOptions, job_to_json
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
@@ -263,9 +263,10 @@ class Pool:
         worker.task = task
         worker.started = time.monotonic()
         worker.deadline = worker.started + self.timeout
-        kind = "reproduce" if task.reproduce_for is not None else "job"
+        message = {"job": job_to_json(task.job)} if task.reproduce_for is None else \
+            {"reproduce": job_to_json(task.job), "result": result_to_json(task.reproduce_for)}  # what case.json keeps
         try:
-            worker.send({kind: job_to_json(task.job)})
+            worker.send(message)
         except (BrokenPipeError, OSError):
             pass  # it died before reading: the wait finds it gone and records the crash
 

@@ -56,6 +56,7 @@ from irtool.jobs.records import (
     case_to_json,
     op_case,
     plain,
+    result_from_json,
     result_to_json,
 )
 from irtool.judge.compare import TolerancePolicy
@@ -410,10 +411,12 @@ class Runner:
         return self._compiled.put(key, compiled), False
 
     # ------------------------------------------------------------------ reproducers
-    def reproduce_only(self, job: Job, unwritten: list[str] | None = None) -> str | None:
-        """The reproducer of a job whose worker crashed or hung: the model, its inputs and the
-        reference's outputs where they need no device; nothing is compiled.  Why it could not be
-        written (a full disk), if so, is appended to ``unwritten``."""
+    def reproduce_only(self, job: Job, unwritten: list[str] | None = None,
+                       lost: CaseResult | None = None) -> str | None:
+        """The reproducer of a job whose worker crashed or hung (``lost``: the result its pool
+        recorded, which case.json keeps): the model, its inputs and the reference's outputs where
+        they need no device; nothing is compiled.  Why it could not be written (a full disk), if
+        so, is appended to ``unwritten``."""
         try:
             prepared = self.prepare(job.case)
             data = self.data(job.case, prepared)
@@ -429,7 +432,7 @@ class Runner:
                     "out of memory" if isinstance(error, MemoryError) else str(error)
                 unwritten.append(f"the reproducer of {job.name}: {why}")
             return None
-        result = base_result(job)
+        result = dataclasses.replace(lost) if lost is not None else base_result(job)
         self._reproduce(job, result, prepared, data.inputs, expected=expected)
         if result.unwritten and unwritten is not None:
             unwritten.append(result.unwritten)
@@ -521,7 +524,8 @@ def serve(requests: Any, answers: Any) -> None:
         elif "reproduce" in request:
             unwritten: list[str] = []
             try:
-                folder = runner.reproduce_only(job_from_json(request["reproduce"]), unwritten)
+                lost = result_from_json(request["result"]) if "result" in request else None
+                folder = runner.reproduce_only(job_from_json(request["reproduce"]), unwritten, lost)
             except Exception:  # irtool's own bug: the job is recorded without a reproducer
                 traceback.print_exc()
                 folder = None

@@ -132,6 +132,30 @@ def with_validation(error: RunError, path: str | Path | None) -> RunError:
     return type(error)(f"{error.message}; irtool validate finds an error in the file: {said}")
 
 
+def validation_findings(path: str | Path) -> str | None:
+    """What ``irtool validate`` finds wrong in an IR file OpenVINO read anyway, for run to say beside
+    its verdict (what ran is what OpenVINO made of the file: of an attribute given twice, it took
+    one): the counts of errors and warnings and the first of the worst; None where it finds
+    neither, or the file is not IR XML."""
+    if Path(path).suffix.lower() != ".xml":
+        return None
+    from irtool.core.diagnostics import ERROR, SEVERITIES, WARNING, FileReport, render_text
+    from irtool.validate import validate_file
+
+    try:
+        report = validate_file(path)
+    except (OSError, IrtoolError):  # read once already; if not again, there is nothing to add
+        return None
+    found = [d for d in report.diagnostics if d.severity in (ERROR, WARNING)]
+    if not found:
+        return None
+    first = min(found, key=lambda d: SEVERITIES.index(d.severity))  # the first error, else the first warning
+    counts = " and ".join(f"{n} {severity}{'s' if n != 1 else ''}"
+                          for severity, n in ((ERROR, report.count(ERROR)), (WARNING, report.count(WARNING))) if n)
+    said = render_text([FileReport(report.path, [first])], summary=False).strip()
+    return f"irtool validate finds {counts} in the file, which OpenVINO read as it could; the first: {said}"
+
+
 def conversion_shapes(shapes: Mapping[str, Sequence[int]] | None,
                       inputs_file: str | Path | None) -> dict[str, tuple[int, ...]]:
     """Input shapes for a conversion that needs them: the arrays' of ``inputs_file``, ``shapes``

@@ -26,7 +26,7 @@ from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
-from irtool.pipeline.prepare import Prepared, read_and_prepare, with_validation
+from irtool.pipeline.prepare import Prepared, read_and_prepare, validation_findings, with_validation
 from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -91,6 +91,7 @@ class RunResult:
     reproducer_note: str | None = None  # with --reproducers: why none was written (no node failed)
     expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
     narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
+    file_findings: str | None = None  # an IR file OpenVINO read though irtool validate finds errors or warnings
 
     @property
     def passed(self) -> bool | None:
@@ -142,7 +143,7 @@ def run(options: RunOptions) -> RunResult:
                                for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
-                  narrowed=executed.narrowed)
+                  narrowed=executed.narrowed, file_findings=validation_findings(options.model))
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
