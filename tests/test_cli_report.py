@@ -133,10 +133,10 @@ def test_render_a_partial_run_from_jsonl(tmp_path):
 
 
 @pytest.mark.parametrize("after, partial", [
-    ([{"end": {"results": 4}}], False),
+    ([{"end": {"results": 4, "finished": "2026-11-28T09:14:58Z"}}], False),
     ([{"end": {"results": 3}}], True),  # an end that does not count what the file holds
     ([{"end": {"results": 4}}, "result"], True),  # results after the end: a --resume that did not end
-    ([{"end": {"results": 4}}, "result", {"end": {"results": 5}}], False),
+    ([{"end": {"results": 4}}, "result", {"end": {"results": 5, "finished": "2026-11-28T09:14:58Z"}}], False),
 ], ids=["ended", "miscounted", "resumed", "resumed-and-ended"])
 def test_a_results_jsonl_is_whole_where_its_last_line_ends_the_run(tmp_path, after, partial):
     jsonl = tmp_path / "results.jsonl"
@@ -148,17 +148,19 @@ def test_a_results_jsonl_is_whole_where_its_last_line_ends_the_run(tmp_path, aft
     with open(jsonl, "a") as handle:
         for line in after:
             handle.write(json.dumps(result_to_json(run.results[4]) if line == "result" else line) + "\n")
-    assert read_jsonl(jsonl).partial is partial
+    read = read_jsonl(jsonl)
+    assert read.partial is partial
+    assert read.meta["finished"] == (run.meta["finished"] if partial else "2026-11-28T09:14:58Z")  # the end's if whole
 
 
 @pytest.mark.parametrize("end", ['{"results": "all"}', '{"results": -1}', '{"results": 0, "x": 1}', '5',
-                                 '{"results": true}', '{"results": 18.0}'])
+                                 '{"results": true}', '{"results": 18.0}', '{"results": 0, "finished": 5}'])
 def test_a_malformed_end_of_a_run_is_named(tmp_path, end):
     jsonl = tmp_path / "results.jsonl"
     JsonlWriter(jsonl, sample_run().meta, append=False).close()
     with open(jsonl, "a") as handle:
         handle.write(f'{{"end": {end}}}\n')
-    with pytest.raises(StoreError, match=r"results.jsonl:2: the end of the run holds .*; expected \{\"results\": N\}"):
+    with pytest.raises(StoreError, match=r"results.jsonl:2: the end of the run holds .*; expected \{\"results\": N, "):
         read_jsonl(jsonl)
 
 

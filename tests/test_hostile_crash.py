@@ -106,6 +106,10 @@ def test_the_harness_names_the_step_its_worker_died_or_hung_in(crash, endless, t
         "timeout", "ran past the timeout of 5 s while running it on CPU; the worker was killed")
     assert "CRASH: crash[seed=0] on CPU at f32: the worker died: SIGSEGV (segmentation fault) while reading it" \
         in done.stdout
+    # its reproducer is written by a fresh worker, which reads the model again and dies the same way
+    assert results["crash[seed=0]"]["unwritten"] == (
+        "the reproducer of crash[seed=0] on CPU at f32: the worker writing it died too: SIGSEGV (segmentation fault) "
+        "while reading it with OpenVINO's TensorFlow Lite frontend")
 
 
 # ----------------------------------------------------------------------------- time

@@ -135,3 +135,16 @@ def test_a_partial_merge_fails_unless_allowed(tmp_path):
                            "--allow-partial judges what the shards hold\n")
     allowed = irtool("report", "merge", "1of2", "-o", "merged", "--allow-partial", cwd=tmp_path)
     assert allowed.returncode == 0 and allowed.stderr == "", allowed.stdout + allowed.stderr
+
+
+def test_a_merge_names_the_shard_that_is_partial(tmp_path):
+    """Both shards are there, one of an interrupted run: the error names it."""
+    for shard, partial in (("1/2", False), ("2/2", True)):
+        (tmp_path / shard.replace("/", "of")).mkdir()
+        write_json(tmp_path / shard.replace("/", "of") / "results.json",
+                   RunResults({**sample_run().meta, "shard": shard}, [result(f"c{shard[0]}", "pass", max_abs=1e-7)],
+                              partial=partial))
+    done = irtool("report", "merge", "1of2", "2of2", "-o", "merged", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == ("irtool: error: partial run: 2of2 is partial (the reports are written, marked partial); "
+                           "--allow-partial judges what the shards hold\n")

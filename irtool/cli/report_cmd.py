@@ -109,8 +109,11 @@ def handle_merge(args: argparse.Namespace) -> int:
         _write(args, runs, merged, "report merge")
     missing = merged.meta.get("missing_shards")
     if merged.partial and not args.allow_partial:
-        fail(f"partial run: {f'shards {joined(missing)} missing' if missing else 'a shard is partial'} (the reports "
-             f"are written, marked partial); --allow-partial judges what the shards hold")
+        partial = [str(path) for path, run in zip(args.results, runs) if run.partial]
+        why = "; ".join(([f"shards {joined(missing)} missing"] if missing else []) +
+                        ([f"{joined(partial)} {'is' if len(partial) == 1 else 'are'} partial"] if partial else []))
+        fail(f"partial run: {why} (the reports are written, marked partial); --allow-partial judges what the shards "
+             "hold")
         return EXIT_COULD_NOT_RUN
     from irtool.harness.baseline import diff_versions
     from irtool.harness.reports import overall_verdict

@@ -412,9 +412,9 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     except StoreError as error:  # results.jsonl cannot be written (a full disk): stop, keep what is saved
         outcome.stopped = error.message
     finally:
-        _finish_store(writer, outcome)
-        results.sort(key=lambda r: order.get(r.job_key, len(order)))
         meta["finished"] = now()
+        _finish_store(writer, outcome, meta["finished"])
+        results.sort(key=lambda r: order.get(r.job_key, len(order)))
         unpaired = None  # a baseline that cannot be compared: said once the reports are written
         if baseline is not None:  # the reports hold the diff, as the release diffs
             try:
@@ -481,10 +481,10 @@ def _check_config(config: Mapping[str, str], devices: Sequence[str]) -> None:
             raise SessionError(f"--config {said}: {device} refuses it ({error.message}); nothing was run") from None
 
 
-def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome) -> None:
+def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome, finished: str) -> None:
     try:
         if not outcome.run.partial:
-            writer.end(len(outcome.run.results))
+            writer.end(len(outcome.run.results), finished)
         writer.close()
     except StoreError as error:
         outcome.stopped = outcome.stopped or error.message

@@ -106,11 +106,11 @@ class JsonlWriter:
         self.ended = False
         self._write(result_to_json(result))
 
-    def end(self, results: int) -> None:
-        """The line that says the run ran every job, and how many results the file holds (a
-        results.jsonl without it, or with results after it, is of a partial run)."""
+    def end(self, results: int, finished: str) -> None:
+        """The line that says the run ran every job, how many results the file holds and when it
+        finished (a results.jsonl without it, or with results after it, is of a partial run)."""
         if not self.ended:
-            self._write({"end": {"results": results}})
+            self._write({"end": {"results": results, "finished": finished}})
             self.ended = True
 
     def _write(self, data: Mapping[str, Any]) -> None:
@@ -150,8 +150,9 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
     Every line is checked: the first is ``{"run": {...}}``, every other one a result with the
     fields and types irtool writes, of a job no earlier line has a result of (a duplicated line
     would count twice) and, given ``jobs`` (job keys), of one of those jobs, or the end of a run
-    ``{"end": {"results": N}}`` (JsonlWriter.end); anything else is a StoreError naming the line.
-    The run is whole where the last line is an end whose N is the results read.  ``header`` is
+    ``{"end": {"results": N, "finished": TIME}}`` (JsonlWriter.end); anything else is a StoreError
+    naming the line.  The run is whole where the last line is an end whose N is the results read
+    (its TIME is then the run's ``finished``).  ``header`` is
     called with the run header once it is read, before any result (to refuse another run's file
     before reading it all).  The file is read a line at a time: memory holds the results, never
     the file's text as well.
@@ -193,11 +194,15 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
                 raise StoreError(f"{where}: expected the run header {{\"run\": {{...}}}} first")
             if set(record) == {"end"}:
                 end = record["end"]
-                count = end.get("results") if isinstance(end, dict) and set(end) == {"results"} else None
-                if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                count = end.get("results") if isinstance(end, dict) and set(end) <= {"results", "finished"} else None
+                finished = end.get("finished") if isinstance(end, dict) else None
+                if not isinstance(count, int) or isinstance(count, bool) or count < 0 or \
+                        not isinstance(finished, (str, type(None))):
                     raise StoreError(f"{where}: the end of the run holds {quoted_json(end)}; expected "
-                                     "{\"results\": N}, N the results before it")
+                                     "{\"results\": N, \"finished\": TIME}, N the results before it")
                 ended = count == len(results)
+                if ended and meta is not None and finished is not None:
+                    meta["finished"] = finished
                 continue
             ended = False
             try:

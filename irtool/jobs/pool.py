@@ -356,7 +356,8 @@ class Pool:
             lost = task.reproduce_for
             lost.unwritten = lost.unwritten or (
                 f"the reproducer of {lost.name}: the worker writing it " +
-                (f"ran past the timeout of {self.timeout:g} s" if verdict == TIMEOUT else f"died too: {exit_text(code)}"))
+                (f"ran past the timeout of {self.timeout:g} s" if verdict == TIMEOUT else f"died too: {exit_text(code)}")
+                + during)
             on_result(lost)
         elif task is not None:
             result = base_result(task.job)
