@@ -243,10 +243,13 @@ def _where(result: Any, report_dir: Path) -> str:
 
 
 def _table(results: list) -> list[str]:
-    """Verdict counts per device and precision (``default``: with the precision the devices chose)."""
+    """Verdict counts per device and precision (``default``: with the precision the devices chose);
+    none for a run without results (a shard of no jobs)."""
     from irtool.core.precisions import DEVICE_DEFAULT
     from irtool.harness.reports import column_label
 
+    if not results:
+        return []
     rows: dict[tuple[str, str, str | None], Counter] = {}
     chose: dict[tuple[str, str, str | None], set[str]] = {}  # what the devices ran at, for --precision default
     for result in results:
