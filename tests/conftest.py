@@ -3,12 +3,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+# A test run started as a background job of a non-interactive shell (`pytest ... &`) inherits SIGINT
+# ignored, and so would every irtool process the tests start: the SIGINT a test sends them would do
+# nothing.  A handler here is reset to the default in each child, as an interactive shell leaves it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # In CI (CI=true) the property and fuzz tests draw the same examples every run, so a landing
 # never depends on luck; on a developer's machine they draw new ones each run and keep what
