@@ -152,10 +152,9 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
     would count twice) and, given ``jobs`` (job keys), of one of those jobs, or the end of a run
     ``{"end": {"results": N, "finished": TIME}}`` (JsonlWriter.end); anything else is a StoreError
     naming the line.  The run is whole where the last line is an end whose N is the results read
-    (its TIME is then the run's ``finished``).  ``header`` is
-    called with the run header once it is read, before any result (to refuse another run's file
-    before reading it all).  The file is read a line at a time: memory holds the results, never
-    the file's text as well.
+    (its TIME is then the run's ``finished``).  ``header`` is called with the run header once it
+    is read, before any result (to refuse another run's file before reading it all).  The file is
+    read a line at a time: memory holds the results, never the file's text as well.
     """
     meta: dict[str, Any] | None = None
     results = []
@@ -201,7 +200,7 @@ def read_jsonl(path: Path, repair: bool = False, jobs: Container[tuple] | None =
                     raise StoreError(f"{where}: the end of the run holds {quoted_json(end)}; expected "
                                      "{\"results\": N, \"finished\": TIME}, N the results before it")
                 ended = count == len(results)
-                if ended and meta is not None and finished is not None:
+                if ended and finished is not None:
                     meta["finished"] = finished
                 continue
             ended = False
