@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from irtool.core.errors import IrtoolBug
 from irtool.core.jsonable import json_text
-from irtool.core.text import escaped_lines
+from irtool.core.text import counted, escaped_lines
 
 ERROR, WARNING, NOTE = "error", "warning", "note"
 SEVERITIES = (ERROR, WARNING, NOTE)  # most severe first
@@ -163,14 +163,10 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
             out.append(f"{where}: {d.severity}[{d.code}] {d.message}")
     if summary:
         bad = sum(1 for r in reports if not r.valid)
-        counts = ", ".join(_plural(sum(r.count(s) for r in reports), s) for s in SEVERITIES)
-        invalid = f" in {_plural(bad, 'invalid file')}" if bad else ""
-        out.append(f"{_plural(len(reports), 'file')} checked: {counts}{invalid}")
+        counts = ", ".join(counted(sum(r.count(s) for r in reports), s) for s in SEVERITIES)
+        invalid = f" in {counted(bad, 'invalid file')}" if bad else ""
+        out.append(f"{counted(len(reports), 'file')} checked: {counts}{invalid}")
     return escaped_lines(out) + ("\n" if out else "")  # each record one line: names from the file are escaped
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
 def render_json(reports: Sequence[FileReport]) -> str:

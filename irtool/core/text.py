@@ -76,6 +76,11 @@ LISTED = 20  # items of a list named in one line
 SERIES_ENDS = 8  # values shown at each end of a long series
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def cut(text: str, limit: int = LINE_LIMIT) -> str:
     """``text`` when it has at most ``limit`` characters; else its start and its full length."""
     if len(text) <= limit:

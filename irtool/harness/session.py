@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from irtool.core.device_names import check_device
 from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.core.memory import memory_limit
+from irtool.core.text import counted
 from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
@@ -189,12 +190,8 @@ def worker_count(asked: int, jobs: int) -> tuple[int, str | None]:
     count = max(1, min(asked, cpus, jobs))
     if count == asked:
         return count, None
-    why = _plural(cpus, "CPU") if count == cpus and cpus < asked else _plural(jobs, "job")
-    return count, f"-j {asked}: {_plural(count, 'worker')}, one per CPU and per job at most ({why} here)"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    why = counted(cpus, "CPU") if count == cpus and cpus < asked else counted(jobs, "job")
+    return count, f"-j {asked}: {counted(count, 'worker')}, one per CPU and per job at most ({why} here)"
 
 
 def run_harness(options: HarnessOptions, progress: Progress | None = None,

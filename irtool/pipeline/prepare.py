@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from irtool.core.errors import IrtoolBug, IrtoolError, OpenVINOFailed, RunError, Unsupported
 from irtool.core.formats import model_format
+from irtool.core.text import counted
 from irtool.judge import known_faults
 from irtool.runtime.model import InputInfo, check_element_types, model_inputs, read_model, tensor_name
 from irtool.runtime.nodes import ProbedModel, RecurrentNode, stored_precision
@@ -115,21 +116,15 @@ def with_validation(error: RunError, path: str | Path | None) -> RunError:
     validate`` finds in it, where it finds one: OpenVINO reads some files leniently and fails
     later for a reason it does not name (a Parameter shape ``2,-5,3`` is read as ``2,0,3``, and
     the compile then fails on a time loop of -1 steps).  The error's own class is kept."""
-    if (not isinstance(error, OpenVINOFailed) or path is None or Path(path).suffix.lower() != ".xml"
-            or "irtool validate finds" in error.message):
+    if not isinstance(error, OpenVINOFailed) or "irtool validate finds" in error.message:
         return error
-    from irtool.core.diagnostics import ERROR, FileReport, render_text
-    from irtool.validate import validate_file
+    from irtool.core.diagnostics import ERROR
 
-    try:
-        report = validate_file(path)
-    except (OSError, IrtoolError):  # the file cannot be read again: the error stands as it is
-        return error
-    first = next((d for d in report.diagnostics if d.severity == ERROR), None)
+    report = _ir_report(path)  # None: the file cannot be read again, and the error stands as it is
+    first = next((d for d in report.diagnostics if d.severity == ERROR), None) if report is not None else None
     if first is None:
         return error
-    said = render_text([FileReport(report.path, [first])], summary=False).strip()
-    return type(error)(f"{error.message}; irtool validate finds an error in the file: {said}")
+    return type(error)(f"{error.message}; irtool validate finds an error in the file: {_said(report, first)}")
 
 
 def validation_findings(path: str | Path) -> str | None:
@@ -137,23 +132,37 @@ def validation_findings(path: str | Path) -> str | None:
     its verdict (what ran is what OpenVINO made of the file: of an attribute given twice, it took
     one): the counts of errors and warnings and the first of the worst; None where it finds
     neither, or the file is not IR XML."""
-    if Path(path).suffix.lower() != ".xml":
-        return None
-    from irtool.core.diagnostics import ERROR, SEVERITIES, WARNING, FileReport, render_text
-    from irtool.validate import validate_file
+    from irtool.core.diagnostics import ERROR, SEVERITIES, WARNING
 
-    try:
-        report = validate_file(path)
-    except (OSError, IrtoolError):  # read once already; if not again, there is nothing to add
-        return None
-    found = [d for d in report.diagnostics if d.severity in (ERROR, WARNING)]
+    report = _ir_report(path)
+    found = [d for d in report.diagnostics if d.severity in (ERROR, WARNING)] if report is not None else []
     if not found:
         return None
     first = min(found, key=lambda d: SEVERITIES.index(d.severity))  # the first error, else the first warning
-    counts = " and ".join(f"{n} {severity}{'s' if n != 1 else ''}"
-                          for severity, n in ((ERROR, report.count(ERROR)), (WARNING, report.count(WARNING))) if n)
-    said = render_text([FileReport(report.path, [first])], summary=False).strip()
-    return f"irtool validate finds {counts} in the file, which OpenVINO read as it could; the first: {said}"
+    counts = " and ".join(counted(report.count(severity), severity) for severity in (ERROR, WARNING)
+                          if report.count(severity))
+    return (f"irtool validate finds {counts} in the file, which OpenVINO read as it could; the first: "
+            f"{_said(report, first)}")
+
+
+def _ir_report(path: str | Path | None) -> Any:
+    """``irtool validate``'s FileReport of an IR XML file; None for another format, or a file that
+    cannot be read again."""
+    if path is None or Path(path).suffix.lower() != ".xml":
+        return None
+    from irtool.validate import validate_file
+
+    try:
+        return validate_file(path)
+    except (OSError, IrtoolError):
+        return None
+
+
+def _said(report: Any, diagnostic: Any) -> str:
+    """One diagnostic as ``irtool validate`` prints it: ``PATH:LINE:COL: severity[CODE] message``."""
+    from irtool.core.diagnostics import FileReport, render_text
+
+    return render_text([FileReport(report.path, [diagnostic])], summary=False).strip()
 
 
 def conversion_shapes(shapes: Mapping[str, Sequence[int]] | None,
