@@ -100,7 +100,7 @@ def test_json_report_and_saved_outputs(gru, capsys, tmp_path):
     for key in ("max_abs", "max_rel", "mean_abs", "outside", "outside_share", "worst_index", "worst_actual",
                 "worst_expected", "needed_atol", "needed_rtol", "step_max_abs", "actual_nan", "nonfinite_mismatch"):
         assert key in y
-    assert sorted(np.load(out_path).files) == ["Ho", "Y"]
+    assert sorted(np.load(out_path).files) == ["Ho", "Y", "irtool:run"]  # the record of the run beside them
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "a temporary file was left"
 
 

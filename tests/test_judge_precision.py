@@ -15,7 +15,7 @@ from irtool.cli.program import main
 from irtool.judge.compare import Tolerance, compare_output
 from irtool.judge.precision import emulation
 from irtool.reference.rounding import Rounding
-from irtool.specs.precision import PRECISION_FILE, path_for, precision_paths
+from irtool.specs.precision import PRECISION_FILE, cell_kernel_takes, path_for, precision_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "samples" / "models"
@@ -30,19 +30,35 @@ def test_every_path_of_the_precision_model_is_a_rounding_and_says_where_it_comes
     assert json.loads(PRECISION_FILE.read_text())["paths"][0]["id"] == paths[0].id
 
 
-@pytest.mark.parametrize("device, kinds, precision, expected", [
-    ("CPU", ("RNNSeq",), "bf16", "cpu-native-bf16"),
-    ("CPU", ("Reshape", "TensorIterator"), "bf16", "cpu-decomposed-bf16"),
-    ("CPU", ("RNNCell",), "f16", "cpu-native-f16"),
-    ("CPU", ("Subgraph",), "f16", "cpu-decomposed-f16"),
-    ("GPU.0", ("lstm_seq",), "f16", "gpu-f16"),
-    ("HETERO:CPU", ("RNNSeq",), "bf16", "cpu-native-bf16"),
-    ("CPU", ("RNNSeq",), "f32", None),
-    ("NPU", ("RNNSeq",), "f16", None),
+@pytest.mark.parametrize("device, kinds, precision, split, cell_kernel, expected", [
+    ("CPU", ("RNNSeq",), "bf16", False, True, "cpu-native-bf16"),
+    ("CPU", ("RNNSeq",), "bf16", True, True, "cpu-native-split-bf16"),
+    ("CPU", ("Reshape", "TensorIterator"), "bf16", False, True, "cpu-loop-kernel-bf16"),
+    ("CPU", ("Reshape", "TensorIterator"), "bf16", False, False, "cpu-loop-decomposed-bf16"),
+    ("CPU", ("Subgraph",), "bf16", False, False, "cpu-decomposed-bf16"),
+    ("CPU", ("RNNCell",), "f16", False, True, "cpu-native-f16"),
+    ("CPU", ("Subgraph",), "f16", False, False, "cpu-decomposed-f16"),
+    ("GPU.0", ("lstm_seq",), "f16", False, True, "gpu-f16"),
+    ("HETERO:CPU", ("RNNSeq",), "bf16", False, True, "cpu-native-bf16"),
+    ("CPU", ("RNNSeq",), "f32", False, True, None),
+    ("NPU", ("RNNSeq",), "f16", False, True, None),
 ])
-def test_a_node_takes_the_path_of_what_it_ran(device, kinds, precision, expected):
-    path = path_for(device, kinds, precision)
+def test_a_node_takes_the_path_of_what_it_ran(device, kinds, precision, split, cell_kernel, expected):
+    path = path_for(device, kinds, precision, split, cell_kernel)
     assert (path.id if path else None) == expected
+
+
+@pytest.mark.parametrize("op, attributes, takes", [
+    ("GRUSequence", {"activations": ["sigmoid", "tanh"], "clip": 0.0}, True),
+    ("GRUCell", {"clip": 1.0}, False),
+    ("LSTMSequence", {"activations": ["sigmoid", "tanh", "relu"]}, False),
+    ("LSTMCell", {}, True),
+    ("RNNSequence", {"activations": ["relu"]}, True),
+    ("RNNCell", {"activations": ["tanh"], "activations_alpha": [0.5]}, False),
+])
+def test_the_cell_kernel_takes_constant_weights_no_clip_and_its_own_activations(op, attributes, takes):
+    assert cell_kernel_takes(op, attributes) is takes
+    assert not cell_kernel_takes(op, attributes, constant_weights=False)  # W, R or B computed: decomposed
 
 
 def test_the_native_bf16_path_rounds_the_weights_as_openvino_converts_them():
@@ -51,6 +67,8 @@ def test_the_native_bf16_path_rounds_the_weights_as_openvino_converts_them():
     assert found.rounding.bias is None and found.rounding.cell_state is None  # f32 in oneDNN's bf16 RNN
     assert found.unit == 2.0 ** -8 and "cpu-native-bf16 (measured)" in found.describe()
     assert emulation("CPU", ("RNNSeq",), "f16").unit == 2.0 ** -11
+    decomposed = emulation("CPU", ("Subgraph",), "bf16", cell_kernel=False).rounding
+    assert decomposed.weights == "bf16" and decomposed.products == "bf16" and decomposed.state is None
 
 
 def test_an_overflow_is_counted_apart_from_a_mismatch():

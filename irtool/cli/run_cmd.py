@@ -53,6 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
+    parser.add_argument("--device-outputs", type=Path, metavar="OUT.npz",
+                        help="judge outputs the device gave elsewhere instead of running it here (a replay): as "
+                             "irtool run --save-outputs wrote them there, with its record of what each node ran as "
+                             "and at what precision, on the same --inputs; -d names that device")
     parser.add_argument("--expected", type=Path, metavar="OUT.npz",
                         help="judge the model's outputs against these values too (e.g. what the framework computed "
                              "on the --inputs), keyed by output name as --save-outputs writes them; gives any model "
@@ -107,7 +111,7 @@ def _handle(args: argparse.Namespace) -> int:
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
         oracle=args.compare_with.lower() if args.compare_with and args.compare_with.lower() in ORACLES else None,
         fill_defaults=args.fill_defaults, shapes=parse_shapes(args.shape), reproducers=args.reproducers,
-        expected=args.expected,
+        expected=args.expected, device_outputs=args.device_outputs,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
                if value is not None})
     if args.openvino is not None:  # the options are checked above, before any release is made
@@ -210,6 +214,8 @@ def _render(result: Any) -> str:
         f"{run.requested_precision} requested"
     lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
                  f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
+    if result.replayed:
+        lines.append(f"  replayed: {result.replayed}")
     if result.file_findings:
         lines.append(f"  warning: {result.file_findings}")
     for filled in result.filled_defaults:

@@ -38,6 +38,7 @@ from irtool.core.memory import memory_limit
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK"
 MAX_HEADER = 10_000  # numpy's own default bound for an .npy header
+RECORD_PREFIX = "irtool:"  # keys of irtool's own record of a run beside its outputs (irtool.pipeline.recording)
 NAME_MARK = b"irtool-name:"  # a member's zip comment: the array's name, where the member name cannot be it
 _SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.+=:-]*"
 _PLAIN_NAME = re.compile(rf"(?=.{{1,200}}$){_SEGMENT}(?:/{_SEGMENT})*")

@@ -156,7 +156,7 @@ class Runner:
                                                       compiled.run.precision, self._reference(case),
                                                       expected=data.expected,
                                                       oracle=data.oracle.expected if data.oracle else None,
-                                                      emulations=compiled.emulations), compiled)
+                                                      runs=compiled.runs), compiled)
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds

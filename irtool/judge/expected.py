@@ -18,10 +18,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from irtool.core.errors import RunError
-from irtool.core.npz import describe_dtype, read_npz
+from irtool.core.npz import RECORD_PREFIX, describe_dtype, read_npz
 from irtool.core.precisions import loosest_precision
 from irtool.judge.bounds import magnitude_bound
-from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, output_tolerance
 
 PASS, FAIL = "pass", "fail"
 NUMERIC_KINDS = "biuf"  # bool, signed and unsigned ints, floats
@@ -71,7 +71,8 @@ def load_expected(path: str | Path, what: str = "--expected file") -> ExpectedOu
     """The expected outputs from an .npz, read with irtool's bounded reader; an empty file or an
     array that is not numbers (strings, complex, records) is refused in one line."""
     path = Path(path)
-    arrays = read_npz(path, what)
+    # irtool run --save-outputs keeps its record of the run beside the outputs, under keys of its own
+    arrays = {key: array for key, array in read_npz(path, what).items() if not key.startswith(RECORD_PREFIX)}
     if not arrays:
         raise RunError(f"{path}: holds no arrays; expected the model's outputs by name "
                        f"(numpy.savez(path, OUTPUT=array, ...); irtool run --save-outputs shows the names)")
@@ -123,9 +124,13 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
         allowance, how = (allowances or {}).get(k, (None, None))
         if how is not None:
             said = "; ".join(filter(None, [said, how]))
-        diffs.append(compare_output(names[0], got, want, magnitude_bound(tolerance, want, policy.atol_given(names)),
-                                    (time_axes or {}).get(k),
-                                    allowance if allowance is not None and allowance.shape == got.shape else None))
+        bounded = allowance is not None and allowance.shape == got.shape
+        if bounded and not policy.given(names):  # the allowance is the whole bound, derived for this output
+            tolerance = Tolerance(0.0, 0.0, "derived: what the device's rounding moves it by (allowance)")
+        else:
+            tolerance = magnitude_bound(tolerance, want, policy.atol_given(names))
+        diffs.append(compare_output(names[0], got, want, tolerance, (time_axes or {}).get(k),
+                                    allowance if bounded else None))
     extra = [key for key in stored if key not in used]
     outputs = ", ".join(names[0] for names in labels)
     for key in extra:

@@ -59,13 +59,14 @@ def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
 
 
 def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray], rounding: Rounding = EXACT,
-                  accumulate: str | None = None) -> tuple[np.ndarray, ...]:
+                  accumulate: str | None = None, given_states: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """The reference's outputs (every output port) on a node's input arrays, rounding as ``rounding``
-    says; ValueError if the reference refuses them."""
+    says, each step from ``given_states``' previous hidden state where given (a device's Y);
+    ValueError if the reference refuses them."""
     from irtool.reference import evaluate
 
     outputs = evaluate(node.spec.type, list(arrays), one_set_of_activations(node), version=node.spec.version,
-                       rounding=None if rounding.exact else rounding, accumulate=accumulate)
+                       rounding=None if rounding.exact else rounding, accumulate=accumulate, given_states=given_states)
     if not isinstance(outputs, tuple) or len(outputs) != len(node.spec.outputs):
         raise IrtoolBug(f"the reference of {node.spec.key} returned {type(outputs).__name__} "
                         f"instead of {len(node.spec.outputs)} arrays")
@@ -99,20 +100,45 @@ class _Criteria:
         self.node, self.policy, self.precision, self.emulation = node, policy, precision, emulation
         self.range_limit = LARGEST.get(precision)
 
-    def reference(self, reference: Reference) -> Reference:
-        """The reference the verdict compares with."""
+    @property
+    def stepwise(self) -> bool:
+        """Whether each step is judged from the device's own previous hidden state: a sequence judged
+        against an emulation, whose Y holds that state (a one-unit difference the device makes at one
+        step then never carries into the next, where a recurrence could amplify it past any bound)."""
+        names = [port.name for port in self.node.spec.outputs]
+        return self.emulation is not None and self.node.spec.time_axis(self.node.spec.outputs[0]) is not None \
+            and names[0] == "Y" and any(port.role == "state" for port in self.node.spec.inputs)
+
+    def reference(self, reference: Reference) -> Callable[[RecurrentNode, Sequence[np.ndarray], Sequence[np.ndarray]],
+                                                          tuple[np.ndarray, ...]]:
+        """The reference the verdict compares with: (node, arrays, the device's outputs) -> expected."""
         if self.emulation is None:
-            return reference
-        rounding = self.emulation.rounding
-        return lambda node, arrays: reference(node, arrays, rounding)
+            return lambda node, arrays, actual: reference(node, arrays)
+        roundings = [r for r in (self.emulation.rounding, self.emulation.alternative) if r is not None]
+        if self.stepwise:
+            def one(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
+                    rounding: Rounding) -> tuple[np.ndarray, ...]:
+                return evaluate_node(node, arrays, rounding, given_states=actual[0])
+        else:
+            def one(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
+                    rounding: Rounding) -> tuple[np.ndarray, ...]:
+                return reference(node, arrays, rounding)
+
+        def closest(node: RecurrentNode, arrays: Sequence[np.ndarray],
+                    actual: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+            """The emulation's outputs; where the path has an alternative rounding, those of the two
+            closer to the device's (the one it followed)."""
+            found = [one(node, arrays, actual, rounding) for rounding in roundings]
+            if len(found) == 1 or not len(actual):
+                return found[0]
+            return min(found, key=lambda outputs: max(float(np.max(np.abs(a - e), initial=0.0))
+                                                      for a, e in zip(actual, outputs)))
+        return closest
 
     def tolerance(self, port: Any, dtype: Any) -> Tolerance:
-        """The policy's tolerance of an output; against an emulation, where the policy gives none,
-        one unit of the emulated type (absolute and relative)."""
-        derived = None
-        if self.emulation is not None:
-            unit = self.emulation.unit
-            derived = Tolerance(unit, unit, f"derived: one unit of {self.emulation.path.precision} against its emulation")
+        """The policy's tolerance of an output; against an emulation, where the policy gives none, the
+        bound of its path (schemas/precision.json)."""
+        derived = Tolerance(*self.emulation.bound()) if self.emulation is not None else None
         return output_tolerance(self.policy, (f"{self.node.key}:{port.name}", port.name), self.precision, dtype, derived)
 
     def diffs(self, actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
@@ -148,14 +174,15 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                           tensors=node.tensors, reached=False)
     chosen: tuple[int, tuple[OutputDiff, ...]] | None = None
     compared = criteria.reference(reference)
-    batched = _batched_reference(node, [arrays for arrays, _ in per_iteration], compared)
+    batched = None if criteria.stepwise else _batched_reference(
+        node, [arrays for arrays, _ in per_iteration], lambda node, arrays: compared(node, arrays, ()))
     order = list(enumerate(zip(indices, per_iteration)))
     worst = _worst_of_passing_iterations(node, per_iteration, batched, criteria)
     if worst is not None:  # every iteration within tolerance, seen at once: only the worst is diffed in full
         order = [order[worst]]
     for k, (index, (arrays, actual)) in order:
         try:
-            expected = batched[k] if batched is not None else compared(node, arrays)
+            expected = batched[k] if batched is not None else compared(node, arrays, actual)
         except ValueError as error:
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
                               tensors=node.tensors, iteration=index or None, at=iteration_words(index, node.loops),
@@ -169,7 +196,10 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
     position, diffs = chosen
     index, (arrays, actual) = indices[position], per_iteration[position]
     notes: tuple[str, ...] = ()
-    if not all(d.passed for d in diffs):
+    if criteria.stepwise:
+        notes = (f"each of its {_steps(node, arrays)} steps judged from the device's own previous hidden state"
+                 + (" (its cell state: the emulation's own)" if len(node.spec.outputs) > 2 else ""),)
+    elif not all(d.passed for d in diffs):
         bounds = _bounds(node, arrays, criteria)
         bounded = criteria.diffs(actual, expected, bounds) if bounds is not None else diffs
         # a recurrence that carries differences: judged with what it carries, said where that decides

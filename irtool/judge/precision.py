@@ -1,7 +1,7 @@
 """Judging at the precision a node ran at: which rounding its implementation path does, the bound
 a comparison allows, and the steps a comparison can judge at all.
 
-- :func:`emulations`: per node, the path of the precision model (irtool.specs.precision) that what
+- :func:`node_emulation`: per node, the path of the precision model (irtool.specs.precision) that what
   ran took, and the :class:`Rounding` that makes the reference round where the device does.  A
   node run at bf16 or f16 is judged against that emulated reference, so that rounding is compared
   with rounding and what is left is the device's own; it is also compared with the ideal one, for
@@ -16,13 +16,13 @@ a comparison allows, and the steps a comparison can judge at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from irtool.core.precisions import UNIT_ROUNDOFF
 from irtool.reference.rounding import Rounding
-from irtool.specs.precision import PrecisionPath, path_for
+from irtool.specs.precision import PrecisionPath, cell_kernel_takes, path_for
 
 # The unit of the differences between a device and the reference per step where the reference
 # computes as the device does (the ideal reference at f32: another summation order, another tanh):
@@ -42,6 +42,7 @@ class Emulation:
 
     path: PrecisionPath
     rounding: Rounding
+    alternative: Rounding | None = None  # a second rounding the device is as likely to follow (the path's "or")
 
     @property
     def unit(self) -> float:
@@ -52,18 +53,43 @@ class Emulation:
     def describe(self) -> str:
         return f"the {self.path.precision} emulation of {self.path.describe()}: {self.rounding.describe()}"
 
+    def bound(self) -> tuple[float, float, str]:
+        """The path's bound against its emulation (schemas/precision.json): atol, rtol and what they are."""
+        bound = self.path.bound
+        atol, rtol = bound["atol_units"] * self.unit, bound["rtol_units"] * self.unit
+        return atol, rtol, f"derived: {self.path.id}'s bound against its emulation ({bound['basis']})"
 
-def emulation(device: str, layer_types: Sequence[str], precision: str) -> Emulation | None:
+
+@dataclass(frozen=True)
+class Ran:
+    """What a node ran as, as far as the precision model asks: where, at what precision, as which
+    runtime layers, and whether as one kernel per direction."""
+
+    device: str
+    precision: str
+    kinds: tuple[str, ...]
+    split: bool = False
+
+
+def emulation(device: str, layer_types: Sequence[str], precision: str, split: bool = False,
+              cell_kernel: bool = True, dynamic: bool = False) -> Emulation | None:
     """The emulation of what ran as ``layer_types`` on ``device`` at ``precision``; None at f32 and
     where the precision model has no path for it."""
-    path = path_for(device, layer_types, precision)
-    return Emulation(path, Rounding(**path.round)) if path is not None else None
+    path = path_for(device, layer_types, precision, split, cell_kernel, dynamic)
+    if path is None:
+        return None
+    alternative = Rounding(**{**path.round, **path.alternative}) if path.alternative else None
+    return Emulation(path, Rounding(**path.round), alternative)
 
 
-def emulations(device: str, precision: str, ran: Mapping[str, Sequence[str]]) -> dict[str, Emulation]:
-    """Per node name, the emulation of what it ran as (``ran``: name -> its runtime layer types)."""
-    found = {name: emulation(device, kinds, precision) for name, kinds in ran.items()}
-    return {name: value for name, value in found.items() if value is not None}
+def node_emulation(ran: Ran | None, op_type: str, attributes: Mapping[str, Any], constant_weights: bool = True,
+                   dynamic: bool = False) -> Emulation | None:
+    """The emulation of a node of ``op_type`` with ``attributes`` (its W, R and B Constants or not, its X
+    with dynamic dims or not) that ran as ``ran`` (None: unknown)."""
+    if ran is None:
+        return None
+    return emulation(ran.device, ran.kinds, ran.precision, ran.split,
+                     cell_kernel_takes(op_type, attributes, constant_weights), dynamic)
 
 
 @dataclass(frozen=True)

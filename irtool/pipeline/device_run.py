@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.core.errors import RunError
-from irtool.judge.precision import Emulation, emulations
+from irtool.judge.precision import Ran
 from irtool.pipeline.prepare import Prepared, onnx_failure
 from irtool.runtime.compile import DeviceRun, compile_on, infer, support_note
 from irtool.runtime.narrowing import received
@@ -31,11 +31,16 @@ class Compiled:
     input_names: tuple[str, ...] | None = None  # the model's own name of each input, in order
 
     @property
-    def emulations(self) -> dict[str, Emulation]:
-        """Per node name, the emulation of the rounding of the path it ran where it ran at bf16 or f16
-        (irtool.judge.precision); the first execution device's path."""
-        device = self.run.execution_devices[0] if self.run.execution_devices else self.run.device
-        return emulations(device, self.run.precision, {name: ran.kinds for name, ran in self.implementations.items()})
+    def runs(self) -> dict[str, Ran]:
+        """Per node name, what it ran as, for the precision model (irtool.judge.precision): on the first
+        execution device."""
+        return runs_of(self.run, self.implementations)
+
+
+def runs_of(run: DeviceRun, implementations: Mapping[str, Implementation]) -> dict[str, Ran]:
+    """Per node name, what it ran as on ``run``'s first execution device (irtool.judge.precision.Ran)."""
+    device = run.execution_devices[0] if run.execution_devices else run.device
+    return {name: Ran(device, run.precision, ran.kinds, bool(ran.directions)) for name, ran in implementations.items()}
 
 
 def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str],

@@ -15,7 +15,7 @@ from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
 from irtool.judge.nodes import Reference, evaluate_node, judge_node
-from irtool.judge.precision import Emulation
+from irtool.judge.precision import Emulation, Ran, node_emulation
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
@@ -47,13 +47,13 @@ class Judgment:
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
           precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None,
-          oracle: ExpectedOutputs | None = None, emulations: Mapping[str, Emulation] | None = None) -> Judgment:
+          oracle: ExpectedOutputs | None = None, runs: Mapping[str, Ran] | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
     and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
-    verdict is the worst of them.  ``emulations`` (Compiled.emulations): per node name, the
-    rounding of the path it ran at bf16 or f16.  A node fed straight by an input the device narrowed
+    verdict is the worst of them.  ``runs`` (Compiled.runs): per node name, what it ran as, which
+    says the rounding of the path it ran at bf16 or f16 (irtool.judge.precision).  A node fed straight by an input the device narrowed
     (int64 run as int32) is judged on the values it received."""
-    emulations = emulations or {}
+    emulations = node_emulations(prepared, runs or {})
     judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
                             emulations)
     verdict = judgment.verdict
@@ -71,13 +71,29 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict)
 
 
+def node_emulations(prepared: Prepared, runs: Mapping[str, Ran]) -> dict[str, Emulation]:
+    """Per judged node's key, the emulation of the path it ran (a node in a body: its container's run,
+    with its own attributes); a lowered cell runs as plain ops, which no path of the model describes."""
+    found = {}
+    for node in prepared.nodes:
+        ran = runs.get(node.container if node.in_body else node.name)
+        constant = all(feed.constant is not None for feed in node.feeds if feed.port.name in ("W", "R", "B"))
+        dynamic = any(feed.dynamic for feed in node.feeds if feed.port.name == "X")
+        emulated = node_emulation(ran, node.spec.type, node.attributes, constant, dynamic) \
+            if node.lowered is None else None
+        if emulated is not None:
+            found[node.key] = emulated
+    return found
+
+
 def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed,
                     emulations: Mapping[str, Emulation], reference: Reference) -> dict[int, tuple[np.ndarray, str]]:
-    """Per model output of a single-op model run at bf16 or f16, what the device's rounding moves it
-    by on these inputs: the emulation of its path against the ideal reference, plus the unit of
-    rounding the node's own comparison allows (its expected outputs are a framework's, in f32)."""
+    """Per model output of a single-op model run at bf16 or f16, the whole bound its expected values
+    (a framework's, in f32) are held to: what the device's rounding moves it by on these inputs (the
+    emulation of its path against the ideal reference, element by element) plus the path's own bound
+    against its emulation (schemas/precision.json)."""
     single = prepared.single
-    emulation = emulations.get(single.name) if single is not None else None
+    emulation = emulations.get(single.key) if single is not None else None
     if emulation is None:
         return {}
     arrays = input_arrays(single, inputs, executed.captured)
@@ -85,10 +101,10 @@ def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], execut
         ideal, emulated = reference(single, arrays), reference(single, arrays, emulation.rounding)
     except ValueError:
         return {}
-    unit = emulation.unit
-    how = (f"what {emulation.path.precision} rounding moves the outputs by on these inputs ({emulation.describe()}, "
-           f"against the ideal reference), plus one unit of {emulation.path.precision}")
-    return {index: (np.abs(emulated[port].astype(np.float64) - ideal[port]) + unit * (1 + np.abs(ideal[port])), how)
+    atol, rtol, _ = emulation.bound()
+    how = (f"each output allowed what {emulation.path.precision} rounding moves it by on these inputs "
+           f"({emulation.describe()}, against the ideal reference) plus {emulation.path.id}'s bound")
+    return {index: (np.abs(emulated[port].astype(np.float64) - ideal[port]) + atol + rtol * np.abs(ideal[port]), how)
             for port, index in (single.model_outputs or {}).items()}
 
 
@@ -131,11 +147,8 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
                                    for node in prepared.nodes if node.lowered is not None])
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
-    # a lowered cell runs as plain ops, not as a cell kernel whose rounding the precision model knows
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference,
-                                         emulations.get(node.container if node.in_body else node.name)
-                                         if node.lowered is None else None)
-                              for node in prepared.nodes)
+                                         emulations.get(node.key)) for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
     single = prepared.single
     if single is not None and nodes[0].outputs:

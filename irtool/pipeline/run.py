@@ -27,6 +27,7 @@ from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, validation_findings, with_validation
+from irtool.pipeline.recording import load_recording, record_arrays, replayed_run
 from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -49,6 +50,7 @@ class RunOptions:
     sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
     reproducers: Path | None = None  # a folder for one reproducer per failing node
     expected: Path | None = None  # an .npz of the model's expected outputs (keyed as --save-outputs writes them)
+    device_outputs: Path | None = None  # replay: outputs the device gave elsewhere (--save-outputs), judged here
 
     def __post_init__(self) -> None:
         for name, size in self.sizes.items():
@@ -92,6 +94,7 @@ class RunResult:
     expected: ExpectedJudgment | None = None  # with --expected: the model's outputs against the file's
     narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
     file_findings: str | None = None  # an IR file OpenVINO read though irtool validate finds errors or warnings
+    replayed: str | None = None  # the outputs were recorded elsewhere: where from, and what says what ran
 
     @property
     def passed(self) -> bool | None:
@@ -105,7 +108,8 @@ def run(options: RunOptions) -> RunResult:
     asked = [(options.device, options.precision)] + ([options.compare_with] if options.compare_with else [])
     for device, _ in asked:  # a name OpenVINO does not know is a usage error, before any skip
         check_device(device, report)
-    for device, precision in asked:
+    replaying = options.device_outputs is not None  # the device ran elsewhere: it need not be here
+    for device, precision in asked if not replaying else ():
         reason = skip_reason(device, precision, report)
         if reason:
             raise RunSkipped(f"{reason}: nothing was run")
@@ -113,6 +117,10 @@ def run(options: RunOptions) -> RunResult:
     if options.expected is not None and options.compare_with:
         raise RunError("--expected judges the model's outputs against a file and --compare-with DEVICE against a "
                        "second device: give one of them")
+    if replaying and options.compare_with:
+        raise RunError("--device-outputs judges outputs a device gave elsewhere; --compare-with DEVICE2 needs the "
+                       "device here: give one of them")
+    recording = load_recording(options.device_outputs) if replaying else None
     expected = load_expected(options.expected) if options.expected is not None else None
     if options.save_outputs is not None:
         check_not_input(options.save_outputs, inputs_read, "--save-outputs file")
@@ -131,9 +139,13 @@ def run(options: RunOptions) -> RunResult:
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
     try:
-        compiled = compile_prepared(prepared, options.device, options.precision, options.config,
-                                    probe=options.compare_with is None)
-        executed = execute(compiled, inputs, options.device)
+        if recording is not None:
+            compiled, executed, said = replayed_run(recording, prepared, options.device, options.precision,
+                                                    options.config)
+        else:
+            compiled = compile_prepared(prepared, options.device, options.precision, options.config,
+                                        probe=options.compare_with is None)
+            executed = execute(compiled, inputs, options.device)
     except RunError as error:
         raise with_validation(error, options.model) from None
     single = prepared.single
@@ -143,14 +155,18 @@ def run(options: RunOptions) -> RunResult:
                                for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
-                  narrowed=executed.narrowed, file_findings=validation_findings(options.model))
+                  narrowed=executed.narrowed, file_findings=validation_findings(options.model),
+                  replayed=f"outputs from {recording.describe()}; {said}" if recording is not None else None)
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
     saved = None
     if options.save_outputs is not None:
         try:
-            saved = _save_outputs(options.save_outputs, prepared.labels, executed.outputs)
+            saved = _save_outputs(options.save_outputs, prepared.labels, executed.outputs,
+                                  record_arrays(compiled.run, compiled.implementations,
+                                                executed.captured if executed.captured is not executed.outputs
+                                                else None))
         except FileError as error:
             unwritten.append(error.message)
     return dataclasses.replace(result, saved_outputs=saved, unwritten=tuple(unwritten))
@@ -166,6 +182,8 @@ def run_inputs(options: RunOptions) -> list[tuple[str, Path]]:
         found.append(("the --inputs file", Path(options.inputs)))
     if options.expected is not None:
         found.append(("the --expected file", Path(options.expected)))
+    if options.device_outputs is not None:
+        found.append(("the --device-outputs file", Path(options.device_outputs)))
     return found
 
 
@@ -188,7 +206,7 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
         if options.oracle is not None else None
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
-                     oracle=oracle.expected if oracle is not None else None, emulations=compiled.emulations)
+                     oracle=oracle.expected if oracle is not None else None, runs=compiled.runs)
     judgment = with_implementations(judgment, compiled)
     reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
     note = None
@@ -239,7 +257,7 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
                        f"{joined(sorted(names), listed=12)}")
 
 
-def _save_outputs(path: Path | None, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray]) -> str | None:
-    if path is None:
-        return None
-    return str(write_npz(path, {names[0]: array for names, array in zip(labels, arrays)}, "outputs file"))
+def _save_outputs(path: Path, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray],
+                  record: Mapping[str, np.ndarray]) -> str:
+    return str(write_npz(path, {**{names[0]: array for names, array in zip(labels, arrays)}, **record},
+                         "outputs file"))

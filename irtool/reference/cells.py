@@ -38,18 +38,36 @@ def _keep(array: np.ndarray) -> None:
     """A rounding point that rounds nothing."""
 
 
+def _operand(rounding: Rounding, shape: tuple[int, ...], dtype: np.dtype, alloc: Alloc) -> Callable[[np.ndarray], np.ndarray]:
+    """h -> h as a product reads it: rounded into scratch where ``product_inputs`` rounds (the state
+    itself kept as it is), else h itself."""
+    rounded = rounding.per_step("product_inputs")
+    if rounded is None:
+        return lambda h: h
+    copy = alloc(shape, dtype)
+
+    def operand(h: np.ndarray) -> np.ndarray:
+        np.copyto(copy, h)
+        rounded(copy)
+        return copy
+    return operand
+
+
 @dataclass(frozen=True)
 class Stepper:
     """What the driver needs from a cell for one run.
 
     ``input_weights`` [D, G*H, input] and ``input_bias`` [D, G*H] give the gates' input part
     for all steps in one GEMM; ``step(xw, states_in, states_out)`` adds the recurrent part
-    (xw is [D, G*H, batch]) and writes the new states ([D, H, batch] each, h first).
+    (xw is [D, G*H, batch]) and writes the new states ([D, H, batch] each, h first).  A cell
+    decomposed into FullyConnected layers (Rounding.products) rounds X W^T before any bias
+    (``input_rounding``) and adds the bias per step, where its layers do.
     """
 
     input_weights: np.ndarray
-    input_bias: np.ndarray
+    input_bias: np.ndarray | None  # None: the cell adds the bias at every step (after a rounded product)
     step: Step
+    input_rounding: Callable[[np.ndarray], None] | None = None  # X W^T rounded as a FullyConnected gives it
 
 
 def _distinct(activations: Activations) -> Activations:
@@ -146,6 +164,25 @@ def _recurrent(r: np.ndarray, hidden: int, order: Sequence[int], scales: Sequenc
     return lambda h: np.matmul(matrix, h, out)
 
 
+def _decomposable(product: Product, gates: np.ndarray, bias: np.ndarray, rounding: Rounding,
+                  state_shape: tuple[int, ...], alloc: Alloc) -> tuple[Product, np.ndarray | None, Callable | None]:
+    """The recurrent product of an RNN or LSTM cell, the bias of its input product and the rounding
+    of its products: as they are; or, decomposed (Rounding.products), as OpenVINO's
+    RNN/LSTMCellDecomposition runs on FullyConnected layers: H R^T with the bias it absorbs,
+    from the state as the product reads it, rounded, and X W^T rounded without bias."""
+    round_fc = rounding.per_step("products")
+    operand = _operand(rounding, state_shape, gates.dtype, alloc)
+    if round_fc is None:
+        return (product if rounding.product_inputs is None else lambda h: product(operand(h))), bias, None
+    column = rounding.once("products")(bias)[:, :, None]  # the bias a FullyConnected layer absorbs: rounded as its inputs
+
+    def fully_connected(h: np.ndarray) -> None:
+        product(operand(h))
+        np.add(gates, column, gates)
+        round_fc(gates)
+    return fully_connected, None, round_fc
+
+
 @dataclass(frozen=True)
 class GRU:
     """zt = f(Xt Wz + Ht-1 Rz + bz), rt = f(... r ...), ht = g(...), Ht = (1-zt) ht + zt Ht-1."""
@@ -163,12 +200,26 @@ class GRU:
 
     def stepper(self, w: np.ndarray, r: np.ndarray, b: np.ndarray, batch: int, alloc: Alloc,
                 rounding: Rounding = EXACT) -> Stepper:
+        """Decomposed (Rounding.products), as OpenVINO's GRUCellDecomposition: z and r from the
+        rounded H R_zr^T plus their f32 bias (for r rounded again where ``reset_gate_sum`` says) plus
+        the rounded X W^T; without linear_before_reset, the candidate from the rounded (r H) R_h^T +
+        Wb_h (the bias rounded too: the layer absorbs it); with it, r times (the rounded H R_h^T +
+        Rb_h), plus Wb_h; each plus its rounded X W^T."""
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
         _check_directions(self, (self.f, self.g), d)
         round_product = rounding.per_step("reset_product") or _keep
+        round_fc = rounding.per_step("products")
         order, scales = (0, 1, 2), (_scale(self.f), _scale(self.f), _scale(self.g))
         gates, scratch = alloc((d, 3 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         zr, reset, candidate = gates[:, :2 * hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
+        operand = _operand(rounding, (d, hidden, batch), dtype, alloc)
+        input_bias = _gate_rows(b[:, :3 * hidden], hidden, order, scales, alloc)
+        if round_fc is not None:  # z's and r's bias stay f32; Wb_h is absorbed by a layer without linear_before_reset
+            bias_zr, bias_h = input_bias[:, :2 * hidden, None], input_bias[:, 2 * hidden:, None]
+            if not self.linear_before_reset:
+                bias_h = rounding.once("products")(bias_h)
+            input_bias = None
+        round_reset_sum = rounding.per_step("reset_gate_sum")
 
         if self.linear_before_reset:  # one GEMM per step: rt (.) (Ht-1 Rh + Rbh)
             update_and_reset = _recurrent(r, hidden, order, scales, gates, alloc)
@@ -177,6 +228,8 @@ class GRU:
             def recurrent_candidate(h: np.ndarray) -> None:
                 np.add(candidate, hidden_bias, candidate)
                 np.multiply(candidate, reset, candidate)
+                if round_fc is not None:
+                    np.add(candidate, bias_h, candidate)
         else:  # two GEMMs per step: (rt (.) Ht-1) Rh
             update_and_reset = _recurrent(r, hidden, order[:2], scales[:2], zr, alloc)
             reset_product = _recurrent(r, hidden, order[2:], scales[2:], candidate, alloc)
@@ -185,21 +238,34 @@ class GRU:
                 np.multiply(reset, h, scratch)
                 round_product(scratch)
                 reset_product(scratch)
+                if round_fc is not None:
+                    np.add(candidate, bias_h, candidate)
+                    round_fc(candidate)
 
-        step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate,
+        if round_fc is not None:
+            recurrent = update_and_reset
+
+            def update_and_reset(h: np.ndarray) -> None:
+                recurrent(h)
+                round_fc(gates if self.linear_before_reset else zr)
+                np.add(zr, bias_zr, zr)
+                if round_reset_sum is not None:
+                    round_reset_sum(reset)
+
+        step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate, operand,
                           rounding.per_step("gates") or _keep)
-        return Stepper(_gate_rows(w, hidden, order, scales, alloc),
-                       _gate_rows(b[:, :3 * hidden], hidden, order, scales, alloc), step)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc)
 
     def _step(self, gates: np.ndarray, scratch: np.ndarray, hidden: int, update_and_reset: Product,
-              recurrent_candidate: Product, round_gates: Callable[[np.ndarray], None]) -> Step:
+              recurrent_candidate: Product, operand: Callable[[np.ndarray], np.ndarray],
+              round_gates: Callable[[np.ndarray], None]) -> Step:
         """The GRU step around its two variants: they differ only in the recurrent part of ht."""
         zr, update, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, 2 * hidden:]
         f, g = _activation(self.f, self.clip, gates.dtype), _activation(self.g, self.clip, gates.dtype)
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
             h = states_in[0]
-            update_and_reset(h)
+            update_and_reset(operand(h))
             np.add(zr, xw[:, :2 * hidden], zr)
             round_gates(zr)
             f(zr, zr)
@@ -241,16 +307,18 @@ class LSTM:
         order = (0, 1, 3, 2)  # f, i, o (activation f) then c (activation g)
         scales = (_scale(self.f),) * 3 + (_scale(self.g),)
         gates, squashed = alloc((d, 4 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
-        product = _recurrent(r, hidden, order, scales, gates, alloc)
+        product, input_bias, round_fc = _decomposable(_recurrent(r, hidden, order, scales, gates, alloc), gates,
+                                                       _gate_rows(b, hidden, order, scales, alloc), rounding,
+                                                       (d, hidden, batch), alloc)
         f, g = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype)
         round_gates = rounding.per_step("gates")
         if self.peepholes is None and not self.input_forget:
             step = self._step(gates, squashed, hidden, product, f, g, round_gates or _keep)
-        elif round_gates is not None:
+        elif round_gates is not None or round_fc is not None:
             raise IrtoolBug("rounding the gates is emulated for OpenVINO's LSTM, without peepholes or coupled gates")
         else:
             step = self._extended_step(gates, squashed, hidden, product, f, g, scales[0], alloc)
-        return Stepper(_gate_rows(w, hidden, order, scales, alloc), _gate_rows(b, hidden, order, scales, alloc), step)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc)
 
     def _step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int, product: Product, f: Kernel,
               g: Kernel, round_gates: Callable[[np.ndarray], None]) -> Step:
@@ -329,7 +397,9 @@ class RNN:
         _check_directions(self, (self.f,), r.shape[0])
         hidden, scales = r.shape[2], (_scale(self.f),)
         gates = alloc((r.shape[0], hidden, batch), r.dtype)
-        product = _recurrent(r, hidden, (0,), scales, gates, alloc)
+        product, input_bias, round_fc = _decomposable(_recurrent(r, hidden, (0,), scales, gates, alloc), gates,
+                                                       _gate_rows(b, hidden, (0,), scales, alloc), rounding,
+                                                       (r.shape[0], hidden, batch), alloc)
         f = _activation(self.f, self.clip, r.dtype)
         round_gates = rounding.per_step("gates") or _keep
 
@@ -339,4 +409,4 @@ class RNN:
             round_gates(gates)
             f(gates, states_out[0])
 
-        return Stepper(_gate_rows(w, hidden, (0,), scales, alloc), _gate_rows(b, hidden, (0,), scales, alloc), step)
+        return Stepper(_gate_rows(w, hidden, (0,), scales, alloc), input_bias, step, round_fc)

@@ -171,3 +171,12 @@ def cell_problem(x: Any, states: Sequence[tuple[str, Any]], w: Any, r: Any, b: A
         b = np.zeros(bias_gates * hidden, dtype=dtype)
     return Problem(x[:, None], tuple(s[:, None] for s in state_arrays), np.ones(x.shape[0], dtype=np.int64),
                    w[None], r[None], b[None], dtype)
+
+
+def given_states(value: Any, batch: int, directions: int, seq: int, hidden: int) -> np.ndarray:
+    """A run's Y to start each step from: a float array [batch, directions, seq, hidden]."""
+    array = as_array("given_states", value)
+    if array.shape != (batch, directions, seq, hidden) or array.dtype.kind != "f":
+        raise InputError(f"given_states has shape {list(array.shape)} ({array.dtype}); expected Y's, "
+                         f"a float array [{batch}, {directions}, {seq}, {hidden}]")
+    return array

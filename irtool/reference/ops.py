@@ -28,7 +28,7 @@ RNN_ACTIVATIONS = ("tanh",)
 
 
 def _solve(cell: recurrence.Cell, problem: checks.Problem, reverse: Sequence[bool], accumulate: Any,
-           rounding: Any = None) -> Arrays:
+           rounding: Any = None, given: Any = None) -> Arrays:
     rounding = checks.rounding(rounding)
     dtype = compute_dtype(problem.dtype, accumulate)
     if not rounding.exact and dtype != np.float32:
@@ -36,11 +36,16 @@ def _solve(cell: recurrence.Cell, problem: checks.Problem, reverse: Sequence[boo
                                 "it does not apply with accumulate='float64' or float64 inputs")
     cast = [a.astype(dtype, copy=False) for a in (problem.x, *problem.states, problem.w, problem.r, problem.b)]
     x, states, (w, r, b) = cast[0], cast[1:1 + len(problem.states)], cast[-3:]
-    x, *states = _rounded(rounding, "inputs", x, *states)
+    x_point = "x_input" if rounding.x_input else "inputs" if rounding.inputs else "product_inputs"
+    (x,) = _rounded(rounding, x_point, x)  # (X enters nothing but its product)
+    states = _rounded(rounding, "inputs", states[0]) + _rounded(
+        rounding, "cell_state" if rounding.cell_state else "initial_cell_state", *states[1:])
     w, r = _rounded(rounding, "weights", w, r)
     (b,) = _rounded(rounding, "bias", b)
-    outputs = recurrence.run(cell, x, states, problem.lengths, w, r, b, reverse, rounding)
-    outputs = _rounded(rounding, "outputs", *outputs)
+    if given is not None:
+        given = checks.given_states(given, problem.x.shape[0], len(reverse), problem.x.shape[1], r.shape[2])
+    outputs = recurrence.run(cell, x, states, problem.lengths, w, r, b, reverse, rounding, given)
+    outputs = _rounded(rounding, "outputs", *outputs[:2]) + _rounded(rounding, "cell_output", *outputs[2:])
     return tuple(to_output(o, problem.dtype) for o in outputs)
 
 
@@ -51,12 +56,15 @@ def _rounded(rounding: Rounding, point: str, *arrays: np.ndarray) -> list[np.nda
 
 
 def sequence(cell: recurrence.Cell, hidden: int, direction: Any, X: Any, states: Sequence[tuple[str, Any]],
-              sequence_lengths: Any, W: Any, R: Any, B: Any, accumulate: Any, rounding: Any = None) -> Arrays:
+              sequence_lengths: Any, W: Any, R: Any, B: Any, accumulate: Any, rounding: Any = None,
+              given_states: Any = None) -> Arrays:
     """Any cell over a *Sequence op's inputs (OpenVINO layouts; ``states`` as (name, array)):
-    the public sequence ops, and irtool.onnx.semantics.evaluate_node with the cells only ONNX can ask for."""
+    the public sequence ops, and irtool.onnx.semantics.evaluate_node with the cells only ONNX can ask for.
+    ``given_states`` (a device's Y): each step from that run's previous hidden state
+    (irtool.reference.recurrence.run)."""
     reverse = checks.direction(direction)
     problem = checks.sequence_problem(X, states, sequence_lengths, W, R, B)
-    return _solve(cell, problem, reverse, accumulate, rounding)
+    return _solve(cell, problem, reverse, accumulate, rounding, given_states)
 
 
 def _cell(cell: recurrence.Cell, hidden: int, X: Any, states: Sequence[tuple[str, Any]], W: Any, R: Any, B: Any,
@@ -96,11 +104,11 @@ def gru_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                  hidden_size: int = REQUIRED, direction: str = REQUIRED, activations: Sequence[str] = GRU_ACTIVATIONS,
                  activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
                  clip: float = 0.0, linear_before_reset: bool = False, accumulate: Any = None,
-                 rounding: Any = None) -> Arrays:
+                 rounding: Any = None, given_states: Any = None) -> Arrays:
     """GRUSequence-5 -> (Y [batch, dirs, seq, H], Ho [batch, dirs, H])."""
     cell, hidden = _gru(hidden_size, activations, activations_alpha, activations_beta, clip, linear_before_reset)
     return sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
-                     W, R, B, accumulate, rounding)
+                     W, R, B, accumulate, rounding, given_states)
 
 
 @register("LSTMSequence", 5)
@@ -110,11 +118,12 @@ def lstm_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, initi
                   hidden_size: int = REQUIRED, direction: str = REQUIRED,
                   activations: Sequence[str] = LSTM_ACTIVATIONS, activations_alpha: Sequence[float] = (),
                   activations_beta: Sequence[float] = (), clip: float = 0.0, accumulate: Any = None,
-                  rounding: Any = None) -> Arrays:
+                  rounding: Any = None, given_states: Any = None) -> Arrays:
     """LSTMSequence-5 (and -1, same maths), gates f, i, c, o -> (Y, Ho, Co)."""
     cell, hidden = _lstm(hidden_size, activations, activations_alpha, activations_beta, clip)
     states = [("initial_hidden_state", initial_hidden_state), ("initial_cell_state", initial_cell_state)]
-    return sequence(cell, hidden, direction, X, states, sequence_lengths, W, R, B, accumulate, rounding)
+    return sequence(cell, hidden, direction, X, states, sequence_lengths, W, R, B, accumulate, rounding,
+                    given_states)
 
 
 @register("RNNSequence", 5)
@@ -122,11 +131,12 @@ def rnn_sequence(X: Any = REQUIRED, initial_hidden_state: Any = REQUIRED, sequen
                  W: Any = REQUIRED, R: Any = REQUIRED, B: Any = REQUIRED, *,
                  hidden_size: int = REQUIRED, direction: str = REQUIRED, activations: Sequence[str] = RNN_ACTIVATIONS,
                  activations_alpha: Sequence[float] = (), activations_beta: Sequence[float] = (),
-                 clip: float = 0.0, accumulate: Any = None, rounding: Any = None) -> Arrays:
+                 clip: float = 0.0, accumulate: Any = None, rounding: Any = None,
+                 given_states: Any = None) -> Arrays:
     """RNNSequence-5 -> (Y, Ho)."""
     cell, hidden = _rnn(hidden_size, activations, activations_alpha, activations_beta, clip)
     return sequence(cell, hidden, direction, X, [("initial_hidden_state", initial_hidden_state)], sequence_lengths,
-                     W, R, B, accumulate, rounding)
+                     W, R, B, accumulate, rounding, given_states)
 
 
 @register("GRUCell", 3)

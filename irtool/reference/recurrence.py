@@ -115,14 +115,17 @@ class _InputGates:
                 np.copyto(gates[d], product)
             else:
                 np.matmul(weights[d], ordered.T, gates[d])
-            np.add(gates[d], bias[d][:, None], out=gates[d])
+            if self.stepper.input_rounding is not None:
+                self.stepper.input_rounding(gates[d])
+            if bias is not None:
+                np.add(gates[d], bias[d][:, None], out=gates[d])
         # a [D, G*H, batch] view per step, made in one call (a view in either layout)
         return list(gates.reshape(self.directions, self.gate_rows, last - first, self.batch).transpose(2, 0, 1, 3))
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
         w: np.ndarray, r: np.ndarray, b: np.ndarray, reverse: Sequence[bool],
-        rounding: Rounding = EXACT) -> tuple[np.ndarray, ...]:
+        rounding: Rounding = EXACT, given: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """Run ``cell`` over ``x``; returns Y [batch, dirs, seq, H] then the final states [batch, dirs, H].
 
     All arrays are already checked and in the compute dtype; ``lengths`` is an int array
@@ -132,14 +135,33 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     ``rounding``'s points of every step (the states, GRU's reset product, the gates) are
     applied here and in the cell; its points applied once are the caller's.  Values past a
     rounding type's range become infinite, as on a device, without a warning.
+
+    ``given`` (Y of another run, [batch, dirs, seq, H]): each step starts from the hidden state
+    that run had after the step before (the first from the initial state), so each step is
+    computed from a device's own previous state and judged alone; the hidden state after the
+    last step (Ho) is then this run's own at each element's last step.  LSTM's cell state is this
+    run's throughout.
     """
     with scratch() as workspace, np.errstate(over="ignore"):
-        return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding)
+        return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding, given)
+
+
+def _in_processing_order(given: np.ndarray, orders: Sequence[np.ndarray | None], steps: int) -> np.ndarray:
+    """Y [batch, D, seq, H] in time order -> [steps, D, H, batch]: the hidden state after each step, as
+    each direction processes them."""
+    batch, directions, _, hidden = given.shape
+    result = np.empty((steps, directions, hidden, batch), given.dtype)
+    for d, order in enumerate(orders):
+        if order is None:
+            result[:, d] = given[:, d, :steps].transpose(1, 2, 0)
+        else:
+            result[:, d] = given[np.arange(batch)[:, None], d, order[:, :steps]].transpose(1, 2, 0)
+    return result
 
 
 def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray, w: np.ndarray,
          r: np.ndarray, b: np.ndarray, reverse: Sequence[bool], alloc: Alloc,
-         rounding: Rounding) -> tuple[np.ndarray, ...]:
+         rounding: Rounding, given: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     batch, seq, _ = x.shape
     directions, hidden = len(reverse), r.shape[2]
     steps, shortest = int(lengths.max(initial=0)), int(lengths.min(initial=seq))
@@ -162,6 +184,8 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
 
     step = stepper.step
     state_rounding = [rounding.per_step("state"), rounding.per_step("cell_state")][:len(states)]
+    forced = _in_processing_order(given.astype(x.dtype, copy=False), orders, steps) if given is not None else None
+    computed = alloc((chunk + 1, directions, hidden, batch), x.dtype) if forced is not None else histories[0]
     for first in range(0, steps, chunk):
         count = min(chunk, steps - first)
         for k, gates in enumerate(input_gates.fill(first, first + count)):
@@ -169,17 +193,35 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
             for rounded, state in zip(state_rounding, at_step[k + 1]):
                 if rounded is not None:
                     rounded(state)
+            if forced is not None:  # this run's h is Y's; the next step starts from the given run's
+                np.copyto(computed[k + 1], at_step[k + 1][0])
+                np.copyto(at_step[k + 1][0], forced[first + k])
             if freeze[first + k]:
                 for new, old in zip(at_step[k + 1], at_step[k]):
                     np.copyto(new, old, where=finished[first + k])
-        _to_outputs(y, histories[0][1:count + 1], orders, first, first + count)
+        _to_outputs(y, computed[1:count + 1], orders, first, first + count)
         for history in histories:
             history[0] = history[count]
 
     if shortest < seq:
         past_end = np.arange(seq)[None, :] >= lengths[:, None]
         np.copyto(y, 0, where=past_end[:, None, :, None])
-    return (y, *(_final_state(history[0], lengths, shortest) for history in histories))
+    finals = [_final_state(history[0], lengths, shortest) for history in histories]
+    if forced is not None:
+        finals[0] = _last_step(y, lengths, reverse)
+    return (y, *finals)
+
+
+def _last_step(y: np.ndarray, lengths: np.ndarray, reverse: Sequence[bool]) -> np.ndarray:
+    """[batch, D, H]: each direction's output at each element's last step (time 0 for reverse), 0 for
+    an element of length 0."""
+    batch = y.shape[0]
+    result = np.zeros((batch, y.shape[1], y.shape[3]), y.dtype)
+    valid = lengths > 0
+    for d, backwards in enumerate(reverse):
+        times = np.zeros(batch, dtype=np.intp) if backwards else np.maximum(lengths - 1, 0)
+        result[valid, d] = y[np.arange(batch), d, times][valid]
+    return result
 
 
 def _to_outputs(y: np.ndarray, history: np.ndarray, orders: Sequence[np.ndarray | None], first: int,

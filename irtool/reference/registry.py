@@ -27,7 +27,7 @@ from irtool.specs import check_shapes, get_spec
 from irtool.specs.model import SpecMismatch
 
 Op = Callable[..., tuple[np.ndarray, ...]]
-_PASS_THROUGH = ("accumulate", "rounding")
+_PASS_THROUGH = ("accumulate", "rounding", "given_states")
 
 
 @dataclass(frozen=True)
@@ -167,17 +167,19 @@ def _spec_checked(op: Registered, inputs: Sequence[Any], attributes: Mapping[str
 
 
 def evaluate(op_type: str, inputs: Sequence[Any], attributes: Mapping[str, Any], version: int | None = None,
-             *, accumulate: Any = None, rounding: Any = None) -> tuple[np.ndarray, ...]:
+             *, accumulate: Any = None, rounding: Any = None, given_states: Any = None) -> tuple[np.ndarray, ...]:
     """Run the reference of ``op_type`` on ``inputs`` (port order) with ``attributes`` (spec names).
 
     ``accumulate="float64"`` computes in float64; outputs keep the inputs' dtype.  ``rounding``
-    (irtool.reference.rounding.Rounding) rounds where a device does.  Bad input raises one
+    (irtool.reference.rounding.Rounding) rounds where a device does; ``given_states`` (a sequence
+    op's: a device's Y) starts each step from that run's previous hidden state.  Bad input raises one
     ValueError naming the input or attribute and what was expected.
     """
     op = lookup(op_type, version)
     bound = _bind_inputs(op, inputs)
     _check_attribute_names(op, attributes)
-    outputs = _run(op, bound, {**attributes, "accumulate": accumulate, "rounding": rounding})
+    extra = {"given_states": given_states} if given_states is not None else {}
+    outputs = _run(op, bound, {**attributes, "accumulate": accumulate, "rounding": rounding, **extra})
     if not isinstance(outputs, tuple) or not all(isinstance(o, np.ndarray) for o in outputs):
         raise IrtoolBug(f"the reference of {op.key} returned {type(outputs).__name__}, "
                            "not a tuple of arrays")

@@ -163,22 +163,36 @@ def _bfloat16() -> type | None:
 class Rounding:
     """Where a run rounds its values, and to what (a name of ROUNDINGS; None: kept as computed).
 
-    ``inputs``: X and the initial states, once; ``weights``: W and R, once; ``bias``: B, once;
+    ``inputs``: X and the initial hidden state, once; ``x_input``: X alone, once, where it is rounded
+    otherwise than the initial hidden state (a conversion OpenVINO puts before a dynamic-shape kernel); ``weights``: W and R, once; ``bias``: B, once;
     ``state``: the hidden state after every step (what the next step's product reads, and Y);
-    ``cell_state``: LSTM's cell state after every step; ``reset_product``: GRU's r (.) H before
-    its product with R (linear_before_reset false); ``gates``: every gate's pre-activation and
-    activation at every step (a cell decomposed into ops that each round); ``outputs``: Y, Ho
-    and Co at the end.
+    ``cell_state``: LSTM's cell state everywhere: the initial one, after every step, and Co (a
+    kernel that keeps it in f32 leaves it None); ``initial_cell_state``: the initial one alone
+    (a layer before the kernel rounds it); ``reset_product``: GRU's r (.) H before its
+    product with R (linear_before_reset false); ``product_inputs``: what a matrix product reads
+    (X and the hidden state), rounded as it enters the product while the state itself is kept
+    (a cell decomposed into FullyConnected layers at bf16 and element-wise ops at f32);
+    ``products``: each product's result (X W^T, and H R^T with the bias it absorbs, which is
+    rounded as its inputs are), rounded as a FullyConnected layer gives it; ``reset_gate_sum``:
+    GRU's H R_r^T + b_r rounded again before X W_r^T is added (a TensorIterator's decomposed body); ``gates``: every gate's pre-activation and activation
+    at every step (a cell decomposed into ops that each round); ``outputs``: Y and Ho at the
+    end; ``cell_output``: Co at the end.
     """
 
     inputs: str | None = None
+    x_input: str | None = None
     weights: str | None = None
     bias: str | None = None
     state: str | None = None
     cell_state: str | None = None
+    initial_cell_state: str | None = None
     reset_product: str | None = None
+    product_inputs: str | None = None
+    products: str | None = None
+    reset_gate_sum: str | None = None
     gates: str | None = None
     outputs: str | None = None
+    cell_output: str | None = None
 
     def __post_init__(self) -> None:
         for point in fields(self):
@@ -197,7 +211,8 @@ class Rounding:
         return ROUNDINGS[name] if name is not None else None
 
     def per_step(self, point: str) -> Callable[[np.ndarray], None] | None:
-        """The in-place rounding of ``point``'s values at every step (state, cell_state, reset_product, gates)."""
+        """The in-place rounding of ``point``'s values at every step (state, cell_state, reset_product,
+        product_inputs, products, reset_gate_sum, gates)."""
         name = getattr(self, point)
         return in_place(name) if name is not None else None
 

@@ -61,6 +61,23 @@ class Implementation:
         return f"{kinds} ({'; '.join(details)})" if details else kinds
 
 
+def from_description(description: str) -> Implementation:
+    """What :meth:`Implementation.describe` said, read back (a result's or a reproducer's ``implementation``
+    text), as far as it tells: layer types, exec types, precisions, each direction of a split node."""
+    parts = direction_parts(description)
+    if len(parts) > 1:
+        return Implementation((), directions=tuple(from_description(part) for part in parts))
+    found = _DESCRIBED.match(description.strip())
+    if description == "not reported" or found is None:
+        return Implementation(())
+    kinds, execs, details = found.group(1), found.group(2), found.group(3)
+    precisions = tuple(d for d in (details or "").split("; ") if d and d != "decomposed")
+    return Implementation(tuple(kinds.split("+")), tuple(execs.split("+")) if execs else (), precisions)
+
+
+_DESCRIBED = re.compile(r"^([^\s\[(]+)(?: \[([^\]]*)\])?(?: \(([^)]*)\))?$")
+
+
 def direction_parts(description: str) -> list[str]:
     """What each direction of a node split per direction ran as (``forward: X; reverse: Y`` -> X, Y),
     or the description itself for a node run as one."""

@@ -1,0 +1,172 @@
+"""Replay device recordings through irtool's judging: bf16 verdicts checked against what a real bf16
+device computed, on any CPU (irtool run --device-outputs, in-process).
+
+A recordings folder (../shared/recordings/<device>/, or the compact subset the tests replay,
+tests/data/recordings/<device>/) holds ``single-op/manifest.json`` with its cases and, where
+present, ``suites/<suite>/<job>/`` reproducer folders (model.xml, inputs.npz, actual.npz).
+
+What is counted:
+- clean single-op cases: the device's bf16 outputs judged against the model: every one must PASS;
+- planted faults: the device's bf16 outputs of a model whose weights were changed, judged against
+  the clean model: each one OpenVINO's own CPU-test thresholds catch (abs 2^-7 and rel 1e-2, an
+  element off by more than both, against the clean model's f32 outputs; only where the clean
+  model's bf16 outputs pass them) must FAIL;
+- the suites' recorded jobs: none may FAIL (their models are correct).
+
+    python benchmarks/replay_recordings.py ../shared/recordings/cpu-bf16-avx512-openvino-2026.4.1
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+OPENVINO_ABS, OPENVINO_REL = 2.0 ** -7, 1e-2  # OpenVINO's CPU tests' bf16 thresholds against f32
+
+
+@dataclass(frozen=True)
+class Replayed:
+    case: str
+    kind: str  # clean, fault, suite
+    verdict: str  # pass, fail, unjudged, error
+    path: str  # the precision path the node was judged by (the run's "against")
+    must_fail: bool = False  # a fault OpenVINO's thresholds catch
+    message: str = ""
+
+
+def openvino_catches(actual: dict, expected: dict) -> bool:
+    """Whether OpenVINO's thresholds fail ``actual`` against ``expected`` (any output, any element
+    off by more than both the absolute and the relative threshold)."""
+    for name, want in expected.items():
+        got = actual[name].astype(np.float64)
+        want = want.astype(np.float64)
+        gap = np.abs(got - want)
+        if np.any((gap > OPENVINO_ABS) & (gap > OPENVINO_REL * np.abs(want))):
+            return True
+    return False
+
+
+def judge(model: Path, inputs: Path, outputs: Path, precision: str = "bf16") -> tuple[str, str, str]:
+    """irtool run MODEL --inputs IN --device-outputs OUT -d CPU --precision P: (verdict, path, message)."""
+    from irtool.core.errors import IrtoolError
+    from irtool.pipeline.run import RunOptions, run
+
+    try:
+        result = run(RunOptions(model=model, device="CPU", precision=precision, inputs=inputs,
+                                device_outputs=outputs))
+    except IrtoolError as error:
+        return "error", "", error.message
+    against = next((n.against for n in result.nodes if n.against), None) or "ideal reference"
+    message = "; ".join(f"{n.name}: {n.reason}" for n in result.nodes if n.reason)
+    return result.verdict, against.split(" (")[0].replace("the bf16 emulation of ", ""), message
+
+
+def replay_single_op(folder: Path) -> list[Replayed]:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    cases = {case["id"]: case for case in manifest["cases"]}
+    found = []
+    for case in manifest["cases"]:
+        files = case["files"]
+        xml = folder / (files.get("xml") or files["clean_xml"])
+        verdict, path, message = judge(xml, folder / files["inputs"], folder / files["outputs-bf16"])
+        if case["fault_of"] is None:
+            found.append(Replayed(case["id"], "clean", verdict, path, message=message))
+            continue
+        clean = cases[case["fault_of"]]["files"]
+        f32 = dict(np.load(folder / clean["outputs-f32"]))
+        clean_bf16 = dict(np.load(folder / clean["outputs-bf16"]))
+        faulty = dict(np.load(folder / files["outputs-bf16"]))
+        must = openvino_catches(faulty, f32) and not openvino_catches(clean_bf16, f32)
+        found.append(Replayed(case["id"], "fault", verdict, path, must, message))
+    return found
+
+
+def replay_suites(folder: Path, only: str = "") -> list[Replayed]:
+    """Each recorded job of a suite (a reproducer folder); a job its suite's known-failures file
+    (samples/suites/SUITE.xfail.toml) expects to fail is counted as known, not as a false FAIL."""
+    from irtool.core.globs import glob_matches
+    from irtool.harness.expectations import load_expectations
+
+    suites = Path(__file__).resolve().parent.parent / "samples" / "suites"
+    found = []
+    for job in sorted(p for p in folder.glob("*/*") if (p / "actual.npz").is_file() and only in p.name):
+        record = json.loads((job / "case.json").read_text())
+        with tempfile.TemporaryDirectory() as scratch:
+            outputs = with_record(job, record, Path(scratch) / "actual.npz")
+            verdict, path, message = judge(job / "model.xml", job / "inputs.npz", outputs)
+        known = suites / f"{job.parent.name}.xfail.toml"
+        if verdict == "fail" and known.is_file() and any(
+                glob_matches(entry.case, record["case"]["id"]) and glob_matches(entry.device, record["device"])
+                and glob_matches(entry.precision, record["precision"]) for entry in load_expectations(known)):
+            verdict = "known"
+        found.append(Replayed(f"{job.parent.name}/{job.name}", "suite", verdict, path, message=message))
+    return found
+
+
+def with_record(job: Path, record: dict, target: Path) -> Path:
+    """The job's actual.npz with the record of its run that --save-outputs writes, made from its
+    case.json (the device, the precision it ran at, what each node ran as), at ``target``."""
+    from irtool.core.npz import write_npz
+    from irtool.pipeline.prepare import read_and_prepare
+    from irtool.pipeline.recording import record_arrays
+    from irtool.runtime.compile import DeviceRun
+    from irtool.runtime.what_ran import from_description
+
+    result = record["result"]
+    prepared = read_and_prepare(job / "model.xml")
+    described = result.get("implementations") or {}
+    implementations = {node.name: from_description(described[node.spec.type]) for node in prepared.nodes
+                       if node.spec.type in described}
+    run = DeviceRun(record["device"], record["precision"], dict(result["effective_precision"]),
+                    tuple(result["execution_devices"]), dict(record.get("config") or {}), "2026.4.1")
+    outputs = dict(np.load(job / "actual.npz"))
+    return write_npz(target, {**outputs, **record_arrays(run, implementations, None)})
+
+
+def summary(results: list[Replayed]) -> dict:
+    """Counts by kind and path: clean cases that did not pass, faults that should fail and did not,
+    suite jobs that failed (false FAILs)."""
+    table: Counter = Counter()
+    for r in results:
+        table[(r.kind, r.path, r.verdict, r.must_fail)] += 1
+    clean_not_passed = [r for r in results if r.kind == "clean" and r.verdict != "pass"]
+    missed = [r for r in results if r.kind == "fault" and r.must_fail and r.verdict != "fail"]
+    false_fails = [r for r in results if r.kind in ("clean", "suite") and r.verdict == "fail"]
+    return {"table": table, "clean_not_passed": clean_not_passed, "missed_faults": missed,
+            "false_fails": false_fails,
+            "faults_caught": sum(r.kind == "fault" and r.must_fail and r.verdict == "fail" for r in results),
+            "faults_to_catch": sum(r.kind == "fault" and r.must_fail for r in results)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="a recordings folder of one device")
+    parser.add_argument("--suites", action="store_true", help="replay the suites' reproducer folders too (slow)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write every case's result here")
+    parser.add_argument("--only", default="", metavar="TEXT", help="replay only the suite jobs whose folder names it")
+    args = parser.parse_args(argv)
+    results = replay_single_op(args.folder / "single-op")
+    if args.suites and (args.folder / "suites").is_dir():
+        results += replay_suites(args.folder / "suites", args.only)
+    found = summary(results)
+    if args.json is not None:
+        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    for (kind, path, verdict, must), count in sorted(found["table"].items()):
+        print(f"{kind:6} {path:24} {verdict:9} {'(OpenVINO catches)' if must else '':19} {count}")
+    for key in ("clean_not_passed", "missed_faults", "false_fails"):
+        print(f"{key}: {len(found[key])}")
+        for r in found[key][:40]:
+            print(f"  {r.case} [{r.path}] {r.verdict}: {r.message[:300]}")
+    print(f"faults OpenVINO's thresholds catch, failed here: {found['faults_caught']} of {found['faults_to_catch']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Device outputs recorded in one place and judged in another (``irtool run --device-outputs``).
+
+``irtool run --save-outputs OUT.npz`` writes the model's outputs by name and, beside them in the
+same file, what the run was: the device, the precision it ran at, the OpenVINO release, what each
+recurrent node ran as (``RECORD``: JSON as bytes, so the file holds numbers only) and, where
+irtool compiled a probed copy, every tensor it captured (``CAPTURED`` + index): the inputs and
+outputs of nodes deep in the model.  A replay reads them back and the pipeline judges them as if
+the device had just given them: how a lab's or a customer's outputs are judged on a laptop, and
+how the precision model is checked on a CPU that does not compute bf16.
+
+Keys under ``irtool:`` are the record's, never a model output's (irtool.judge.expected skips them).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from irtool.core.errors import RunError
+from irtool.core.npz import RECORD_PREFIX, read_npz
+from irtool.runtime.compile import DeviceRun
+from irtool.runtime.what_ran import Implementation
+
+RECORD = RECORD_PREFIX + "run"
+CAPTURED = RECORD_PREFIX + "captured:"
+VERSION = 1
+
+
+def record_arrays(run: DeviceRun, implementations: Mapping[str, Implementation],
+                  captured: Sequence[np.ndarray] | None) -> dict[str, np.ndarray]:
+    """What ``--save-outputs`` keeps beside the outputs: the run and what each node ran as, and the
+    probed copy's tensors (None: the model was run without one)."""
+    record = {"version": VERSION, "device": run.device, "requested_precision": run.requested_precision,
+              "effective_precision": dict(run.effective_precision), "execution_devices": list(run.execution_devices),
+              "config": dict(run.config), "openvino": run.openvino,
+              "implementations": {name: _implementation_json(ran) for name, ran in implementations.items()},
+              "captured": None if captured is None else len(captured)}
+    arrays = {RECORD: np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)}
+    for k, array in enumerate(captured or ()):
+        arrays[f"{CAPTURED}{k}"] = np.asarray(array)
+    return arrays
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Outputs a device gave elsewhere, read back: by model output name, and what the record says."""
+
+    source: str
+    outputs: Mapping[str, np.ndarray]
+    run: DeviceRun | None  # None: the file holds outputs only (no record: not written by --save-outputs)
+    implementations: Mapping[str, Implementation]
+    captured: tuple[np.ndarray, ...] | None  # the probed copy's tensors, where recorded
+
+    def describe(self) -> str:
+        """``OUT.npz (recorded on CPU at bf16, openvino 2026.4.1)`` or ``OUT.npz (no record of the run)``."""
+        if self.run is None:
+            return f"{self.source} (no record of the run: outputs only)"
+        effective = "/".join(sorted(set(self.run.effective_precision.values()))) or self.run.requested_precision
+        return f"{self.source} (recorded on {self.run.device} at {effective}, openvino {self.run.openvino or 'unknown'})"
+
+
+def load_recording(path: str | Path) -> Recording:
+    """The outputs and record of a --save-outputs file (or of any .npz of outputs by name)."""
+    arrays = read_npz(path, "--device-outputs file")
+    outputs = {key: array for key, array in arrays.items() if not key.startswith(RECORD_PREFIX)}
+    if not outputs:
+        raise RunError(f"{path}: holds no outputs; expected the model's outputs by name, as irtool run "
+                       f"--save-outputs writes them")
+    raw = arrays.get(RECORD)
+    if raw is None:
+        return Recording(str(path), outputs, None, {}, None)
+    try:
+        record = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode())
+        run = DeviceRun(str(record["device"]), str(record["requested_precision"]),
+                        {str(k): str(v) for k, v in record["effective_precision"].items()},
+                        tuple(str(d) for d in record["execution_devices"]),
+                        {str(k): str(v) for k, v in record["config"].items()}, str(record.get("openvino", "")))
+        implementations = {str(name): _implementation(value) for name, value in record["implementations"].items()}
+        count = record["captured"]
+        captured = None if count is None else tuple(arrays[f"{CAPTURED}{k}"] for k in range(int(count)))
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as error:
+        raise RunError(f"{path}: its record of the run ({RECORD}) cannot be read ({type(error).__name__}: {error}); "
+                       f"expected what irtool run --save-outputs writes") from None
+    return Recording(str(path), outputs, run, implementations, captured)
+
+
+def recorded_outputs(recording: Recording, labels: Sequence[tuple[str, ...]]) -> list[np.ndarray]:
+    """The recorded array of each model output (known by any of its names), in output order."""
+    found = []
+    for names in labels:
+        key = next((name for name in names if name in recording.outputs), None)
+        if key is None:
+            raise RunError(f"{recording.source}: has no array for the model's output {names[0]} (by any of its "
+                           f"names: {', '.join(names)}); it holds {', '.join(sorted(recording.outputs))}")
+        found.append(recording.outputs[key])
+    return found
+
+
+def _implementation_json(ran: Implementation) -> dict[str, Any]:
+    return {"layer_types": list(ran.layer_types), "exec_types": list(ran.exec_types),
+            "precisions": list(ran.precisions), "directions": [_implementation_json(d) for d in ran.directions]}
+
+
+def _implementation(value: Mapping[str, Any]) -> Implementation:
+    return Implementation(tuple(map(str, value["layer_types"])), tuple(map(str, value.get("exec_types", ()))),
+                          tuple(map(str, value.get("precisions", ()))),
+                          tuple(_implementation(d) for d in value.get("directions", ())))
+
+
+def replayed_run(recording: Recording, prepared: Any, device: str, precision: str,
+                 config: Mapping[str, str]) -> tuple[Any, Any, str]:
+    """The compiled run and its outputs as the pipeline judges them, from a recording; and what says
+    what each node ran as (the record; else this machine's own device of that family, compiled at
+    f32 to read the path the model takes there; else nothing: the ideal reference judges)."""
+    from irtool.core.precisions import DEVICE_DEFAULT
+    from irtool.pipeline.device_run import Compiled, Executed, compile_prepared
+    from irtool.runtime.devices import list_devices, skip_reason
+
+    outputs = recorded_outputs(recording, prepared.labels)
+    captured: Sequence[np.ndarray] = outputs
+    if prepared.probed.needs_probe and prepared.probed.judgeable:
+        if recording.captured is None:
+            raise RunError(f"{recording.source}: holds the model's outputs only, and the recurrent nodes of "
+                           f"{prepared.name} sit inside it: their inputs were not recorded; record with irtool run "
+                           f"--save-outputs, which keeps every recurrent node's tensors")
+        captured = list(recording.captured)
+    if recording.run is not None:
+        run, implementations, said = recording.run, recording.implementations, "what each node ran as: the record's"
+    else:
+        if precision == DEVICE_DEFAULT:
+            raise RunError(f"{recording.source}: no record says which precision the device ran at; give it "
+                           f"(--precision f32, bf16 or f16)")
+        run = DeviceRun(device, precision, {device: precision}, (device,), dict(config))
+        implementations, said = {}, "what each node ran as: unknown (no record), so each is judged against the ideal reference"
+        family = device.split(":", 1)[-1].split("+", 1)[0].split(".", 1)[0]
+        if family == "CPU" and skip_reason("CPU", "f32", list_devices()) is None:
+            implementations = compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations
+            said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
+    compiled = Compiled(None, None, run, 0.0, implementations, tuple(info.name for info in prepared.infos))
+    return compiled, Executed(list(outputs), list(captured), 0.0), said
