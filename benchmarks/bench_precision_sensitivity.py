@@ -3,8 +3,9 @@
 A fault is the device computing something other than the model: the model the device compiles
 is changed (a gate's bias moved by e, W or R scaled by 1+e, clip 1.0 made 1.0(1-e), clip ignored,
 sequence_lengths one short) or its outputs are (skewed by e), while the verdict judges it as the
-clean model.  For GRU, LSTM and RNN sequences (native path: full Const lengths; TensorIterator
-path: lengths a Parameter) and cells, hidden 64, batch 8, 10 steps, seed 0, each fault is swept
+clean model.  For GRU, LSTM and RNN sequences (full Const lengths: the native kernel; lengths a
+Parameter: a TensorIterator) and cells, each without clip (the CPU's cell kernel) and with clip 1.0
+(a decomposed cell; the clip faults), hidden 64, batch 8, 10 steps, seed 0, each fault is swept
 over e = 1e-6 ... 1, and the smallest e that fails is printed for:
 
 - node:      irtool's node verdict (the reference on the node's inputs; at bf16/f16 the emulation
@@ -15,10 +16,13 @@ over e = 1e-6 ... 1, and the smallest e that fails is printed for:
 
 "-" is a fault no e up to 1 makes fail.  Then, unless --no-suites, the false FAILs of
 samples/suites/full.toml (with its known failures) and samples/suites/openvino-cpu.toml at each
-precision (a harness run each: minutes).  Precisions the CPU does not list are said and skipped.
+precision (a harness run each: minutes).  Precisions the CPU does not list are said and skipped;
+what a device computed at them elsewhere is replayed from recordings (--recordings DIR, a folder of
+benchmarks/replay_recordings.py: its clean cases, planted faults and the suites' jobs, judged here).
 
     python benchmarks/bench_precision_sensitivity.py                # every precision the CPU has, suites too
     python benchmarks/bench_precision_sensitivity.py --no-suites --precision f32
+    python benchmarks/bench_precision_sensitivity.py --no-suites --precision f32 --recordings tests/data/recordings/cpu-bf16-avx512-openvino-2026.4.1
 """
 from __future__ import annotations
 
@@ -81,23 +85,25 @@ def _bias(family: str) -> Callable[[ConcreteCase, float], ConcreteCase]:
     return change
 
 
-def faults(family: str, sequence: bool) -> list[Fault]:
+def faults(family: str, sequence: bool, clip: float) -> list[Fault]:
     found = [Fault(f"bias of gate {BIAS_GATE[family]} +e", _bias(family)),
              Fault("W x(1+e)", lambda c, e: _array(c, "W", lambda w: w * (1 + e))),
              Fault("R x(1+e)", lambda c, e: _array(c, "R", lambda r: r * (1 + e))),
-             Fault("clip 1.0 -> 1.0(1-e)", lambda c, e: c.replace(attributes={**c.attributes, "clip": 1.0 - e})),
-             Fault("clip 1.0 ignored", lambda c, e: c.replace(attributes={**c.attributes, "clip": 0.0}), swept=False),
              Fault("output skew +e", None, skew=True)]
+    if clip:
+        found += [Fault("clip 1.0 -> 1.0(1-e)", lambda c, e: c.replace(attributes={**c.attributes, "clip": 1.0 - e})),
+                  Fault("clip 1.0 ignored", lambda c, e: c.replace(attributes={**c.attributes, "clip": 0.0}),
+                        swept=False)]
     if sequence:
         found.append(Fault("sequence_lengths one short", lambda c, e: _array(c, "sequence_lengths", lambda s: s - 1),
                            swept=False))
     return found
 
 
-def clean_case(op: str, ti: bool) -> tuple[ConcreteCase, dict[str, np.ndarray]]:
-    """The clean op with clip 1.0 (so that a clip fault has a clip to change), as arrays."""
+def clean_case(op: str, ti: bool, clip: float) -> tuple[ConcreteCase, dict[str, np.ndarray]]:
+    """The clean op (with clip 1.0: a decomposed cell, and a clip for the clip faults to change), as arrays."""
     sequence = op.endswith("Sequence")
-    attributes = {"hidden_size": HIDDEN, "clip": 1.0} | ({"direction": "forward"} if sequence else {})
+    attributes = {"hidden_size": HIDDEN, "clip": clip} | ({"direction": "forward"} if sequence else {})
     sources = {"sequence_lengths": "parameter" if ti else "const"} if sequence else {}
     sizes = SIZES if sequence else {k: v for k, v in SIZES.items() if k != "seq_length"}
     model = build_model(OpCase(op, attributes, sizes, lengths="full", sources=sources))
@@ -122,9 +128,9 @@ def verdicts(clean: ConcreteCase, faulty: ConcreteCase | None, skew: float, inpu
     if skew:
         executed = dataclasses.replace(executed, outputs=[o + np.float32(skew) for o in executed.outputs],
                                        captured=[o + np.float32(skew) for o in executed.captured])
-    emulations = {clean_prepared.nodes[0].name: e for e in compiled.emulations.values()}
+    runs = {clean_prepared.nodes[0].name: ran for ran in compiled.runs.values()}  # what the faulty node ran as
     judgment = judge(clean_prepared, inputs, executed, TolerancePolicy(), compiled.run.precision,
-                     expected=ExpectedOutputs("clean f32 outputs", expected), emulations=emulations)
+                     expected=ExpectedOutputs("clean f32 outputs", expected), runs=runs)
     ideal = evaluate(clean.spec.type, [clean.arrays[p.name] for p in clean.ports], clean.attributes)
     threshold = OPENVINO_THRESHOLDS.get(compiled.run.precision)
     openvino = False
@@ -178,24 +184,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--precision", default=",".join(PRECISIONS), help="precisions to try (default: all)")
     parser.add_argument("--no-suites", action="store_true", help="skip the suites' false-FAIL counts")
+    parser.add_argument("--recordings", type=Path, metavar="DIR",
+                        help="replay a recordings folder too (benchmarks/replay_recordings.py)")
     args = parser.parse_args()
+    if args.recordings is not None:
+        from replay_recordings import main as replay
+
+        print(f"replayed: {args.recordings}", flush=True)
+        replay([str(args.recordings)] + ([] if args.no_suites else ["--suites"]))
     listed = next(d.precisions for d in list_devices().available if d.name == "CPU")
     for precision in args.precision.split(","):
         if precision not in listed:
             print(f"\n{precision}: skipped: this CPU lists no {precision} (its precisions: {', '.join(listed)})")
             continue
         print(f"\n{precision}: the smallest e caught (node | --expected | OpenVINO's thresholds)")
-        print("| op | path | fault | node | expected | openvino |")
-        print("|---|---|---|---|---|---|")
+        print("| op | lengths | clip | fault | node | expected | openvino |")
+        print("|---|---|---|---|---|---|---|")
         for op in ("GRUSequence", "LSTMSequence", "RNNSequence", "GRUCell", "LSTMCell", "RNNCell"):
             family = op.replace("Sequence", "").replace("Cell", "")
             for ti in ((False, True) if op.endswith("Sequence") else (False,)):
-                clean, inputs = clean_case(op, ti)
-                expected = clean_outputs(clean, inputs)
-                for fault in faults(family, op.endswith("Sequence")):
-                    node, outputs, openvino = smallest(fault, clean, inputs, precision, expected)
-                    print(f"| {op} | {'TensorIterator' if ti else 'native'} | {fault.name} | {node} | {outputs} | "
-                          f"{openvino if precision != 'f32' else 'n/a'} |", flush=True)
+                for clip in (0.0, 1.0):
+                    clean, inputs = clean_case(op, ti, clip)
+                    expected = clean_outputs(clean, inputs)
+                    for fault in faults(family, op.endswith("Sequence"), clip):
+                        node, outputs, openvino = smallest(fault, clean, inputs, precision, expected)
+                        lengths = ("Parameter" if ti else "Const") if op.endswith("Sequence") else "-"
+                        print(f"| {op} | {lengths} | {clip:g} | {fault.name} | {node} | {outputs} | "
+                              f"{openvino if precision != 'f32' else 'n/a'} |", flush=True)
         if not args.no_suites:
             print(f"false FAILs at {precision}: {suites(precision)}", flush=True)
 

@@ -7,10 +7,10 @@ present, ``suites/<suite>/<job>/`` reproducer folders (model.xml, inputs.npz, ac
 
 What is counted:
 - clean single-op cases: the device's bf16 outputs judged against the model: every one must PASS;
-- planted faults: the device's bf16 outputs of a model whose weights were changed, judged against
-  the clean model: each one OpenVINO's own CPU-test thresholds catch (abs 2^-7 and rel 1e-2, an
-  element off by more than both, against the clean model's f32 outputs; only where the clean
-  model's bf16 outputs pass them) must FAIL;
+- planted faults: the device's outputs at a reduced precision of a model whose weights were changed,
+  judged against the clean model: each one OpenVINO's own CPU-test thresholds catch (at bf16 abs
+  2^-7 and rel 1e-2, at f16 abs 2^-10 and rel 1e-3: an element off by more than both, against the
+  clean model's f32 outputs; only where the clean model's outputs pass them) must FAIL;
 - the suites' recorded jobs: none may FAIL (their models are correct).
 
     python benchmarks/replay_recordings.py ../shared/recordings/cpu-bf16-avx512-openvino-2026.4.1
@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-OPENVINO_ABS, OPENVINO_REL = 2.0 ** -7, 1e-2  # OpenVINO's CPU tests' bf16 thresholds against f32
+# OpenVINO's CPU tests' thresholds against f32: (abs, rel) per precision
+OPENVINO_THRESHOLDS = {"bf16": (2.0 ** -7, 1e-2), "f16": (2.0 ** -10, 1e-3)}
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,16 @@ class Replayed:
     message: str = ""
 
 
-def openvino_catches(actual: dict, expected: dict) -> bool:
-    """Whether OpenVINO's thresholds fail ``actual`` against ``expected`` (any output, any element
-    off by more than both the absolute and the relative threshold)."""
+def openvino_catches(actual: dict, expected: dict, thresholds: tuple[float, float] = OPENVINO_THRESHOLDS["bf16"]
+                     ) -> bool:
+    """Whether OpenVINO's thresholds (abs, rel) fail ``actual`` against ``expected`` (any output, any
+    element off by more than both the absolute and the relative threshold)."""
+    absolute, relative = thresholds
     for name, want in expected.items():
         got = actual[name].astype(np.float64)
         want = want.astype(np.float64)
         gap = np.abs(got - want)
-        if np.any((gap > OPENVINO_ABS) & (gap > OPENVINO_REL * np.abs(want))):
+        if np.any((gap > absolute) & (gap > relative * np.abs(want))):
             return True
     return False
 
@@ -68,22 +71,27 @@ def judge(model: Path, inputs: Path, outputs: Path, precision: str = "bf16") -> 
 
 
 def replay_single_op(folder: Path) -> list[Replayed]:
+    """Every case at every reduced precision the manifest recorded."""
     manifest = json.loads((folder / "manifest.json").read_text())
     cases = {case["id"]: case for case in manifest["cases"]}
     found = []
-    for case in manifest["cases"]:
-        files = case["files"]
-        xml = folder / (files.get("xml") or files["clean_xml"])
-        verdict, path, message = judge(xml, folder / files["inputs"], folder / files["outputs-bf16"])
-        if case["fault_of"] is None:
-            found.append(Replayed(case["id"], "clean", verdict, path, message=message))
-            continue
-        clean = cases[case["fault_of"]]["files"]
-        f32 = dict(np.load(folder / clean["outputs-f32"]))
-        clean_bf16 = dict(np.load(folder / clean["outputs-bf16"]))
-        faulty = dict(np.load(folder / files["outputs-bf16"]))
-        must = openvino_catches(faulty, f32) and not openvino_catches(clean_bf16, f32)
-        found.append(Replayed(case["id"], "fault", verdict, path, must, message))
+    for precision in [p for p in manifest["precisions"] if p != "f32"] or ["f32"]:
+        outputs = f"outputs-{precision}"
+        thresholds = OPENVINO_THRESHOLDS.get(precision)
+        for case in manifest["cases"]:
+            files = case["files"]
+            xml = folder / (files.get("xml") or files["clean_xml"])
+            verdict, path, message = judge(xml, folder / files["inputs"], folder / files[outputs], precision)
+            if case["fault_of"] is None:
+                found.append(Replayed(case["id"], "clean", verdict, path, message=message))
+                continue
+            clean = cases[case["fault_of"]]["files"]
+            f32 = dict(np.load(folder / clean["outputs-f32"]))
+            clean_reduced = dict(np.load(folder / clean[outputs]))
+            faulty = dict(np.load(folder / files[outputs]))
+            must = thresholds is not None and openvino_catches(faulty, f32, thresholds) \
+                and not openvino_catches(clean_reduced, f32, thresholds)
+            found.append(Replayed(case["id"], "fault", verdict, path, must, message))
     return found
 
 

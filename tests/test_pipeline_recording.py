@@ -188,3 +188,27 @@ def test_a_recording_that_cannot_be_used_is_one_line(capsys, gru, tmp_path, mang
     np.savez(tmp_path / "bad.npz", **arrays)
     code, out, err = run(capsys, "run", str(gru), "-d", "CPU", "--device-outputs", str(tmp_path / "bad.npz"))
     assert code == 2 and said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+TF = MODELS / "tf"
+
+
+@pytest.mark.parametrize("model, verdict", [("keras_lstm.tflite", "pass"), ("keras_lstm_fault.xml", "fail")])
+def test_a_lowered_cell_at_bf16_is_bounded_by_the_decomposed_path_and_its_fault_fails(capsys, tmp_path, model,
+                                                                                      verdict):
+    """A Keras LSTM lowered to plain ops (a Loop of MatMul and Sigmoid): at bf16 its cell is judged
+    against the ideal reference within what the decomposed path's rounding moves it by, not with
+    bf16's flat tolerance, so the planted bias fault (0.5 at one step) fails; outputs computed here
+    at f32 and replayed as bf16 ones (f32 outputs are within any bf16 bound of a correct cell)."""
+    inputs, saved = TF / "keras_lstm.inputs.npz", tmp_path / "out.npz"
+    run(capsys, "run", str(TF / model), "-d", "CPU", "--inputs", str(inputs), "--save-outputs", str(saved))
+    bare = tmp_path / "bare.npz"
+    np.savez(bare, **{k: v for k, v in np.load(saved).items() if k != "irtool:run"})  # what ran: read here
+    code, out, _ = run(capsys, "run", str(TF / model), "-d", "CPU", "--precision", "bf16", "--inputs", str(inputs),
+                       "--device-outputs", str(bare), "--format", "json")
+    result = json.loads(out)
+    (node,) = result["nodes"]
+    assert node["verdict"] == verdict and code == {"pass": 0, "fail": 1}[verdict], node["reason"]
+    assert node["against"].startswith("the ideal reference, allowed twice what the bf16 emulation of "
+                                      "cpu-decomposed-bf16")
+    assert "within what the bf16 emulation of their path moves them by" in result["against"]

@@ -1,6 +1,8 @@
 """The precision model against a device that runs bf16: the emulation of the native path matches
-the CPU's outputs bit for bit or within one bf16 unit in the last place, for all six ops, and the
-weights an RNN kernel computes with are rounded as OpenVINO converts constants (not to nearest).
+the CPU's outputs bit for bit or within one bf16 unit in the last place, for all six ops, and so does
+the emulation of a cell decomposed onto FullyConnected layers (clip), each step from the device's own
+previous state; the weights an RNN kernel computes with are rounded as OpenVINO converts constants
+(not to nearest).  tests/test_pipeline_recording.py checks the same on recorded outputs, on any CPU.
 
 These need a CPU whose OPTIMIZATION_CAPABILITIES list BF16 (AVX512_BF16 or AMX); elsewhere each
 is a skip saying so (OpenVINO then runs a bf16 request at f32: there is no bf16 rounding to check).
@@ -26,9 +28,9 @@ def bf16_cpu(cpu_precisions):
                     f"request at f32 here, so there is no bf16 rounding of a device to check the emulation against")
 
 
-def _model(op: str, cell: bool, rng: np.random.Generator):
+def _model(op: str, cell: bool, rng: np.random.Generator, clip: float = 0.0):
     """A single op fed by Parameters X, H (C), with Const weights and full Const lengths: static
-    shapes, so the CPU runs its native kernel (RNNSeq, RNNCell)."""
+    shapes, so the CPU runs its native kernel (RNNSeq, RNNCell), or with ``clip`` a decomposed cell."""
     import openvino as ov
     import openvino.opset3 as ops3
     import openvino.opset4 as ops4
@@ -45,13 +47,16 @@ def _model(op: str, cell: bool, rng: np.random.Generator):
     consts = [ops5.constant(a) for a in (w, r, b)]
     if cell:
         if op == "RNN":  # its factory takes the activations it has no default for
-            node = ops4.rnn_cell(x, *states, *consts, HIDDEN, ["tanh"], [], [], name="node")
+            node = ops4.rnn_cell(x, *states, *consts, HIDDEN, ["tanh"], [], [], clip, name="node")
         else:
-            node = {"GRU": ops3.gru_cell, "LSTM": ops4.lstm_cell}[op](x, *states, *consts, HIDDEN, name="node")
+            activations = ["sigmoid", "tanh"] + (["tanh"] if op == "LSTM" else [])
+            node = {"GRU": ops3.gru_cell, "LSTM": ops4.lstm_cell}[op](x, *states, *consts, HIDDEN, activations,
+                                                                       [], [], clip, name="node")
     else:
         lengths = ops5.constant(np.full(BATCH, STEPS, np.int32))
         factory = {"GRU": ops5.gru_sequence, "LSTM": ops5.lstm_sequence, "RNN": ops5.rnn_sequence}[op]
-        node = factory(x, *states, lengths, *consts, HIDDEN, "forward", name="node")
+        activations = {"GRU": ["sigmoid", "tanh"], "LSTM": ["sigmoid", "tanh", "tanh"], "RNN": ["tanh"]}[op]
+        node = factory(x, *states, lengths, *consts, HIDDEN, "forward", activations, [], [], clip, name="node")
     inputs = {"X": rng.standard_normal(x.get_output_partial_shape(0).to_shape()).astype(f)}
     for state in states:
         inputs[state.get_friendly_name()] = (0.5 * rng.standard_normal(state.get_output_partial_shape(0).to_shape())
@@ -87,6 +92,30 @@ def test_the_emulation_of_the_native_bf16_path_matches_the_cpu_within_one_unit(b
         assert (np.abs(got - want) <= _one_unit(want)).all(), (op_type, np.abs(got - want).max())
     exact = evaluate(op_type, arrays, attributes)
     assert any(not np.array_equal(got, want) for got, want in zip(device, exact)), "the device rounds at bf16"
+
+
+@pytest.mark.parametrize("cell", [False, True], ids=["sequence", "cell"])
+@pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
+def test_the_emulation_of_a_decomposed_cell_matches_the_cpu_step_by_step(bf16_cpu, op, cell):
+    """With clip the CPU decomposes the cell (FullyConnected at bf16, element-wise f32): a cell runs as
+    a Subgraph, a sequence as a TensorIterator over the decomposed cell."""
+    import openvino as ov
+
+    from irtool.judge.precision import Ran, node_emulation
+    from irtool.runtime.what_ran import what_ran
+
+    model, inputs, arrays = _model(op, cell, np.random.default_rng(7 + sum(map(ord, op)) + cell), clip=1.0)
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    device = [np.asarray(a, np.float32) for a in compiled(inputs).values()]
+    op_type = f"{op}{'Cell' if cell else 'Sequence'}"
+    attributes = {"hidden_size": HIDDEN, "clip": 1.0} | ({} if cell else {"direction": "forward"})
+    found = node_emulation(Ran("CPU", "bf16", what_ran(compiled, ["node"])["node"].kinds), op_type, attributes)
+    assert found is not None and found.path.id == ("cpu-decomposed-bf16" if cell else "cpu-loop-decomposed-bf16")
+    given = {} if cell else {"given_states": device[0]}
+    emulated = evaluate(op_type, arrays, attributes, rounding=found.rounding, **given)
+    atol, rtol, _ = found.bound()
+    for got, want in zip(device, emulated):
+        assert (np.abs(got - want) <= atol + rtol * np.abs(want)).all(), (op_type, np.abs(got - want).max())
 
 
 def test_the_cpu_computes_with_weights_rounded_as_openvino_converts_them(bf16_cpu):

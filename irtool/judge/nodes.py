@@ -83,7 +83,8 @@ def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: 
     ``emulation`` (the node ran at bf16 or f16 on a path the precision model knows) the reference
     rounds as the device does."""
     head = (node.key, node.spec.type, node.spec.version, node.where)
-    result = _judge_node(node, head, inputs, captured, _Criteria(node, policy, precision, emulation), reference)
+    result = _judge_node(node, head, inputs, captured, _Criteria(node, policy, precision, emulation, reference),
+                         reference)
     if node.in_body or node.stable:
         # a node keyed by its place runs as its OpenVINO name (what the device's layers are found by)
         result = dataclasses.replace(result, container=node.container, converted_to=node.name if node.stable else None)
@@ -96,9 +97,12 @@ class _Criteria:
     """How one node's outputs are judged: the reference it is compared with (the ideal one, or an
     emulation of the device's rounding), and each output's tolerance."""
 
-    def __init__(self, node: RecurrentNode, policy: TolerancePolicy, precision: str, emulation: Emulation | None):
+    def __init__(self, node: RecurrentNode, policy: TolerancePolicy, precision: str, emulation: Emulation | None,
+                 reference: Reference = evaluate_node):
         self.node, self.policy, self.precision, self.emulation = node, policy, precision, emulation
         self.range_limit = LARGEST.get(precision)
+        self.compares = emulation is not None and not emulation.bound_only  # with the emulation itself
+        self._reference = reference
 
     @property
     def stepwise(self) -> bool:
@@ -106,13 +110,13 @@ class _Criteria:
         against an emulation, whose Y holds that state (a one-unit difference the device makes at one
         step then never carries into the next, where a recurrence could amplify it past any bound)."""
         names = [port.name for port in self.node.spec.outputs]
-        return self.emulation is not None and self.node.spec.time_axis(self.node.spec.outputs[0]) is not None \
+        return self.compares and self.node.spec.time_axis(self.node.spec.outputs[0]) is not None \
             and names[0] == "Y" and any(port.role == "state" for port in self.node.spec.inputs)
 
     def reference(self, reference: Reference) -> Callable[[RecurrentNode, Sequence[np.ndarray], Sequence[np.ndarray]],
                                                           tuple[np.ndarray, ...]]:
         """The reference the verdict compares with: (node, arrays, the device's outputs) -> expected."""
-        if self.emulation is None:
+        if not self.compares:
             return lambda node, arrays, actual: reference(node, arrays)
         roundings = [r for r in (self.emulation.rounding, self.emulation.alternative) if r is not None]
         if self.stepwise:
@@ -142,18 +146,33 @@ class _Criteria:
         return output_tolerance(self.policy, (f"{self.node.key}:{port.name}", port.name), self.precision, dtype, derived)
 
     def diffs(self, actual: Sequence[np.ndarray], expected: Sequence[np.ndarray],
-              bounds: StepBounds | None = None) -> tuple[OutputDiff, ...]:
+              bounds: StepBounds | None = None, arrays: Sequence[np.ndarray] | None = None) -> tuple[OutputDiff, ...]:
         """Each output against its expected values; with ``bounds``, the steps no reference can judge
-        left out, and the others allowed what rounding carries there (unless the policy sets the
-        output's tolerance: then it is held to that)."""
+        left out, and the others allowed what rounding carries there; for a node the emulation only
+        bounds (its ``arrays`` given), twice the most the emulation's rounding moves each output by
+        (unless the policy sets the output's tolerance: then it is held to that)."""
         found = []
-        for port, got, want in zip(self.node.spec.outputs, actual, expected):
+        moved = self._rounding_moves(arrays, expected) if arrays is not None and self.emulation is not None \
+            and self.emulation.bound_only else None
+        for k, (port, got, want) in enumerate(zip(self.node.spec.outputs, actual, expected)):
             allowance, judged = _allowance(self.node, port, got, bounds)
+            if moved is not None:
+                allowance = np.array(2 * moved[k]) if allowance is None else allowance + 2 * moved[k]
             if self.policy.given((f"{self.node.key}:{port.name}", port.name)):
                 allowance = None
             found.append(compare_output(port.name, got, want, self.tolerance(port, got.dtype),
                                         self.node.spec.time_axis(port), allowance, judged, self.range_limit))
         return tuple(found)
+
+
+    def _rounding_moves(self, arrays: Sequence[np.ndarray], ideal: Sequence[np.ndarray]) -> list[float]:
+        """Per output, the most the emulation's rounding moves it by on these inputs (0 where the
+        reference refuses the emulation)."""
+        try:
+            emulated = self._reference(self.node, arrays, self.emulation.rounding)
+        except ValueError:
+            return [0.0] * len(ideal)
+        return [float(np.max(np.abs(e.astype(np.float64) - i), initial=0.0)) for e, i in zip(emulated, ideal)]
 
 
 def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
@@ -187,7 +206,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
                               tensors=node.tensors, iteration=index or None, at=iteration_words(index, node.loops),
                               iterations=len(indices))
-        diffs = criteria.diffs(actual, expected)
+        diffs = criteria.diffs(actual, expected, arrays=arrays)
         if not all(d.passed for d in diffs):
             chosen = (k, diffs)
             break
@@ -201,7 +220,7 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                  + (" (its cell state: the emulation's own)" if len(node.spec.outputs) > 2 else ""),)
     elif not all(d.passed for d in diffs):
         bounds = _bounds(node, arrays, criteria)
-        bounded = criteria.diffs(actual, expected, bounds) if bounds is not None else diffs
+        bounded = criteria.diffs(actual, expected, bounds, arrays) if bounds is not None else diffs
         # a recurrence that carries differences: judged with what it carries, said where that decides
         if bounds is not None and (bounds.unjudgeable_from is not None or all(d.passed for d in bounded)):
             diffs, notes = bounded, (bounds.says(_steps(node, arrays)),)
@@ -230,7 +249,7 @@ def _ideal(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[n
            reference: Reference) -> tuple[OutputDiff, ...]:
     """The device against the ideal reference, where the verdict compared it with an emulation: what
     the report shows beside the verdict, with the precision's default tolerance."""
-    if criteria.emulation is None:
+    if not criteria.compares:
         return ()
     try:
         expected = reference(node, arrays)

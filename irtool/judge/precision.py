@@ -43,6 +43,10 @@ class Emulation:
     path: PrecisionPath
     rounding: Rounding
     alternative: Rounding | None = None  # a second rounding the device is as likely to follow (the path's "or")
+    # the path describes how such nodes run, not how this one rounds (a cell a converter lowered to plain
+    # ops: its layers may round elsewhere): the node is judged against the ideal reference, allowed what
+    # the emulation's rounding moves its outputs by
+    bound_only: bool = False
 
     @property
     def unit(self) -> float:
@@ -51,6 +55,10 @@ class Emulation:
         return UNIT_ROUNDOFF["bf16" if kind.startswith("bf16") else kind]
 
     def describe(self) -> str:
+        if self.bound_only:
+            return (f"the ideal reference, allowed twice what the {self.path.precision} emulation of "
+                    f"{self.path.describe()} moves each output by on these inputs, plus its bound: "
+                    f"{self.rounding.describe()}")
         return f"the {self.path.precision} emulation of {self.path.describe()}: {self.rounding.describe()}"
 
     def bound(self) -> tuple[float, float, str]:

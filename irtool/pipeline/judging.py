@@ -73,14 +73,21 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
 
 def node_emulations(prepared: Prepared, runs: Mapping[str, Ran]) -> dict[str, Emulation]:
     """Per judged node's key, the emulation of the path it ran (a node in a body: its container's run,
-    with its own attributes); a lowered cell runs as plain ops, which no path of the model describes."""
+    with its own attributes); a cell a converter lowered to plain ops runs as a decomposed cell does,
+    but where its layers round is not known: the decomposed path's emulation bounds it (bound_only)."""
     found = {}
+    anywhere = next(iter(runs.values()), None)  # the device and precision of the run
     for node in prepared.nodes:
-        ran = runs.get(node.container if node.in_body else node.name)
+        if node.lowered is not None:  # plain ops: FullyConnected layers and element-wise Subgraphs
+            lowered = dataclasses.replace(anywhere, kinds=("Subgraph",), split=False) if anywhere else None
+            emulated = node_emulation(lowered, node.spec.type, node.attributes, constant_weights=False)
+            if emulated is not None:
+                found[node.key] = dataclasses.replace(emulated, bound_only=True)
+            continue
         constant = all(feed.constant is not None for feed in node.feeds if feed.port.name in ("W", "R", "B"))
         dynamic = any(feed.dynamic for feed in node.feeds if feed.port.name == "X")
-        emulated = node_emulation(ran, node.spec.type, node.attributes, constant, dynamic) \
-            if node.lowered is None else None
+        emulated = node_emulation(runs.get(node.container if node.in_body else node.name), node.spec.type,
+                                  node.attributes, constant, dynamic)
         if emulated is not None:
             found[node.key] = emulated
     return found

@@ -70,8 +70,10 @@ def load_recording(path: str | Path) -> Recording:
         raise RunError(f"{path}: holds no outputs; expected the model's outputs by name, as irtool run "
                        f"--save-outputs writes them")
     raw = arrays.get(RECORD)
-    if raw is None:
-        return Recording(str(path), outputs, None, {}, None)
+    if raw is None:  # outputs (and captured tensors) without the record of the run
+        count = next(k for k in range(len(arrays) + 1) if f"{CAPTURED}{k}" not in arrays)
+        captured = tuple(arrays[f"{CAPTURED}{k}"] for k in range(count)) if count else None
+        return Recording(str(path), outputs, None, {}, captured)
     try:
         record = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode())
         run = DeviceRun(str(record["device"]), str(record["requested_precision"]),
@@ -133,7 +135,7 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
         if precision == DEVICE_DEFAULT:
             raise RunError(f"{recording.source}: no record says which precision the device ran at; give it "
                            f"(--precision f32, bf16 or f16)")
-        run = DeviceRun(device, precision, {device: precision}, (device,), dict(config))
+        run = DeviceRun(device, precision, {device: precision}, (device,), dict(config), "not recorded")
         implementations, said = {}, "what each node ran as: unknown (no record), so each is judged against the ideal reference"
         family = device.split(":", 1)[-1].split("+", 1)[0].split(".", 1)[0]
         if family == "CPU" and skip_reason("CPU", "f32", list_devices()) is None:

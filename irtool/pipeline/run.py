@@ -214,12 +214,35 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
         note = f"no reproducer written to {options.reproducers}: no node failed"
     against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)"
                              if prepared.onnx is not None and prepared.onnx.all_nodes else "")
+    against += _references_used(judgment.nodes, compiled.run.precision)
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
                      second_opinion=oracle.second_opinion if oracle is not None else None,
                      unwritten=tuple(unwritten), expected=judgment.expected, reproducer_note=note,
                      oracle=judgment.oracle, oracle_refused=oracle.refused if oracle is not None else None)
+
+
+def _references_used(nodes: Sequence[NodeResult], precision: str) -> str:
+    """At a reduced precision, which reference the judged nodes were held to: the emulation of their
+    path (irtool.judge.precision), the ideal one within what that emulation's rounding moves them by
+    (a cell lowered to plain ops), or the ideal one with the precision's default tolerance."""
+    judged = [node for node in nodes if node.verdict in (PASS, FAIL)]
+    if precision == "f32" or not judged:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for node in judged:
+        path = node.against.split(" (")[0].rpartition(" of ")[2] if node.against else ""
+        kind = ("bounded" if node.against.startswith("the ideal reference") else "emulated") if path else "ideal"
+        groups.setdefault(kind, []).append(path)
+    words = {"emulated": f"against the {precision} emulation of their path",
+             "bounded": f"against the ideal reference within what the {precision} emulation of their path moves "
+                        f"them by (cells lowered to plain ops)",
+             "ideal": f"against the ideal reference with {precision}'s default tolerance (no path of the "
+                      f"precision model describes how they ran)"}
+    return "; " + ", ".join(f"{len(paths)} node(s) {words[kind]}"
+                            + (f" ({', '.join(sorted(set(paths)))})" if kind != "ideal" else "")
+                            for kind, paths in groups.items())
 
 
 def _write_reproducers(options: RunOptions, prepared: Prepared, judgment: Any, inputs: Mapping[str, np.ndarray],
