@@ -11,7 +11,10 @@ What is counted:
   judged against the clean model: each one OpenVINO's own CPU-test thresholds catch (at bf16 abs
   2^-7 and rel 1e-2, at f16 abs 2^-10 and rel 1e-3: an element off by more than both, against the
   clean model's f32 outputs; only where the clean model's outputs pass them) must FAIL;
-- the suites' recorded jobs: none may FAIL (their models are correct).
+- the suites' recorded jobs: none may FAIL (their models are correct);
+- with --expected, the model-level judgment: each clean case's outputs against its own f32 outputs
+  must pass, each weight fault's (run as its faulty model) against the clean model's f32 outputs
+  must fail where OpenVINO's thresholds catch it.
 
     python benchmarks/replay_recordings.py ../shared/recordings/cpu-bf16-avx512-openvino-2026.4.1
 """
@@ -55,19 +58,47 @@ def openvino_catches(actual: dict, expected: dict, thresholds: tuple[float, floa
     return False
 
 
-def judge(model: Path, inputs: Path, outputs: Path, precision: str = "bf16") -> tuple[str, str, str]:
-    """irtool run MODEL --inputs IN --device-outputs OUT -d CPU --precision P: (verdict, path, message)."""
+def judge(model: Path, inputs: Path, outputs: Path, precision: str = "bf16",
+          expected: Path | None = None) -> tuple[str, str, str]:
+    """irtool run MODEL --inputs IN --device-outputs OUT -d CPU --precision P [--expected EXP]:
+    (verdict, path, message); with ``expected`` the verdict of the model's outputs against it."""
     from irtool.core.errors import IrtoolError
     from irtool.pipeline.run import RunOptions, run
 
     try:
         result = run(RunOptions(model=model, device="CPU", precision=precision, inputs=inputs,
-                                device_outputs=outputs))
+                                device_outputs=outputs, expected=expected))
     except IrtoolError as error:
         return "error", "", error.message
     against = next((n.against for n in result.nodes if n.against), None) or "ideal reference"
+    path = against.split(" (")[0].replace(f"the {precision} emulation of ", "")
+    if expected is not None:
+        return result.expected.verdict, path, result.expected.summary()
     message = "; ".join(f"{n.name}: {n.reason}" for n in result.nodes if n.reason)
-    return result.verdict, against.split(" (")[0].replace("the bf16 emulation of ", ""), message
+    return result.verdict, path, message
+
+
+def faulty_model(clean_xml: Path, fault: dict, target: Path) -> Path | None:
+    """The model a fault's device ran: its clean model with the fault applied to the weights (rows
+    gate*hidden to (gate+1)*hidden of B for a bias, all of R or W for a scale); None for a fault
+    that is not in the weights (clip ignored)."""
+    import openvino as ov
+
+    if fault["what"] not in ("bias", "R", "W"):
+        return None
+    model = ov.Core().read_model(clean_xml)
+    node = next(op for op in model.get_ordered_ops() if op.get_type_name().endswith(("Sequence", "Cell")))
+    port = {"W": -3, "R": -2, "bias": -1}[fault["what"]] % node.get_input_size()
+    constant = node.input_value(port).get_node()
+    values = constant.get_data().copy()
+    if fault["what"] == "bias":
+        hidden = int(node.get_attributes()["hidden_size"])
+        values[..., fault["gate"] * hidden:(fault["gate"] + 1) * hidden] += np.float32(fault["e"])
+    else:
+        values *= np.float32(1 + fault["e"])
+    node.input(port).replace_source_output(ov.op.Constant(values).output(0))
+    ov.save_model(model, target, compress_to_fp16=False)
+    return target
 
 
 def replay_single_op(folder: Path) -> list[Replayed]:
@@ -92,6 +123,35 @@ def replay_single_op(folder: Path) -> list[Replayed]:
             must = thresholds is not None and openvino_catches(faulty, f32, thresholds) \
                 and not openvino_catches(clean_reduced, f32, thresholds)
             found.append(Replayed(case["id"], "fault", verdict, path, must, message))
+    return found
+
+
+def replay_expected(folder: Path) -> list[Replayed]:
+    """--expected: each clean case's outputs at a reduced precision against its own f32 outputs
+    (must pass), and each weight fault's, run as the faulty model, against the clean model's f32
+    outputs (the framework's, as it were: must fail where OpenVINO's thresholds catch it)."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    cases = {case["id"]: case for case in manifest["cases"]}
+    found = []
+    for precision in [p for p in manifest["precisions"] if p != "f32"]:
+        outputs, thresholds = f"outputs-{precision}", OPENVINO_THRESHOLDS[precision]
+        for case in manifest["cases"]:
+            files = case["files"]
+            clean = cases[case["fault_of"]]["files"] if case["fault_of"] else files
+            with tempfile.TemporaryDirectory() as scratch:
+                model = folder / files["xml"] if not case["fault_of"] else \
+                    faulty_model(folder / clean["xml"], case["fault"], Path(scratch) / "model.xml")
+                if model is None:
+                    continue
+                verdict, path, message = judge(model, folder / files["inputs"], folder / files[outputs], precision,
+                                               folder / clean["outputs-f32"])
+            if not case["fault_of"]:
+                found.append(Replayed(case["id"], "clean --expected", verdict, path, message=message))
+                continue
+            f32, reduced = (dict(np.load(folder / clean[key])) for key in ("outputs-f32", outputs))
+            must = openvino_catches(dict(np.load(folder / files[outputs])), f32, thresholds) \
+                and not openvino_catches(reduced, f32, thresholds)
+            found.append(Replayed(case["id"], "fault --expected", verdict, path, must, message))
     return found
 
 
@@ -143,13 +203,13 @@ def summary(results: list[Replayed]) -> dict:
     table: Counter = Counter()
     for r in results:
         table[(r.kind, r.path, r.verdict, r.must_fail)] += 1
-    clean_not_passed = [r for r in results if r.kind == "clean" and r.verdict != "pass"]
-    missed = [r for r in results if r.kind == "fault" and r.must_fail and r.verdict != "fail"]
-    false_fails = [r for r in results if r.kind in ("clean", "suite") and r.verdict == "fail"]
+    clean_not_passed = [r for r in results if r.kind.startswith("clean") and r.verdict != "pass"]
+    missed = [r for r in results if r.kind.startswith("fault") and r.must_fail and r.verdict != "fail"]
+    false_fails = [r for r in results if r.kind.startswith(("clean", "suite")) and r.verdict == "fail"]
     return {"table": table, "clean_not_passed": clean_not_passed, "missed_faults": missed,
             "false_fails": false_fails,
-            "faults_caught": sum(r.kind == "fault" and r.must_fail and r.verdict == "fail" for r in results),
-            "faults_to_catch": sum(r.kind == "fault" and r.must_fail for r in results)}
+            "faults_caught": sum(r.kind.startswith("fault") and r.must_fail and r.verdict == "fail" for r in results),
+            "faults_to_catch": sum(r.kind.startswith("fault") and r.must_fail for r in results)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,15 +218,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suites", action="store_true", help="replay the suites' reproducer folders too (slow)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every case's result here")
     parser.add_argument("--only", default="", metavar="TEXT", help="replay only the suite jobs whose folder names it")
+    parser.add_argument("--expected", action="store_true",
+                        help="judge the single-op cases' outputs with --expected too (faults as their faulty model)")
     args = parser.parse_args(argv)
     results = replay_single_op(args.folder / "single-op")
+    if args.expected:
+        results += replay_expected(args.folder / "single-op")
     if args.suites and (args.folder / "suites").is_dir():
         results += replay_suites(args.folder / "suites", args.only)
     found = summary(results)
     if args.json is not None:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
     for (kind, path, verdict, must), count in sorted(found["table"].items()):
-        print(f"{kind:6} {path:24} {verdict:9} {'(OpenVINO catches)' if must else '':19} {count}")
+        print(f"{kind:16} {path:30} {verdict:9} {'(OpenVINO catches)' if must else '':19} {count}")
     for key in ("clean_not_passed", "missed_faults", "false_fails"):
         print(f"{key}: {len(found[key])}")
         for r in found[key][:40]:

@@ -42,11 +42,11 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def replay_json(capsys, case: dict) -> tuple[int, dict]:
+def replay_json(capsys, case: dict, *more: str) -> tuple[int, dict]:
     files = case["files"]
     code, out, err = run(capsys, "run", str(SINGLE_OP / (files.get("xml") or files["clean_xml"])), "-d", "CPU",
                          "--precision", "bf16", "--inputs", str(SINGLE_OP / files["inputs"]),
-                         "--device-outputs", str(SINGLE_OP / files["outputs-bf16"]), "--format", "json")
+                         "--device-outputs", str(SINGLE_OP / files["outputs-bf16"]), "--format", "json", *more)
     assert out, err
     return code, json.loads(out)
 
@@ -80,10 +80,16 @@ def test_the_subset_is_compact_and_says_where_it_comes_from():
 
 @pytest.mark.parametrize("case_id", CLEAN)
 def test_a_clean_model_passes_on_what_the_bf16_device_computed_with_every_step_judged(capsys, case_id):
+    """The node against the emulation of its path, each step from the device's own previous state; and
+    --expected against its own f32 outputs: each output allowed what the device's rounding moved it by
+    (which the node's verdict judges step by step), plus the path's bound, so a recurrence that
+    amplifies rounding passes as long as the model computes what it should."""
     case = CASES[case_id]
-    code, result = replay_json(capsys, case)
+    code, result = replay_json(capsys, case, "--expected", str(SINGLE_OP / case["files"]["outputs-f32"]))
     (node,) = result["nodes"]
     assert code == 0 and node["verdict"] == "pass", node["reason"]
+    assert result["expected"]["verdict"] == "pass", result["expected"]
+    assert "the device's bf16 rounding moved it by" in result["expected"]["bound"]
     assert node["against"].startswith(f"the bf16 emulation of {expected_path(case)} (measured)")
     assert result["replayed"].startswith("outputs from ")
     if case["steps"] is not None:  # a sequence: each step from the device's own previous state
@@ -212,3 +218,20 @@ def test_a_lowered_cell_at_bf16_is_bounded_by_the_decomposed_path_and_its_fault_
     assert node["against"].startswith("the ideal reference, allowed twice what the bf16 emulation of "
                                       "cpu-decomposed-bf16")
     assert "within what the bf16 emulation of their path moves them by" in result["against"]
+
+
+# every third of them: the node-level test above replays each one already
+@pytest.mark.parametrize("case_id", [case_id for case_id in FAULTS if openvino_catches(case_id)
+                                     and CASES[case_id]["fault"]["what"] in ("bias", "R", "W")][::3])
+def test_a_weight_fault_fails_through_expected_against_the_clean_models_f32_outputs(capsys, tmp_path, case_id):
+    """The model itself is wrong (its weights changed, as a converter might): the device computes it
+    right, so the node passes, and --expected against the clean model's f32 outputs fails."""
+    case = CASES[case_id]
+    clean = CASES[case["fault_of"]]["files"]
+    model = replay_tool().faulty_model(SINGLE_OP / clean["xml"], case["fault"], tmp_path / "faulty.xml")
+    code, out, _ = run(capsys, "run", str(model), "-d", "CPU", "--precision", "bf16", "--inputs",
+                       str(SINGLE_OP / case["files"]["inputs"]), "--device-outputs",
+                       str(SINGLE_OP / case["files"]["outputs-bf16"]), "--expected",
+                       str(SINGLE_OP / clean["outputs-f32"]), "--format", "json")
+    result = json.loads(out)
+    assert code == 1 and result["expected"]["verdict"] == "fail", (case["fault"], result["expected"])
