@@ -109,9 +109,9 @@ class _Criteria:
         """Whether each step is judged from the device's own previous hidden state: a sequence judged
         against an emulation, whose Y holds that state (a one-unit difference the device makes at one
         step then never carries into the next, where a recurrence could amplify it past any bound)."""
-        names = [port.name for port in self.node.spec.outputs]
-        return self.compares and self.node.spec.time_axis(self.node.spec.outputs[0]) is not None \
-            and names[0] == "Y" and any(port.role == "state" for port in self.node.spec.inputs)
+        y = self.node.spec.outputs[0]
+        return self.compares and y.name == "Y" and self.node.spec.time_axis(y) is not None \
+            and any(port.role == "state" for port in self.node.spec.inputs)
 
     def reference(self, reference: Reference) -> Callable[[RecurrentNode, Sequence[np.ndarray], Sequence[np.ndarray]],
                                                           tuple[np.ndarray, ...]]:
@@ -163,7 +163,6 @@ class _Criteria:
             found.append(compare_output(port.name, got, want, self.tolerance(port, got.dtype),
                                         self.node.spec.time_axis(port), allowance, judged, self.range_limit))
         return tuple(found)
-
 
     def _rounding_moves(self, arrays: Sequence[np.ndarray], ideal: Sequence[np.ndarray]) -> list[float]:
         """Per output, the most the emulation's rounding moves it by on these inputs (0 where the
