@@ -88,6 +88,11 @@ def set_step_limit(seconds: float | None) -> None:
     _write()
 
 
+def step_limit() -> float | None:
+    """The seconds each bounded step may take (None: no limit is set)."""
+    return _limit
+
+
 def set_report(document: Mapping[str, Any] | None) -> None:
     """The JSON object the parent prints, its ``verdict`` and ``error`` filled in, if the child dies
     or is stopped before it prints its own (``run --format json``: a consumer always gets one)."""
