@@ -1,8 +1,8 @@
 """What this process is doing, noted where a parent that supervises it can read it after a crash.
 
 ``irtool run``, ``reduce`` and ``validate`` hand a user's file to code that can crash the process
-(OpenVINO's frontends segfault on a corrupt .tflite) or never return (an inference of 10^15 loop
-iterations).  So their console entry forks: the child runs the command, the parent only waits
+(OpenVINO's frontends segfault on a corrupt .tflite) or never return (the inference of a Loop
+whose condition never turns false).  So their console entry forks: the child runs the command, the parent only waits
 (irtool.cli.supervisor).  A child killed by a signal leaves no line of its own; the parent says it
 in one line, from the note kept here: the file the child is on, what it is doing with it ("reading it with
 OpenVINO's TensorFlow Lite frontend"), by when that step must end (``run --timeout``: the parent
