@@ -191,9 +191,9 @@ def test_version_says_a_missing_or_broken_openvino_instead_of_failing(setup, sai
 # Ctrl-C at a chosen moment: this import hook sends the process SIGINT when the named module
 # starts to load (so the interrupt lands inside that import), then runs irtool's program entry
 # exactly as its console script does.
-INTERRUPT_AT_IMPORT = """
+INTERRUPT_HOOK = """
 import importlib.abc, os, signal, sys
-TARGET = sys.argv.pop(1)
+TARGET = {target}
 assert TARGET not in sys.modules
 class Interrupt(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -202,9 +202,8 @@ class Interrupt(importlib.abc.MetaPathFinder):
             os.kill(os.getpid(), signal.SIGINT)
         return None
 sys.meta_path.insert(0, Interrupt())
-from {module} import main
-sys.exit(main())
 """
+INTERRUPT_AT_IMPORT = INTERRUPT_HOOK.format(target="sys.argv.pop(1)") + "from {module} import main\nsys.exit(main())\n"
 
 
 def _entry_point() -> str:
@@ -282,25 +281,13 @@ def _console_script(folder: Path, hook: str = "") -> Path:
     return script
 
 
-INTERRUPT_HOOK = """
-import importlib.abc, os, signal, sys
-TARGET = {target!r}
-class Interrupt(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == TARGET:
-            sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
-        return None
-sys.meta_path.insert(0, Interrupt())
-"""
-
 
 @pytest.mark.parametrize("target", ["irtool.cli", "irtool.cli.console"])
 def test_ctrl_c_while_the_console_script_imports_its_entry_is_exit_130_without_a_traceback(tmp_path, target):
     """The console script imports irtool, irtool.cli and irtool.cli.console before main() runs:
     irtool/__init__.py answers an interrupt from its first line (before: a KeyboardInterrupt
     traceback through the script's ``from irtool.cli.console import main``)."""
-    script = _console_script(tmp_path, INTERRUPT_HOOK.format(target=target))
+    script = _console_script(tmp_path, INTERRUPT_HOOK.format(target=repr(target)))
     done = subprocess.run([str(script), "validate", "x.xml"], capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
     assert (done.returncode, done.stderr, done.stdout) == (130, "irtool: error: interrupted\n", "")
