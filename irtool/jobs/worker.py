@@ -154,12 +154,11 @@ class Runner:
             for position, (label, data) in enumerate(runs, 1):  # one compiled model, each shape in order
                 inputs = data.inputs
                 executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
-                with activity.doing(None, "judging its outputs against the reference", bounded=False):
-                    judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
-                                                          compiled.run.precision, self._reference(case),
-                                                          expected=data.expected,
-                                                          oracle=data.oracle.expected if data.oracle else None,
-                                                          emulations=compiled.emulations), compiled)
+                judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
+                                                      compiled.run.precision, self._reference(case),
+                                                      expected=data.expected,
+                                                      oracle=data.oracle.expected if data.oracle else None,
+                                                      emulations=compiled.emulations), compiled)
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds
