@@ -2,8 +2,8 @@
 
 ``irtool run``, ``reduce`` and ``validate`` hand a user's file to code that can crash the process
 (OpenVINO's frontends segfault on a corrupt .tflite) or never return (the inference of a Loop
-whose condition never turns false).  So their console entry forks: the child runs the command, the parent only waits
-(irtool.cli.supervisor).  A child killed by a signal leaves no line of its own; the parent says it
+whose condition never turns false).  So their console entry forks: the child runs the command,
+the parent only waits (irtool.cli.supervisor).  A child killed by a signal leaves no line of its own; the parent says it
 in one line, from the note kept here: the file the child is on, what it is doing with it ("reading it with
 OpenVINO's TensorFlow Lite frontend"), by when that step must end (``run --timeout``: the parent
 stops the child past it), and what to print instead of the command's JSON report.
