@@ -301,8 +301,8 @@ def test_sigint_a_tenth_of_a_second_after_the_start_is_one_line_in_20_tries(tmp_
     script = _console_script(tmp_path)
     said = []
     for attempt in range(20):
-        process = subprocess.Popen([str(script), "harness", str(ROOT / "samples" / "suites" / "smoke.toml"), "-d", "CPU",
-                                    "--report-dir", str(tmp_path / f"out{attempt}"), "--no-progress"],
+        process = subprocess.Popen([str(script), "harness", str(ROOT / "samples" / "suites" / "smoke.toml"),
+                                    "-d", "CPU", "--report-dir", str(tmp_path / f"out{attempt}"), "--no-progress"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
         time.sleep(0.1)
         process.send_signal(signal.SIGINT)

@@ -214,8 +214,9 @@ def test_a_harness_job_killed_for_memory_in_a_cgroup_is_a_crash_naming_the_limit
             cgroup.rmdir()
     [problem] = report["problems"]
     assert report["summary"] == {"crash": 1} and problem["verdict"] == "crash", report
-    said = ("killed by the kernel's out-of-memory killer (it ran under the memory cgroup's limit of 1.0 GiB "
-            f"({limit} of {cgroup}))") if cgroup is not None else "the address space limit RLIMIT_AS (ulimit -v) of 2.0 GiB"
+    said = (f"killed by the kernel's out-of-memory killer (it ran under the memory cgroup's limit of 1.0 GiB "
+            f"({limit} of {cgroup}))" if cgroup is not None
+            else "the address space limit RLIMIT_AS (ulimit -v) of 2.0 GiB")
     assert said in problem["message"] and " while making its inputs" in problem["message"], problem
     _said_unwritten_or_written(report, tmp_path)
 
