@@ -220,3 +220,11 @@ def test_a_loop_whose_known_trip_count_outruns_the_timeout_is_refused_before_com
 def test_a_loop_of_a_trip_count_within_the_timeout_runs(tmp_path):
     done = irtool("run", _loop_model(tmp_path / "loop.xml", 3000), "-d", "CPU", "--format", "json")
     assert done.returncode == 3, done.stderr  # it ran: no recurrent node, so nothing was judged
+
+
+def test_a_loop_with_no_trip_count_whose_conditions_are_true_constants_is_refused(tmp_path):
+    """Trip count -1 (none), execution condition true, body condition a true Constant: it never ends."""
+    done = irtool("run", _loop_model(tmp_path / "loop.xml", -1), "-d", "CPU", "--timeout", "5")
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "irtool: error: loop.xml: Loop 'L' runs forever: its trip count is -1 (none), its execution condition is "
+        "true and its body's condition is a true Constant; OpenVINO would run it until --timeout (5 s) stops it"]
