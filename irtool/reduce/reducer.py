@@ -259,7 +259,7 @@ class _Reduction:
             if isinstance(stop, CheckTimeout) and not stop.budget:
                 raise
             raise ReduceError(f"--budget {self.options.budget:g}: used up before the original case was judged as "
-                              f"given and as rebuilt ({stop or 'its run was stopped'}); no reproducer was written: "
+                              f"given and as rebuilt ({str(stop) or 'its run was stopped'}); no reproducer was written: "
                               f"give the reduction more time") from None
         outcome = ReduceOutcome(self.options.out_dir / REPRODUCER, self.options.out_dir / LOG, criterion.text,
                                 original.describe())
