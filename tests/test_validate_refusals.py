@@ -94,6 +94,8 @@ CASES = {
     "no layers": ((NET[NET.index("\t<layers>"):NET.index("</net>")], ""), True, ("IR069", 2, 1, None)),
     "layer id a word": (('<layer id="1" name="w"', '<layer id="w1" name="w"'), False, ("IR017", 13, 10, "id")),
     "edge from-layer a word": (('from-layer="1"', 'from-layer="one"'), False, ("IR059", 52, 9, "from-layer")),
+    "edge from-port a word": (('from-layer="1" from-port="0"', 'from-layer="1" from-port="p0"'), False,
+                              ("IR059", 52, 24, "from-port")),
     "edge to-port a fraction": (('to-layer="2" to-port="1"', 'to-layer="2" to-port="1.0"'), False,
                                 ("IR059", 52, 51, "to-port")),
     "dim a word": ((ADD_PORT_1, ADD_PORT_1.replace("<dim>2", "<dim>two")), False, ("IR043", 30, 6, None)),
@@ -126,7 +128,8 @@ def test_each_refusal_is_one_finding_at_its_place(tmp_path, name):
                                                                                           attribute)], found
 
 
-@pytest.mark.parametrize("name", ["no Result", "no layers", "Const of ? dim", "version without the op", "dim a word"])
+@pytest.mark.parametrize("name", ["no Result", "no layers", "Const of ? dim", "version without the op", "dim a word",
+                                  "edge from-port a word"])
 def test_these_are_the_only_finding_of_their_file(tmp_path, name):
     change, _, (code, *_) = CASES[name]
     assert [d.code for d in validate_file(_file(tmp_path, name, change)).diagnostics if d.severity != "note"] == [code]

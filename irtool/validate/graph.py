@@ -23,12 +23,17 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
         # resolve the edge to (producer facts, output index), (consumer facts, input index)
         producer = find(edge.from_layer) if edge.from_layer is not None else None
         consumer = find(edge.to_layer) if edge.to_layer is not None else None
-        _check_edge_ids(ctx, edge, consumer)
+        ids_said = _check_edge_ids(ctx, edge, consumer)
         out_index = _port_index(producer.layer.outputs, edge.from_port) if producer is not None else None
         in_index = _port_index(consumer.layer.inputs, edge.to_port) if consumer is not None else None
         if out_index is None or in_index is None:
             ends = _edge_ends_reported(ctx, edge, by_id)
             if ends is None:
+                if ids_said:  # the ends it does name are connected, so that the one finding is IR059's
+                    if in_index is not None:
+                        fed.setdefault((edge.to_layer, edge.to_port), edge)
+                    if producer is not None and consumer is not None:
+                        predecessors[edge.to_layer].append(edge.from_layer)
                 continue
             (producer, out_index), (consumer, in_index) = ends
         key = (edge.to_layer, edge.to_port)
@@ -87,8 +92,9 @@ def _report_edge(ctx: Context, code: str, edge: Edge, consumer: LayerFacts | Non
                layer_id=edge.to_layer, port_id=edge.to_port, **values)
 
 
-def _check_edge_ids(ctx: Context, edge: Edge, consumer: LayerFacts | None) -> None:
-    """IR059 for each id an edge writes that is not one (OpenVINO's reader refuses the file)."""
+def _check_edge_ids(ctx: Context, edge: Edge, consumer: LayerFacts | None) -> bool:
+    """IR059 for each id an edge writes that is not one (OpenVINO's reader refuses the file); whether any."""
+    said = False
     for name in ("from-layer", "from-port", "to-layer", "to-port"):
         written = getattr(edge, name.replace("-", "_"))
         if written is not None and not is_id(written):
@@ -96,6 +102,8 @@ def _check_edge_ids(ctx: Context, edge: Edge, consumer: LayerFacts | None) -> No
                                                        f"{quoted(written, 40)} is not an id: OpenVINO's reader takes "
                                                        f"an unsigned 64-bit integer only, and refuses the file",
                          token=f"{name}=", attribute=name, expected="an unsigned 64-bit integer", found=written)
+            said = True
+    return said
 
 
 def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
