@@ -191,9 +191,9 @@ def test_version_says_a_missing_or_broken_openvino_instead_of_failing(setup, sai
 # Ctrl-C at a chosen moment: this import hook sends the process SIGINT when the named module
 # starts to load (so the interrupt lands inside that import), then runs irtool's program entry
 # exactly as its console script does.
-INTERRUPT_AT_IMPORT = """
+INTERRUPT_HOOK = """
 import importlib.abc, os, signal, sys
-TARGET = sys.argv.pop(1)
+TARGET = {target}
 assert TARGET not in sys.modules
 class Interrupt(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -202,9 +202,8 @@ class Interrupt(importlib.abc.MetaPathFinder):
             os.kill(os.getpid(), signal.SIGINT)
         return None
 sys.meta_path.insert(0, Interrupt())
-from {module} import main
-sys.exit(main())
 """
+INTERRUPT_AT_IMPORT = INTERRUPT_HOOK.format(target="sys.argv.pop(1)") + "from {module} import main\nsys.exit(main())\n"
 
 
 def _entry_point() -> str:
@@ -258,3 +257,56 @@ def test_ctrl_c_to_the_process_group_during_a_harness_run_is_exit_130(tmp_path):
     from irtool.harness.store import read_jsonl
 
     assert read_jsonl(jsonl).results  # what was done is kept, readable
+
+
+# What pip writes as the console script (its template), so these tests start irtool exactly as a user's shell does.
+CONSOLE_SCRIPT = """#!{python}
+import re
+import sys
+from irtool.cli.console import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+
+
+def _console_script(folder: Path, hook: str = "") -> Path:
+    script = folder / "irtool"
+    text = CONSOLE_SCRIPT.format(python=sys.executable)
+    if hook:  # the interrupting import hook goes in before the script's own imports
+        first, rest = text.split("\n", 1)
+        text = f"{first}\n{hook}\n{rest}"
+    script.write_text(text)
+    script.chmod(0o755)
+    return script
+
+
+
+@pytest.mark.parametrize("target", ["irtool.cli", "irtool.cli.console"])
+def test_ctrl_c_while_the_console_script_imports_its_entry_is_exit_130_without_a_traceback(tmp_path, target):
+    """The console script imports irtool, irtool.cli and irtool.cli.console before main() runs:
+    irtool/__init__.py answers an interrupt from its first line (before: a KeyboardInterrupt
+    traceback through the script's ``from irtool.cli.console import main``)."""
+    script = _console_script(tmp_path, INTERRUPT_HOOK.format(target=repr(target)))
+    done = subprocess.run([str(script), "validate", "x.xml"], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "irtool: error: interrupted\n", "")
+
+
+def test_sigint_a_tenth_of_a_second_after_the_start_is_one_line_in_20_tries(tmp_path):
+    """As the issue found it: `irtool harness ...` interrupted while it is still importing."""
+    import signal
+    import time
+
+    script = _console_script(tmp_path)
+    said = []
+    for attempt in range(20):
+        process = subprocess.Popen([str(script), "harness", str(ROOT / "samples" / "suites" / "smoke.toml"),
+                                    "-d", "CPU", "--report-dir", str(tmp_path / f"out{attempt}"), "--no-progress"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+        said.append((process.returncode, stderr))
+    assert all(code == 130 and "Traceback" not in err and err.strip().splitlines()[-1] == "irtool: error: interrupted"
+               for code, err in said), [s for s in said if s[0] != 130 or "Traceback" in s[1]]

@@ -191,12 +191,45 @@ def test_flaky_candidates_are_never_kept(suite, tmp_path):
     assert case.symbols["batch_size"] == 3 and case.symbols["hidden_size"] == 4
 
 
+# A check that holds for the original as given and as rebuilt, then hangs in a process of its own
+# (whose pid it leaves in HANG_PID_FILE) on the first candidate: the budget's end stops the reduction.
+HOLDS_TWICE_THEN_HANGS = """import os, subprocess
+calls = []
+def check(result):
+    calls.append(result)
+    if len(calls) <= 2:
+        return True
+    child = subprocess.Popen(["sleep", "1000"])
+    with open(os.environ["HANG_PID_FILE"], "w") as pid:
+        pid.write(str(child.pid))
+    child.wait()
+"""
+
+
+def hanging_check(folder: Path) -> tuple[Path, dict]:
+    """The script above, and the environment that says where it leaves its sleeper's pid."""
+    script = folder / "hangs.py"
+    script.write_text(HOLDS_TWICE_THEN_HANGS)
+    return script, dict(os.environ, HANG_PID_FILE=str(folder / "sleeper.pid"))
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie whose parent was killed counts: it runs no more)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 def test_a_budget_stops_with_the_best_so_far(suite, tmp_path):
-    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", *NO_TOLERANCE, "--budget",
-                  "0.01", "-o", str(tmp_path))
+    """The first candidate's check() hangs: the budget's end stops it, with what its check started."""
+    script, env = hanging_check(tmp_path)
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--check-script", str(script), "--budget", "6",
+                  "-o", str(tmp_path / "out"), env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "stopped: the time budget is used up; 0 steps kept" in done.stdout
-    case, _ = reduced(tmp_path)
+    assert gone(int((tmp_path / "sleeper.pid").read_text()))  # killed with the check's process group
+    case, _ = reduced(tmp_path / "out")
     assert case.symbols["batch_size"] == 4
     lengths = ", ".join(str(int(v)) for v in case.arrays["sequence_lengths"])
     [summary] = [line for line in done.stdout.splitlines() if line.startswith("inputs: ")]
@@ -206,14 +239,46 @@ def test_a_budget_stops_with_the_best_so_far(suite, tmp_path):
 def test_a_fault_that_matched_no_run_of_the_reduction_is_an_error_at_its_end(suite, tmp_path):
     """Faults are applied per job in the worker, and a reduction makes its jobs as it goes: what
     IRTOOL_FAULT asked and no run met is said at the end (exit 2), the reproducer kept."""
-    env = dict(os.environ, IRTOOL_FAULT="abort:batch_size=4;abort:batch_size=9")
-    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", *NO_TOLERANCE, "--budget", "0.01",
+    script, env = hanging_check(tmp_path)
+    env["IRTOOL_FAULT"] = "abort:batch_size=4;abort:batch_size=9"
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--check-script", str(script), "--budget", "6",
                   "-o", str(tmp_path), env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
-        "irtool: error: IRTOOL_FAULT: 'abort:batch_size=9' matched none of the 2 runs of this reduction; "
+        "irtool: error: IRTOOL_FAULT: 'abort:batch_size=9' matched none of the 3 runs of this reduction; "
         "it changed nothing"]
     assert (tmp_path / "reproducer").is_dir()
+
+
+def test_a_check_that_never_returns_ends_with_the_budget(suite, tmp_path):
+    """--budget bounds the whole reduction: the original's check() too (it waited for --timeout,
+    60 s, before), and the check's process is killed."""
+    import time
+
+    script = tmp_path / "check.py"
+    script.write_text("import time\n\n\ndef check(result):\n    time.sleep(10 ** 6)\n")
+    began = time.monotonic()
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--check-script", str(script), "--budget", "5",
+                  "-o", str(tmp_path / "out"))
+    assert time.monotonic() - began < 10
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"irtool: error: --budget 5: used up before the original case was judged as given and as rebuilt ({script}: "
+        f"check() gave no answer within the time left of --budget; it was stopped); no reproducer was written: "
+        f"give the reduction more time"]
+    assert not (tmp_path / "out" / "reproducer").exists()
+
+
+def test_a_check_script_that_never_imports_ends_with_the_budget(tmp_path):
+    import time
+
+    script = tmp_path / "check.py"
+    script.write_text("while True:\n    pass\n")
+    began = time.monotonic()
+    done = irtool("reduce", "x.xml", "-d", "CPU", "--check-script", str(script), "--budget", "2")
+    assert time.monotonic() - began < 10
+    assert (done.returncode, done.stderr) == (2, f"irtool: error: {script}: importing it gave no answer within the "
+                                                 f"time left of --budget; it was stopped\n")
 
 
 def test_a_case_that_passes_has_nothing_to_reduce(suite, tmp_path):

@@ -38,7 +38,7 @@ def test_closest(word, choices, expected):
     ('linear_before_reset=', 'linear_before_rest=', "IR021", "linear_before_rest", "linear_before_reset"),
     ('direction="forward"', 'direction="forwad"', "IR023", "direction", "forward"),
     ('activations="sigmoid,tanh"', 'activations="sigmoid,tahn"', "IR023", "activations", "tanh"),
-    ('type="GRUSequence"', 'type="GRUSequense"', "IR015", None, "GRUSequence"),
+    ('type="GRUSequence"', 'type="GRUSequense"', "IR015", "type", "GRUSequence"),
 ])
 def test_validate_suggests_the_name_meant(tmp_path, old, new, code, attribute, meant):
     path = tmp_path / "m.xml"

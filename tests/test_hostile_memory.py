@@ -165,3 +165,66 @@ def test_a_reproducer_that_cannot_be_made_says_why(tmp_path, dynamic, monkeypatc
     assert Runner(RunnerOptions(report_dir=str(tmp_path))).reproduce_only(job, unwritten) is None
     assert len(unwritten) == 1 and unwritten[0].startswith("the reproducer of big on CPU at f32: ")
     assert "more than 1.0 MiB (IRTOOL_MEMORY_LIMIT=1M)" in unwritten[0]
+
+
+OOM_SUITE = """[suite]
+name = "oom"
+[[grid]]
+id = "big"
+op = "GRUSequence"
+attributes = { hidden_size = 16, direction = "forward" }
+sizes = { batch_size = 2, seq_length = 20000000, input_size = 8 }
+"""  # 20,000,000 steps: its inputs alone take 3.6 GiB by irtool's estimate, which IRTOOL_MEMORY_LIMIT=none turns off
+
+
+def _harness_out_of_memory(tmp_path: Path, limit: int | None = None, cgroup: Path | None = None) -> dict:
+    (tmp_path / "oom.toml").write_text(OOM_SUITE)
+    done = irtool("harness", "oom.toml", "-d", "CPU", "--report-dir", "out", "--no-progress", "--format", "json",
+                  cwd=tmp_path, env={"IRTOOL_MEMORY_LIMIT": "none"}, limit=limit, cgroup=cgroup)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    import json
+
+    return json.loads(done.stdout)
+
+
+def _said_unwritten_or_written(report: dict, tmp_path: Path) -> None:
+    [problem] = report["problems"]
+    if problem["reproducer"] is None:
+        [unwritten] = report["unwritten"]
+        assert unwritten["unwritten"].startswith("the reproducer of big[seed=0] on CPU at f32: ")
+    else:
+        assert (tmp_path / "out" / problem["reproducer"] / "reproduce.py").is_file()
+
+
+def test_a_harness_job_killed_for_memory_in_a_cgroup_is_a_crash_naming_the_limit(tmp_path):
+    """In a memory cgroup of 1 GiB, the kernel's OOM killer kills the worker (SIGKILL): a crash
+    naming the cgroup's limit, where it was an error; where no cgroup can be made here, the
+    address space limit RLIMIT_AS of 2 GiB stands in (an allocation fails in the worker)."""
+    cgroup = _memory_cgroup(f"irtool-oom-{os.getpid()}")
+    try:
+        if cgroup is not None:
+            limit = "memory.max" if (cgroup / "memory.max").exists() else "memory.limit_in_bytes"
+            (cgroup / limit).write_text(str(GIB))
+            report = _harness_out_of_memory(tmp_path, cgroup=cgroup)
+        else:
+            report = _harness_out_of_memory(tmp_path, limit=2 * GIB)
+    finally:
+        if cgroup is not None:
+            time.sleep(0.2)
+            cgroup.rmdir()
+    [problem] = report["problems"]
+    assert report["summary"] == {"crash": 1} and problem["verdict"] == "crash", report
+    said = (f"killed by the kernel's out-of-memory killer (it ran under the memory cgroup's limit of 1.0 GiB "
+            f"({limit} of {cgroup}))" if cgroup is not None
+            else "the address space limit RLIMIT_AS (ulimit -v) of 2.0 GiB")
+    assert said in problem["message"] and " while making its inputs" in problem["message"], problem
+    _said_unwritten_or_written(report, tmp_path)
+
+
+def test_a_harness_job_out_of_address_space_is_a_crash_naming_rlimit_as_and_the_step(tmp_path):
+    report = _harness_out_of_memory(tmp_path, limit=2 * GIB)
+    [problem] = report["problems"]
+    assert problem["verdict"] == "crash" and problem["message"].startswith(
+        "out of memory: an allocation failed while making its inputs; ")
+    assert problem["message"].endswith("; it ran under the address space limit RLIMIT_AS (ulimit -v) of 2.0 GiB")
+    _said_unwritten_or_written(report, tmp_path)

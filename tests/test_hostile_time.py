@@ -160,3 +160,71 @@ def test_a_check_script_that_exits_is_an_error_not_reduces_exit(tmp_path, script
     done = _reduce(tmp_path, script, "--timeout", "3")
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines()[-1] == f"irtool: error: {tmp_path / 'check.py'}: {says}"
+
+
+# ----------------------------------------------------------------------------- Loops of known trip count
+
+def _loop_model(path: Path, trip: int, computed: bool = False, nested: int | None = None) -> Path:
+    """A model built with openvino's opset API: Loop 'L' adds 1 to x ``trip`` times (its trip count a
+    Constant, or a Multiply of two Constants: ``computed``); ``nested``: L sits in the body of Loop
+    'outer' of that many iterations."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset8 as ops
+
+    def loop(x: object, count: int, name: str, inner: bool) -> object:
+        carried = ops.parameter([2, 3], np.float32)
+        step = loop(carried.output(0), trip, "L", False) if inner else \
+            ops.add(carried, ops.constant(np.ones((2, 3), np.float32))).output(0)
+        body = ov.Model([ops.result(ops.constant(True)), ops.result(step)], [carried], f"{name}-body")
+        count_value = ops.multiply(ops.constant(np.int64(count)), ops.constant(np.int64(1))) \
+            if computed and name == "L" else ops.constant(np.int64(count))
+        node = ops.loop(count_value, ops.constant(True))
+        node.set_function(body)
+        node.set_special_body_ports([-1, 0])
+        node.set_merged_input(carried, x, step)
+        node.set_friendly_name(name)
+        return node.get_iter_value(step, -1)
+
+    x = ops.parameter([2, 3], np.float32, name="x")
+    out = loop(x.output(0), nested, "outer", True) if nested else loop(x.output(0), trip, "L", False)
+    ov.save_model(ov.Model([ops.result(out)], [x], "loop"), str(path))
+    return path
+
+
+@pytest.mark.parametrize("trip, computed, nested, says", [
+    (10 ** 15, False, None, "Loop 'L' runs 1000000000000000 iterations (its trip count, a Constant)"),
+    (10 ** 15, True, None, "Loop 'L' runs 2147483647 iterations (its trip count, computed from Constants)"),
+    (10 ** 5, False, 10 ** 5, "Loop 'L' in the body of Loop 'outer' runs 10000000000 iterations (its trip count, "
+                              "a Constant, times 100000 of the loops around it)"),
+], ids=["constant", "computed", "nested"])
+def test_a_loop_whose_known_trip_count_outruns_the_timeout_is_refused_before_compiling(tmp_path, trip, computed,
+                                                                                      nested, says):
+    """It waited for --timeout (600 s) before.  Computed from Constants, the count is what OpenVINO's CPU
+    computes for it (int64 as int32, saturated), which is what the CPU would run."""
+    from irtool.core.errors import RunError
+    from irtool.pipeline.prepare import read_and_prepare
+
+    path = _loop_model(tmp_path / "loop.xml", trip, computed, nested)
+    began = time.monotonic()
+    with pytest.raises(RunError) as refused:
+        read_and_prepare(path)
+    assert time.monotonic() - began < 1
+    assert refused.value.message == (f"loop.xml: {says}: at no less than 1 µs each, more than the 600 s a step may "
+                                     f"take (--timeout); make its trip count smaller, or give it more time")
+    done = irtool("run", path, "-d", "CPU", "--timeout", "5")
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"irtool: error: {refused.value.message}".replace(
+        "600 s", "5 s")]
+
+
+def test_a_loop_of_a_trip_count_within_the_timeout_runs(tmp_path):
+    done = irtool("run", _loop_model(tmp_path / "loop.xml", 3000), "-d", "CPU", "--format", "json")
+    assert done.returncode == 3, done.stderr  # it ran: no recurrent node, so nothing was judged
+
+
+def test_a_loop_with_no_trip_count_whose_conditions_are_true_constants_is_refused(tmp_path):
+    """Trip count -1 (none), execution condition true, body condition a true Constant: it never ends."""
+    done = irtool("run", _loop_model(tmp_path / "loop.xml", -1), "-d", "CPU", "--timeout", "5")
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "irtool: error: loop.xml: Loop 'L' runs forever: its trip count is -1 (none), its execution condition is "
+        "true and its body's condition is a true Constant; OpenVINO would run it until --timeout (5 s) stops it"]

@@ -169,3 +169,27 @@ def test_a_suites_compare_with_must_read_the_models_format(dense, tmp_path):
     with pytest.raises(SuiteError, match="compare_with is 'tflite'; expected 'onnxruntime', the runtime that reads "
                                          "ONNX models"):
         load_suite(suite)
+
+
+def test_the_runtimes_child_keeps_no_secret_of_the_environment_and_has_a_scratch_home(tmp_path):
+    """The framework runs the model's own graph (a SavedModel may hold ReadFile, WriteFile): its
+    process gets only what a Python and the frameworks need, and an empty folder as HOME."""
+    from irtool.oracles.process import oracle_environment
+
+    environ = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TF_CPP_MIN_LOG_LEVEL": "2",
+               "OMP_NUM_THREADS": "2", "HOME": "/home/user", "AWS_SECRET_ACCESS_KEY": "secret",
+               "GITHUB_TOKEN": "token", "SSH_AUTH_SOCK": "/tmp/agent", "PGPASSWORD": "password"}
+    env = oracle_environment(environ, tmp_path)
+    assert env["HOME"] == str(tmp_path) and env["PATH"] == "/usr/bin" and env["TF_CPP_MIN_LOG_LEVEL"] == "2"
+    assert set(env) == {"PATH", "LANG", "LC_ALL", "TF_CPP_MIN_LOG_LEVEL", "OMP_NUM_THREADS", "HOME", "PYTHONPATH"}
+
+
+@needs("tflite")
+def test_a_runtime_runs_in_a_scratch_folder_with_a_relative_model_path_and_secrets_around(capsys, monkeypatch):
+    """The child's working directory is a scratch folder: the model's path is made absolute for it,
+    and what the environment held beyond what the runtime needs was not needed."""
+    monkeypatch.chdir(MODELS / "tf")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    code, result = run_json(capsys, "keras_gru.tflite", "-d", "CPU", "--inputs", "keras_gru.inputs.npz",
+                            "--compare-with", "tflite")
+    assert code == 0 and result["oracle"]["verdict"] == "pass", result

@@ -311,8 +311,8 @@ ABSURD = {
                                    "is not a size"),
     "hidden_size of 5000 digits": (b'hidden_size="4"', b'hidden_size="' + b"4" * 5000 + b'"',
                                    ("IR022", "5", None, "hidden_size"), "does not fit in 64 bits"),
-    "opset of 5000 digits": (b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"', ("IR014", "5", None, None),
-                             "is not one of OpenVINO's opsets"),
+    "opset of 5000 digits": (b'version="opset3"', b'version="opset' + b"3" * 5000 + b'"',
+                             ("IR014", "5", None, "version"), "is not one of OpenVINO's opsets"),
     "port id in Arabic-Indic digits": (b'<port id="4" precision', '<port id="\u0664" precision'.encode(),
                                        ("IR031", "5", "\u0664", None), "is not a non-negative integer"),
     "Const of 300 int64-max dims": (b'shape="12, 5"', b'shape="' + b",".join([INT64_MAX.encode()] * 300) + b'"',
@@ -410,7 +410,7 @@ def test_a_long_version_is_cut_short_in_the_message(gru_cell_ir, tmp_path, capsy
     code, out, err = run_cli(capsys, "--format", "json", str(path))
     [d] = [d for d in json_diagnostics(out) if d["code"] == "IR014"]
     shown = "opset" + "3" * 35
-    assert f"version {shown!r}... (5005 characters) is not one of OpenVINO's opsets" in d["message"]
+    assert f"attribute version: {shown!r}... (5005 characters) is not one of OpenVINO's opsets" in d["message"]
     assert len(d["message"]) < 300
 
 

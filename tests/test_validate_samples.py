@@ -80,7 +80,7 @@ PAGE_EXAMPLES = {
     "LSTMSequence-1.page.xml": ["IR020 line=2 attribute=direction", "IR026 line=2 attribute=activations"],
     "GRUCell-3.net.xml": ["IR041 line=69 layer=5 port=4"],
     "GRUSequence-5.net.xml": ["IR020 line=63 layer=6 attribute=direction", "IR026 line=63 layer=6 attribute=activations"],
-    "LSTMSequence-1.net.xml": ["IR012 line=72 layer=7", "IR020 line=73 layer=7 attribute=direction",
+    "LSTMSequence-1.net.xml": ["IR012 line=72 layer=7 attribute=version", "IR020 line=73 layer=7 attribute=direction",
                                "IR026 line=73 layer=7 attribute=activations"],
 }
 

@@ -1,14 +1,17 @@
 """The ``irtool`` program (its console script and ``python -m irtool``): Ctrl-C at any moment
 is a clean exit 130 with one line, never a traceback.
 
-Only ``sys`` and ``signal`` are imported before the interrupt is caught: the command line
+From irtool's first line (``irtool/__init__.py``, which Python imports before this module) an
+interrupt is the one line and 130 already; :func:`main` takes over first thing, and only ``sys``
+and ``signal`` are imported before its interrupt is caught: the command line
 (:mod:`irtool.cli.program`) is imported inside the ``try``, so an interrupt while its modules load
 (numpy, openvino, argparse) is caught as one while a command runs.  ``run``, ``reduce`` and
 ``validate`` run in a forked child this process waits for (:mod:`irtool.cli.supervisor`): a
 crash of the child is one line, not a silent death.  Once the interrupt is
 caught, or once the command has returned, a further Ctrl-C is ignored: the process is only
 exiting.  (Before the interpreter has started irtool at all, while Python imports ``site``,
-an interrupt is Python's own to report.)
+an interrupt is Python's own to report; so is one inside the few bytecodes that find and
+start ``irtool/__init__.py``.)
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ct
 def main() -> int:
     """Run the command line of this process (``sys.argv``); its exit code."""
     try:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # irtool/__init__.py's until here
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         _tolerant_streams()
         from irtool.cli.supervisor import supervise
 

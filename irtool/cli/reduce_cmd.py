@@ -65,15 +65,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    import time
+
     from irtool.core import activity
+
+    started = time.monotonic()  # --budget counts from here: the check script's import, the original's runs too
 
     # what reduce does in this process (reading the case, running a --node model once) is held to the
     # candidates' timeout by the supervisor (irtool.cli.supervisor); each candidate runs in a worker
     activity.set_step_limit(args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
-    criterion = _criterion(args)
+    criterion = _criterion(args, started + args.budget if args.budget else None)
     try:
         with activity.doing(args.case, "reducing it", bounded=False):
-            return _handle(args, criterion)
+            return _handle(args, criterion, started)
     finally:
         from irtool.reduce.check_script import CheckScript
 
@@ -81,7 +85,7 @@ def handle(args: argparse.Namespace) -> int:
             criterion.close()
 
 
-def _handle(args: argparse.Namespace, criterion: Any) -> int:
+def _handle(args: argparse.Namespace, criterion: Any, started: float) -> int:
     from irtool.core.errors import RunSkipped
     from irtool.reduce import NothingToReduce, ReduceOptions, load_origin, reduce_case
     from irtool.reduce.origin import NodePasses
@@ -106,7 +110,7 @@ def _handle(args: argparse.Namespace, criterion: Any) -> int:
         config={**origin.config, **config},
         tolerance=tolerance if args.atol or args.rtol else origin.tolerance, criterion=criterion,
         timeout=args.timeout if args.timeout is not None else origin.timeout or DEFAULT_TIMEOUT,
-        budget=args.budget)  # ReduceOptions checks them
+        budget=args.budget, started=started)  # ReduceOptions checks them
     try:
         with sigterm_as_interrupt():
             outcome = reduce_case(origin, options, lambda line: print(line, flush=True))
@@ -138,12 +142,12 @@ def _node_origin(args: argparse.Namespace, tolerance: Any, config: dict) -> Any:
                        tolerance, config, args.out / "node", args.inputs, args.seed)
 
 
-def _criterion(args: argparse.Namespace) -> Any:
+def _criterion(args: argparse.Namespace, deadline: float | None) -> Any:
     from irtool.reduce import load_check_script, parse_check
 
     if args.check is not None:
         return parse_check(args.check)
     if args.check_script is not None:
-        return load_check_script(args.check_script, args.timeout or DEFAULT_TIMEOUT)
+        return load_check_script(args.check_script, args.timeout or DEFAULT_TIMEOUT, deadline)
     return None
 

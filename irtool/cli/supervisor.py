@@ -3,9 +3,9 @@ process only waits for it.
 
 These commands hand a user's file to code that can end the process by a signal (OpenVINO's
 TensorFlow Lite frontend segfaults on a .tflite with one byte changed, measured with openvino
-2026.4.1) or never return (an inference of 10^15 loop iterations).  The console entry forks before
-it has loaded anything but the interpreter; the child runs the command as an unsupervised process
-would, noting each risky step (irtool.core.activity), and the parent:
+2026.4.1) or never return (the inference of a Loop whose condition never turns false).  The console
+entry forks before it has loaded anything but the interpreter; the child runs the command as an
+unsupervised process would, noting each risky step (irtool.core.activity), and the parent:
 
 - exits with the child's exit code, and prints nothing of its own while the child lives;
 - says a child that died of a signal nobody sent it (SIGSEGV, SIGABRT, SIGKILL from the

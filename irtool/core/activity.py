@@ -1,9 +1,9 @@
 """What this process is doing, noted where a parent that supervises it can read it after a crash.
 
 ``irtool run``, ``reduce`` and ``validate`` hand a user's file to code that can crash the process
-(OpenVINO's frontends segfault on a corrupt .tflite) or never return (an inference of 10^15 loop
-iterations).  So their console entry forks: the child runs the command, the parent only waits
-(irtool.cli.supervisor).  A child killed by a signal leaves no line of its own; the parent says it
+(OpenVINO's frontends segfault on a corrupt .tflite) or never return (the inference of a Loop
+whose condition never turns false).  So their console entry forks: the child runs the command,
+the parent only waits (irtool.cli.supervisor).  A child killed by a signal leaves no line of its own; the parent says it
 in one line, from the note kept here: the file the child is on, what it is doing with it ("reading it with
 OpenVINO's TensorFlow Lite frontend"), by when that step must end (``run --timeout``: the parent
 stops the child past it), and what to print instead of the command's JSON report.
@@ -86,6 +86,11 @@ def set_step_limit(seconds: float | None) -> None:
     global _limit
     _limit = seconds
     _write()
+
+
+def step_limit() -> float | None:
+    """The seconds each bounded step may take (None: no limit is set)."""
+    return _limit
 
 
 def set_report(document: Mapping[str, Any] | None) -> None:

@@ -192,6 +192,49 @@ def check_memory(needed: int, what: str) -> None:
                                f"make it smaller, or set {ENV} (e.g. {ENV}=64G, or none) to allow it")
 
 
+def limits_in_force(proc: Path = Path("/proc/self")) -> str:
+    """The memory limits this process runs under, in words: its memory cgroups' (each set one, the
+    least first) and RLIMIT_AS, e.g. ``the memory cgroup's limit of 1.0 GiB (memory.max of
+    /sys/fs/cgroup/job)``; where none is set, the machine's memory."""
+    found = []
+    for folder, version in _cgroup_folders(str(proc)):
+        name = "memory.max" if version == 2 else "memory.limit_in_bytes"
+        limit = _read_number(folder / name)
+        if limit is not None and limit < _UNLIMITED:
+            found.append((limit, f"the memory cgroup's limit of {size_text(limit)} ({name} of {folder})"))
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and soft >= 0:
+            found.append((soft, f"the address space limit RLIMIT_AS (ulimit -v) of {size_text(soft)}"))
+    except ImportError:  # not a Unix
+        pass
+    if not found:
+        total = _total_memory()
+        return "no memory limit but the machine's" + (f" ({size_text(total)})" if total else "")
+    return " and ".join(text for _, text in sorted(found))
+
+
+def _total_memory() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            return next((int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemTotal:")), None)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def oom_kills(proc: Path = Path("/proc/self")) -> int | None:
+    """How many processes the kernel's out-of-memory killer has killed in this process's memory
+    cgroups (``oom_kill`` of cgroup v2's memory.events, v1's memory.oom_control), summed; None
+    where no counter can be read.  A child's death counted here (the count grew while it ran) was the
+    OOM killer's."""
+    counts = [_stat_value(folder / ("memory.events" if version == 2 else "memory.oom_control"), "oom_kill")
+              for folder, version in _cgroup_folders(str(proc))
+              if (folder / ("memory.events" if version == 2 else "memory.oom_control")).is_file()]
+    return sum(counts) if counts else None
+
+
 def out_of_memory(where: str | None = None) -> str:
     """The line for an allocation that failed (MemoryError) all the same: where, the last estimate
     checked, and what irtool may use here."""

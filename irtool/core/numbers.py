@@ -51,3 +51,9 @@ def parse_float(text: str) -> float:
     if not math.isfinite(value):
         raise NumberSyntaxError(f"{shown(token)} is out of the range of a 64-bit float")
     return value
+
+
+def is_id(text: str) -> bool:
+    """Whether ``text`` is an id as OpenVINO's IR reader takes a layer's, a port's or an edge's:
+    ASCII decimal digits only (no sign, space or fraction), within 64 bits unsigned."""
+    return text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 20 and int(text) < 2**64

@@ -29,8 +29,9 @@ message or shows in a report is cut here, saying how much was left out:
 """
 from __future__ import annotations
 
+import math
 import re
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 # C0 and DEL, C1, the line/paragraph separators, bidi marks, embeddings, overrides and isolates,
 # the Arabic letter mark, and the BOM / zero-width no-break space (invisible inside a name).
@@ -79,6 +80,15 @@ SERIES_ENDS = 8  # values shown at each end of a long series
 def counted(count: int, noun: str) -> str:
     """``1 error``, ``2 errors``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A statistic as text: 3 significant digits, "-" for none."""
+    if value is None:
+        return "-"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
 def cut(text: str, limit: int = LINE_LIMIT) -> str:

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from irtool.core.errors import IrtoolError
-from irtool.core.text import cut, escaped_lines
-from irtool.harness.reports import number
+from irtool.core.text import cut, escaped_lines, number
 from irtool.harness.store import RunResults
 from irtool.jobs.environments import release_order
 from irtool.jobs.records import (

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from irtool.core.files import write_atomic
-from irtool.core.text import cut
+from irtool.core.text import cut, number
 from irtool.harness.reports import (
     NOT_ONE_OP,
     OUTPUT_FIELDS,
@@ -34,7 +34,6 @@ from irtool.harness.reports import (
     column_label,
     column_of,
     columns,
-    number,
     op_group,
     output_fields,
     overall_verdict,

@@ -7,12 +7,12 @@ them.  The helpers here say one result or one output the same way in every repor
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from irtool.core.text import number
 from irtool.harness.store import JSON_NAME, RunResults, StoreError
 from irtool.jobs.records import CRASH, ERROR, EXIT_NOTHING_JUDGED, FAIL, TIMEOUT, CaseResult, run_verdict
 from irtool.judge.compare import shown_pair
@@ -179,15 +179,6 @@ def one_line(text: str) -> str:
 def xml_text(text: str) -> str:
     """Text with the characters XML cannot hold replaced by U+FFFD."""
     return _NOT_XML.sub("\ufffd", text)
-
-
-def number(value: Any, digits: int = 3) -> str:
-    """A statistic as text: 3 significant digits, "-" for none."""
-    if value is None:
-        return "-"
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
 # The statistics of one output, in the order reports show them.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import IO, Callable, Sequence
 
 import irtool
-from irtool.core import activity
+from irtool.core import activity, memory
 from irtool.core.errors import IrtoolError
 from irtool.core.processes import exit_text
 from irtool.core.text import cut
@@ -62,6 +63,7 @@ class _Worker:
     lifeline: int | None = None  # this process's end of the worker's lifeline pipe
     openvino_version: str | None = None  # as its ready message says
     notes: IO[bytes] | None = None  # what it is doing (irtool.core.activity), read when it dies or hangs
+    oom_kills: int | None = None  # the OOM killer's count in this process's memory cgroups when it started
 
     def send(self, message: dict) -> None:
         assert self.process.stdin is not None
@@ -284,7 +286,8 @@ class Pool:
             raise PoolError(f"cannot start a worker process ({error.strerror})") from None
         finally:
             os.close(read_end)
-        worker = _Worker(process, stderr, queue=queue or deque(), lifeline=write_end, notes=notes)
+        worker = _Worker(process, stderr, queue=queue or deque(), lifeline=write_end, notes=notes,
+                         oom_kills=memory.oom_kills())
         worker.deadline = time.monotonic() + STARTUP_TIMEOUT
         os.set_blocking(process.stdout.fileno(), False)
         self._selector.register(process.stdout, selectors.EVENT_READ, worker)
@@ -341,9 +344,17 @@ class Pool:
         """A worker that died or ran out of time: record its job, replace it, keep its group."""
         task = worker.task
         ended = time.monotonic()
-        if worker.process.poll() is None:
+        if verdict == CRASH:  # its output ended: give it the moment to end itself, so a SIGKILL is not ours
+            try:
+                worker.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        ours = worker.process.poll() is None
+        if ours:
             worker.process.kill()
         code = worker.process.wait()
+        died = ("it closed its output and was killed" if ours else _death(code, worker.oom_kills)) \
+            if verdict == CRASH else ""
         tail = worker.stderr_tail()
         doing = activity.read_file(worker.notes).what if worker.notes is not None else None
         during = f" while {doing}" if doing else ""
@@ -356,15 +367,14 @@ class Pool:
             lost = task.reproduce_for
             lost.unwritten = lost.unwritten or (
                 f"the reproducer of {lost.name}: the worker writing it " +
-                (f"ran past the timeout of {self.timeout:g} s" if verdict == TIMEOUT else f"died too: {exit_text(code)}")
-                + during)
+                (f"ran past the timeout of {self.timeout:g} s" if verdict == TIMEOUT else f"died too: {died}") + during)
             on_result(lost)
         elif task is not None:
             result = base_result(task.job)
             result.verdict, result.stderr, result.openvino_version = verdict, tail, worker.openvino_version
             result.time = ended - worker.started  # how long it ran until it died or was killed
             result.message = (f"ran past the timeout of {self.timeout:g} s{during}; the worker was killed"
-                              if verdict == TIMEOUT else f"the worker died: {exit_text(code)}{during}")
+                              if verdict == TIMEOUT else f"the worker died: {died}{during}")
             if self.options.report_dir is not None:
                 rest.appendleft(_Task(task.job, reproduce_for=result))
             else:
@@ -378,6 +388,19 @@ class Pool:
         except (KeyError, ValueError):
             pass
         worker.kill()
+
+
+def _death(code: int, oom_kills_before: int | None) -> str:
+    """How a worker died, in words; a SIGKILL this process did not send said as the kernel's
+    out-of-memory killer's (certainly so where its cgroup's count of such kills grew meanwhile),
+    with the memory limits the worker ran under."""
+    if code != -signal.SIGKILL:
+        return exit_text(code)
+    after = memory.oom_kills()
+    if oom_kills_before is not None and after is not None and after > oom_kills_before:
+        return f"killed by the kernel's out-of-memory killer (it ran under {memory.limits_in_force()})"
+    return (f"{exit_text(code)}, as the kernel's out-of-memory killer ends a process (it ran under "
+            f"{memory.limits_in_force()})")
 
 
 def _startup_failure(code: int, tail: list[str], verdict: str) -> str:

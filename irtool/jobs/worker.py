@@ -43,6 +43,7 @@ from irtool.jobs.job_results import (
     probe_problems,
 )
 from irtool.jobs.records import (
+    CRASH,
     ERROR,
     FAIL,
     NODE_SEPARATOR,
@@ -139,7 +140,8 @@ class Runner:
             prepared = self.prepare(case)
             if prepared.single is not None:
                 result.op = prepared.single.spec.key  # an IR file's op, too
-            data = self.data(case, prepared)
+            with activity.doing(None, "making its inputs", bounded=False):
+                data = self.data(case, prepared)
             inputs = data.inputs
             changes = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else faults.Changes()
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
@@ -202,10 +204,8 @@ class Runner:
             return results
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, error.message
-        except MemoryError:  # past what the estimates foresaw: the job's error, with the estimate
-            from irtool.core.memory import out_of_memory
-
-            result.verdict, result.message = ERROR, out_of_memory()
+        except MemoryError:  # past what the estimates foresaw: the job crashed for memory, as one the kernel kills
+            self._out_of_memory(job, result)
         except RunSkipped as error:  # nothing to judge in the model, and nothing to run it on
             result.verdict, result.message = UNJUDGED, error.message
         except IrtoolError as error:
@@ -218,6 +218,19 @@ class Runner:
                 self._reproduce(job, result, prepared, data.inputs)
         result.time = time.perf_counter() - start
         return [result]
+
+    def _out_of_memory(self, job: Job, result: CaseResult) -> None:
+        """A job whose allocation failed (RLIMIT_AS, or no memory left): a crash, saying what it was
+        doing, its estimate and the limits it ran under; its reproducer written once what it held
+        is freed (the model and its inputs, nothing compiled), or why not."""
+        from irtool.core.memory import limits_in_force, out_of_memory
+
+        doing = activity.failed_at().what
+        result.verdict = CRASH
+        result.message = f"{out_of_memory(doing)}; it ran under {limits_in_force()}"
+        unwritten: list[str] = []
+        result.reproducer = self.reproduce_only(job, unwritten, lost=result)
+        result.unwritten = "; ".join(unwritten) or None
 
     def _record(self, result: CaseResult, job: Job, prepared: Any, data: CaseData, executed: Any,
                 judgment: Any) -> None:

@@ -13,10 +13,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from irtool.core import activity
 from irtool.core.errors import IrtoolBug, IrtoolError, OpenVINOFailed, RunError, Unsupported
 from irtool.core.formats import model_format
 from irtool.core.text import counted
 from irtool.judge import known_faults
+from irtool.runtime.iterations import check_iterations
 from irtool.runtime.model import InputInfo, check_element_types, model_inputs, read_model, tensor_name
 from irtool.runtime.nodes import ProbedModel, RecurrentNode, stored_precision
 from irtool.runtime.probe import probe_model
@@ -67,6 +69,7 @@ def prepare(model: Any, name: str, filled_defaults: tuple[str, ...] = (), onnx: 
     a frontend converted the model in this process, and names OpenVINO made by its counter are
     keyed by the node's place (irtool.runtime.nodes.stable_keys)."""
     check_element_types(model, name)
+    check_iterations(model, name, activity.step_limit())  # a Loop known to outrun --timeout, before any compile
     # an ONNX model's nodes in subgraphs are judged as ONNX nodes, through their tensors' ONNX names
     # in OpenVINO's bodies: the nodes OpenVINO converted them to there need no probes of their own
     probed = probe_model(model, onnx.computed_tensors() if onnx is not None else (), generated_names,

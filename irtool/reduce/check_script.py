@@ -6,7 +6,8 @@ own process any of these would end or hang the reduction (and a ``sys.exit(0)`` 
 exit 0 and no reproducer).  So it is imported by a small driver in a child Python, which answers
 one JSON line per result it is sent: whether ``check()`` holds, or what went wrong.  Each answer
 is waited for at most the candidates' ``--timeout`` (and, for a candidate, no later than the
-``--budget``'s end: :class:`CheckTimeout` says which), then the child is killed.  The script's
+``--budget``'s end, the wait for its import included: :class:`CheckTimeout` says which), then the
+child is killed with its process group (what check() started dies with it).  The script's
 exit, whatever its code, is an error naming the script, never reduce's exit.  The child dies
 with reduce (and ignores Ctrl-C: reduce's interrupt is reduce's to handle).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -110,7 +112,7 @@ class CheckScript:
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", _DRIVER, str(self.path), str(request_read), str(answer_write)],
-                stdin=subprocess.DEVNULL, pass_fds=(request_read, answer_write))
+                stdin=subprocess.DEVNULL, pass_fds=(request_read, answer_write), start_new_session=True)
         except OSError as error:
             raise ReduceError(f"{self.path}: cannot start a Python for it ({error.strerror})") from None
         finally:
@@ -154,8 +156,10 @@ class CheckScript:
         """End the child (killed: its check() may be looping) and let go of its pipes."""
         process, self._process = self._process, None
         if process is not None:
-            if process.poll() is None:
-                process.kill()
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # its group: the child and what check() started
+            except OSError:  # the group has gone
+                pass
             process.wait()
         for closing in (self._requests,):
             try:
@@ -168,15 +172,16 @@ class CheckScript:
         self._requests, self._answers, self._buffer = None, None, b""
 
 
-def load_check_script(path: Path, timeout: float = DEFAULT_TIMEOUT) -> CheckScript:
+def load_check_script(path: Path, timeout: float = DEFAULT_TIMEOUT, deadline: float | None = None) -> CheckScript:
     """Start a check script's process; ReduceError if the file is missing, does not import within
-    ``timeout`` seconds, exits, or has no check()."""
+    ``timeout`` seconds (nor by ``deadline``, the --budget's end as time.monotonic()), exits, or
+    has no check()."""
     path = Path(path)
     try:
         check_readable(path, "check script")
     except FileError as error:
         raise ReduceError(error.message) from None
     script = CheckScript(path)
-    script.timeout = timeout
+    script.timeout, script.deadline = timeout, deadline
     script._start()
     return script

@@ -66,7 +66,8 @@ class ReduceOptions:
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     criterion: Criterion | None = None  # None: fail as the original does
     timeout: float = 60.0  # seconds per candidate
-    budget: float | None = None  # seconds for the whole reduction
+    budget: float | None = None  # seconds for the whole reduction: the original's runs and checks too
+    started: float | None = None  # time.monotonic() the budget counts from (default: when reduce_case starts)
     env: dict[str, str] | None = None  # the worker's environment (default: this one)
     python: str | None = None  # the worker's interpreter (an OpenVINO release's environment; default: this one)
 
@@ -208,10 +209,11 @@ class _Reduction:
         self.scratch = Path(str(runner.report_dir))
         self.tried: set[str] = set()
         self.runs = self.flaky = self.since_step = 0
-        self.deadline = time.monotonic() + options.budget if options.budget else None
-        self.budgeted = False  # whether runs and checks are held to the budget: the candidates' are
-        if isinstance(options.criterion, CheckScript):  # the user's check() answers within a candidate's time
-            options.criterion.timeout = options.timeout
+        started = time.monotonic() if options.started is None else options.started
+        self.deadline = started + options.budget if options.budget else None
+        if isinstance(options.criterion, CheckScript):  # the user's check() answers within a candidate's time,
+            options.criterion.timeout = options.timeout  # and by the budget's end
+            options.criterion.deadline = self.deadline
 
     def emit(self, line: str) -> None:
         line = shown(line)  # reduce.log and the terminal: one event, one line, names escaped
@@ -251,12 +253,18 @@ class _Reduction:
 
     # ------------------------------------------------------------------ the loop
     def reduce(self, original: ConcreteCase) -> ReduceOutcome:
-        criterion, rebuilt = self._start(original)
+        try:
+            criterion, rebuilt = self._start(original)
+        except (_OutOfBudget, CheckTimeout) as stop:
+            if isinstance(stop, CheckTimeout) and not stop.budget:
+                raise
+            raise ReduceError(f"--budget {self.options.budget:g}: used up before the original case was judged as "
+                              f"given and as rebuilt ({str(stop) or 'its run was stopped'}); no reproducer was written: "
+                              f"give the reduction more time") from None
         outcome = ReduceOutcome(self.options.out_dir / REPRODUCER, self.options.out_dir / LOG, criterion.text,
                                 original.describe())
         self.tried.add(original.fingerprint())
         best: _Trial | None = None
-        self._budgeted(criterion)
         try:
             self._keep(rebuilt)
             best = rebuilt
@@ -321,15 +329,9 @@ class _Reduction:
         return None
 
     # ------------------------------------------------------------------ running candidates
-    def _budgeted(self, criterion: Criterion) -> None:
-        """From now on (the candidates), runs and a check script's answers end by the budget's end."""
-        self.budgeted = True
-        if isinstance(criterion, CheckScript):
-            criterion.deadline = self.deadline
-
     def _run(self, job: Job, case: ConcreteCase) -> CaseResult:
         self._fault_check(job, case)
-        left = self.deadline - time.monotonic() if self.budgeted and self.deadline is not None else None
+        left = self.deadline - time.monotonic() if self.deadline is not None else None
         if left is not None and left <= 0:
             raise _OutOfBudget
         limited = left is not None and left < self.options.timeout

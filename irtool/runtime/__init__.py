@@ -1,7 +1,8 @@
 """Everything that touches OpenVINO at run time: the Core, devices, reading, compiling,
 inferring, finding the recurrent nodes of a model (:mod:`.nodes`), the loops and conditions
-around them (:mod:`.bodies`), probing them (:mod:`.probe`, :mod:`.captured`), sizing dims,
-what each node ran as, and OpenVINO's error text.
+around them (:mod:`.bodies`; the iterations a Loop is known to run, :mod:`.iterations`),
+probing them (:mod:`.probe`, :mod:`.captured`), sizing dims, what each node ran as, and
+OpenVINO's error text.
 
 Besides :mod:`irtool.pipeline.build`, this package is the only importer of openvino, and it
 imports it lazily inside functions, so that importing irtool does not load it.  May import

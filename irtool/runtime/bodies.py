@@ -148,7 +148,7 @@ def expose_bodies(graph: Any, where: str = "", in_loop: bool = False, wanted: Wa
             continue
         varying = _varying_count(op, fixed) if in_loop and kind in BODY_OPS else None
         refused = f"{label} sits in a loop, and {varying}" if varying else None
-        controls = _constant_controls(op) if kind == "Loop" else None
+        controls = constant_controls(op) if kind == "Loop" else None
         never = _never_runs(*controls) if controls else None
         for _, _, items in inner if never else ():  # nothing to expose (measured: exposing it crashed the CPU)
             for item in items:
@@ -294,7 +294,7 @@ def _out_of_loop(op: Any, label: str, body: Any, items: list[BodyNode],
                  controls: tuple[np.ndarray | None, np.ndarray | None] | None) -> None:
     """Each body tensor of ``items`` (and each If flag among them) as a concatenated output of the
     TensorIterator or Loop ``op``: one slice per iteration on a new leading axis; a Loop's
-    ``controls`` (:func:`_constant_controls`) say whether it needs a flag saying it ran."""
+    ``controls`` (:func:`constant_controls`) say whether it needs a flag saying it ran."""
     import openvino.opset8 as ops
 
     exposed: dict[tuple[str, int], Any] = {}
@@ -338,7 +338,7 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _constant_controls(op: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+def constant_controls(op: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
     """A Loop's trip count and execution condition where they are the same whatever the inputs
     (:func:`_constant_value`), each None where they are not."""
     return _constant_value(op.input_value(0)), _constant_value(op.input_value(1))

@@ -82,7 +82,7 @@ def _attribute(name: str, data: dict) -> AttributeSpec:
         allowed=tuple(allowed) if allowed is not None else None,
         case_insensitive=data.get("case_insensitive", False), minimum=data.get("minimum"),
         maximum=data.get("maximum"), length=data.get("length"),
-        openvino_applies_default=data.get("openvino_applies_default", True),
+        openvino_applies_default=data.get("openvino_applies_default", True), static=data.get("static", False),
         open_reads_as=data.get("open", {}).get("reads_as"), open_why=data.get("open", {}).get("why", ""),
         description=data.get("description", ""))
 

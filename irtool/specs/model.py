@@ -39,12 +39,30 @@ def expression_symbols(expr: Expr) -> list[str]:
 
 @dataclass(frozen=True)
 class AttributeProblem:
-    """One thing wrong with an attribute value. ``kind`` is type, allowed, range or length."""
+    """One thing wrong with an attribute value. ``kind`` is type, allowed, range, length or static."""
 
     kind: str
     message: str
     expected: str
     found: str
+
+
+# What OpenVINO's reader does with a dynamic dim in a Const's shape (measured with openvino 2026.4.1).
+_DYNAMIC_READ = {"?": "OpenVINO cannot parse '?' there and refuses the file",
+                 "-1": "OpenVINO reads -1 as 2^64-1 there and refuses the Const (no byte size matches it)"}
+
+
+def _dynamic_dim(text: str, shape: tuple) -> AttributeProblem | None:
+    """The first dim of a shape that must be static and is not: -1, ? or an interval."""
+    tokens = text.strip().strip("[]").split(",")
+    for index, (token, dim) in enumerate(zip(tokens, shape)):
+        if not isinstance(dim, int):
+            token = token.strip()
+            said = _DYNAMIC_READ.get(token, f"OpenVINO reads {token} as the digits before its dots, without a word, "
+                                            f"so the Const is not the shape its ports declare")
+            return AttributeProblem("static", f"dim {index} is {token}, a dynamic dim, where the data has one static "
+                                              f"shape: {said}", "a static shape (sizes only)", text)
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,7 @@ class AttributeSpec:
     maximum: float | None = None
     length: int | None = None
     openvino_applies_default: bool = True
+    static: bool = False  # a shape whose every dim must be a size (a Const's)
     open_reads_as: Any = None  # a value the spec leaves undefined, read by the reference as this (None: refused)
     open_why: str = ""
     description: str = ""
@@ -106,6 +125,8 @@ class AttributeSpec:
                                            TYPE_NAMES[self.type], text)]
         if self.case_insensitive:
             value = [v.lower() for v in value] if isinstance(value, list) else value.lower()
+        if self.static and (problem := _dynamic_dim(text, value)) is not None:
+            return None, [problem]
         return value, self.check(value)
 
     def check(self, value: Any) -> list[AttributeProblem]:

@@ -8,7 +8,7 @@ from irtool.specs import OpSpec
 from irtool.specs.values import format_value
 from irtool.validate.context import Context
 
-_PROBLEM_CODES = {"type": "IR022", "allowed": "IR023", "range": "IR024", "length": "IR025"}
+_PROBLEM_CODES = {"type": "IR022", "allowed": "IR023", "range": "IR024", "length": "IR025", "static": "IR045"}
 
 
 def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:

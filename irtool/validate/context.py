@@ -52,7 +52,7 @@ class Context:
             if known:
                 self.report("IR011", f"{layers}: OpenVINO has this version ({quoted(layer.version)}), irtool "
                                      f"has specs of {', '.join(known)} only; not checked", layer=layer,
-                            found=layer.version, expected=", ".join(known))
+                            found=layer.version, expected=", ".join(known), attribute="version", on_layer=True)
             else:
                 self.report("IR010", f"{layers}: an op OpenVINO has, with no spec here; attributes and shapes "
                                      f"not checked", layer=layer, found=op_type)
@@ -61,19 +61,20 @@ class Context:
                port_name: str | None = None, attribute: str | None = None, line: int | None = None,
                token: str | None = None, expected: object = None, found: object = None,
                port_id: str | None = None, layer_id: str | None = None, dim: int | None = None,
-               edge: Edge | None = None) -> None:
+               edge: Edge | None = None, on_layer: bool = False) -> None:
         """Add a diagnostic, located.  ``port_id`` names a port that is not there (a missing
         one); ``layer_id`` a layer by the id an edge writes (which may name no layer); ``dim``
-        the index of the port's <dim> the finding is about; ``edge`` the edge it is about."""
+        the index of the port's <dim> the finding is about; ``edge`` the edge it is about;
+        ``on_layer``: ``attribute`` is one of the <layer> element's own (id, type, version), not of its <data>."""
         where = layer.label if layer is not None else ""
         if port is not None:
             where += f" {port.label} ({port_name})" if port_name else f" {port.label}"
-        if attribute is not None:
+        if attribute is not None and edge is None:  # a finding about an edge names its attribute itself
             where += f" attribute {clipped(attribute)}"
         text = f"{where.lstrip()}: {message}" if where else message
         if len(text) > _MESSAGE_LIMIT:
             text = clipped(text, _MESSAGE_LIMIT)
-        line, column = self._position(layer, port, attribute, line, token, dim, edge)
+        line, column = self._position(layer, port, attribute, line, token, dim, edge, on_layer)
         # positional: this runs once per finding, 30,000 times on a hostile file
         self.diagnostics.append(Diagnostic(
             code, CODES[code].severity, text, self.model.path, line, column,
@@ -83,7 +84,7 @@ class Context:
 
     def _position(self, layer: Layer | None, port: Port | None, attribute: str | None,
                   line: int | None, token: str | None, dim: int | None,
-                  edge: Edge | None) -> tuple[int | None, int | None]:
+                  edge: Edge | None, on_layer: bool = False) -> tuple[int | None, int | None]:
         """Where a finding points: each element at its own column, when several share a line (a
         one-line port's dims, a one-line net's layers), by counting the elements of its kind
         written before it on that line, from its parent's column."""
@@ -98,6 +99,12 @@ class Context:
             return locate(line, token or "<edge", 1, self._nth("edges", lambda: self.model.edges, edge))
         if line is not None:
             return locate(line, token or "<")
+        if on_layer and attribute is not None and layer is not None:
+            layer_line, layer_column = self._layer_position(layer)
+            if getattr(layer, attribute, None) is None:  # missing (IR013): the layer is where it is not
+                return layer_line, layer_column
+            found_line, column = locate(layer.line, f"{attribute}=", layer_column or 1)  # an attribute name, whole
+            return (found_line, column) if column is not None else (layer_line, layer_column)
         if attribute is not None and layer is not None and layer.data_line is not None:
             layer_line, layer_column = self._layer_position(layer)
             after = layer_column if layer_line == layer.data_line and layer_column is not None else 1

@@ -5,6 +5,8 @@ from collections import defaultdict, deque
 
 from irtool.core import element_types
 from irtool.core.errors import IrtoolBug
+from irtool.core.jsonable import quoted
+from irtool.core.numbers import is_id
 from irtool.core.shapes import dims_compatible, format_shape
 from irtool.ir import Edge
 from irtool.validate.context import Context, LayerFacts
@@ -21,11 +23,17 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
         # resolve the edge to (producer facts, output index), (consumer facts, input index)
         producer = find(edge.from_layer) if edge.from_layer is not None else None
         consumer = find(edge.to_layer) if edge.to_layer is not None else None
+        ids_said = _check_edge_ids(ctx, edge, consumer)
         out_index = _port_index(producer.layer.outputs, edge.from_port) if producer is not None else None
         in_index = _port_index(consumer.layer.inputs, edge.to_port) if consumer is not None else None
         if out_index is None or in_index is None:
             ends = _edge_ends_reported(ctx, edge, by_id)
             if ends is None:
+                if ids_said:  # the ends it does name are connected, so that the one finding is IR059's
+                    if in_index is not None:
+                        fed.setdefault((edge.to_layer, edge.to_port), edge)
+                    if producer is not None and consumer is not None:
+                        predecessors[edge.to_layer].append(edge.from_layer)
                 continue
             (producer, out_index), (consumer, in_index) = ends
         key = (edge.to_layer, edge.to_port)
@@ -74,13 +82,28 @@ def _end(edge: Edge, role: str) -> str:
     return f"{edge.from_layer}:{edge.from_port}" if role == "from" else f"{edge.to_layer}:{edge.to_port}"
 
 
-def _report_edge(ctx: Context, code: str, edge: Edge, consumer: LayerFacts | None, message: str, **values) -> None:
+def _report_edge(ctx: Context, code: str, edge: Edge, consumer: LayerFacts | None, message: str,
+                 token: str = "<edge", **values) -> None:
     """A finding about an edge, placed at its consumer: the layer and input port it feeds (as the
-    edge names them, even when no such layer or port exists), the edge's line, its producer in
-    the message."""
+    edge names them, even when no such layer or port exists), the edge's line (at ``token``: an
+    attribute of it the finding is about), its producer in the message."""
     layer = consumer.layer.label if consumer is not None else f"layer {edge.to_layer}"
-    ctx.report(code, f"{layer} input port {edge.to_port}: {message}", line=edge.line, token="<edge", edge=edge,
+    ctx.report(code, f"{layer} input port {edge.to_port}: {message}", line=edge.line, token=token, edge=edge,
                layer_id=edge.to_layer, port_id=edge.to_port, **values)
+
+
+def _check_edge_ids(ctx: Context, edge: Edge, consumer: LayerFacts | None) -> bool:
+    """IR059 for each id an edge writes that is not one (OpenVINO's reader refuses the file); whether any."""
+    said = False
+    for name in ("from-layer", "from-port", "to-layer", "to-port"):
+        written = getattr(edge, name.replace("-", "_"))
+        if written is not None and not is_id(written):
+            _report_edge(ctx, "IR059", edge, consumer, f"the edge {_end(edge, 'from')} -> {_end(edge, 'to')}: {name} "
+                                                       f"{quoted(written, 40)} is not an id: OpenVINO's reader takes "
+                                                       f"an unsigned 64-bit integer only, and refuses the file",
+                         token=f"{name}=", attribute=name, expected="an unsigned 64-bit integer", found=written)
+            said = True
+    return said
 
 
 def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
@@ -90,6 +113,8 @@ def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
     for role, layer_id, port_id, side in (("from", edge.from_layer, edge.from_port, "output"),
                                           ("to", edge.to_layer, edge.to_port, "input")):
         other = _end(edge, "to" if role == "from" else "from")
+        if not all(is_id(written) for written in (layer_id, port_id) if written is not None):
+            return None  # IR059 said it, not again as a missing layer or port
         fact = by_id.get(layer_id) if layer_id is not None else None
         if fact is None:
             _report_edge(ctx, "IR061", edge, consumer, f"the edge {_end(edge, 'from')} -> {_end(edge, 'to')} "
@@ -191,9 +216,9 @@ def _closing_edge(start: str, stuck: set[str], successors: dict[str, list[Edge]]
 
 def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], predecessors: dict[str, list[str]]) -> None:
     results = [layer_id for layer_id, fact in by_id.items() if fact.layer.type == "Result"]
-    if not results:
-        if by_id:
-            ctx.report("IR069", "the net has no Result layer; OpenVINO has no output to keep")
+    if not results:  # an empty net too: OpenVINO reads it as a model with no outputs, which computes nothing
+        ctx.report("IR069", "the net has no Result layer; OpenVINO reads it as a model with no outputs, and "
+                            "drops every layer but its Parameters: it computes nothing, and irtool run refuses it")
         return
     alive, queue = set(results), deque(results)
     while queue:

@@ -5,6 +5,7 @@ from irtool.core import element_types
 from irtool.core.diagnostics import clipped
 from irtool.core.errors import closest, did_you_mean
 from irtool.core.jsonable import quoted
+from irtool.core.numbers import is_id
 from irtool.core.shapes import ShapeSyntaxError, parse_dim
 from irtool.ir import Layer, Port
 from irtool.specs import DimProblem, OpSpec, RankProblem, unify
@@ -72,7 +73,12 @@ def _check_identity(ctx: Context, layer: Layer) -> None:
     required = ("id", "type", "version") if ctx.model.is_net else ("type",)
     for field in required:
         if getattr(layer, field) is None:
-            ctx.report("IR013", f"<layer> has no {field} attribute", layer=layer, expected=field)
+            ctx.report("IR013", f"<layer> has no {field} attribute", layer=layer, expected=field, attribute=field,
+                       on_layer=True)
+    if ctx.model.is_net and layer.id is not None and not is_id(layer.id):
+        ctx.report("IR017", f"{quoted(layer.id, 40)} is not a layer id: OpenVINO's reader takes an unsigned 64-bit "
+                            f"integer only, and refuses the file", layer=layer, attribute="id", on_layer=True,
+                   expected="an unsigned 64-bit integer", found=layer.id)
 
 
 def _check_port_ids(ctx: Context, layer: Layer) -> None:
@@ -82,7 +88,7 @@ def _check_port_ids(ctx: Context, layer: Layer) -> None:
             if ctx.model.is_net:
                 ctx.report("IR031", "port has no id", layer=layer, port=port)
             continue
-        if not (port.id.isascii() and port.id.isdigit()):
+        if not is_id(port.id):
             ctx.report("IR031", f"port id {port.id!r} is not a non-negative integer", layer=layer, port=port,
                        found=port.id)
         if port.id in seen:
@@ -109,18 +115,18 @@ def _check_opset(ctx: Context, layer: Layer) -> bool:
     if name is None:
         close = closest(op_type, opsets.ops)
         ctx.report("IR015", f"no OpenVINO opset has an op of type {quoted(op_type)}{did_you_mean(op_type, opsets.ops)}",
-                   layer=layer, found=op_type, expected=close)
+                   layer=layer, found=op_type, expected=close, attribute="type", on_layer=True)
         return False
     if version is None:
         return True
     if opsets.opset_number(version) is None:
-        ctx.report("IR014", f"version {quoted(version)} is not one of OpenVINO's opsets (opset1 to "
+        ctx.report("IR014", f"{quoted(version)} is not one of OpenVINO's opsets (opset1 to "
                             f"opset{opsets.count}, written so); {name} exists in {opsets.where(op_type)}",
-                   layer=layer, expected=opsets.where(op_type), found=version)
+                   layer=layer, expected=opsets.where(op_type), found=version, attribute="version", on_layer=True)
         return False
     if opsets.op_version(op_type, version) is None:
         ctx.report("IR012", f"OpenVINO's {version} has no {name}; {name} exists in {opsets.where(op_type)}",
-                   layer=layer, expected=opsets.where(op_type), found=version)
+                   layer=layer, expected=opsets.where(op_type), found=version, attribute="version", on_layer=True)
         return False
     return True
 
