@@ -203,6 +203,31 @@ def stored_type(node: Any) -> str | None:
     return stored.get_type_name() if stored != given and stored.is_real() else None
 
 
+DECOMPRESSION = ("Multiply", "Subtract", "Transpose", "Reshape", "Squeeze", "Unsqueeze")
+
+
+def integer_storage(value: Any) -> str | None:
+    """The integer type (i8, u8, i4, u4) constant weights are stored as where they reach ``value``
+    through a Convert that decompresses them: Convert, then a zero point subtracted and a scale
+    multiplied (as TFLite's dynamic-range quantization and NNCF's weight compression write them),
+    through layout ops; None for anything else.  (A CPU may quantize the activations of a product
+    by such weights at run time: irtool.judge.quantized.)"""
+    node = value.get_node()
+    for _ in range(8):
+        kind = node.get_type_name()
+        if kind == "Convert":
+            stored = node.get_input_element_type(0)
+            source = node.input_value(0).get_node().get_type_name()
+            return stored.get_type_name() if source == "Constant" and stored.is_integral_number() else None
+        if kind not in DECOMPRESSION:
+            return None
+        data = [source for source in node.input_values() if source.get_node().get_type_name() != "Constant"]
+        if len(data) != 1:
+            return None
+        node = data[0].get_node()
+    return None
+
+
 def stored_precision(model: Any) -> str | None:
     """The coarsest floating type any constant of ``model`` is stored as behind a Convert (its
     bodies' too): f16 or bf16 where weights were compressed, else None."""
