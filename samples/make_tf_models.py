@@ -234,6 +234,7 @@ def keras_int8_files(size: int) -> None:
     interpreter.invoke()
     outputs = [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
     save_keras_io("keras_lstm_int8", path, x, outputs)
+    plant_bias_fault(path, OUT / "keras_lstm_int8_fault.xml")
 
 
 def main(names: list[str]) -> None:
