@@ -26,6 +26,14 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   LSTM, GRU and SimpleRNN (hidden 8, random biases) with unroll=True: their six steps written out
   at the top level, the first one's zero states folded away by the converter (no forget product:
   c_1 = i*g; h_1 = (1-z)*n; h_1 = tanh(x·W + b)).
+- keras_lstm_int8.tflite: a Keras LSTM (hidden and input 32, random biases) converted with
+  dynamic-range quantization (converter.optimizations = [tf.lite.Optimize.DEFAULT]): its kernels
+  stored as int8, which OpenVINO reads as Constant i8 -> Convert -> Multiply (the scale) feeding each
+  MatMul of the cell in the Loop's body (size 32: the converter leaves a weight of fewer than 1024
+  elements float).  Its .outputs.npz is the TFLite interpreter's, whose hybrid kernels quantize the
+  activations too.  keras_lstm_int8_fault.xml: a fault planted in it as in keras_lstm_fault.xml
+  (its int8 weights kept).  docs/lowered.md says how the CPU's run-time quantization of the
+  activations of such products is judged.
 - keras_lstm_t100_h128.tflite: a Keras LSTM (hidden 128, input 32, batch 16, 100 steps) as
   .tflite, for benchmarks/bench_run_overhead.py.
 - keras_lstm_fused.tflite: a tf_keras (Keras 2) LSTM, which TFLiteConverter fuses into one
@@ -47,7 +55,7 @@ keras_gru.saved_model.*).
 
 NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_fused,
 keras_gru, keras_simple_rnn, keras_lstm_unrolled, keras_gru_unrolled, keras_simple_rnn_unrolled, irfft,
-bench_lstm) rewrite only those (default: all; Keras's weights are
+keras_lstm_int8, bench_lstm) rewrite only those (default: all; Keras's weights are
 seeded, TensorFlow's versions may still differ).
 """
 from __future__ import annotations
