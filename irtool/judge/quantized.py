@@ -15,9 +15,10 @@ AVX512_BF16 EPYC, and by 6e-7 with the property 0.
 Such a node is judged against two references, the exact one and one whose product inputs (X for an
 integer W, the hidden state for an integer R) are quantized as the CPU quantizes them, each with
 the f32 tolerance, and passes where the device agrees with either: whether a device quantizes is
-read from what it computed, not assumed from its ISA.  This covers a cell (an op or a lowered
-one) judged on one step's inputs; a sequence's recurrence would carry the quantization through its
-steps, which this does not emulate.
+read from what it computed, not assumed from its ISA.  This covers a lowered cell (whose weights
+irtool reads through their decompression, irtool.runtime.nodes.integer_storage) judged on one
+step's inputs; a recurrent op fed such weights is fed them by a probe, and a sequence's
+recurrence would carry the quantization through its steps, which this does not emulate.
 """
 from __future__ import annotations
 

@@ -34,7 +34,9 @@ class Feed:
     parameter: str | None = None  # the model input's name
     probe: int | None = None  # index among the probed copy's outputs
     dynamic: tuple[int, ...] = ()  # the axes the model leaves dynamic at this port
-    stored: str | None = None  # a constant stored in another type and converted (f16 of compress_to_fp16)
+    # a constant stored in another type and converted: f16 of compress_to_fp16, or a lowered cell's
+    # weights stored as i8 (u8, i4, u4) and decompressed (integer_storage)
+    stored: str | None = None
     # a recurrence's weight that the graph computes per iteration (a probe, or a constant stacked per
     # step): its value is the one most iterations share, and an iteration computing with another fails
     shared: bool = False
