@@ -26,6 +26,14 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   LSTM, GRU and SimpleRNN (hidden 8, random biases) with unroll=True: their six steps written out
   at the top level, the first one's zero states folded away by the converter (no forget product:
   c_1 = i*g; h_1 = (1-z)*n; h_1 = tanh(x·W + b)).
+- keras_lstm_int8.tflite: a Keras LSTM (hidden and input 32, random biases) converted with
+  dynamic-range quantization (converter.optimizations = [tf.lite.Optimize.DEFAULT]): its kernels
+  stored as int8, which OpenVINO reads as Constant i8 -> Convert -> Multiply (the scale) feeding each
+  MatMul of the cell in the Loop's body (size 32: the converter leaves a weight of fewer than 1024
+  elements float).  Its .outputs.npz is the TFLite interpreter's, whose hybrid kernels quantize the
+  activations too.  keras_lstm_int8_fault.xml: a fault planted in it as in keras_lstm_fault.xml
+  (its int8 weights kept).  docs/lowered.md says how the CPU's run-time quantization of the
+  activations of such products is judged.
 - keras_lstm_t100_h128.tflite: a Keras LSTM (hidden 128, input 32, batch 16, 100 steps) as
   .tflite, for benchmarks/bench_run_overhead.py.
 - keras_lstm_fused.tflite: a tf_keras (Keras 2) LSTM, which TFLiteConverter fuses into one
@@ -47,7 +55,7 @@ keras_gru.saved_model.*).
 
 NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_fused,
 keras_gru, keras_simple_rnn, keras_lstm_unrolled, keras_gru_unrolled, keras_simple_rnn_unrolled, irfft,
-bench_lstm) rewrite only those (default: all; Keras's weights are
+keras_lstm_int8, bench_lstm) rewrite only those (default: all; Keras's weights are
 seeded, TensorFlow's versions may still differ).
 """
 from __future__ import annotations
@@ -66,6 +74,7 @@ from tensorflow.python.framework.convert_to_constants import convert_variables_t
 OUT = Path(__file__).resolve().parent / "models" / "tf"
 STEPS, BATCH, SIZE, HIDDEN = 6, 2, 3, 8
 FAULT_STEP = 3
+INT8_SIZE = 32
 
 
 def uniform(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -216,13 +225,33 @@ def plant_bias_fault(source: Path, xml: Path) -> None:
     ov.save_model(model, str(xml), compress_to_fp16=False)
 
 
+def keras_int8_files(size: int) -> None:
+    """A Keras LSTM (hidden and input SIZE, random biases) converted with dynamic-range quantization
+    (Optimize.DEFAULT): its kernels stored as int8 (the converter quantizes a weight of 1024 elements
+    or more, hence SIZE 32, not HIDDEN), its outputs the TFLite interpreter's (whose hybrid kernels
+    quantize activations too)."""
+    keras = keras_model(keras_layer("LSTM", size), size=size)
+    converter = tf.lite.TFLiteConverter.from_keras_model(keras)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    path = OUT / "keras_lstm_int8.tflite"
+    path.write_bytes(converter.convert())
+    x = np.random.default_rng(2).standard_normal((BATCH, STEPS, size)).astype(np.float32)
+    interpreter = tf.lite.Interpreter(model_path=str(path))
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+    interpreter.invoke()
+    outputs = [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
+    save_keras_io("keras_lstm_int8", path, x, outputs)
+    plant_bias_fault(path, OUT / "keras_lstm_int8_fault.xml")
+
+
 def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     x = np.random.default_rng(1).standard_normal((STEPS, BATCH, SIZE)).astype(np.float32)
     batch_first = x.transpose(1, 0, 2)
     wanted = set(names) or {"block_lstm_while", "gru_block_while", "block_lstm_steps", "gru_block_steps",
                             "keras_lstm", "keras_lstm_fused", "keras_gru", "keras_simple_rnn", "keras_lstm_unrolled",
-                            "keras_gru_unrolled", "keras_simple_rnn_unrolled", "irfft", "bench_lstm"}
+                            "keras_gru_unrolled", "keras_simple_rnn_unrolled", "irfft", "keras_lstm_int8", "bench_lstm"}
 
     for name, make, steps in (("block_lstm_while", block_lstm_function, STEPS),
                               ("gru_block_while", gru_block_function, STEPS),
@@ -271,6 +300,8 @@ def main(names: list[str]) -> None:
             path = OUT / f"{name}.tflite"
             path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
             save_keras_io(name, path, batch_first, keras_outputs(keras, batch_first))
+    if "keras_lstm_int8" in wanted:
+        keras_int8_files(INT8_SIZE)
     if "bench_lstm" in wanted:
         keras = keras_model(keras_layer("LSTM", 128), steps=100, batch=16, size=32)
         (OUT / "keras_lstm_t100_h128.tflite").write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())

@@ -252,7 +252,7 @@ def _render(result: Any) -> str:
     for diff in result.outputs:
         lines.extend(_render_diff(diff, width))
     if single is not None:
-        lines.extend(_node_notes(single))
+        lines.extend(_node_notes(single, indent="  "))
     failed = [d.name for d in result.outputs if not d.passed]
     unjudged = [d.name for d in result.outputs if _diff_word(d) == "NOT JUDGED"]
     total = len(result.outputs) - len(unjudged)
@@ -439,12 +439,12 @@ def _render_nodes(result: Any) -> list[str]:
             width = max((len(d.name) for d in node.outputs), default=0)
             for diff in node.outputs:
                 lines.extend("  " + line for line in _render_diff(diff, width))
-            lines.extend("  " + line for line in _node_notes(node, notes=False))
+            lines.extend(_node_notes(node, notes=False))
         elif node.reason and (node.semantics == "ONNX" or node.verdict == "unjudged"):  # why not judged or reached
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")
         elif node.notes or node.against or node.weights:
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}):")
-            lines.extend("  " + line for line in _node_notes(node))
+            lines.extend(_node_notes(node))
     if result.second_opinion is not None:
         lines.extend(_render_second_opinion(result.second_opinion))
     lines.extend(_render_model_judgments(result))
@@ -473,16 +473,17 @@ def _render_nodes(result: Any) -> list[str]:
     return lines
 
 
-def _node_notes(node: Any, notes: bool = True) -> list[str]:
+def _node_notes(node: Any, notes: bool = True, indent: str = "    ") -> list[str]:
     """What a node's verdict rests on beyond its diffs: the emulation it was judged against and the
     device against the ideal reference then, and the notes (the steps a recurrence lets be judged)."""
-    lines = _wrapped(f"weights: {node.weights}", "  ", "      ") if node.weights else []
+    more = indent + "    "
+    lines = _wrapped(f"weights: {node.weights}", indent, more) if node.weights else []
     if node.against and node.ideal:
         lines += _wrapped("against the ideal reference (what rounding at this precision costs): " + "; ".join(
             f"{d.name} max abs {_num(d.max_abs)}, max rel {_num(d.max_rel)}" for d in node.ideal if not d.problem),
-            "  ", "      ")
+            indent, more)
     for note in node.notes if notes else ():
-        lines += _wrapped(f"note: {note}", "  ", "      ")
+        lines += _wrapped(f"note: {note}", indent, more)
     return lines
 
 

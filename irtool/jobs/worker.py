@@ -158,7 +158,9 @@ class Runner:
                                                       compiled.run.precision, self._reference(case),
                                                       expected=data.expected,
                                                       oracle=data.oracle.expected if data.oracle else None,
-                                                      runs=compiled.runs), compiled)
+                                                      runs=compiled.runs,
+                                                      dynamic_quantization=compiled.run.dynamic_quantization),
+                                                compiled)
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds

@@ -24,6 +24,7 @@ from irtool.core.text import joined
 from irtool.judge import known_faults
 from irtool.judge.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, output_tolerance
 from irtool.judge.precision import Emulation, StepBounds, step_bounds, step_unit
+from irtool.judge.quantized import Quantization, node_quantization
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
 from irtool.reference.rounding import EXACT, Rounding
 from irtool.runtime.captured import node_iterations, why_not_reached
@@ -75,16 +76,21 @@ def evaluate_node(node: RecurrentNode, arrays: Sequence[np.ndarray], rounding: R
 
 def judge_node(node: RecurrentNode, inputs: Mapping[str, np.ndarray], captured: Sequence[np.ndarray],
                policy: TolerancePolicy, precision: str, reference: Reference = evaluate_node,
-               emulation: Emulation | None = None) -> NodeResult:
+               emulation: Emulation | None = None, dynamic_quantization: int | None = None) -> NodeResult:
     """The reference on a node's captured inputs against its captured outputs.  A tolerance can be
     given per node and port (``--atol NODE:Y:1e-3``) or per port (``--atol Y:1e-3``).  A node in
     a body is judged at every iteration it ran; its result holds the first iteration outside
     tolerance (else the one farthest from the reference) and how many were judged.  With
     ``emulation`` (the node ran at bf16 or f16 on a path the precision model knows) the reference
-    rounds as the device does."""
+    rounds as the device does.  ``dynamic_quantization``: the device's DYNAMIC_QUANTIZATION_GROUP_SIZE,
+    where a cell whose weights are stored as an integer type is judged against the reference with
+    its product inputs quantized so too (irtool.judge.quantized)."""
     head = (node.key, node.spec.type, node.spec.version, node.where)
-    result = _judge_node(node, head, inputs, captured, _Criteria(node, policy, precision, emulation, reference),
-                         reference)
+    quantization = None if emulation is not None else node_quantization(
+        node.spec.type, [port.name for port in node.spec.inputs],
+        {feed.port.name: feed.stored for feed in node.feeds if feed.stored}, dynamic_quantization, precision)
+    result = _judge_node(node, head, inputs, captured,
+                         _Criteria(node, policy, precision, emulation, reference, quantization), reference)
     if node.in_body or node.stable:
         # a node keyed by its place runs as its OpenVINO name (what the device's layers are found by)
         result = dataclasses.replace(result, container=node.container, converted_to=node.name if node.stable else None)
@@ -98,8 +104,9 @@ class _Criteria:
     emulation of the device's rounding), and each output's tolerance."""
 
     def __init__(self, node: RecurrentNode, policy: TolerancePolicy, precision: str, emulation: Emulation | None,
-                 reference: Reference = evaluate_node):
+                 reference: Reference = evaluate_node, quantization: Quantization | None = None):
         self.node, self.policy, self.precision, self.emulation = node, policy, precision, emulation
+        self.quantization = quantization
         self.range_limit = LARGEST.get(precision)
         self.compares = emulation is not None and not emulation.bound_only  # with the emulation itself
         self._reference = reference
@@ -115,9 +122,16 @@ class _Criteria:
 
     def reference(self, reference: Reference) -> Callable[[RecurrentNode, Sequence[np.ndarray], Sequence[np.ndarray]],
                                                           tuple[np.ndarray, ...]]:
-        """The reference the verdict compares with: (node, arrays, the device's outputs) -> expected."""
+        """The reference the verdict compares with: (node, arrays, the device's outputs) -> expected: the
+        emulation of its path (of its two roundings, the closer), else the ideal one and, where the device
+        may quantize a product's inputs, the one with them quantized so: the closer."""
         if not self.compares:
-            return lambda node, arrays, actual: reference(node, arrays)
+            quantization = self.quantization
+            if quantization is None:
+                return lambda node, arrays, actual: reference(node, arrays)
+            return lambda node, arrays, actual: _closest(
+                [reference(node, arrays)] + ([reference(node, quantization.quantized(arrays))] if len(actual) else []),
+                actual)
         roundings = [r for r in (self.emulation.rounding, self.emulation.alternative) if r is not None]
         if self.stepwise:
             def one(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
@@ -132,11 +146,7 @@ class _Criteria:
                     actual: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
             """The emulation's outputs; where the path has an alternative rounding, those of the two
             closer to the device's (the one it followed)."""
-            found = [one(node, arrays, actual, rounding) for rounding in roundings]
-            if len(found) == 1 or not len(actual):
-                return found[0]
-            return min(found, key=lambda outputs: max(float(np.max(np.abs(a - e), initial=0.0))
-                                                      for a, e in zip(actual, outputs)))
+            return _closest([one(node, arrays, actual, rounding) for rounding in roundings], actual)
         return closest
 
     def tolerance(self, port: Any, dtype: Any) -> Tolerance:
@@ -200,7 +210,10 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
         order = [order[worst]]
     for k, (index, (arrays, actual)) in order:
         try:
-            expected = batched[k] if batched is not None else compared(node, arrays, actual)
+            # the batched outputs are the ideal reference's alone: a node the device may quantize compares
+            # each iteration with the closer of two
+            expected = batched[k] if batched is not None and criteria.quantization is None else \
+                compared(node, arrays, actual)
         except ValueError as error:
             return NodeResult(*head, ERROR, f"{_at(node, index)}the reference refuses it: {error}",
                               tensors=node.tensors, iteration=index or None, at=iteration_words(index, node.loops),
@@ -223,6 +236,11 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
         # a recurrence that carries differences: judged with what it carries, said where that decides
         if bounds is not None and (bounds.unjudgeable_from is not None or all(d.passed for d in bounded)):
             diffs, notes = bounded, (bounds.says(_steps(node, arrays)),)
+    if criteria.quantization is not None:
+        followed, effect = _follows_quantized(node, arrays, actual, criteria.quantization, reference)
+        agreed = all(d.passed for d in diffs)
+        notes += (criteria.quantization.says([port.name for port in node.spec.inputs], followed if agreed else None,
+                                             effect),)
     where = dict(iteration=index or None, at=iteration_words(index, node.loops),
                  iterations=len(indices) if node.in_body or node.depth else None)
     extra = dict(against=criteria.emulation.describe() if criteria.emulation else None,
@@ -242,6 +260,31 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
                   f"{'steps' if node.lowered else 'iterations'} compute with (judged against those)",)
     reason += "".join(f"; {note}" for note in notes)
     return NodeResult(*head, FAIL, reason, diffs, node.tensors, notes=notes, **where, **extra)
+
+
+def _closest(found: Sequence[tuple[np.ndarray, ...]], actual: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Of the references' outputs, those closest to the device's (the path it followed); the first
+    where there is one, or no device's outputs to choose by."""
+    if len(found) == 1 or not len(actual):
+        return found[0]
+    return min(found, key=lambda outputs: _gap(actual, outputs))
+
+
+def _gap(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> float:
+    return max(float(np.max(np.abs(a - e), initial=0.0)) for a, e in zip(actual, expected))
+
+
+def _follows_quantized(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray],
+                       quantization: Quantization, reference: Reference) -> tuple[bool | None, float | None]:
+    """Whether the device's outputs are closer to the reference on quantized product inputs than to the
+    exact one (None: as close to both), and how far apart the two are; (None, None) where the reference
+    refuses."""
+    try:
+        exact, moved = reference(node, arrays), reference(node, quantization.quantized(arrays))
+    except ValueError:
+        return None, None
+    to_exact, to_quantized = _gap(actual, exact), _gap(actual, moved)
+    return (None if to_exact == to_quantized else to_quantized < to_exact), _gap(exact, moved)
 
 
 def _ideal(node: RecurrentNode, arrays: Sequence[np.ndarray], actual: Sequence[np.ndarray], criteria: _Criteria,

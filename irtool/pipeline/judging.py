@@ -47,15 +47,18 @@ class Judgment:
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
           precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None,
-          oracle: ExpectedOutputs | None = None, runs: Mapping[str, Ran] | None = None) -> Judgment:
+          oracle: ExpectedOutputs | None = None, runs: Mapping[str, Ran] | None = None,
+          dynamic_quantization: int | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
     and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
     verdict is the worst of them.  ``runs`` (Compiled.runs): per node name, what it ran as, which
     says the rounding of the path it ran at bf16 or f16 (irtool.judge.precision).  A node fed straight by an input the device narrowed
-    (int64 run as int32) is judged on the values it received."""
+    (int64 run as int32) is judged on the values it received.  ``dynamic_quantization``: the CPU's
+    DYNAMIC_QUANTIZATION_GROUP_SIZE on the compiled model (DeviceRun), for the cells whose weights are
+    stored as integers (irtool.judge.quantized)."""
     emulations = node_emulations(prepared, runs or {})
     judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
-                            emulations)
+                            emulations, dynamic_quantization)
     verdict = judgment.verdict
     found = {}
     costs = None
@@ -145,7 +148,8 @@ def time_axes(prepared: Prepared) -> dict[int, int]:
 
 
 def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
-                 precision: str, reference: Reference | None, emulations: Mapping[str, Emulation]) -> Judgment:
+                 precision: str, reference: Reference | None, emulations: Mapping[str, Emulation],
+                 dynamic_quantization: int | None = None) -> Judgment:
     reference = reference or evaluate_node
     probe_check = None
     if executed.captured is not executed.outputs:
@@ -158,12 +162,13 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
         # and the cells OpenVINO's graph holds lowered to plain ops (an LSTM written out, unrolled into Gemms)
         nodes = unique_node_names(list(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
                                                         policy, precision)) +
-                                  [judge_node(node, inputs, executed.captured, policy, precision, reference)
+                                  [judge_node(node, inputs, executed.captured, policy, precision, reference,
+                                              dynamic_quantization=dynamic_quantization)
                                    for node in prepared.nodes if node.lowered is not None])
         return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference,
-                                         emulations.get(node.key)) for node in prepared.nodes)
+                                         emulations.get(node.key), dynamic_quantization) for node in prepared.nodes)
     outputs: tuple[OutputDiff, ...] = ()
     single = prepared.single
     if single is not None and nodes[0].outputs:

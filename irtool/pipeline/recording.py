@@ -36,6 +36,7 @@ def record_arrays(run: DeviceRun, implementations: Mapping[str, Implementation],
     record = {"version": VERSION, "device": run.device, "requested_precision": run.requested_precision,
               "effective_precision": dict(run.effective_precision), "execution_devices": list(run.execution_devices),
               "config": dict(run.config), "openvino": run.openvino,
+              "dynamic_quantization": run.dynamic_quantization,
               "implementations": {name: _implementation_json(ran) for name, ran in implementations.items()},
               "captured": None if captured is None else len(captured)}
     arrays = {RECORD: np.frombuffer(json.dumps(record, sort_keys=True).encode(), dtype=np.uint8)}
@@ -79,7 +80,8 @@ def load_recording(path: str | Path) -> Recording:
         run = DeviceRun(str(record["device"]), str(record["requested_precision"]),
                         {str(k): str(v) for k, v in record["effective_precision"].items()},
                         tuple(str(d) for d in record["execution_devices"]),
-                        {str(k): str(v) for k, v in record["config"].items()}, str(record.get("openvino", "")))
+                        {str(k): str(v) for k, v in record["config"].items()}, str(record.get("openvino", "")),
+                        None if record.get("dynamic_quantization") is None else int(record["dynamic_quantization"]))
         implementations = {str(name): _implementation(value) for name, value in record["implementations"].items()}
         count = record["captured"]
         captured = None if count is None else tuple(arrays[f"{CAPTURED}{k}"] for k in range(int(count)))

@@ -206,7 +206,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
         if options.oracle is not None else None
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
-                     oracle=oracle.expected if oracle is not None else None, runs=compiled.runs)
+                     oracle=oracle.expected if oracle is not None else None, runs=compiled.runs,
+                     dynamic_quantization=compiled.run.dynamic_quantization)
     judgment = with_implementations(judgment, compiled)
     reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
     note = None

@@ -74,6 +74,7 @@ class BodyNode(InBody):
     # input port -> (index among ``values`` of the output the loop feeds back into it, the loop's initial
     # value of it): the port reads, at each iteration, the initial value then that output of the iteration before
     fed_back: dict[int, tuple[int, Any]] = field(default_factory=dict)
+    stored: dict[int, str] = field(default_factory=dict)  # input port -> the integer type its weights are stored as
 
 
 @dataclass(kw_only=True)
@@ -243,7 +244,7 @@ def _lowered_items(container: Any, body: Any, then: bool | None, where: str, loo
                                   where=where, inputs=[], values=[], dynamic=[],
                                   lowered=Lowered(description(cell), refused=cell.reason)))
             continue
-        inputs, shared = cell_ports(cell)
+        inputs, shared, stored = cell_ports(cell)
         fed_back = {}  # h_{t-1} (and c_{t-1}): the loop's initial value, then h_t (c_t) of the iteration before
         for port, output in ((1, 0), (2, 1))[:len(cell.outputs)]:
             source, initial = carried.get(key(inputs[port]), (None, None))
@@ -253,7 +254,7 @@ def _lowered_items(container: Any, body: Any, then: bool | None, where: str, loo
                               attributes=cell.attributes, where=where, inputs=inputs,
                               values=inputs + list(cell.outputs), lowered=Lowered(description(cell)), shared=shared,
                               dynamic=[() if isinstance(value, np.ndarray) else dynamic_axes(value)
-                                       for value in inputs], fed_back=fed_back))
+                                       for value in inputs], fed_back=fed_back, stored=stored))
     return items
 
 

@@ -17,6 +17,9 @@ from irtool.runtime.model import tensor_name
 from irtool.runtime.nodes import node_spec
 
 
+DYNAMIC_QUANTIZATION = "DYNAMIC_QUANTIZATION_GROUP_SIZE"
+
+
 @dataclass(frozen=True)
 class DeviceRun:
     device: str
@@ -25,6 +28,9 @@ class DeviceRun:
     execution_devices: tuple[str, ...]
     config: Mapping[str, str]
     openvino: str = ""  # the release that compiled it (openvino.get_version())
+    # the compiled model's DYNAMIC_QUANTIZATION_GROUP_SIZE (a CPU's; 0 where it quantizes no activations
+    # at run time, None where the device has no such property): see irtool.judge.quantized
+    dynamic_quantization: int | None = None
 
     @property
     def precision(self) -> str:
@@ -82,7 +88,10 @@ def compile_on(model: Any, device: str, precision: str, config: Mapping[str, str
     if precision == DEVICE_DEFAULT and not effective:
         raise RunError(f"{device} does not say which precision it chose for {xml_path.name} (no {PRECISION_HINT} "
                        f"on the compiled model): --precision default cannot be judged there; give a precision")
-    return compiled, DeviceRun(device, precision, effective, execution, dict(full_config), openvino_version())
+    # the CPU's run-time quantization is what irtool emulates (a GPU quantizes otherwise)
+    group = _compiled_property(compiled, DYNAMIC_QUANTIZATION, None) if set(execution) == {"CPU"} else None
+    return compiled, DeviceRun(device, precision, effective, execution, dict(full_config), openvino_version(),
+                               int(group) if group is not None else None)
 
 
 def _compiled_property(compiled: Any, key: str, fallback: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.runtime.nodes import constant_data, id_of
+from irtool.runtime.nodes import constant_data, id_of, integer_storage
 
 Key = tuple[str, int]
 LAYOUT = ("Reshape", "Squeeze", "Unsqueeze", "Convert")  # ops that keep the data (and here, its last axis)
@@ -60,10 +60,12 @@ def last_dim(value: Any) -> int | None:
 
 @dataclass(frozen=True)
 class Term:
-    """A tensor times constant weights: ``value`` as the MatMul reads it, ``weight`` [its width, the sum's width]."""
+    """A tensor times constant weights: ``value`` as the MatMul reads it, ``weight`` [its width, the sum's width],
+    ``stored``: the integer type the weights are stored as (irtool.runtime.nodes.integer_storage), if one."""
 
     value: Any
     weight: np.ndarray
+    stored: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,14 @@ class Sum:
     ops: tuple[str, ...] = ()  # the ops read on the way, as labels
 
     def columns(self, cols: np.ndarray) -> "Sum":
-        return Sum(len(cols), {k: Term(t.value, t.weight[:, cols]) for k, t in self.terms.items()},
+        return Sum(len(cols), {k: replace(t, weight=t.weight[:, cols]) for k, t in self.terms.items()},
                    None if self.bias is None else self.bias[cols], tuple((v, c[cols]) for v, c in self.others), self.ops)
 
     def plus(self, other: "Sum") -> "Sum":
         terms = dict(self.terms)
         for k, term in other.terms.items():
-            terms[k] = Term(terms[k].value, terms[k].weight + term.weight) if k in terms else term
+            terms[k] = Term(terms[k].value, terms[k].weight + term.weight, terms[k].stored or term.stored) \
+                if k in terms else term
         bias = self.bias if other.bias is None else other.bias if self.bias is None else self.bias + other.bias
         return Sum(self.width, terms, bias, self.others + other.others, _merged(self.ops, other.ops))
 
@@ -93,7 +96,7 @@ class Sum:
         """Each column times ``factor`` ([width] or a scalar); None where opaque terms cannot be scaled."""
         if self.others:
             return None
-        return Sum(self.width, {k: Term(t.value, t.weight * factor) for k, t in self.terms.items()},
+        return Sum(self.width, {k: replace(t, weight=t.weight * factor) for k, t in self.terms.items()},
                    None if self.bias is None else self.bias * factor, (), self.ops)
 
     def bias_or_zeros(self) -> np.ndarray:
@@ -218,6 +221,7 @@ class Reader:
         if weights.shape[1] != width:
             return opaque
         terms: dict[Key, Term] = {}
+        stored = integer_storage(node.input_value(1))
         start = 0
         parts = _concatenated(node.input_value(0))
         rank = node.input_value(0).get_partial_shape().rank
@@ -227,7 +231,7 @@ class Reader:
             size = last_dim(part) if len(parts) > 1 else weights.shape[0]  # one tensor: the weights say its width
             if size is None:
                 return opaque
-            terms[key(part)] = Term(part, weights[start:start + size])  # a view: steps sharing weights share it
+            terms[key(part)] = Term(part, weights[start:start + size], stored)  # a view: steps sharing weights share it
             start += size
         if start != weights.shape[0]:
             return opaque

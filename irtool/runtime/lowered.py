@@ -84,6 +84,7 @@ class Cell:
     parts: tuple[str, ...]
     linear_before_reset: bool = False
     varying: tuple[tuple[int, Any, np.ndarray, float], ...] = ()  # (slot of B, tensor, its columns, sign): see Candidate
+    stored: tuple[str | None, str | None] = (None, None)  # the integer type W and R are stored as, if one (Term.stored)
 
     @property
     def op(self) -> tuple[str, int]:
@@ -222,8 +223,10 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
     order = GATES[found.kind] + (("hr",) if "hr" in found.gates else ())
     varying = tuple((order.index(name), value, cols, -1.0 if name in found.negated else 1.0)
                     for name, value, cols in found.varying)
+    stored = tuple(next((g.terms[k].stored for g in found.gates.values() if k in g.terms and g.terms[k].stored), None)
+                   for k in (x_key, state))
     return Cell(found.kind, hidden, found.activations, variables[x_key], h, found.c, weights, found.outputs,
-                found.parts, "hr" in found.gates, varying)
+                found.parts, "hr" in found.gates, varying, stored)
 
 
 def _joined(parts: list[np.ndarray], dtype: Any, joined: dict[tuple, np.ndarray] | None) -> np.ndarray:

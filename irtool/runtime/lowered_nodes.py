@@ -178,8 +178,7 @@ def _folded_state(head: Candidate, after: Candidate | None) -> Cell | Refusal:
     if isinstance(cell, Refusal) or resolved is None:
         return cell
     weights = (cell.weights[0], resolved.weights[1], cell.weights[2])
-    return Cell(cell.kind, cell.hidden_size, cell.activations, cell.x, None, cell.c, weights, cell.outputs,
-                cell.parts, cell.linear_before_reset)
+    return dataclasses.replace(cell, weights=weights, varying=(), stored=(cell.stored[0], resolved.stored[1]))
 
 
 def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> RecurrentNode:
@@ -201,7 +200,9 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     for k, port in enumerate(spec.inputs[len(tensors):len(tensors) + 3]):
         arrays = [cell.weights[k] for cell in chain.steps]
         same = all(array.shape == arrays[0].shape and np.array_equal(array, arrays[0]) for array in arrays[1:])
-        feeds.append(Feed(port, constant=arrays[0]) if same else Feed(port, constant=np.stack(arrays), shared=True))
+        stored = first.stored[k] if k < 2 else None
+        feeds.append(Feed(port, constant=arrays[0], stored=stored) if same else
+                     Feed(port, constant=np.stack(arrays), stored=stored, shared=True))
     outputs = tuple(probe(value) for value in outputs)
     loops = (f"{count} unrolled steps",) if count > 1 else ()
     name = cell_name(first.kind, [part for cell in chain.steps for part in cell.parts], first.outputs[0])
@@ -256,15 +257,16 @@ def after(first: Any, stacked: Any) -> Any:
 
 # ----------------------------------------------------------------------------- cells in bodies
 
-def cell_ports(cell: Cell) -> tuple[list[Any], tuple[int, ...]]:
+def cell_ports(cell: Cell) -> tuple[list[Any], tuple[int, ...], dict[int, str]]:
     """A body cell's input values in its op's port order (tensors of the body, weight arrays; a bias
-    computed per iteration as a tensor built in the body) and the ports whose value is the one most
-    iterations share."""
+    computed per iteration as a tensor built in the body), the ports whose value is the one most
+    iterations share, and the integer type W and R are stored as, by port (Feed.stored)."""
     values: list[Any] = [cell.x, cell.h] + ([cell.c] if cell.kind == "LSTM" else []) + list(cell.weights)
+    stored = {len(values) - 3 + k: kind for k, kind in enumerate(cell.stored) if kind}
     if not cell.varying:
-        return values, ()
+        return values, (), stored
     values[-1] = _varying_bias(cell)
-    return values, (len(values) - 1,)
+    return values, (len(values) - 1,), stored
 
 
 def _varying_bias(cell: Cell) -> Any:

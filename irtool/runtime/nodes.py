@@ -34,7 +34,9 @@ class Feed:
     parameter: str | None = None  # the model input's name
     probe: int | None = None  # index among the probed copy's outputs
     dynamic: tuple[int, ...] = ()  # the axes the model leaves dynamic at this port
-    stored: str | None = None  # a constant stored in another type and converted (f16 of compress_to_fp16)
+    # a constant stored in another type and converted: f16 of compress_to_fp16, or a lowered cell's
+    # weights stored as i8 (u8, i4, u4) and decompressed (integer_storage)
+    stored: str | None = None
     # a recurrence's weight that the graph computes per iteration (a probe, or a constant stacked per
     # step): its value is the one most iterations share, and an iteration computing with another fails
     shared: bool = False
@@ -201,6 +203,31 @@ def stored_type(node: Any) -> str | None:
         return None
     stored, given = node.get_input_element_type(0), node.get_output_element_type(0)
     return stored.get_type_name() if stored != given and stored.is_real() else None
+
+
+DECOMPRESSION = ("Multiply", "Subtract", "Transpose", "Reshape", "Squeeze", "Unsqueeze")
+
+
+def integer_storage(value: Any) -> str | None:
+    """The integer type (i8, u8, i4, u4) constant weights are stored as where they reach ``value``
+    through a Convert that decompresses them: Convert, then a zero point subtracted and a scale
+    multiplied (as TFLite's dynamic-range quantization and NNCF's weight compression write them),
+    through layout ops; None for anything else.  (A CPU may quantize the activations of a product
+    by such weights at run time: irtool.judge.quantized.)"""
+    node = value.get_node()
+    for _ in range(8):
+        kind = node.get_type_name()
+        if kind == "Convert":
+            stored = node.get_input_element_type(0)
+            source = node.input_value(0).get_node().get_type_name()
+            return stored.get_type_name() if source == "Constant" and stored.is_integral_number() else None
+        if kind not in DECOMPRESSION:
+            return None
+        data = [source for source in node.input_values() if source.get_node().get_type_name() != "Constant"]
+        if len(data) != 1:
+            return None
+        node = data[0].get_node()
+    return None
 
 
 def stored_precision(model: Any) -> str | None:

@@ -112,7 +112,7 @@ def _probe_model(model: Any, tensor_names: Sequence[str], body_nodes: bool, lowe
             continue
         inputs, outputs = item.values[:len(item.inputs)], item.values[len(item.inputs):]
         feeds = () if item.skipped else tuple(
-            Feed(port, constant=value) if isinstance(value, np.ndarray) else
+            Feed(port, constant=value, stored=item.stored.get(k)) if isinstance(value, np.ndarray) else
             Feed(port, probe=probe(value), dynamic=dynamic, shared=k in item.shared)
             for k, (port, value, dynamic) in enumerate(zip(item.spec.inputs, inputs, item.dynamic)))
         probes = () if item.skipped else tuple(probe(value) for value in outputs)
