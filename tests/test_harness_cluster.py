@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -146,6 +147,10 @@ def test_jobs_land_only_where_offered_and_what_none_offers_is_skipped_before_the
     assert {r.verdict for r in outcome.run.results} == {PASS, SKIP} and outcome.exit_code == 0
     stored = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()[1:-1]]
     assert {row.get("host") for row in stored} == {"a", "b", None}
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert junit.count("<system-out>host: a</system-out>") + junit.count("<system-out>host: b</system-out>") == 30
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert re.search(r"<td>workers</td><td>a \(\d+\), b \(\d+\)</td>", html), html[:3000]
     assert _keys(outcome.run.results) == Counter(set(_keys(outcome.run.results)))  # each job once
 
 
@@ -155,6 +160,7 @@ def test_a_segfault_is_one_crash_result_and_no_dask_worker_dies(lab, tmp_path):
     outcome = run_harness(lab.options(tmp_path, "CPU", "f32", env=fault))
     crashed = [r for r in outcome.run.results if r.verdict == CRASH]
     assert len(crashed) == 1 and crashed[0].case.startswith("gru[hidden_size=4") and "SIGSEGV" in crashed[0].message
+    assert crashed[0].host in ("a", "b") and "<td>host</td>" in (tmp_path / "out" / "report.html").read_text()
     assert crashed[0].reproducer and (tmp_path / "out" / crashed[0].reproducer / "model.xml").is_file()
     assert Counter(r.verdict for r in outcome.run.results) == {PASS: 5, CRASH: 1}
     assert all(process.poll() is None for process in first)

@@ -33,20 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from irtool.cli.common import UsageError
     from irtool.core.device_names import parse_device_list
     from irtool.harness.matrix import parse_list
-    from irtool.jobs.cluster import offer, serve_worker
+    from irtool.jobs.cluster import offer, scheduler_address, serve_worker
 
-    if (args.address is None) == (args.scheduler_file is None):
-        raise UsageError("worker: name the scheduler: ADDRESS or --scheduler-file FILE (one of them)")
     _quiet()  # and the extra's message before anything else
+    address = scheduler_address(args.address, args.scheduler_file)
     plan = offer(args.name, args.lanes, parse_device_list(args.devices, "--devices") if args.devices else None,
                  parse_list(args.precisions, "--precisions") if args.precisions else None)
     print(f"irtool worker {plan.name}: irtool {plan.info['irtool']}, openvino {plan.info['openvino']}; "
           f"offers {', '.join(plan.pairs)} ({plan.lanes} at a time each)", flush=True)
-    serve_worker(args.address, plan, str(args.scheduler_file) if args.scheduler_file else None,
-                 lambda address: print(f"joined {address}", flush=True))
+    serve_worker(address, plan, lambda joined: print(f"joined {joined}", flush=True))
     print("the scheduler closed", file=sys.stderr, flush=True)
     return 0
 

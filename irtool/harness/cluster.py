@@ -25,13 +25,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import irtool
-from irtool.jobs.cluster import ClusterError, distributed, offered, published, resource
+from irtool.jobs.cluster import CONNECT_TIMEOUT, ClusterError, distributed, offered, published, resource, scheduler_address
 from irtool.jobs.cluster_task import run_group, unpack
 from irtool.jobs.pool import groups_of
 from irtool.jobs.records import CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions, job_to_json
 
-CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
 POLL = 0.5  # seconds between looks at the workers while tasks run
 LOST_AFTER = 300.0
 
@@ -42,12 +41,11 @@ class Cluster:
     def __init__(self, address: str | None, scheduler_file: Path | None, options: RunnerOptions, timeout: float,
                  report_dir: Path, fault: str | None = None, lost_after: float = LOST_AFTER):
         dask = distributed()
-        self.where = address or f"the scheduler of {scheduler_file}"
+        where = scheduler_address(address, scheduler_file)
         try:
-            self.client = dask.Client(address, scheduler_file=str(scheduler_file) if scheduler_file else None,
-                                      timeout=CONNECT_TIMEOUT, set_as_default=False)
+            self.client = dask.Client(where, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as error:
-            raise ClusterError(f"--cluster {self.where}: cannot reach the scheduler ({error})") from None
+            raise ClusterError(f"--cluster {where}: cannot reach the scheduler ({error})") from None
         self.options = {key: value for key, value in options.to_json().items() if key != "report_dir"}
         self.timeout, self.report_dir, self.fault, self.lost_after = timeout, report_dir, fault, lost_after
         self.lost: list[tuple[str, str]] = []  # (job name, why) of each job given up

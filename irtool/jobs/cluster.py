@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import irtool
@@ -29,6 +30,8 @@ PLUGIN = "irtool"  # the worker plugin that holds what the worker published
 CURRENT = "current"  # the release axis of a run without --openvino: the worker's own openvino
 WORKER_TTL = 60.0  # seconds: a worker silent this long (frozen, its network gone) is dropped
 ALLOWED_FAILURES = 3  # deaths of the workers running one task before it is given up
+CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
+DEATH_TIMEOUT = 60.0  # seconds a worker waits for its scheduler (at start, or once lost) before it ends
 
 
 class ClusterError(IrtoolError):
@@ -42,6 +45,26 @@ def distributed() -> Any:
     except ImportError:
         raise ClusterError(f"the cluster needs dask distributed, which is not installed here: {EXTRA}") from None
     return module
+
+
+def scheduler_address(address: str | None, scheduler_file: str | Path | None) -> str:
+    """The scheduler's address: ``address``, or the one ``scheduler_file`` names (Dask's scheduler file,
+    written by irtool scheduler or dask scheduler); ClusterError for a file that names none, or for
+    both or neither given."""
+    if (address is None) == (scheduler_file is None):
+        raise ClusterError("name the scheduler once: its ADDRESS (--cluster for harness) or --scheduler-file FILE")
+    if address is not None:
+        return address
+    from irtool.core.documents import load_json
+    from irtool.core.files import read_bytes
+
+    try:
+        named = load_json(read_bytes(Path(str(scheduler_file)), "scheduler file")).get("address")
+    except (IrtoolError, ValueError, AttributeError) as error:
+        raise ClusterError(getattr(error, "message", None) or f"--scheduler-file {scheduler_file}: {error}") from None
+    if not isinstance(named, str):
+        raise ClusterError(f"--scheduler-file {scheduler_file}: names no scheduler address")
+    return named
 
 
 def resource(device: str, precision: str, release: str | None = None, version: str | None = None) -> str:
@@ -125,19 +148,18 @@ def published(dask_worker: Any) -> dict[str, Any] | None:
     return getattr(plugin, "info", None)
 
 
-def serve_worker(address: str | None, plan: WorkerPlan, scheduler_file: str | None = None,
-                 joined: Callable[[str], None] | None = None) -> None:
-    """Join the scheduler at ``address`` (or named in ``scheduler_file``) and work until the
-    scheduler or this process ends; ``joined`` is told the scheduler's address once joined."""
+def serve_worker(address: str, plan: WorkerPlan, joined: Callable[[str], None] | None = None) -> None:
+    """Join the scheduler at ``address`` and work until the scheduler (for DEATH_TIMEOUT) or this
+    process ends; ``joined`` is told the scheduler's address once joined."""
     dask = distributed()
 
     async def work() -> None:
         try:
-            worker = await dask.Worker(address, scheduler_file=scheduler_file, name=plan.name, nthreads=plan.lanes,
+            worker = await dask.Worker(address, name=plan.name, nthreads=plan.lanes, death_timeout=DEATH_TIMEOUT,
                                        resources=plan.resources, plugins=[_published(plan)], dashboard=False,
                                        dashboard_address="127.0.0.1:0")
         except (OSError, TimeoutError) as error:
-            raise ClusterError(f"cannot join the scheduler at {address or scheduler_file}: {error}") from None
+            raise ClusterError(f"cannot join the scheduler at {address}: {error}") from None
         if joined:
             joined(worker.scheduler.address)
         await worker.finished()
