@@ -49,7 +49,8 @@ SUBSTITUTIONS = [
     (r"^irtool (scheduler|worker) ", None,
      "docs/cluster.md: a lab's scheduler and workers, on three machines, run until stopped; "
      "tests/test_harness_cluster.py starts them on one and runs what the page says of them"),
-    (r" --cluster tcp://lab-1:8786 ", None, "docs/cluster.md: the run on the lab's machines (tests/test_harness_cluster.py)"),
+    (r" --cluster tcp://lab-1:8786 ", None,
+     "docs/cluster.md: the run on the lab's machines (tests/test_harness_cluster.py runs it on one)"),
     (r"^irtool run samples/models/gru_lengths\.xml -d CPU --openvino 2025\.4\.1,current$", None,
      "tests/test_cli_run_releases.py runs this command as written and checks its table line by line"),
 ]

@@ -48,18 +48,20 @@ OTHER_VERSION = [sys.executable, "-c", "import sys, irtool; irtool.__version__ =
                  "from irtool.cli.program import main; sys.exit(main(sys.argv[1:]))"]
 
 
-def _started(command: list[str], said: str) -> subprocess.Popen:
-    """A process of ours, once a line of its stdout starts with ``said`` (within START_LIMIT)."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "CI": "true"})
+def _launch(command: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "CI": "true"})
+
+
+def _up(process: subprocess.Popen, said: str, deadline: float) -> subprocess.Popen:
+    """``process``, once a line of its stdout starts with ``said`` (before ``deadline``); else killed."""
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + START_LIMIT
     while time.monotonic() < deadline and process.poll() is None:
         if selector.select(deadline - time.monotonic()) and process.stdout.readline().startswith(said):
             return process
     process.kill()
-    raise AssertionError(f"{command} did not start: {process.communicate(timeout=10)}")
+    raise AssertionError(f"{process.args} did not start: {process.communicate(timeout=10)}")
 
 
 def _stop(*processes: subprocess.Popen) -> None:
@@ -74,26 +76,16 @@ def _stop(*processes: subprocess.Popen) -> None:
 class Lab:
     def __init__(self, folder: Path):
         self.file = folder / "scheduler.json"
-        self.scheduler = _started([*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(self.file)],
-                                  "scheduler at")
-        self.processes = [self.scheduler]
+        command = [*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(self.file)]
+        self.processes = [_up(_launch(command), "scheduler at", time.monotonic() + START_LIMIT)]
 
     def workers(self, *specs: tuple[str, str, str], command: list[str] = IRTOOL) -> list[subprocess.Popen]:
         """Workers (name, devices, precisions), started side by side."""
-        launched = [subprocess.Popen([*command, "worker", "--scheduler-file", str(self.file), "--name", name,
-                                      "--devices", devices, "--precisions", precisions],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "CI": "true"}) for name, devices, precisions in specs]
+        launched = [_launch([*command, "worker", "--scheduler-file", str(self.file), "--name", name,
+                             "--devices", devices, "--precisions", precisions]) for name, devices, precisions in specs]
         self.processes += launched
         deadline = time.monotonic() + START_LIMIT
-        for process in launched:  # each says "irtool worker ...", then "joined ..."
-            for _ in range(2):
-                selector = selectors.DefaultSelector()
-                selector.register(process.stdout, selectors.EVENT_READ)
-                assert selector.select(max(deadline - time.monotonic(), 0)), process.args
-                line = process.stdout.readline()
-                assert line, (process.args, process.communicate(timeout=10))
-        return launched
+        return [_up(process, "joined", deadline) for process in launched]
 
     def names(self, leaving: str | None = None) -> list[str]:
         """The workers the scheduler holds (once ``leaving`` is no longer among them: within 30 s)."""

@@ -42,5 +42,6 @@ def handle(args: argparse.Namespace) -> int:
                          "a port from 0 to 65535 and failures >= 0")
     _quiet()
     serve_scheduler(args.host, args.port, str(args.scheduler_file) if args.scheduler_file else None,
-                    args.worker_ttl, args.allowed_failures, lambda address: print(f"scheduler at {address}", flush=True))
+                    args.worker_ttl, args.allowed_failures,
+                    lambda address: print(f"scheduler at {address}", flush=True))
     return 0

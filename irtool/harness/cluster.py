@@ -25,21 +25,28 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import irtool
-from irtool.jobs.cluster import CONNECT_TIMEOUT, ClusterError, distributed, offered, published, resource, scheduler_address
+from irtool.jobs.cluster import (
+    CONNECT_TIMEOUT,
+    ClusterError,
+    distributed,
+    offered,
+    published,
+    resource,
+    scheduler_address,
+)
 from irtool.jobs.cluster_task import run_group, unpack
 from irtool.jobs.pool import groups_of
 from irtool.jobs.records import CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions, job_to_json
 
 POLL = 0.5  # seconds between looks at the workers while tasks run
-LOST_AFTER = 300.0
 
 
 class Cluster:
     """The workers of one scheduler, for one run: ``run`` places jobs, ``lost`` says what was given up."""
 
     def __init__(self, address: str | None, scheduler_file: Path | None, options: RunnerOptions, timeout: float,
-                 report_dir: Path, fault: str | None = None, lost_after: float = LOST_AFTER):
+                 report_dir: Path, fault: str | None, lost_after: float):
         dask = distributed()
         where = scheduler_address(address, scheduler_file)
         try:
@@ -50,29 +57,24 @@ class Cluster:
         self.timeout, self.report_dir, self.fault, self.lost_after = timeout, report_dir, fault, lost_after
         self.lost: list[tuple[str, str]] = []  # (job name, why) of each job given up
         self.notes: list[str] = []
-        self.looked: list[str] = []  # the workers looked at before the run, by name
         self._last: dict[str, list[str]] = {}  # resource -> the workers that offered it when last seen
-        infos = self.client.run(published, on_error="return")
-        accepted = set()
-        for address_, info in sorted(infos.items()):
-            name = self._names().get(address_, address_)
-            self.looked.append(name)
+        infos = self.client.run(published, on_error="return")  # what each worker published
+        workers = self._workers()
+        self.looked = sorted(_name(workers.get(address, {}), address) for address in infos)  # by name, for skips
+        self.offers: set[str] = set()  # the resources of the workers accepted
+        for address, info in infos.items():
+            name = _name(workers.get(address, {}), address)
             if not isinstance(info, dict):
                 self.notes.append(f"cluster: worker {name} refused: it is not an irtool worker (irtool worker ADDRESS)")
             elif info.get("irtool") != irtool.__version__:
                 self.notes.append(f"cluster: worker {name} refused: it runs irtool {info.get('irtool')}, "
                                   f"this harness irtool {irtool.__version__}")
             else:
-                accepted.add(address_)
-        self.looked.sort()
-        self.offers = {name for address_, worker in self._workers().items() if address_ in accepted
-                       for name in worker.get("resources", {})}
+                self.offers.update(workers.get(address, {}).get("resources", {}))
 
     def _workers(self) -> dict[str, dict]:
+        """The scheduler's view of each connected worker, by address (its name, resources)."""
         return self.client.scheduler_info(n_workers=-1).get("workers", {})
-
-    def _names(self) -> dict[str, str]:
-        return {address: str(worker.get("name", address)) for address, worker in self._workers().items()}
 
     def skip_reason(self, job: Job) -> str | None:
         """Why no worker of the cluster runs ``job`` (decided before the run), or None."""
@@ -134,7 +136,7 @@ class Cluster:
             for name, amount in worker.get("resources", {}).items():
                 if name in self.offers:
                     lanes[name] = lanes.get(name, 0) + amount
-                    offering.setdefault(name, []).append(str(worker.get("name", address)))
+                    offering.setdefault(name, []).append(_name(worker, address))
         self._last.update(offering)
         return lanes
 
@@ -174,3 +176,8 @@ class Cluster:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _name(worker: dict, address: str) -> str:
+    """A worker as the run's notes and skips name it: its name (irtool worker --name), else its address."""
+    return str(worker.get("name", address))

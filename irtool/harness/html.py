@@ -137,7 +137,8 @@ def _header(run: RunResults) -> str:
     text = "<h1>irtool harness report</h1>\n" + _table(None, ((_e(k), _e(v)) for k, v in rows if v), "meta")
     if run.partial:
         text += ('\n<p class="warning"><strong>Partial run:</strong> not every job ran (the run was interrupted, '
-                 f"is still going or lost jobs with the workers of a cluster); everything below covers the {len(run.results)} results recorded.</p>")
+                 "is still going or lost jobs with the workers of a cluster); "
+                 f"everything below covers the {len(run.results)} results recorded.</p>")
     return text
 
 

@@ -401,7 +401,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
             continue
         pair = (job.device, job.precision, job.openvino)
         if pair not in reasons:
-            reasons[pair] = cluster.skip_reason(job) if cluster else _skip_reason(job, releases.get(job.openvino), seen)
+            reasons[pair] = (cluster.skip_reason(job) if cluster
+                             else _skip_reason(job, releases.get(job.openvino), seen))
         if reasons[pair] is None:
             runnable.append(job)
         else:
