@@ -249,3 +249,26 @@ def test_without_distributed_one_line_names_the_extra(tmp_path):
         assert done.returncode == 2 and done.stderr.strip().splitlines() == [
             "irtool: error: the cluster needs dask distributed, which is not installed here: "
             "pip install 'irtool[cluster]'"], (argv, done.stderr)
+
+
+def test_lost_jobs_are_listed_and_the_run_is_partial_exit_2(tmp_path):
+    from irtool.cli.harness_cmd import render, summary_json
+    from irtool.harness.session import HarnessOutcome
+    from irtool.harness.store import RunResults
+
+    why = "no worker has offered HETERO:CPU at default for 300 s (it was offered by: d)"
+    outcome = HarnessOutcome(RunResults({}, [], partial=True), jobs=1, lost=[("gru on HETERO:CPU at default", why)])
+    lines = render(outcome, tmp_path).splitlines()
+    assert f"LOST: gru on HETERO:CPU at default: {why}" in lines
+    assert lines[-1].startswith("PARTIAL in ") and lines[-1].endswith("; 1 of 1 jobs not run")
+    assert outcome.exit_code == 2 and summary_json(outcome)["lost"] == [{"name": "gru on HETERO:CPU at default",
+                                                                        "why": why}]
+
+
+def test_a_worker_that_cannot_offer_what_it_is_asked_says_so_in_one_line():
+    for argv, said in ((["--lanes", "0"], "--lanes 0: expected at least 1"),
+                       (["--devices", "GPU"], "--devices GPU: cannot run here: GPU is not available here")):
+        done = subprocess.run([*IRTOOL, "worker", "tcp://127.0.0.1:1", *argv], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2 and done.stderr.startswith(f"irtool: error: {said}"), done.stderr
+        assert len(done.stderr.splitlines()) == 1 and not done.stdout

@@ -88,9 +88,11 @@ def _pack(folder: Path, reproducers: list[str]) -> bytes:
 
 
 def unpack(packed: bytes, report_dir: Path) -> None:
-    """A task's reproducers into ``report_dir`` (only files and folders under reproducers/)."""
+    """A task's reproducers into ``report_dir``: only files and folders under reproducers/ (no link,
+    no absolute path, no ``..``), whatever the worker sent."""
     if not packed:
         return
     with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
-        members = [m for m in tar.getmembers() if m.name.split("/", 1)[0] == REPRODUCERS and (m.isfile() or m.isdir())]
-        tar.extractall(report_dir, members=members, filter="data")
+        members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and m.name.split("/")[0] == REPRODUCERS
+                   and ".." not in m.name.split("/")]
+        tar.extractall(report_dir, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
