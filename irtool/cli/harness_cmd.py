@@ -130,8 +130,8 @@ def handle(args: argparse.Namespace) -> int:
              "are complete")
         return 130
     if outcome.lost:
-        fail(f"{len(outcome.lost)} jobs lost with the workers that offered them: the reports in {args.report_dir} "
-             "are partial; --resume runs the jobs without a result")
+        fail(f"{len(outcome.lost)} jobs lost on the cluster (LOST above, each with why): the reports in "
+             f"{args.report_dir} are partial; --resume runs the jobs without a result")
     return outcome.exit_code
 
 

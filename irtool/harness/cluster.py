@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -124,6 +125,10 @@ class Cluster:
                 for future in done:
                     _, group = running.pop(future)
                     self._collect(future, group, on_result, recorded)
+        except (OSError, CancelledError) as error:  # the scheduler is gone: what has no result is lost
+            why = "the scheduler was lost mid-run" + (f" ({error})" if isinstance(error, OSError) else "")
+            groups = [group for queue in waiting.values() for group in queue] + [g for _, g in running.values()]
+            self.lost += [(job.name, why) for group in groups for job in group]
         finally:
             for future in running:
                 future.cancel()
@@ -146,14 +151,14 @@ class Cluster:
         who = ", ".join(self._last.get(name, [])) or "none"
         why = (f"no worker has offered {device} at {precision} for {self.lost_after:g} s "
                f"(it was offered by: {who})")
-        groups = list(waiting.pop(name, deque()))
+        groups = list(waiting[name])
+        waiting[name].clear()
         for future, (held, group) in list(running.items()):
             if held == name:
                 future.cancel()
                 del running[future]
                 groups.append(group)
         self.lost += [(job.name, why) for group in groups for job in group]
-        waiting[name] = deque()
 
     def _collect(self, future: Any, group: list[Job], on_result: Callable[[CaseResult], None], recorded: set) -> None:
         """A task's results recorded (each job once) and its reproducers unpacked; or its jobs lost, with why."""
@@ -166,10 +171,16 @@ class Cluster:
             return
         finally:
             future.release()
-        unpack(answer["reproducers"], self.report_dir)
+        try:
+            unpack(answer["reproducers"], self.report_dir)
+            unwritten = None
+        except OSError as error:  # a full disk: the verdicts stand, their reproducers are said to be missing
+            unwritten = f"its reproducer, sent back by the worker: {error.strerror or error}"
         keys = {job.key for job in group}
         for data in answer["results"]:
             result = result_from_json(data)
+            if unwritten and result.reproducer:
+                result.reproducer, result.unwritten = None, unwritten
             if result.job_key in keys and result.job_key not in recorded:
                 on_result(result)
         recorded |= keys
