@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -54,14 +55,18 @@ def _launch(command: list[str]) -> subprocess.Popen:
 
 
 def _up(process: subprocess.Popen, said: str, deadline: float) -> subprocess.Popen:
-    """``process``, once a line of its stdout starts with ``said`` (before ``deadline``); else killed."""
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    while time.monotonic() < deadline and process.poll() is None:
-        if selector.select(deadline - time.monotonic()) and process.stdout.readline().startswith(said):
-            return process
+    """``process``, once a line of its stdout starts with ``said`` (before ``deadline``); else killed.
+    Its stdout is read by a thread, so that a line buffered with the one before is not waited for."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in iter(process.stdout.readline, "")], daemon=True).start()
+    while True:
+        try:
+            if lines.get(timeout=max(deadline - time.monotonic(), 0)).startswith(said):
+                return process
+        except queue.Empty:
+            break
     process.kill()
-    raise AssertionError(f"{process.args} did not start: {process.communicate(timeout=10)}")
+    raise AssertionError(f"{process.args} did not start: {process.communicate(timeout=10)[1][-3000:]}")
 
 
 def _stop(*processes: subprocess.Popen) -> None:
