@@ -58,7 +58,8 @@ def _up(process: subprocess.Popen, said: str, deadline: float) -> subprocess.Pop
     """``process``, once a line of its stdout starts with ``said`` (before ``deadline``); else killed.
     Its stdout is read by a thread, so that a line buffered with the one before is not waited for."""
     lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in iter(process.stdout.readline, "")], daemon=True).start()
+    threading.Thread(target=lambda: [lines.put(line) for line in iter(process.stdout.readline, "")],
+                     daemon=True).start()
     while True:
         try:
             if lines.get(timeout=max(deadline - time.monotonic(), 0)).startswith(said):
