@@ -152,12 +152,17 @@ def serve_worker(address: str, plan: WorkerPlan, joined: Callable[[str], None] |
     """Join the scheduler at ``address`` and work until the scheduler (for DEATH_TIMEOUT) or this
     process ends; ``joined`` is told the scheduler's address once joined."""
     dask = distributed()
+    import dask as dask_config
+
+    # The jobs run in the lanes' own processes: Dask's sampling profiler (every 10 ms) and memory
+    # monitor (every 100 ms, for spilling data irtool never keeps) would only take CPU from them.
+    dask_config.config.set({"distributed.worker.profile.enabled": False})
 
     async def work() -> None:
         try:
             worker = await dask.Worker(address, name=plan.name, nthreads=plan.lanes, death_timeout=DEATH_TIMEOUT,
                                        resources=plan.resources, plugins=[_published(plan)], dashboard=False,
-                                       dashboard_address="127.0.0.1:0")
+                                       dashboard_address="127.0.0.1:0", memory_limit=0)
         except (OSError, TimeoutError) as error:
             raise ClusterError(f"cannot join the scheduler at {address}: {error}") from None
         if joined:
