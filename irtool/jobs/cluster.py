@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import irtool
 from irtool.core.errors import IrtoolError
+from irtool.jobs.environments import CURRENT  # a job without a release axis runs under the worker's own openvino
 
 EXTRA = "pip install 'irtool[cluster]'"
 PLUGIN = "irtool"  # the worker plugin that holds what the worker published
-CURRENT = "current"  # the release axis of a run without --openvino: the worker's own openvino
 WORKER_TTL = 60.0  # seconds: a worker silent this long (frozen, its network gone) is dropped
 ALLOWED_FAILURES = 3  # deaths of the workers running one task before it is given up
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
@@ -67,9 +67,9 @@ def scheduler_address(address: str | None, scheduler_file: str | Path | None) ->
     return named
 
 
-def resource(device: str, precision: str, release: str | None = None, version: str | None = None) -> str:
-    """The Dask resource of one device at one precision under one release, for one irtool version."""
-    return f"irtool {version or irtool.__version__}|{device}|{precision}|{release or CURRENT}"
+def resource(device: str, precision: str, release: str | None = None) -> str:
+    """The Dask resource of one device at one precision under one release, for this irtool version."""
+    return f"irtool {irtool.__version__}|{device}|{precision}|{release or CURRENT}"
 
 
 def offered(name: str) -> tuple[str, str, str, str] | None:
@@ -87,7 +87,7 @@ class WorkerPlan:
     name: str
     lanes: int
     resources: dict[str, float]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any]
 
     @property
     def pairs(self) -> list[str]:
