@@ -18,6 +18,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -50,8 +51,11 @@ OTHER_VERSION = [sys.executable, "-c", "import sys, irtool; irtool.__version__ =
 
 
 def _launch(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "CI": "true"})
+    """A process of ours; its stderr goes to a file (a pipe no one reads would block it once full)."""
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "CI": "true"})
+    process.log = log  # type: ignore[attr-defined]
+    return process
 
 
 def _up(process: subprocess.Popen, said: str, deadline: float) -> subprocess.Popen:
@@ -67,7 +71,9 @@ def _up(process: subprocess.Popen, said: str, deadline: float) -> subprocess.Pop
         except queue.Empty:
             break
     process.kill()
-    raise AssertionError(f"{process.args} did not start: {process.communicate(timeout=10)[1][-3000:]}")
+    process.wait(timeout=30)
+    process.log.seek(0)
+    raise AssertionError(f"{process.args} did not start: {process.log.read()[-3000:]}")
 
 
 def _stop(*processes: subprocess.Popen) -> None:
@@ -75,8 +81,7 @@ def _stop(*processes: subprocess.Popen) -> None:
         if process.poll() is None:
             process.kill()
         process.wait(timeout=30)
-        process.stdout.close()
-        process.stderr.close()
+        process.log.close()
 
 
 class Lab:
