@@ -1,8 +1,8 @@
 """``irtool worker ADDRESS``: join a Dask scheduler and run the harness jobs this machine offers.
 
 It offers each device OpenVINO sees here (and AUTO and HETERO over each), at each precision
-that device computes, as Dask resources (``--devices``/``--precisions`` offer less), ``--lanes``
-jobs of each at a time, and publishes its name, irtool and OpenVINO versions and device report
+that device computes, as Dask resources (``--devices``/``--precisions`` offer less), runs
+``--lanes`` jobs at a time, and publishes its name, irtool and OpenVINO versions and device report
 to the harness (``irtool harness --cluster ADDRESS``).  It works until the scheduler closes
 (exit 0) or it is interrupted (130).  Needs the ``cluster`` extra; docs/cluster.md.
 """
@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scheduler-file", type=Path, metavar="FILE", help="the scheduler named in this file instead")
     parser.add_argument("--name", help="what the harness and the results call this worker (default: the host name)")
     parser.add_argument("--lanes", type=int, default=1, metavar="N",
-                        help="jobs of each device and precision run at a time, each in its own process (default 1)")
+                        help="jobs this worker runs at a time, each in its own process (default 1)")
     parser.add_argument("--devices", metavar="LIST",
                         help="offer only these devices, comma-separated (default: every device here, and "
                              "AUTO:X and HETERO:X over each)")
@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
     plan = offer(args.name, args.lanes, parse_device_list(args.devices, "--devices") if args.devices else None,
                  parse_list(args.precisions, "--precisions") if args.precisions else None)
     print(f"irtool worker {plan.name}: irtool {plan.info['irtool']}, openvino {plan.info['openvino']}; "
-          f"offers {', '.join(plan.pairs)} ({plan.lanes} at a time each)", flush=True)
+          f"offers {', '.join(plan.pairs)}; {plan.lanes} at a time", flush=True)
     serve_worker(address, plan, lambda joined: print(f"joined {joined}", flush=True))
     print("the scheduler closed", file=sys.stderr, flush=True)
     return 0

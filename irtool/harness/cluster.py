@@ -8,8 +8,9 @@ that no worker offers is a skip naming the workers looked at (:meth:`Cluster.ski
 
 Each group of jobs that share a compiled model is one Dask task
 (:func:`irtool.jobs.cluster_task.run_group`), placed by its resource (device, precision,
-release), at most as many at a time per resource as the workers offer lanes of it (a task
-queued on a worker that dies is charged for its death).  Results are recorded as each task
+release), at most as many at a time per resource as the workers offer lanes of it, and in all
+at most one more per worker than the workers have lanes (a task queued on a worker that dies
+is charged for its death).  Results are recorded as each task
 ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
 worker lost mid-run (killed, frozen, its network gone: the scheduler drops it after its
 worker-ttl) takes its tasks with it; Dask runs them on another worker that offers their
@@ -97,7 +98,7 @@ class Cluster:
         recorded: set = set()
         try:
             while any(waiting.values()) or running:
-                lanes = self._lanes()
+                lanes, slots = self._lanes()
                 now = time.monotonic()
                 for name, queue in waiting.items():
                     if lanes.get(name):
@@ -105,7 +106,7 @@ class Cluster:
                     else:
                         missing_since.setdefault(name, now)
                     busy = sum(1 for held, _ in running.values() if held == name)
-                    while queue and busy < lanes.get(name, 0):
+                    while queue and busy < lanes.get(name, 0) and len(running) < slots:
                         group = queue.popleft()
                         future = self.client.submit(run_group, [job_to_json(job) for job in group], self.options,
                                                     self.timeout, self.fault, resources={name: 1}, pure=False)
@@ -133,17 +134,20 @@ class Cluster:
             for future in running:
                 future.cancel()
 
-    def _lanes(self) -> dict[str, float]:
-        """Resource -> lanes the connected workers offer of it now (who offers it is kept for _give_up)."""
+    def _lanes(self) -> tuple[dict[str, float], int]:
+        """Resource -> lanes the connected workers offer of it now, and the tasks to hold at most in
+        all: their lanes and one more each (who offers a resource is kept for _give_up)."""
         lanes: dict[str, float] = {}
         offering: dict[str, list[str]] = {}
+        slots = 0
         for address, worker in self._workers().items():
-            for name, amount in worker.get("resources", {}).items():
-                if name in self.offers:
-                    lanes[name] = lanes.get(name, 0) + amount
-                    offering.setdefault(name, []).append(_name(worker, address))
+            ours = [name for name in worker.get("resources", {}) if name in self.offers]
+            for name in ours:
+                lanes[name] = lanes.get(name, 0) + worker["resources"][name]
+                offering.setdefault(name, []).append(_name(worker, address))
+            slots += (int(worker.get("nthreads", 1)) + 1) if ours else 0
         self._last.update(offering)
-        return lanes
+        return lanes, slots
 
     def _give_up(self, name: str, waiting: dict[str, deque], running: dict[Any, tuple[str, list[Job]]]) -> None:
         """Every job of resource ``name``, waiting or running: lost, with why."""

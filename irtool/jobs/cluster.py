@@ -5,7 +5,8 @@ worker silent for ``worker_ttl`` seconds is dropped, a task whose workers died
 ``allowed_failures`` times is given up.  ``irtool worker`` (:func:`offer`, then
 :func:`serve_worker`) joins it and offers what this machine runs: each device at each
 precision it computes, as one Dask resource per pair (:func:`resource`, carrying irtool's
-version, so that no task of one irtool lands on a worker of another), ``lanes`` of each; and
+version, so that no task of one irtool lands on a worker of another), running ``lanes`` jobs
+at a time in all (a Dask thread each, each with its own isolated process); and
 publishes what it is (its name, irtool and OpenVINO versions, device report) for the harness
 (:mod:`irtool.harness.cluster`) to read.  Each task the harness sends is
 :func:`irtool.jobs.cluster_task.run_group`.
