@@ -10,6 +10,7 @@ dir (:func:`unpack`).
 """
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import shutil
@@ -43,6 +44,7 @@ def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | N
             if lane.key == key:
                 return _free.pop(index)
     folder = tempfile.mkdtemp(prefix="irtool-lane-")
+    atexit.register(shutil.rmtree, folder, True)  # when the worker ends (a killed one leaves it in the temp folder)
     env = None if fault is None else {**os.environ, faults.ENV: fault}
     pool = Pool(1, timeout, RunnerOptions.from_json({**options, "report_dir": folder}), env)
     pool.__enter__()  # keeps its worker process between tasks
