@@ -47,6 +47,11 @@ SUBSTITUTIONS = [
     (r"irtool harness samples/suites/smoke\.toml -d CPU,AUTO:CPU,HETERO:CPU,GPU --precision f32,bf16 "
      r"--report-dir irtool-report$", None,
      "tests/test_cli_harness.py runs this command as written (its smoke fixture) and checks every verdict"),
+    (r"^irtool (scheduler|worker) ", None,
+     "docs/cluster.md: a lab's scheduler and workers, on three machines, run until stopped; "
+     "tests/test_harness_cluster.py starts them on one and runs what the page says of them"),
+    (r" --cluster tcp://lab-1:8786 ", None,
+     "docs/cluster.md: the run on the lab's machines (tests/test_harness_cluster.py runs it on one)"),
     (r"^irtool run samples/models/gru_lengths\.xml -d CPU --openvino 2025\.4\.1,current$", None,
      "tests/test_cli_run_releases.py runs this command as written and checks its table line by line"),
 ]

@@ -69,6 +69,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(GRUSequence:TensorIterator): one that no job ran as fails the run, as a regression "
                              "does (besides the suites' own expect_coverage)")
     add_release_options(parser, "the suites")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the jobs on the workers of this Dask scheduler (tcp://HOST:8786, tls://...; "
+                             "irtool worker joins one; needs irtool[cluster]): each job where its device and "
+                             "precision are offered; one no worker offers is skipped (docs/cluster.md)")
+    parser.add_argument("--scheduler-file", type=Path, metavar="FILE",
+                        help="as --cluster, the scheduler named in this file (dask scheduler --scheduler-file)")
+    parser.add_argument("--lost-after", type=seconds, default=300.0, metavar="S",
+                        help="with --cluster: a job whose device no worker has offered for S seconds is lost; "
+                             "the run is partial (exit 2) and --resume runs what it lost (default 300)")
     add_judging_options(parser)
     parser.add_argument("--reduce-failures", action="store_true",
                         help="after the run, shrink each new failure to its smallest reproducer (irtool reduce) "
@@ -97,7 +106,8 @@ def handle(args: argparse.Namespace) -> int:
         openvino=parse_releases(args.openvino) if args.openvino is not None else (),
         openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor,
         expect_coverage=tuple(item.strip() for item in args.expect_coverage.split(","))
-        if args.expect_coverage is not None else ())
+        if args.expect_coverage is not None else (), cluster=args.cluster, scheduler_file=args.scheduler_file,
+        lost_after=args.lost_after)
     bar = None if args.no_progress else Progress(sys.stderr)
     text = args.format == "text"
     try:
@@ -119,6 +129,9 @@ def handle(args: argparse.Namespace) -> int:
              if outcome.run.partial else f"interrupted while reducing failures; the reports in {args.report_dir} "
              "are complete")
         return 130
+    if outcome.lost:
+        fail(f"{len(outcome.lost)} jobs lost on the cluster (LOST above, each with why): the reports in "
+             f"{args.report_dir} are partial; --resume runs the jobs without a result")
     return outcome.exit_code
 
 
@@ -225,6 +238,7 @@ def render(outcome: Any, report_dir: Path) -> str:
     lines.extend(f"COVERAGE: {missing}" for missing in outcome.coverage_missing)
     lines.append(f"reports: {report_dir / 'results.json'}, {report_dir / 'junit.xml'}, {report_dir / 'report.html'}")
     lines += [f"NOT WRITTEN: {result.name}: {result.unwritten}" for result in run.results if result.unwritten]
+    lines += [f"LOST: {job}: {why}" for job, why in outcome.lost]
     regressed = outcome.overall[2]
     counts = ", ".join(f"{count} {verdict}" for verdict, count in run.summary.items()) or "no results"
     why = f"; regressed: {'; '.join(regressed)}" if regressed else ""
@@ -281,6 +295,8 @@ def summary_json(outcome: Any) -> dict[str, Any]:
 
     data["coverage"] = [row.to_json() for row in coverage(outcome.run.results)]
     data["coverage_missing"] = outcome.coverage_missing
+    if outcome.lost:  # a run on a cluster that gave jobs up
+        data["lost"] = [{"name": job, "why": why} for job, why in outcome.lost]
     if outcome.diff is not None:
         data["baseline"] = outcome.diff.to_json()
     if outcome.version_diffs:

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from irtool.cli.common import fail
 from irtool.core.errors import IrtoolBug, IrtoolError, did_you_mean
 
-COMMANDS = ("validate", "build", "run", "devices", "harness", "report", "reduce")
+COMMANDS = ("validate", "build", "run", "devices", "harness", "report", "reduce", "worker", "scheduler")
 DESCRIPTION = """\
 Check, build, run and regression-test OpenVINO IR of the recurrent ops (GRUSequence,
 LSTMSequence, RNNSequence and their cells): validate IR files against the op specs, build

@@ -6,7 +6,8 @@ Modules: ``session`` runs a harness run (the matrix, the workers, the store, the
 here); ``store`` appends results to JSONL and resumes; ``expectations`` applies the
 known-failures file; ``coverage`` gathers the implementations reached; ``reports``, ``junit``,
 ``html``, ``report_files``, ``baseline`` and ``merge`` write and compare what a run found;
-``lock`` and ``marker`` keep a report dir one run's; ``pytest_plugin`` runs suites as tests.
+``lock`` and ``marker`` keep a report dir one run's; ``pytest_plugin`` runs suites as tests;
+``cluster`` places a run's jobs on the workers of a Dask scheduler (``--cluster``).
 
 May import jobs, the pipeline and every layer below them; never reduce (a sibling) or cli.
 """

@@ -131,10 +131,13 @@ def _header(run: RunResults) -> str:
              ("shard", meta.get("shard")), ("started", meta.get("started")), ("finished", meta.get("finished"))]
     rows += [(f"shard {s.get('shard') or k + 1}", f"{s.get('host') or '?'}, {s.get('started')} to {s.get('finished')}")
              for k, s in enumerate(meta.get("shards") or ())]
+    workers = Counter(r.host for r in run.results if r.host)  # a run on a cluster: the results of each worker
+    rows += [("workers", ", ".join(f"{name} ({count})" for name, count in sorted(workers.items())))]
     text = "<h1>irtool harness report</h1>\n" + _table(None, ((_e(k), _e(v)) for k, v in rows if v), "meta")
     if run.partial:
-        text += ('\n<p class="warning"><strong>Partial run:</strong> not every job ran (the run was interrupted '
-                 f"or is still going); everything below covers the {len(run.results)} results recorded.</p>")
+        text += ('\n<p class="warning"><strong>Partial run:</strong> not every job ran (the run was interrupted, '
+                 "is still going or lost jobs with the workers of a cluster); "
+                 f"everything below covers the {len(run.results)} results recorded.</p>")
     return text
 
 
@@ -300,7 +303,7 @@ def _problem(result: CaseResult) -> str:
              ("attributes", ", ".join(f"{k}={v}" for k, v in result.attributes.items())),
              ("shapes", ", ".join(f"{k} {v}" for k, v in result.shapes.items())), ("seed", result.seed),
              ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
-             ("openvino", result.openvino_version),
+             ("openvino", result.openvino_version), ("host", result.host),
              ("ran as", ", ".join(f"{node}: {impl}" for node, impl in result.implementations.items())),
              ("time", _time(result))]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',

@@ -145,6 +145,7 @@ def _testcase(result: CaseResult) -> ET.Element:
     case = ET.Element("testcase", classname=xml_text(f"{result.suite}.{result.op or 'file'}"),
                       name=xml_text(result.case), time=f"{result.time:.3f}")
     message = xml_text(cut(one_line(result.message)))
+    said = [f"host: {result.host}"] if result.host else []  # the worker that ran it (a run on a cluster)
     if result.verdict == FAIL:
         failure = ET.SubElement(case, "failure", message=message, type=FAIL)
         failure.text = xml_text("\n".join([cut(result.message), *output_lines(result)]))
@@ -156,11 +157,12 @@ def _testcase(result: CaseResult) -> ET.Element:
     elif result.verdict == XFAIL:
         ET.SubElement(case, "skipped", message=f"xfail: {message}" + (f" ({result.issue})" if result.issue else ""))
     elif result.verdict == XPASS:
-        out = ET.SubElement(case, "system-out")
-        out.text = xml_text(f"xpass: known failure now passes; remove it from the expected failures "
-                            f"({one_line(result.message)}{', ' + result.issue if result.issue else ''})")
+        said.insert(0, f"xpass: known failure now passes; remove it from the expected failures "
+                       f"({one_line(result.message)}{', ' + result.issue if result.issue else ''})")
     elif result.verdict == UNJUDGED:
         ET.SubElement(case, "skipped", message=f"nothing judged: {message or 'no reference applies'}")
+    if said:
+        ET.SubElement(case, "system-out").text = xml_text("\n".join(said))
     return case
 
 

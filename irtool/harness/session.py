@@ -85,6 +85,9 @@ class HarnessOptions:
     time_factor: float = TIME_FACTOR  # with a baseline or several releases: slower than this many times ...
     time_floor: float = TIME_FLOOR  # ... and by more than this many seconds is a regression
     expect_coverage: Sequence[str] = ()  # implementations the run must reach, besides the suites' own
+    cluster: str | None = None  # a Dask scheduler's address: the jobs run on its workers (irtool.harness.cluster)
+    scheduler_file: Path | None = None  # ... or the file that names it
+    lost_after: float = 300.0  # seconds no worker offers a job's device before the job is lost
 
     def __post_init__(self) -> None:
         """Refuse options that cannot make a run, with the option's name, before anything starts."""
@@ -110,6 +113,10 @@ class HarnessOptions:
             raise SessionError(f"--time-factor {self.time_factor:g}: expected a factor > 1 (a finite number)")
         if not (self.time_floor >= 0 and math.isfinite(self.time_floor)):
             raise SessionError(f"--time-floor {self.time_floor:g}: expected seconds >= 0 (a finite number)")
+        if not (self.lost_after > 0 and math.isfinite(self.lost_after)):
+            raise SessionError(f"--lost-after {self.lost_after:g}: expected seconds > 0 (a finite number)")
+        if self.openvino and (self.cluster or self.scheduler_file):
+            raise SessionError("--openvino with --cluster: not yet; a worker runs under its own openvino")
         if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
             raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
 
@@ -140,6 +147,7 @@ class HarnessOutcome:
     reduced: list = field(default_factory=list)  # irtool.reduce.failures.Reduced, with --reduce-failures
     notes: list[str] = field(default_factory=list)  # what the run changed of what was asked (-j capped)
     stopped: str | None = None  # why the run stopped before its end (a full disk); exit 2
+    lost: list[tuple[str, str]] = field(default_factory=list)  # (job, why) given up on a cluster; exit 2
     coverage_missing: list[str] = field(default_factory=list)  # expected implementations no job reached
     seconds: float = 0.0  # how long the run took (wall clock, reports and baseline diff included)
 
@@ -161,13 +169,15 @@ class HarnessOutcome:
 
     @property
     def exit_code(self) -> int:
-        """2 for a run stopped (its results could not be written), 130 for one interrupted, else the verdict's."""
-        return 2 if self.stopped else 130 if self.interrupted else self.verdict[1]
+        """2 for a run stopped (its results could not be written), 130 for one interrupted, 2 for one that lost
+        jobs (a cluster), else the verdict's."""
+        return 2 if self.stopped else 130 if self.interrupted else 2 if self.lost else self.verdict[1]
 
     @property
     def word(self) -> str:
         """How the run ended, as its summary says it: STOPPED, INTERRUPTED, else the verdict's word."""
-        return "STOPPED" if self.stopped else "INTERRUPTED" if self.interrupted else self.verdict[0]
+        return "STOPPED" if self.stopped else "INTERRUPTED" if self.interrupted else "PARTIAL" if self.lost \
+            else self.verdict[0]
 
     @property
     def not_run(self) -> int:
@@ -229,20 +239,26 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
         order = {job.key: index for index, job in enumerate(jobs)}
         workers, note = worker_count(options.jobs, len(jobs))
         runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir))
-        pools = {label: Pool(workers, timeout, runner_options, options.env, env.python)
-                 for label, env in releases.items() if env.usable} if releases else {None: Pool(
-                     workers, timeout, runner_options, options.env)}
-        if pools:
+        cluster = None
+        if options.cluster or options.scheduler_file:
+            from irtool.harness.cluster import Cluster
+
+            cluster, note = Cluster(options.cluster, options.scheduler_file, runner_options, timeout, report_dir,
+                                    ";".join(fault.written for fault in injected) or None, options.lost_after), None
+        pools = {None: cluster} if cluster else {label: Pool(workers, timeout, runner_options, options.env, env.python)
+                                                 for label, env in releases.items() if env.usable} if releases else {
+            None: Pool(workers, timeout, runner_options, options.env)}
+        if pools and not cluster:
             next(iter(pools.values())).start(workers)  # the workers import openvino while this process does
         try:
             outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
-                           start, baseline, reducer, expect_coverage)
+                           start, baseline, reducer, expect_coverage, cluster)
         finally:
             for pool in pools.values():
                 pool.close()
     finally:
         lock.release()
-    outcome.notes += [note] if note else []
+    outcome.notes += ([note] if note else []) + (cluster.notes if cluster else [])
     outcome.seconds = time.monotonic() - began
     return outcome
 
@@ -348,7 +364,7 @@ def _file_output_names(path: str) -> set[str]:
 def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, expected: list, report_dir: Path,
          pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
          baseline: RunResults | None, reducer: Reducer | None = None,
-         expect_coverage: Sequence[tuple[str | None, str]] = ()) -> HarnessOutcome:
+         expect_coverage: Sequence[tuple[str | None, str]] = (), cluster: Any = None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
 
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
@@ -385,7 +401,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
             continue
         pair = (job.device, job.precision, job.openvino)
         if pair not in reasons:
-            reasons[pair] = _skip_reason(job, releases.get(job.openvino), seen)
+            reasons[pair] = (cluster.skip_reason(job) if cluster
+                             else _skip_reason(job, releases.get(job.openvino), seen))
         if reasons[pair] is None:
             runnable.append(job)
         else:
@@ -403,7 +420,8 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     try:
         for label, pool in pools.items():
             pool.run([job for job in runnable if job.openvino == label], record)
-        outcome.run.partial = False
+        outcome.lost = cluster.lost if cluster else []
+        outcome.run.partial = bool(outcome.lost)
     except KeyboardInterrupt:
         outcome.interrupted = True
     except StoreError as error:  # results.jsonl cannot be written (a full disk): stop, keep what is saved

@@ -6,7 +6,9 @@ jobs and results (:mod:`.records`), the worker that runs a job through the one p
 (:mod:`.job_results`), the pool of isolated worker
 processes with timeouts (:mod:`.pool`), the lifeline that ends workers with their parent
 (:mod:`.lifeline`), environments of other OpenVINO releases that workers run in
-(:mod:`.environments`), and fault injection for tests (:mod:`.faults`).
+(:mod:`.environments`), fault injection for tests (:mod:`.faults`), and the Dask side of a run
+across machines: the scheduler and ``irtool worker`` (:mod:`.cluster`) and the task a worker
+runs (:mod:`.cluster_task`); distributed is imported only there, only when used.
 
 May import the pipeline and every layer below it; never harness, reduce or cli.
 """

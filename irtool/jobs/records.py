@@ -245,6 +245,7 @@ class CaseResult:
     raw_message: str | None = None
     # node -> what decided its implementation (irtool.jobs.conditions: shapes, sequence_lengths, weights)
     conditions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    host: str | None = None  # the worker that ran it, in a run on a cluster (irtool worker --name); stored only then
 
     @property
     def key(self) -> tuple[str, str, str, str | None]:
@@ -302,7 +303,10 @@ def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
 
 
 def result_to_json(result: CaseResult) -> dict[str, Any]:
-    return plain(result)
+    data = plain(result)
+    if data["host"] is None:  # a run on one machine stores what it always stored
+        del data["host"]
+    return data
 
 
 # The type of each stored field, as (check, words for the message).  Every reader of results
@@ -327,6 +331,7 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                         "an object of strings"),
     "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
+    "host": (_optional(_is_str), "a string or null"),
     "known": (_optional(_is_str), "a string or null"), "raw_message": (_optional(_is_str), "a string or null"),
     "raw_verdict": (_optional(lambda v: v in VERDICTS), f"null or one of {', '.join(VERDICTS)}"),
     "conditions": (lambda v: isinstance(v, dict) and all(

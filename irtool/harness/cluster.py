@@ -1,0 +1,198 @@
+"""``irtool harness --cluster ADDRESS``: a run's jobs placed on the workers of a Dask scheduler.
+
+:class:`Cluster` stands where the session's pool stands (:meth:`Cluster.run` takes jobs and
+calls back with each result).  Before the run it looks at the workers connected
+(:mod:`irtool.jobs.cluster`: what each offers and published): a worker of another irtool
+version is refused by name (its resources name its version, so no task reaches it), and a job
+that no worker offers is a skip naming the workers looked at (:meth:`Cluster.skip_reason`).
+
+Each group of jobs that share a compiled model is one Dask task
+(:func:`irtool.jobs.cluster_task.run_group`), placed by its resource (device, precision,
+release), at most as many at a time per resource as the workers offer lanes of it, and in all
+at most one more per worker than the workers have lanes (a task queued on a worker that dies
+is charged for its death).  Results are recorded as each task
+ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
+worker lost mid-run (killed, frozen, its network gone: the scheduler drops it after its
+worker-ttl) takes its tasks with it; Dask runs them on another worker that offers their
+resource.  When none has offered a resource for ``lost_after`` seconds, its jobs are given up
+as lost (:attr:`Cluster.lost`: job name and why): the run is partial, and ``--resume`` runs
+them, on whichever workers have joined since.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from concurrent.futures import CancelledError
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import irtool
+from irtool.jobs.cluster import (
+    CONNECT_TIMEOUT,
+    ClusterError,
+    distributed,
+    offered,
+    published,
+    resource,
+    scheduler_address,
+)
+from irtool.jobs.cluster_task import run_group, unpack
+from irtool.jobs.pool import groups_of
+from irtool.jobs.records import CaseResult, Job, result_from_json
+from irtool.jobs.worker import RunnerOptions, job_to_json
+
+POLL = 0.5  # seconds between looks at the workers while tasks run
+
+
+class Cluster:
+    """The workers of one scheduler, for one run: ``run`` places jobs, ``lost`` says what was given up."""
+
+    def __init__(self, address: str | None, scheduler_file: Path | None, options: RunnerOptions, timeout: float,
+                 report_dir: Path, fault: str | None, lost_after: float):
+        dask = distributed()
+        where = scheduler_address(address, scheduler_file)
+        try:
+            self.client = dask.Client(where, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as error:
+            raise ClusterError(f"--cluster {where}: cannot reach the scheduler ({error})") from None
+        self.options = {key: value for key, value in options.to_json().items() if key != "report_dir"}
+        self.timeout, self.report_dir, self.fault, self.lost_after = timeout, report_dir, fault, lost_after
+        self.lost: list[tuple[str, str]] = []  # (job name, why) of each job given up
+        self.notes: list[str] = []
+        self._last: dict[str, list[str]] = {}  # resource -> the workers that offered it when last seen
+        infos = self.client.run(published, on_error="return")  # what each worker published
+        workers = self._workers()
+        self.looked = sorted(_name(workers.get(address, {}), address) for address in infos)  # by name, for skips
+        self.offers: set[str] = set()  # the resources of the workers accepted
+        for address, info in infos.items():
+            name = _name(workers.get(address, {}), address)
+            if not isinstance(info, dict):
+                self.notes.append(f"cluster: worker {name} refused: it is not an irtool worker (irtool worker ADDRESS)")
+            elif info.get("irtool") != irtool.__version__:
+                self.notes.append(f"cluster: worker {name} refused: it runs irtool {info.get('irtool')}, "
+                                  f"this harness irtool {irtool.__version__}")
+            else:
+                self.offers.update(workers.get(address, {}).get("resources", {}))
+
+    def _workers(self) -> dict[str, dict]:
+        """The scheduler's view of each connected worker, by address (its name, resources)."""
+        return self.client.scheduler_info(n_workers=-1).get("workers", {})
+
+    def skip_reason(self, job: Job) -> str | None:
+        """Why no worker of the cluster runs ``job`` (decided before the run), or None."""
+        if resource(job.device, job.precision, job.openvino) in self.offers:
+            return None
+        looked = ", ".join(self.looked) or "none connected"
+        return (f"no worker of the cluster offers {job.device} at {job.precision}"
+                + (f" under openvino {job.openvino}" if job.openvino else "") + f" (looked at: {looked})")
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
+        """Run ``jobs`` on the workers, ``on_result`` told each result as its task ends."""
+        dask = distributed()
+        waiting: dict[str, deque] = {}
+        for group in groups_of(jobs):
+            first = group[0]
+            waiting.setdefault(resource(first.device, first.precision, first.openvino), deque()).append(group)
+        running: dict[Any, tuple[str, list[Job]]] = {}
+        missing_since: dict[str, float] = {}
+        recorded: set = set()
+        try:
+            while any(waiting.values()) or running:
+                lanes, slots = self._lanes()
+                now = time.monotonic()
+                for name, queue in waiting.items():
+                    if lanes.get(name):
+                        missing_since.pop(name, None)
+                    else:
+                        missing_since.setdefault(name, now)
+                    busy = sum(1 for held, _ in running.values() if held == name)
+                    while queue and busy < lanes.get(name, 0) and len(running) < slots:
+                        group = queue.popleft()
+                        future = self.client.submit(run_group, [job_to_json(job) for job in group], self.options,
+                                                    self.timeout, self.fault, resources={name: 1}, pure=False)
+                        running[future] = (name, group)
+                        busy += 1
+                for name, since in missing_since.items():
+                    if now - since >= self.lost_after:
+                        self._give_up(name, waiting, running)
+                if not running:
+                    time.sleep(POLL)
+                    continue
+                try:
+                    with self.client.as_current():
+                        done = dask.wait(list(running), timeout=POLL, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    continue
+                for future in done:
+                    _, group = running.pop(future)
+                    self._collect(future, group, on_result, recorded)
+        except (OSError, CancelledError) as error:  # the scheduler is gone: what has no result is lost
+            why = "the scheduler was lost mid-run" + (f" ({error})" if isinstance(error, OSError) else "")
+            groups = [group for queue in waiting.values() for group in queue] + [g for _, g in running.values()]
+            self.lost += [(job.name, why) for group in groups for job in group]
+        finally:
+            for future in running:
+                future.cancel()
+
+    def _lanes(self) -> tuple[dict[str, float], int]:
+        """Resource -> lanes the connected workers offer of it now, and the tasks to hold at most in
+        all: their lanes and one more each (who offers a resource is kept for _give_up)."""
+        lanes: dict[str, float] = {}
+        offering: dict[str, list[str]] = {}
+        slots = 0
+        for address, worker in self._workers().items():
+            ours = [name for name in worker.get("resources", {}) if name in self.offers]
+            for name in ours:
+                lanes[name] = lanes.get(name, 0) + worker["resources"][name]
+                offering.setdefault(name, []).append(_name(worker, address))
+            slots += (int(worker.get("nthreads", 1)) + 1) if ours else 0
+        self._last.update(offering)
+        return lanes, slots
+
+    def _give_up(self, name: str, waiting: dict[str, deque], running: dict[Any, tuple[str, list[Job]]]) -> None:
+        """Every job of resource ``name``, waiting or running: lost, with why."""
+        _, device, precision, _ = offered(name) or ("", "?", "?", "")
+        who = ", ".join(self._last.get(name, [])) or "none"
+        why = (f"no worker has offered {device} at {precision} for {self.lost_after:g} s "
+               f"(it was offered by: {who})")
+        groups = list(waiting[name])
+        waiting[name].clear()
+        for future, (held, group) in list(running.items()):
+            if held == name:
+                future.cancel()
+                del running[future]
+                groups.append(group)
+        self.lost += [(job.name, why) for group in groups for job in group]
+
+    def _collect(self, future: Any, group: list[Job], on_result: Callable[[CaseResult], None], recorded: set) -> None:
+        """A task's results recorded (each job once) and its reproducers unpacked; or its jobs lost, with why."""
+        try:
+            answer = future.result()
+        except Exception as error:  # KilledWorker: its workers died allowed-failures times; or a task that failed
+            why = "its workers died while running it, too many times" if type(error).__name__ == "KilledWorker" \
+                else f"its task failed: {type(error).__name__}: {error}"
+            self.lost += [(job.name, why) for job in group]
+            return
+        finally:
+            future.release()
+        try:
+            unpack(answer["reproducers"], self.report_dir)
+            unwritten = None
+        except OSError as error:  # a full disk: the verdicts stand, their reproducers are said to be missing
+            unwritten = f"its reproducer, sent back by the worker: {error.strerror or error}"
+        keys = {job.key for job in group}
+        for data in answer["results"]:
+            result = result_from_json(data)
+            if unwritten and result.reproducer:
+                result.reproducer, result.unwritten = None, unwritten
+            if result.job_key in keys and result.job_key not in recorded:
+                on_result(result)
+        recorded |= keys
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _name(worker: dict, address: str) -> str:
+    """A worker as the run's notes and skips name it: its name (irtool worker --name), else its address."""
+    return str(worker.get("name", address))

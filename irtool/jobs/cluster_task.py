@@ -1,0 +1,100 @@
+"""The task a harness sends to an ``irtool worker``: one group of jobs, run in irtool's own pool.
+
+:func:`run_group` runs on a Dask worker's thread (one per lane).  Each lane keeps a
+:class:`irtool.jobs.pool.Pool` of one isolated worker process between tasks (a process costs
+about a second to start), so a job that segfaults or hangs is one ``crash`` or ``timeout``
+result, as in ``irtool harness``, and the Dask worker goes on.  The pool writes reproducers
+into the lane's own folder; the task sends them back packed (tar), with the results, each
+result naming the worker that ran it (``host``); the harness unpacks them into its report
+dir (:func:`unpack`).
+"""
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from irtool.jobs import faults
+from irtool.jobs.pool import Pool
+from irtool.jobs.records import CaseResult, result_to_json
+from irtool.jobs.worker import REPRODUCERS, RunnerOptions, job_from_json
+
+
+@dataclass
+class _Lane:
+    key: tuple
+    pool: Pool
+    folder: str  # its report dir: reproducers go to FOLDER/reproducers/
+
+
+_free: list[_Lane] = []  # the lanes no task is using, kept for the next task
+_lock = threading.Lock()
+
+
+def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | None) -> _Lane:
+    with _lock:
+        for index, lane in enumerate(_free):
+            if lane.key == key:
+                return _free.pop(index)
+    folder = tempfile.mkdtemp(prefix="irtool-lane-")
+    atexit.register(shutil.rmtree, folder, True)  # when the worker ends (a killed one leaves it in the temp folder)
+    env = None if fault is None else {**os.environ, faults.ENV: fault}
+    pool = Pool(1, timeout, RunnerOptions.from_json({**options, "report_dir": folder}), env)
+    pool.__enter__()  # keeps its worker process between tasks
+    return _Lane(key, pool, folder)
+
+
+def run_group(jobs: Sequence[Mapping[str, Any]], options: Mapping[str, Any], timeout: float,
+              fault: str | None) -> dict[str, Any]:
+    """Run ``jobs`` (job_to_json of each) with the harness's runner ``options`` and ``timeout``
+    per job (``fault``: its IRTOOL_FAULT, for tests); their results (each with ``host``) and
+    their reproducers (a tar of REPORT_DIR/reproducers/... as the results name them)."""
+    key = (repr(sorted(options.items())), timeout, fault)
+    lane = _take(key, options, timeout, fault)
+    results: list[CaseResult] = []
+    try:
+        lane.pool.run([job_from_json(job) for job in jobs], results.append)
+        packed = _pack(Path(lane.folder), [r.reproducer for r in results if r.reproducer])
+    except BaseException:
+        lane.pool.close()
+        shutil.rmtree(lane.folder, ignore_errors=True)
+        raise
+    with _lock:
+        _free.append(lane)
+    from distributed import get_worker
+
+    host = str(get_worker().name)
+    for result in results:
+        result.host = host
+    return {"results": [result_to_json(result) for result in results], "reproducers": packed}
+
+
+def _pack(folder: Path, reproducers: list[str]) -> bytes:
+    """The reproducer folders (relative to ``folder``) as a tar, removed from ``folder``."""
+    if not reproducers:
+        return b""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for relative in dict.fromkeys(reproducers):
+            if (folder / relative).exists():
+                tar.add(folder / relative, arcname=relative)
+    shutil.rmtree(folder / REPRODUCERS, ignore_errors=True)
+    return buffer.getvalue()
+
+
+def unpack(packed: bytes, report_dir: Path) -> None:
+    """A task's reproducers into ``report_dir``: only files and folders under reproducers/ (no link,
+    no absolute path, no ``..``), whatever the worker sent."""
+    if not packed:
+        return
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and m.name.split("/")[0] == REPRODUCERS
+                   and ".." not in m.name.split("/")]
+        tar.extractall(report_dir, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))

@@ -1,0 +1,288 @@
+"""``irtool harness --cluster``: one run across the workers of a Dask scheduler, on this machine.
+
+A scheduler (``irtool scheduler``) on 127.0.0.1 and ``irtool worker`` processes that offer
+different devices and precisions, all real OpenVINO on the CPU: jobs land only where their
+device and precision are offered, a job no worker offers is skipped before the run, a worker
+killed mid-run loses no job and doubles none, the only worker of a device dying leaves the run
+partial with its jobs named until ``--resume`` on a worker that joined since, a segfault is
+one crash result and no Dask worker dies, a worker of another irtool version is refused, and
+the smoke suite gives on two workers what it gives without them.  One scheduler for the
+module; every process is bounded in time and stopped by the test that starts it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import irtool
+
+from irtool.harness.session import HarnessOptions, run_harness
+from irtool.jobs.records import CRASH, PASS, SKIP
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "samples" / "suites" / "smoke.toml"
+START_LIMIT = 90.0  # seconds for a process to say it is up (imports openvino on a busy machine)
+SUITE = """
+[suite]
+name = "lab"
+timeout = 60
+[[grid]]
+id = "gru"
+op = "GRUSequence-5"
+attributes = { hidden_size = [2, 3, 4, 5, 6, 7], direction = "forward" }
+sizes = { batch_size = 2, seq_length = 3, input_size = 3 }
+"""
+IRTOOL = [sys.executable, "-m", "irtool"]
+# a worker of another irtool: this one, saying another version
+OTHER_VERSION = [sys.executable, "-c", "import sys, irtool; irtool.__version__ = '0.0.0+other'; "
+                 "from irtool.cli.program import main; sys.exit(main(sys.argv[1:]))"]
+
+
+def _launch(command: list[str]) -> subprocess.Popen:
+    """A process of ours; its stderr goes to a file (a pipe no one reads would block it once full)."""
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "CI": "true"})
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+def _up(process: subprocess.Popen, said: str, deadline: float) -> subprocess.Popen:
+    """``process``, once a line of its stdout starts with ``said`` (before ``deadline``); else killed.
+    Its stdout is read by a thread, so that a line buffered with the one before is not waited for."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in iter(process.stdout.readline, "")],
+                     daemon=True).start()
+    while True:
+        try:
+            if lines.get(timeout=max(deadline - time.monotonic(), 0)).startswith(said):
+                return process
+        except queue.Empty:
+            break
+    process.kill()
+    process.wait(timeout=30)
+    process.log.seek(0)
+    raise AssertionError(f"{process.args} did not start: {process.log.read()[-3000:]}")
+
+
+def _stop(*processes: subprocess.Popen) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+        process.log.close()
+
+
+class Lab:
+    def __init__(self, folder: Path):
+        self.file = folder / "scheduler.json"
+        command = [*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(self.file)]
+        self.processes = [_up(_launch(command), "scheduler at", time.monotonic() + START_LIMIT)]
+
+    def workers(self, *specs: tuple[str, str, str], command: list[str] = IRTOOL) -> list[subprocess.Popen]:
+        """Workers (name, devices, precisions), started side by side."""
+        launched = [_launch([*command, "worker", "--scheduler-file", str(self.file), "--name", name,
+                             "--devices", devices, "--precisions", precisions]) for name, devices, precisions in specs]
+        self.processes += launched
+        deadline = time.monotonic() + START_LIMIT
+        return [_up(process, "joined", deadline) for process in launched]
+
+    def names(self, leaving: str | None = None) -> list[str]:
+        """The workers the scheduler holds (once ``leaving`` is no longer among them: within 30 s)."""
+        from distributed import Client
+
+        with Client(scheduler_file=str(self.file), timeout=30, set_as_default=False) as client:
+            for _ in range(300):
+                names = sorted(str(w["name"]) for w in client.scheduler_info(n_workers=-1)["workers"].values())
+                if leaving not in names:
+                    return names
+                time.sleep(0.1)
+        raise AssertionError(f"worker {leaving} is still held by the scheduler: {names}")
+
+    def options(self, folder: Path, devices: str, precisions: str, suite: Path | None = None, **more) -> HarnessOptions:
+        if suite is None:
+            suite = folder / "lab.toml"
+            suite.write_text(SUITE)
+        return HarnessOptions(suites=[suite], devices=devices.split(","), precisions=precisions.split(","),
+                              report_dir=folder / "out", scheduler_file=self.file, **more)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A scheduler and two workers: a offers CPU and AUTO:CPU at f32 and default, b CPU and HETERO:CPU at f32."""
+    made = Lab(tmp_path_factory.mktemp("lab"))
+    try:
+        made.workers(("a", "CPU,AUTO:CPU", "f32,default"), ("b", "CPU,HETERO:CPU", "f32"))
+        yield made
+    finally:
+        _stop(*reversed(made.processes))
+
+
+def _keys(results) -> Counter:
+    return Counter(result.job_key for result in results)
+
+
+def test_jobs_land_only_where_offered_and_what_none_offers_is_skipped_before_the_run(lab, tmp_path):
+    plans = []
+    outcome = run_harness(lab.options(tmp_path, "CPU,AUTO:CPU,HETERO:CPU", "f32,default"), start=plans.append)
+    hosts = {(r.device, r.precision): set() for r in outcome.run.results}
+    for result in outcome.run.results:
+        hosts[result.device, result.precision].add(result.host)
+    assert hosts[("AUTO:CPU", "f32")] == hosts[("AUTO:CPU", "default")] == hosts[("CPU", "default")] == {"a"}
+    assert hosts[("HETERO:CPU", "f32")] == {"b"}
+    assert hosts[("CPU", "f32")] <= {"a", "b"}
+    skipped = [r for r in outcome.run.results if r.verdict == SKIP]
+    assert {(r.device, r.precision) for r in skipped} == {("HETERO:CPU", "default")} and len(skipped) == 6
+    assert plans[0].skipped == 6 and plans[0].to_run == 30  # decided before the first job ran
+    assert skipped[0].message == "no worker of the cluster offers HETERO:CPU at default (looked at: a, b)"
+    assert skipped[0].host is None
+    assert {r.verdict for r in outcome.run.results} == {PASS, SKIP} and outcome.exit_code == 0
+    stored = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()[1:-1]]
+    assert {row.get("host") for row in stored} == {"a", "b", None}
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert junit.count("<system-out>host: a</system-out>") + junit.count("<system-out>host: b</system-out>") == 30
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert re.search(r"<td>workers</td><td>a \(\d+\), b \(\d+\)</td>", html), html[:3000]
+    assert _keys(outcome.run.results) == Counter(set(_keys(outcome.run.results)))  # each job once
+
+
+def test_a_segfault_is_one_crash_result_and_no_dask_worker_dies(lab, tmp_path):
+    first = lab.processes[:3]  # the scheduler, a and b
+    fault = {**os.environ, "IRTOOL_FAULT": "segfault:case=*hidden_size=4*,device=CPU"}
+    outcome = run_harness(lab.options(tmp_path, "CPU", "f32", env=fault))
+    crashed = [r for r in outcome.run.results if r.verdict == CRASH]
+    assert len(crashed) == 1 and crashed[0].case.startswith("gru[hidden_size=4") and "SIGSEGV" in crashed[0].message
+    assert crashed[0].host in ("a", "b") and "<td>host</td>" in (tmp_path / "out" / "report.html").read_text()
+    assert crashed[0].reproducer and (tmp_path / "out" / crashed[0].reproducer / "model.xml").is_file()
+    assert Counter(r.verdict for r in outcome.run.results) == {PASS: 5, CRASH: 1}
+    assert all(process.poll() is None for process in first)
+    assert lab.names() == ["a", "b"]  # the same two workers: neither died nor was restarted
+
+
+def test_a_worker_killed_mid_run_loses_no_job_and_doubles_none(lab, tmp_path):
+    (doomed,) = lab.workers(("c", "CPU", "f32"))
+
+    def kill_c(result, done, total):  # once c has run a job (or, should it get none, mid-run all the same)
+        if (result.host == "c" or done >= 12) and doomed.poll() is None:
+            doomed.send_signal(signal.SIGKILL)
+
+    outcome = run_harness(lab.options(tmp_path, "CPU", "f32", suite=SMOKE), progress=kill_c)
+    _stop(doomed)
+    assert doomed.returncode == -signal.SIGKILL
+    assert not outcome.lost and outcome.exit_code == 0
+    keys = _keys(outcome.run.results)
+    assert len(keys) == outcome.jobs == 36
+    assert set(Counter(result.key for result in outcome.run.results).values()) == {1}  # one per job (or node)
+
+
+def test_the_only_worker_of_a_device_dies_the_run_is_partial_and_resume_completes_it(lab, tmp_path):
+    (only,) = lab.workers(("d", "HETERO:CPU", "default"))
+
+    def kill_d(result, done, total):
+        if result.host == "d" and only.poll() is None:
+            only.send_signal(signal.SIGKILL)
+
+    outcome = run_harness(lab.options(tmp_path, "HETERO:CPU", "default", lost_after=1.0), progress=kill_d)
+    _stop(only)
+    assert outcome.lost and outcome.exit_code == 2 and outcome.word == "PARTIAL" and outcome.run.partial
+    ran = {r.name for r in outcome.run.results}
+    assert len(ran) + len(outcome.lost) == 6 and not ran & {job for job, _ in outcome.lost}
+    assert all(why == "no worker has offered HETERO:CPU at default for 1 s (it was offered by: d)"
+               for _, why in outcome.lost)
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["partial"] is True
+    (joined,) = lab.workers(("e", "HETERO:CPU", "default"))
+    try:
+        resumed = run_harness(lab.options(tmp_path, "HETERO:CPU", "default", resume=True))
+    finally:
+        _stop(joined)
+        lab.names(leaving="e")
+    assert resumed.exit_code == 0 and not resumed.lost and resumed.reran == len(outcome.lost)
+    assert set(_keys(resumed.run.results).values()) == {1} and len(resumed.run.results) == 6
+    assert {r.host for r in resumed.run.results if r.name in {job for job, _ in outcome.lost}} == {"e"}
+
+
+def test_a_worker_of_another_irtool_version_is_refused_by_name(lab, tmp_path):
+    (other,) = lab.workers(("old", "HETERO:CPU", "default"), command=OTHER_VERSION)
+    try:
+        outcome = run_harness(lab.options(tmp_path, "HETERO:CPU", "default"))
+    finally:
+        _stop(other)
+    assert f"cluster: worker old refused: it runs irtool 0.0.0+other, this harness irtool {irtool.__version__}" \
+        in outcome.notes
+    assert {r.verdict for r in outcome.run.results} == {SKIP} and outcome.exit_code == 3
+    assert "(looked at: a, b, old)" in outcome.run.results[0].message
+
+
+def test_the_smoke_suite_on_two_workers_gives_what_it_gives_without_them(lab, tmp_path):
+    local = run_harness(HarnessOptions(suites=[SMOKE], devices=["CPU", "AUTO:CPU"], precisions=["f32"],
+                                       report_dir=tmp_path / "local", jobs=2))
+    code = subprocess.run([*IRTOOL, "harness", str(SMOKE), "-d", "CPU,AUTO:CPU", "--precision", "f32",
+                           "--scheduler-file", str(lab.file), "--report-dir", str(tmp_path / "lab"),
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert code.returncode == 0, code.stderr
+    on_lab = json.loads((tmp_path / "lab" / "results.json").read_text())["results"]
+    assert {(r["case"], r["device"], r["precision"]): r["verdict"] for r in on_lab} == \
+        {(r.case, r.device, r.precision): r.verdict for r in local.run.results}
+    assert len(on_lab) == len(local.run.results) == 72
+
+
+def test_without_the_cluster_nothing_of_it_is_imported(tmp_path):
+    suite = tmp_path / "lab.toml"
+    suite.write_text(SUITE.replace("[2, 3, 4, 5, 6, 7]", "2"))
+    script = ("import sys; from irtool.cli.program import main; code = main(sys.argv[1:]); "
+              "assert not [m for m in sys.modules if m.split('.')[0] == 'distributed' or 'cluster' in m], "
+              "sorted(sys.modules); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", script, "harness", str(suite), "--report-dir", str(tmp_path / "out"),
+                           "--no-progress"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert rows[1]["verdict"] == PASS and not [row for row in rows if "host" in row and "run" not in row]
+
+
+def test_without_distributed_one_line_names_the_extra(tmp_path):
+    script = ("import sys; sys.modules['distributed'] = None; from irtool.cli.program import main; "
+              "sys.exit(main(sys.argv[1:]))")
+    for argv in (["worker", "tcp://127.0.0.1:1"],  # irtool scheduler says it as irtool worker does (worker_cmd._quiet)
+                 ["harness", str(SMOKE), "--cluster", "tcp://127.0.0.1:1", "--report-dir", str(tmp_path / "o")]):
+        done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+            "irtool: error: the cluster needs dask distributed, which is not installed here: "
+            "pip install 'irtool[cluster]'"], (argv, done.stderr)
+
+
+def test_lost_jobs_are_listed_and_the_run_is_partial_exit_2(tmp_path):
+    from irtool.cli.harness_cmd import render, summary_json
+    from irtool.harness.session import HarnessOutcome
+    from irtool.harness.store import RunResults
+
+    why = "no worker has offered HETERO:CPU at default for 300 s (it was offered by: d)"
+    outcome = HarnessOutcome(RunResults({}, [], partial=True), jobs=1, lost=[("gru on HETERO:CPU at default", why)])
+    lines = render(outcome, tmp_path).splitlines()
+    assert f"LOST: gru on HETERO:CPU at default: {why}" in lines
+    assert lines[-1].startswith("PARTIAL in ") and lines[-1].endswith("; 1 of 1 jobs not run")
+    assert outcome.exit_code == 2 and summary_json(outcome)["lost"] == [{"name": "gru on HETERO:CPU at default",
+                                                                        "why": why}]
+
+
+def test_a_worker_that_cannot_offer_what_it_is_asked_says_so_in_one_line():
+    from irtool.jobs.cluster import ClusterError, offer
+
+    with pytest.raises(ClusterError, match="^--lanes 0: expected at least 1$"):
+        offer(lanes=0)
+    done = subprocess.run([*IRTOOL, "worker", "tcp://127.0.0.1:1", "--devices", "GPU"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("irtool: error: --devices GPU: cannot run here: GPU is not available here")
+    assert len(done.stderr.splitlines()) == 1 and not done.stdout
