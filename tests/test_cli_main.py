@@ -294,16 +294,20 @@ def test_ctrl_c_while_the_console_script_imports_its_entry_is_exit_130_without_a
 
 
 def test_sigint_a_tenth_of_a_second_after_the_start_is_one_line_in_20_tries(tmp_path):
-    """As the issue found it: `irtool harness ...` interrupted while it is still importing."""
+    """As the issue found it: `irtool harness ...` interrupted while it is still importing.  The tenth
+    of a second counts from where the console script starts importing irtool: Python's own start
+    before it (site and the .pth files of an editable install, 30 ms here and 100 ms and more on a
+    loaded machine) runs no code of irtool's, and an interrupt there is Python's to answer."""
     import signal
     import time
 
-    script = _console_script(tmp_path)
+    script = _console_script(tmp_path, 'import sys; sys.stdout.write("."); sys.stdout.flush()  # Python has started')
     said = []
     for attempt in range(20):
         process = subprocess.Popen([str(script), "harness", str(ROOT / "samples" / "suites" / "smoke.toml"),
                                     "-d", "CPU", "--report-dir", str(tmp_path / f"out{attempt}"), "--no-progress"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        assert process.stdout.read(1) == "."
         time.sleep(0.1)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=120)

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.documents import load_json
 from irtool.core.errors import RunError
 from irtool.core.npz import RECORD_PREFIX, read_npz
 from irtool.runtime.compile import DeviceRun
@@ -76,7 +77,7 @@ def load_recording(path: str | Path) -> Recording:
         captured = tuple(arrays[f"{CAPTURED}{k}"] for k in range(count)) if count else None
         return Recording(str(path), outputs, None, {}, captured)
     try:
-        record = json.loads(np.asarray(raw, dtype=np.uint8).tobytes().decode())
+        record = load_json(np.asarray(raw, dtype=np.uint8).tobytes())
         run = DeviceRun(str(record["device"]), str(record["requested_precision"]),
                         {str(k): str(v) for k, v in record["effective_precision"].items()},
                         tuple(str(d) for d in record["execution_devices"]),
