@@ -245,7 +245,10 @@ def _render(result: Any) -> str:
         lines.append(f"{word} ({result.no_reference}){_would_judge(result)}")
         return escaped_lines(lines)
     single = result.nodes[0] if result.op is not None and result.nodes else None
-    lines.append(f"  against: {single.against if single is not None and single.against else result.against}")
+    if single is not None and single.against:
+        lines.append(f"  against: {single.against}")
+    else:
+        lines.append(f"  against: {result.against}" + (f"; {result.references}" if result.references else ""))
     if result.op is None and result.against.startswith("reference"):
         return escaped_lines(lines + _render_nodes(result))
     width = max(len(d.name) for d in result.outputs) if result.outputs else 0

@@ -95,6 +95,7 @@ class RunResult:
     narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
     file_findings: str | None = None  # an IR file OpenVINO read though irtool validate finds errors or warnings
     replayed: str | None = None  # the outputs were recorded elsewhere: where from, and what says what ran
+    references: str | None = None  # at bf16 or f16: which reference the judged nodes were held to
 
     @property
     def passed(self) -> bool | None:
@@ -215,22 +216,23 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
         note = f"no reproducer written to {options.reproducers}: no node failed"
     against = "reference" + (" (ONNX semantics: each ONNX node as its ONNX page defines it)"
                              if prepared.onnx is not None and prepared.onnx.all_nodes else "")
-    against += _references_used(judgment.nodes, compiled.run.precision)
+
     return RunResult(**common, against=against if judgment.why_unjudged is None else None, against_run=None,
                      no_reference=judgment.why_unjudged, outputs=judgment.outputs, verdict=judgment.verdict,
                      nodes=judgment.nodes, probe_check=judgment.probe_check, reproducers=reproducers,
                      second_opinion=oracle.second_opinion if oracle is not None else None,
                      unwritten=tuple(unwritten), expected=judgment.expected, reproducer_note=note,
-                     oracle=judgment.oracle, oracle_refused=oracle.refused if oracle is not None else None)
+                     oracle=judgment.oracle, oracle_refused=oracle.refused if oracle is not None else None,
+                     references=_references_used(judgment.nodes, compiled.run.precision))
 
 
-def _references_used(nodes: Sequence[NodeResult], precision: str) -> str:
+def _references_used(nodes: Sequence[NodeResult], precision: str) -> str | None:
     """At a reduced precision, which reference the judged nodes were held to: the emulation of their
     path (irtool.judge.precision), the ideal one within what that emulation's rounding moves them by
     (a cell lowered to plain ops), or the ideal one with the precision's default tolerance."""
     judged = [node for node in nodes if node.verdict in (PASS, FAIL)]
     if precision == "f32" or not judged:
-        return ""
+        return None
     groups: dict[str, list[str]] = {}
     for node in judged:
         path = node.against.split(" (")[0].rpartition(" of ")[2] if node.against else ""
@@ -241,7 +243,7 @@ def _references_used(nodes: Sequence[NodeResult], precision: str) -> str:
                         f"them by (cells lowered to plain ops)",
              "ideal": f"against the ideal reference with {precision}'s default tolerance (no path of the "
                       f"precision model describes how they ran)"}
-    return "; " + ", ".join(f"{len(paths)} node(s) {words[kind]}"
+    return ", ".join(f"{len(paths)} node(s) {words[kind]}"
                             + (f" ({', '.join(sorted(set(paths)))})" if kind != "ideal" else "")
                             for kind, paths in groups.items())
 
