@@ -98,6 +98,23 @@ def test_a_split_bidirectional_node_names_what_each_direction_ran_as(lengths, dy
     assert meets(impl.describe(), found[0]) == (found[0] == found[1])
 
 
+def test_a_bidirectional_dynamic_sequence_compiled_again_in_one_process_is_read_the_same(cpu_precisions):
+    """At bf16 the CPU plugin's runtime graph of a bidirectional dynamic LSTM was read as one RNNSeq, or
+    as the Concatenation joining the directions, in some compiles of one worker: each compile, at each
+    precision this CPU runs and at its default, twice, is read as one kernel per direction."""
+    from irtool.runtime.compile import compile_on
+
+    model = build_model(OpCase("LSTMSequence", {"hidden_size": 4, "direction": "bidirectional"},
+                               {"batch_size": 2, "seq_length": 3, "input_size": 5}, dynamic=("batch_size",)))
+    read = []
+    for precision in [*(p for p in cpu_precisions if p in ("f32", "bf16", "f16")), "default"] * 2:
+        compiled, _ = compile_on(model, "CPU", precision, {}, Path("lstm.xml"))
+        read.append(what_ran(compiled, ["LSTMSequence"])["LSTMSequence"].describe())
+    found = kernels(compiled)
+    assert len(found) == 2 and len(set(read)) <= 2  # f32 and bf16 runs differ in their precisions only
+    assert all(text.startswith("forward: RNNSeq (") and "; reverse: RNNSeq (" in text for text in read), read
+
+
 def test_a_converted_bidirectional_lstm_names_both_directions(tmp_path):
     import sys
 

@@ -26,7 +26,7 @@ KERNELS = ("RNNSeq", "RNNCell", "TensorIterator", "Loop")  # layer types that co
 # ops fused into a Subgraph (its snippets).  Other devices name theirs otherwise.
 CPU_LAYER_TYPES = (*KERNELS, "Subgraph")
 _DIRECTIONS = ("forward", "reverse")
-_UPSTREAM_LIMIT = 8  # layers walked back from a join before giving up on a direction
+_UPSTREAM_LIMIT = 16  # layers walked back from a join before giving up on a direction
 
 
 @dataclass(frozen=True)
@@ -133,19 +133,23 @@ def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation
 def _read(own: list[Any], joins: list[tuple[int, Any]]) -> Implementation:
     """What one node ran as, from the layers that carry its name and those named after its outputs.
 
-    The kernel is what says it: a kernel among its own layers; else, a node split per direction,
-    each direction's kernel upstream of its outputs' joins; else, where none of its own layers
+    A node split per direction is read as that first: each direction's kernel upstream of its
+    outputs' joins (one of the kernels may keep the node's name, or a layer the plugin put between
+    may take it: at bf16 the CPU plugin's runtime graph was read as one RNNSeq, or as the
+    Concatenation joining the directions, in some compiles of a bidirectional sequence).  Else the
+    kernel is what says it: a kernel among its own layers; else, where none of its own layers
     computes (a plugin may give a node's name to a layer it put after the kernel: a Concatenation
     joining the directions, which hid the kernel in some runs), the kernel feeding them; else its
     own layers as they are (a cell run as a fused Subgraph)."""
     kinds = [_text(op.get_rt_info(), "layerType") for op in own]
     kernels = [op for op, kind in zip(own, kinds) if kind in KERNELS]
+    split = _split(joins) if joins else None
+    if split is not None and split.directions:  # even where one direction's kernel kept the node's name
+        return split
     if kernels:
         return _implementation(kernels)
-    if joins:
-        split = _split(joins)
-        if split.directions or any(kind in KERNELS for kind in split.layer_types):
-            return split
+    if split is not None and any(kind in KERNELS for kind in split.layer_types):
+        return split
     computing = any(kind in CPU_LAYER_TYPES for kind in kinds)
     upstream = [] if computing else [op for layer in own for op in _kernels_upstream(layer)]
     if upstream:
