@@ -151,7 +151,10 @@ def test_precision_default_runs_without_a_hint_and_records_what_the_device_chose
     default = [r for r in results if r["precision"] == "default" and r["case"].startswith("gru[")]
     assert len(default) == 3 and all(r["verdict"] == "pass" for r in default), done.stdout + done.stderr
     assert all(r["effective_precision"] == {"CPU": cpu_default_precision} for r in default)
-    assert all(o["tolerance_source"] == f"{cpu_default_precision} default" for r in default for o in r["outputs"])
+    # at f32 the precision's default; at bf16 the bound of the path the precision model knows it ran
+    assert all(o["tolerance_source"] == f"{cpu_default_precision} default" or
+               cpu_default_precision != "f32" and o["tolerance_source"].startswith("derived: ")
+               for r in default for o in r["outputs"])
     assert any(line.split()[:3] == ["CPU", "default", f"({cpu_default_precision})"] for line in done.stdout.splitlines())
 
 
