@@ -105,6 +105,13 @@ def physical_devices(device: str) -> list[str]:
     return [_bare(item) for item in rest.split(",") if item.strip() and not item.strip().startswith("-")]
 
 
+def device_family(device: str) -> str:
+    """The family of the first physical device a device string names (``HETERO:GPU.1,CPU`` -> GPU;
+    "" where it names none): what a device's facts (precision paths, what ran) are keyed by."""
+    physical = physical_devices(device)
+    return physical[0].split(".", 1)[0] if physical else ""
+
+
 def same_device(asked: str, available: str) -> bool:
     """``GPU`` names ``GPU.0`` too; ``GPU.1`` names only itself."""
     return asked == available or available.startswith(asked + ".")

@@ -34,13 +34,10 @@ class Compiled:
     def runs(self) -> dict[str, Ran]:
         """Per node name, what it ran as, for the precision model (irtool.judge.precision): on the first
         execution device."""
-        return runs_of(self.run, self.implementations)
-
-
-def runs_of(run: DeviceRun, implementations: Mapping[str, Implementation]) -> dict[str, Ran]:
-    """Per node name, what it ran as on ``run``'s first execution device (irtool.judge.precision.Ran)."""
-    device = run.execution_devices[0] if run.execution_devices else run.device
-    return {name: Ran(device, run.precision, ran.kinds, bool(ran.directions)) for name, ran in implementations.items()}
+        run = self.run
+        device = run.execution_devices[0] if run.execution_devices else run.device
+        return {name: Ran(device, run.precision, ran.kinds, bool(ran.directions))
+                for name, ran in self.implementations.items()}
 
 
 def compile_prepared(prepared: Prepared, device: str, precision: str, config: Mapping[str, str],

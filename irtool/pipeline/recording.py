@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.device_names import device_family
 from irtool.core.documents import load_json
 from irtool.core.errors import RunError
 from irtool.core.npz import RECORD_PREFIX, read_npz
@@ -140,8 +141,7 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
                            f"(--precision f32, bf16 or f16)")
         run = DeviceRun(device, precision, {device: precision}, (device,), dict(config), "not recorded")
         implementations, said = {}, "what each node ran as: unknown (no record), so each is judged against the ideal reference"
-        family = device.split(":", 1)[-1].split("+", 1)[0].split(".", 1)[0]
-        if family == "CPU" and skip_reason("CPU", "f32", list_devices()) is None:
+        if device_family(device) == "CPU" and skip_reason("CPU", "f32", list_devices()) is None:
             implementations = compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations
             said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
     compiled = Compiled(None, None, run, 0.0, implementations, tuple(info.name for info in prepared.infos))

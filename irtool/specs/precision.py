@@ -14,7 +14,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-from irtool.core.device_names import physical_devices
+from irtool.core.device_names import device_family
 from irtool.core.precisions import PRECISIONS
 from irtool.specs.loader import SCHEMA_DIR
 from irtool.specs.model import SpecError
@@ -52,10 +52,8 @@ class PrecisionPath:
         layers of ``layer_types``, at ``precision``; ``split``: as one kernel per direction;
         ``cell_kernel``: whether the device's cell kernel takes the node (:func:`cell_kernel_takes`);
         ``dynamic``: whether its X has dynamic dims in the model."""
-        physical = physical_devices(device)
-        family = physical[0].split(".", 1)[0] if physical else ""
         facts = {"split": split, "cell_kernel": cell_kernel, "dynamic": dynamic}
-        return (family == self.device and precision == self.precision
+        return (device_family(device) == self.device and precision == self.precision
                 and (not self.kernels or any(kind in self.kernels for kind in layer_types))
                 and all(facts[key] == value for key, value in self.when.items()))
 
