@@ -76,7 +76,8 @@ def test_a_kept_run_rejudged_gives_the_same_verdicts_and_says_where_from(kept):
         assert result["replayed"].startswith(f"outputs from {kept / 'run' / 'kept'}/")
         assert "what each node ran as: the record's" in result["replayed"]
     assert "replayed" not in before[next(iter(before))]  # a run of its own device stores what it always did
-    assert (out / "junit.xml").is_file() and (out / "report.html").is_file()
+    assert (out / "junit.xml").read_text().count("replayed: outputs from ") == 8
+    assert f"re-judged from</td><td>{kept / 'run'}: 0 verdicts changed" in (out / "report.html").read_text()
     assert json.loads((out / "results.json").read_text())["rejudged"]["unchanged"] == 8
 
 
@@ -171,3 +172,10 @@ def test_what_cannot_be_rejudged_is_one_line_and_exit_2(kept, tmp_path, make):
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_keep_outputs_on_a_cluster_is_refused_before_anything_runs(tmp_path):
+    from irtool.harness.session import HarnessOptions, SessionError
+
+    with pytest.raises(SessionError, match="--keep-outputs with --cluster: not yet"):
+        HarnessOptions(suites=[tmp_path / "suite.toml"], keep_outputs=True, cluster="tcp://127.0.0.1:8786")

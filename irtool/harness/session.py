@@ -118,6 +118,8 @@ class HarnessOptions:
             raise SessionError(f"--lost-after {self.lost_after:g}: expected seconds > 0 (a finite number)")
         if self.openvino and (self.cluster or self.scheduler_file):
             raise SessionError("--openvino with --cluster: not yet; a worker runs under its own openvino")
+        if self.keep_outputs and (self.cluster or self.scheduler_file):
+            raise SessionError("--keep-outputs with --cluster: not yet; a cluster's workers send back reproducers only")
         if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
             raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
 

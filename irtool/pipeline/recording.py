@@ -104,14 +104,14 @@ def load_recording(path: str | Path) -> Recording:
 def with_case_record(recording: Recording, case_json: Mapping[str, Any], prepared: Any) -> Recording:
     """A reproducer folder's actual.npz written before ``--save-outputs`` wrote records, with the
     record its case.json gives: the device, the precision it ran at, its config and release, and
-    what each node ran as (by op type, as a harness result says it)."""
+    what each node ran as (by node name, or by op type, as a harness result says it)."""
     from irtool.runtime.what_ran import from_description
 
     try:
         result = case_json["result"]
         described = result.get("implementations") or {}
-        implementations = {node.name: from_description(described[node.spec.type]) for node in prepared.nodes
-                           if node.spec.type in described}
+        implementations = {node.name: from_description(described[key]) for node in prepared.nodes
+                           for key in [node.name if node.name in described else node.spec.type] if key in described}
         run = DeviceRun(str(case_json["device"]), str(case_json["precision"]),
                         {str(k): str(v) for k, v in result["effective_precision"].items()},
                         tuple(map(str, result["execution_devices"])),
