@@ -6,7 +6,8 @@ crash, timeout or a regression against --baseline, 2 when the run could not star
 nothing was judged (every job skipped, or none had a reference): never 0 for a run that
 checked nothing.
 Results go to DIR/results.jsonl as each case finishes; DIR also gets results.json,
-junit.xml, report.html and a reproducer folder per failure.
+junit.xml, report.html and a reproducer folder per failure; with --keep-outputs, every job's
+outputs in DIR/kept/ for ``irtool report rejudge`` (irtool.jobs.kept).
 """
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ from irtool.cli.options import parse_tolerances, seconds
 from irtool.core.jsonable import json_text
 from irtool.core.text import cut, escaped_lines
 
+SHOWN_CHANGES = 40  # changed verdicts listed on the console; results.json holds them all
+
 
 def register(actions: argparse._SubParsersAction) -> None:
     parser = actions.add_parser(
@@ -72,15 +74,15 @@ def render_rejudged(found: Any, output: Path, summary: str) -> str:
     """What was re-judged, the harness's summary, and the verdicts that changed against the recorded ones."""
     lines = [f"irtool report rejudge: {found.outcome.jobs} jobs from {found.source}, judged here from their "
              f"recorded outputs"]
-    lines += [f"note: {folder}: no device outputs (actual.npz): not re-judged" for folder in found.not_replayable]
+    empty = found.not_replayable
+    lines += [f"note: {folder}: no device outputs (actual.npz): not re-judged" for folder in empty[:5]]
+    lines += [f"note: and {len(empty) - 5} more folders without device outputs"] if len(empty) > 5 else []
     body = summary.split("\n")
     lines += body[:-1]
     moves = Counter(f"{change.recorded} -> {change.now}" for change in found.changes)
     lines.append(f"verdicts changed against the recorded ones: {len(found.changes)}"
                  + (f" ({', '.join(f'{move} {count}' for move, count in moves.items())})" if moves else "")
                  + f", {found.unchanged} unchanged")
-    from irtool.harness.rejudge import SHOWN_CHANGES
-
     lines += [f"  {change.name}: {change.recorded} -> {change.now}"
               + (f": {cut(change.message)}" if change.message else "")
               + (f" (recorded: {cut(change.recorded_message)})" if change.recorded_message else "")

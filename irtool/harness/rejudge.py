@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 from irtool.core.errors import IrtoolError
@@ -32,7 +32,6 @@ from irtool.judge.compare import TolerancePolicy
 from irtool.pipeline.reproducer import ONNX_MODEL
 
 CASE_FILE = "case.json"  # a reproducer folder's record of its job (irtool.pipeline.reproducer)
-SHOWN_CHANGES = 40
 
 
 class RejudgeError(IrtoolError):
