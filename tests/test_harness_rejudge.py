@@ -179,3 +179,42 @@ def test_keep_outputs_on_a_cluster_is_refused_before_anything_runs(tmp_path):
 
     with pytest.raises(SessionError, match="--keep-outputs with --cluster: not yet"):
         HarnessOptions(suites=[tmp_path / "suite.toml"], keep_outputs=True, cluster="tcp://127.0.0.1:8786")
+
+
+def test_a_job_of_several_shapes_in_order_is_not_kept_and_says_so(tmp_path):
+    (tmp_path / "suite.toml").write_text("""\
+[suite]
+name = "shapes"
+
+[[grid]]
+id = "dynamic"
+op = "GRUSequence-5"
+attributes = { hidden_size = 2, direction = "forward" }
+sizes = { batch_size = 3, seq_length = 2, input_size = 3 }
+dynamic = ["batch_size"]
+infer_sizes = [{ batch_size = 3 }, { batch_size = 2 }]
+lengths = "full"
+""")
+    done = irtool("harness", str(tmp_path / "suite.toml"), "--report-dir", str(tmp_path / "run"), "--keep-outputs",
+                  "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr  # the verdict stands
+    assert "--keep-outputs: not kept: the job infers 2 shapes in order (infer_sizes)" in done.stdout  # NOT WRITTEN: ...
+    assert not list((tmp_path / "run" / "kept").glob("*/job.json"))
+    (result,) = results(tmp_path / "run").values()
+    assert result["verdict"] == "pass" and "not kept" in result["unwritten"]
+
+
+def test_a_kept_output_that_cannot_be_written_leaves_the_verdict_and_says_why(tmp_path):
+    import os
+
+    (tmp_path / "suite.toml").write_text(SUITE)
+    env = {**os.environ, "IRTOOL_WRITE_FAULT": "enospc:*/kept/gru_direction=forward*/outputs.npz"}
+    done = irtool("harness", str(tmp_path / "suite.toml"), "--report-dir", str(tmp_path / "run"), "--keep-outputs",
+                  "--no-progress", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("NOT WRITTEN: gru[direction=forward"))
+    assert "--keep-outputs: not kept: " in line
+    failed = next(r for r in results(tmp_path / "run").values() if r["unwritten"])
+    assert failed["verdict"] == "pass" and failed["unwritten"].endswith(
+        "outputs.npz: disk full (no space left on device) while writing the kept outputs file")
+    assert len(list((tmp_path / "run" / "kept").glob("*/job.json"))) == 2  # the other two jobs

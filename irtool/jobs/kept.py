@@ -48,7 +48,7 @@ def keep_job(report_dir: str | Path, folder_name: str, job: Job, prepared: Any, 
     """Keep what a replay of ``job`` needs under ``report_dir/kept/``; what could not be kept (a
     full disk, a model of several files, several shapes inferred in order) is said beside the first
     result's verdict, which stands."""
-    why = f"--keep-outputs: not kept: the job inferred {runs} shapes in order" if runs > 1 else None
+    why = f"--keep-outputs: not kept: the job infers {runs} shapes in order (infer_sizes)" if runs > 1 else None
     try:
         if why is None:
             _keep(Path(report_dir) / KEPT, folder_name, job, prepared, inputs, compiled, executed, results)
@@ -74,8 +74,9 @@ def _keep(kept: Path, folder_name: str, job: Job, prepared: Any, inputs: Mapping
         _write_whole(folder / JOB_FILE, json.dumps(record, indent=1, allow_nan=False).encode())
     except (OSError, ValueError, FileError) as error:
         why = error.message if isinstance(error, FileError) else \
-            error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise KeepError(f"{folder}: --keep-outputs could not keep the job's outputs ({why})") from None
+            f"{error.filename or folder}: {error.strerror}" if isinstance(error, OSError) and error.strerror \
+            else f"{folder}: {error}"
+        raise KeepError(f"--keep-outputs: not kept: {why}") from None
 
 
 def _shared_inputs(kept: Path, inputs: Mapping[str, np.ndarray]) -> str:
