@@ -218,3 +218,19 @@ def test_a_kept_output_that_cannot_be_written_leaves_the_verdict_and_says_why(tm
     assert failed["verdict"] == "pass" and failed["unwritten"].endswith(
         "outputs.npz: disk full (no space left on device) while writing the kept outputs file")
     assert len(list((tmp_path / "run" / "kept").glob("*/job.json"))) == 2  # the other two jobs
+
+
+def test_a_case_built_otherwise_now_is_an_error_not_a_verdict(kept, tmp_path):
+    """A grid case is kept as its case; the digest of its node's arrays says when this irtool builds
+    another model from it (here: the digest changed, as another build would change it)."""
+    copy = tmp_path / "run"
+    shutil.copytree(kept / "run", copy)
+    target = next((copy / "kept").glob("gru_direction=forward*on_CPU_at_f32*/job.json"))
+    record = json.loads(target.read_text())
+    assert len(record["model_digest"]) == 32
+    record["model_digest"] = "0" * 32
+    target.write_text(json.dumps(record))
+    done = irtool("report", "rejudge", str(copy), "-o", str(tmp_path / "out"), "--no-progress")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (error,) = [r for r in results(tmp_path / "out").values() if r["verdict"] != "pass"]
+    assert error["verdict"] == "error" and "is not the one the device ran (its weights differ" in error["message"]

@@ -70,13 +70,23 @@ def _keep(kept: Path, folder_name: str, job: Job, prepared: Any, inputs: Mapping
         folder.mkdir(parents=True, exist_ok=True)
         write_npz(folder / OUTPUTS, saved_outputs(prepared.labels, compiled, executed), "kept outputs file")
         record = {"format": FORMAT, "case": case_to_json(case), "device": job.device, "precision": job.precision,
-                  "openvino": job.openvino, "results": [result_to_json(result) for result in results]}
+                  "openvino": job.openvino, "results": [result_to_json(result) for result in results],
+                  "model_digest": _model_digest(prepared, inputs) if job.case.file is None else None}
         _write_whole(folder / JOB_FILE, json.dumps(record, indent=1, allow_nan=False).encode())
     except (OSError, ValueError, FileError) as error:
         why = error.message if isinstance(error, FileError) else \
             f"{error.filename or folder}: {error.strerror}" if isinstance(error, OSError) and error.strerror \
             else f"{folder}: {error}"
         raise KeepError(f"--keep-outputs: not kept: {why}") from None
+
+
+def _model_digest(prepared: Any, inputs: Mapping[str, np.ndarray]) -> str | None:
+    """What a case kept as its case is checked by when it is built again: the digest of its node's
+    arrays (its weights with the kept inputs), which another build of the case would change."""
+    from irtool.judge.nodes import arrays_digest
+    from irtool.runtime.captured import input_arrays
+
+    return arrays_digest(input_arrays(prepared.single, inputs)) if prepared.single is not None else None
 
 
 def _shared_inputs(kept: Path, inputs: Mapping[str, np.ndarray]) -> str:
@@ -140,9 +150,18 @@ def _write_whole(target: Path, data: bytes) -> None:
 def replayed_job(job: Job, prepared: Any, config: Mapping[str, str]) -> tuple[Any, Any, str]:
     """The compiled run and outputs of a job replayed from its recording (``job.replay``: a kept job's
     folder or a reproducer folder), as the pipeline judges them, and where they came from."""
+    from irtool.core.documents import load_json
+    from irtool.core.npz import read_npz
     from irtool.pipeline.recording import replayed_run
 
-    return replayed_run(replay_recording(Path(str(job.replay)), prepared), prepared, job.device, job.precision, config)
+    folder = Path(str(job.replay))
+    if (folder / JOB_FILE).is_file() and job.case.inputs:
+        digest = load_json((folder / JOB_FILE).read_bytes()).get("model_digest")
+        if digest and digest != _model_digest(prepared, read_npz(job.case.inputs)):
+            raise RunError(f"{folder / JOB_FILE}: the model this irtool builds from the case is not the one the "
+                           f"device ran (its weights differ: another irtool built it); re-judge it with the irtool "
+                           f"that ran it")
+    return replayed_run(replay_recording(folder, prepared), prepared, job.device, job.precision, config)
 
 
 def replay_recording(folder: Path, prepared: Any) -> Any:
