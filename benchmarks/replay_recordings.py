@@ -155,46 +155,27 @@ def replay_expected(folder: Path) -> list[Replayed]:
     return found
 
 
-def replay_suites(folder: Path, only: str = "") -> list[Replayed]:
-    """Each recorded job of a suite (a reproducer folder); a job its suite's known-failures file
-    (samples/suites/SUITE.xfail.toml) expects to fail is counted as known, not as a false FAIL."""
-    from irtool.core.globs import glob_matches
-    from irtool.harness.expectations import load_expectations
+def replay_suites(folder: Path, only: str = "", jobs: int = 1) -> list[Replayed]:
+    """Each recorded job of a suite (a reproducer folder), re-judged by irtool report rejudge's
+    library; a job its suite's known-failures file (samples/suites/SUITE.xfail.toml) expects to fail
+    is counted as known, not as a false FAIL."""
+    import re
+
+    from irtool.harness.rejudge import RejudgeOptions, rejudge
 
     suites = Path(__file__).resolve().parent.parent / "samples" / "suites"
-    found = []
-    for job in sorted(p for p in folder.glob("*/*") if (p / "actual.npz").is_file() and only in p.name):
-        record = json.loads((job / "case.json").read_text())
-        with tempfile.TemporaryDirectory() as scratch:
-            outputs = with_record(job, record, Path(scratch) / "actual.npz")
-            verdict, path, message = judge(job / "model.xml", job / "inputs.npz", outputs)
-        known = suites / f"{job.parent.name}.xfail.toml"
-        if verdict == "fail" and known.is_file() and any(
-                glob_matches(entry.case, record["case"]["id"]) and glob_matches(entry.device, record["device"])
-                and glob_matches(entry.precision, record["precision"]) for entry in load_expectations(known)):
-            verdict = "known"
-        found.append(Replayed(f"{job.parent.name}/{job.name}", "suite", verdict, path, message=message))
-    return found
-
-
-def with_record(job: Path, record: dict, target: Path) -> Path:
-    """The job's actual.npz with the record of its run that --save-outputs writes, made from its
-    case.json (the device, the precision it ran at, what each node ran as), at ``target``."""
-    from irtool.core.npz import write_npz
-    from irtool.pipeline.prepare import read_and_prepare
-    from irtool.pipeline.recording import record_arrays
-    from irtool.runtime.compile import DeviceRun
-    from irtool.runtime.what_ran import from_description
-
-    result = record["result"]
-    prepared = read_and_prepare(job / "model.xml")
-    described = result.get("implementations") or {}
-    implementations = {node.name: from_description(described[node.spec.type]) for node in prepared.nodes
-                       if node.spec.type in described}
-    run = DeviceRun(record["device"], record["precision"], dict(result["effective_precision"]),
-                    tuple(result["execution_devices"]), dict(record.get("config") or {}), "2026.4.1")
-    outputs = dict(np.load(job / "actual.npz"))
-    return write_npz(target, {**outputs, **record_arrays(run, implementations, None)})
+    known = [suites / f"{suite.name}.xfail.toml" for suite in sorted(folder.iterdir())
+             if (suites / f"{suite.name}.xfail.toml").is_file()]
+    with tempfile.TemporaryDirectory() as scratch:
+        found = rejudge(RejudgeOptions(folder, Path(scratch) / "rejudged", jobs, expected_failures=known, only=only))
+    replayed = []
+    for result in found.outcome.run.results:
+        source = next((o.get("tolerance_source") or "" for o in result.outputs), "")
+        derived = re.match(r"derived: (\S+?)'s ", source)
+        verdict = "known" if result.verdict == "xfail" else result.verdict
+        replayed.append(Replayed(f"{result.suite}/{result.name}", "suite", verdict,
+                                 derived.group(1) if derived else "ideal reference", message=result.message))
+    return replayed
 
 
 def summary(results: list[Replayed]) -> dict:
@@ -218,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suites", action="store_true", help="replay the suites' reproducer folders too (slow)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every case's result here")
     parser.add_argument("--only", default="", metavar="TEXT", help="replay only the suite jobs whose folder names it")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers replaying the suites' jobs")
     parser.add_argument("--expected", action="store_true",
                         help="judge the single-op cases' outputs with --expected too (faults as their faulty model)")
     args = parser.parse_args(argv)
@@ -225,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.expected:
         results += replay_expected(args.folder / "single-op")
     if args.suites and (args.folder / "suites").is_dir():
-        results += replay_suites(args.folder / "suites", args.only)
+        results += replay_suites(args.folder / "suites", args.only, args.jobs)
     found = summary(results)
     if args.json is not None:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))

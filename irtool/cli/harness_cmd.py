@@ -6,7 +6,8 @@ crash, timeout or a regression against --baseline, 2 when the run could not star
 nothing was judged (every job skipped, or none had a reference): never 0 for a run that
 checked nothing.
 Results go to DIR/results.jsonl as each case finishes; DIR also gets results.json,
-junit.xml, report.html and a reproducer folder per failure.
+junit.xml, report.html and a reproducer folder per failure; with --keep-outputs, every job's
+outputs in DIR/kept/ for ``irtool report rejudge`` (irtool.jobs.kept).
 """
 from __future__ import annotations
 
@@ -84,6 +85,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "into DIR/reduced/")
     parser.add_argument("--reduce-budget", type=seconds, default=300.0, metavar="S",
                         help="with --reduce-failures: seconds per failure (default 300)")
+    parser.add_argument("--keep-outputs", action="store_true",
+                        help="keep every job's outputs (pass too) with the record of its run, its inputs and its "
+                             "model (or the case that builds it) in DIR/kept/: irtool report rejudge DIR judges them "
+                             "again without the device (docs/harness.md)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the summary's format")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(handler=handle)
@@ -107,7 +112,7 @@ def handle(args: argparse.Namespace) -> int:
         openvino_cache=args.openvino_cache, time_factor=args.time_factor, time_floor=args.time_floor,
         expect_coverage=tuple(item.strip() for item in args.expect_coverage.split(","))
         if args.expect_coverage is not None else (), cluster=args.cluster, scheduler_file=args.scheduler_file,
-        lost_after=args.lost_after)
+        lost_after=args.lost_after, keep_outputs=args.keep_outputs)
     bar = None if args.no_progress else Progress(sys.stderr)
     text = args.format == "text"
     try:

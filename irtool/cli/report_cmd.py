@@ -1,4 +1,5 @@
-"""``irtool report diff|merge|render``: compare two runs, join shards, rewrite reports.
+"""``irtool report diff|merge|render|rejudge``: compare two runs, join shards, rewrite reports,
+judge a run's kept outputs again without its device (rejudge: irtool.cli.rejudge_cmd).
 
 diff: exit 1 when the new run regressed (a new failure, crash or timeout, or accuracy
 drift) against the old one; 3 when no job of the new run is in the old one (nothing compared);
@@ -79,6 +80,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "the reports hold what regressed")
     render.add_argument("--force", action="store_true", help=FORCE_HELP)
     render.set_defaults(handler=handle_render)
+
+    from irtool.cli import rejudge_cmd
+
+    rejudge_cmd.register(actions)
 
 
 def handle_diff(args: argparse.Namespace) -> int:

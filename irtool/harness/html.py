@@ -133,6 +133,9 @@ def _header(run: RunResults) -> str:
              for k, s in enumerate(meta.get("shards") or ())]
     workers = Counter(r.host for r in run.results if r.host)  # a run on a cluster: the results of each worker
     rows += [("workers", ", ".join(f"{name} ({count})" for name, count in sorted(workers.items())))]
+    rejudged = meta.get("rejudged") or {}  # irtool report rejudge: the recorded outputs of another run
+    rows += [("re-judged from", f"{rejudged.get('source')}: {len(rejudged.get('changed') or ())} verdicts changed "
+                                f"against the recorded ones, {rejudged.get('unchanged')} unchanged" if rejudged else None)]
     text = "<h1>irtool harness report</h1>\n" + _table(None, ((_e(k), _e(v)) for k, v in rows if v), "meta")
     if run.partial:
         text += ('\n<p class="warning"><strong>Partial run:</strong> not every job ran (the run was interrupted, '
@@ -303,7 +306,7 @@ def _problem(result: CaseResult) -> str:
              ("attributes", ", ".join(f"{k}={v}" for k, v in result.attributes.items())),
              ("shapes", ", ".join(f"{k} {v}" for k, v in result.shapes.items())), ("seed", result.seed),
              ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
-             ("openvino", result.openvino_version), ("host", result.host),
+             ("openvino", result.openvino_version), ("host", result.host), ("replayed", result.replayed),
              ("ran as", ", ".join(f"{node}: {impl}" for node, impl in result.implementations.items())),
              ("time", _time(result))]
     parts = [f'<section class="problem"><h3>{_badge(result.verdict)} {_e(result.name)}</h3>',

@@ -146,6 +146,7 @@ def _testcase(result: CaseResult) -> ET.Element:
                       name=xml_text(result.case), time=f"{result.time:.3f}")
     message = xml_text(cut(one_line(result.message)))
     said = [f"host: {result.host}"] if result.host else []  # the worker that ran it (a run on a cluster)
+    said += [f"replayed: {result.replayed}"] if result.replayed else []  # judged from outputs recorded elsewhere
     if result.verdict == FAIL:
         failure = ET.SubElement(case, "failure", message=message, type=FAIL)
         failure.text = xml_text("\n".join([cut(result.message), *output_lines(result)]))

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from irtool.core.device_names import check_device
 from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.core.memory import memory_limit
-from irtool.core.text import counted
 from irtool.harness import coverage
 from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
@@ -40,7 +39,8 @@ from irtool.harness.store import JSON_NAME, JSONL_NAME, JsonlWriter, RunResults,
 from irtool.jobs import faults
 from irtool.jobs.environments import CURRENT, describe, device_report, environments
 from irtool.jobs.job_results import base_result
-from irtool.jobs.pool import Pool
+from irtool.jobs.kept import KEPT
+from irtool.jobs.pool import Pool, worker_count
 from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
 from irtool.jobs.suite import load_suite
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions
@@ -79,6 +79,7 @@ class HarnessOptions:
     reduce_failures: bool = False  # reduce each failure of this run into REPORT_DIR/reduced/
     reduce_budget: float = 300.0  # seconds per failure
     force: bool = False  # replace an earlier run's results in the report dir
+    keep_outputs: bool = False  # every job's outputs and what replays them, into REPORT_DIR/kept/ (irtool.jobs.kept)
     max_cases: int | None = None  # per suite; default: the suite's own limit
     openvino: Sequence[str] = ()  # releases to run under, side by side (irtool.jobs.environments); () = this one
     openvino_cache: Path | None = None  # where their environments live (default: environments.cache_folder)
@@ -117,6 +118,8 @@ class HarnessOptions:
             raise SessionError(f"--lost-after {self.lost_after:g}: expected seconds > 0 (a finite number)")
         if self.openvino and (self.cluster or self.scheduler_file):
             raise SessionError("--openvino with --cluster: not yet; a worker runs under its own openvino")
+        if self.keep_outputs and (self.cluster or self.scheduler_file):
+            raise SessionError("--keep-outputs with --cluster: not yet; a cluster's workers send back reproducers only")
         if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
             raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
 
@@ -185,25 +188,6 @@ class HarnessOutcome:
         return max(self.jobs - len({result.job_key for result in self.run.results}), 0)
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def worker_count(asked: int, jobs: int) -> tuple[int, str | None]:
-    """Workers to start for ``-j asked``: at most one per CPU and one per job; and the note
-    that says so when that is fewer than asked."""
-    cpus = usable_cpus()
-    count = max(1, min(asked, cpus, jobs))
-    if count == asked:
-        return count, None
-    why = counted(cpus, "CPU") if count == cpus and cpus < asked else counted(jobs, "job")
-    return count, f"-j {asked}: {counted(count, 'worker')}, one per CPU and per job at most ({why} here)"
-
-
 def run_harness(options: HarnessOptions, progress: Progress | None = None,
                 start: Start | None = None, log: Callable[[str], None] | None = None,
                 reducer: Reducer | None = None) -> HarnessOutcome:
@@ -238,7 +222,7 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
             raise faults.unmatched_error(fault, jobs, "of this run")
         order = {job.key: index for index, job in enumerate(jobs)}
         workers, note = worker_count(options.jobs, len(jobs))
-        runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir))
+        runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir), options.keep_outputs)
         cluster = None
         if options.cluster or options.scheduler_file:
             from irtool.harness.cluster import Cluster
@@ -585,17 +569,17 @@ def _open_store(report_dir: Path, meta: dict, options: HarnessOptions,
 
     jsonl = report_dir / JSONL_NAME
     # the reports this run will write, and the folders it empties, must be irtool's (or --force)
-    check_owned(report_dir, REPORT_NAMES, (REPRODUCERS, REDUCED), options.force)
+    check_owned(report_dir, REPORT_NAMES, (REPRODUCERS, REDUCED, KEPT), options.force)
     if options.resume and jsonl.is_file():
         previous = resumed(jsonl, meta, order)
         meta["started"] = previous.meta.get("started", meta["started"])
         return previous.results, JsonlWriter(jsonl, None, append=True, ended=not previous.partial)
     if not options.force:
         check_no_earlier_run(report_dir, options.resume)
-    for folder in (REPRODUCERS, REDUCED):  # a fresh run's reproducers and reductions only
+    for folder in (REPRODUCERS, REDUCED, KEPT):  # a fresh run's reproducers, reductions and kept outputs only
         shutil.rmtree(report_dir / folder, ignore_errors=True)
     try:
-        record_owned(report_dir, folders=(REPRODUCERS, REDUCED))
+        record_owned(report_dir, folders=(REPRODUCERS, REDUCED, KEPT))
     except IrtoolError as error:
         raise SessionError(f"{report_dir}: cannot write in the report dir ({error.message})") from None
     return [], JsonlWriter(jsonl, meta, append=False)

@@ -27,7 +27,7 @@ import irtool
 from irtool.core import activity, memory
 from irtool.core.errors import IrtoolError
 from irtool.core.processes import exit_text
-from irtool.core.text import cut
+from irtool.core.text import counted, cut
 from irtool.jobs.job_results import base_result
 from irtool.jobs.lifeline import lifeline
 from irtool.jobs.lifeline import worker_env as lifeline_env
@@ -179,6 +179,25 @@ def _remove(folder: str) -> None:
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(asked: int, jobs: int) -> tuple[int, str | None]:
+    """Workers to start for ``-j asked``: at most one per CPU and one per job; and the note
+    that says so when that is fewer than asked."""
+    cpus = usable_cpus()
+    count = max(1, min(asked, cpus, jobs))
+    if count == asked:
+        return count, None
+    why = counted(cpus, "CPU") if count == cpus and cpus < asked else counted(jobs, "job")
+    return count, f"-j {asked}: {counted(count, 'worker')}, one per CPU and per job at most ({why} here)"
 
 
 def groups_of(jobs: Sequence[Job]) -> list[list[Job]]:

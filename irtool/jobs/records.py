@@ -193,6 +193,7 @@ class Job:
     device: str
     precision: str
     openvino: str | None = None  # the release it runs under (--openvino); None: the one irtool runs under
+    replay: str | None = None  # outputs recorded elsewhere to judge in place of running it (irtool.jobs.kept)
 
     @property
     def key(self) -> tuple[str, str, str, str | None]:
@@ -246,6 +247,7 @@ class CaseResult:
     # node -> what decided its implementation (irtool.jobs.conditions: shapes, sequence_lengths, weights)
     conditions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     host: str | None = None  # the worker that ran it, in a run on a cluster (irtool worker --name); stored only then
+    replayed: str | None = None  # judged from outputs recorded elsewhere (irtool report rejudge): from where; stored only then
 
     @property
     def key(self) -> tuple[str, str, str, str | None]:
@@ -304,8 +306,9 @@ def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
 
 def result_to_json(result: CaseResult) -> dict[str, Any]:
     data = plain(result)
-    if data["host"] is None:  # a run on one machine stores what it always stored
-        del data["host"]
+    for name in ("host", "replayed"):  # a run on one machine, of its own device, stores what it always stored
+        if data[name] is None:
+            del data[name]
     return data
 
 
@@ -331,7 +334,7 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
     "implementations": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                         "an object of strings"),
     "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
-    "host": (_optional(_is_str), "a string or null"),
+    "host": (_optional(_is_str), "a string or null"), "replayed": (_optional(_is_str), "a string or null"),
     "known": (_optional(_is_str), "a string or null"), "raw_message": (_optional(_is_str), "a string or null"),
     "raw_verdict": (_optional(lambda v: v in VERDICTS), f"null or one of {', '.join(VERDICTS)}"),
     "conditions": (lambda v: isinstance(v, dict) and all(

@@ -33,6 +33,7 @@ from irtool.core.errors import IrtoolError, RunError, RunSkipped, Unsupported
 from irtool.core.text import cut, joined
 from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
+from irtool.jobs.kept import keep_job, replayed_job
 from irtool.jobs.job_results import (
     base_result,
     expectations_broken,
@@ -77,13 +78,15 @@ class RunnerOptions:
     config: Mapping[str, str] = field(default_factory=dict)
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     report_dir: str | None = None  # reproducers go to REPORT_DIR/reproducers/<job>/
+    keep_outputs: bool = False  # every job's outputs and what replays them go to REPORT_DIR/kept/ (irtool.jobs.kept)
 
     def to_json(self) -> dict[str, Any]:
         return plain(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RunnerOptions":
-        return cls(dict(data.get("config", {})), TolerancePolicy(**data.get("tolerance", {})), data.get("report_dir"))
+        return cls(dict(data.get("config", {})), TolerancePolicy(**data.get("tolerance", {})), data.get("report_dir"),
+                   bool(data.get("keep_outputs")))
 
 
 @dataclass
@@ -97,11 +100,11 @@ class CaseData:
 
 def job_to_json(job: Job) -> dict[str, Any]:
     return {"case": case_to_json(job.case), "device": job.device, "precision": job.precision,
-            "openvino": job.openvino}
+            "openvino": job.openvino, **({"replay": job.replay} if job.replay else {})}
 
 
 def job_from_json(data: Mapping[str, Any]) -> Job:
-    return Job(case_from_json(data["case"]), data["device"], data["precision"], data.get("openvino"))
+    return Job(case_from_json(data["case"]), data["device"], data["precision"], data.get("openvino"), data.get("replay"))
 
 
 def reproducer_name(job: Job) -> str:
@@ -145,7 +148,11 @@ class Runner:
             inputs = data.inputs
             changes = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else faults.Changes()
             result.shapes = {name: list(array.shape) for name, array in inputs.items()}
-            compiled, reused = self._compile(case, prepared, job.device, job.precision, changes.slow)
+            if job.replay is None:
+                compiled, reused = self._compile(case, prepared, job.device, job.precision, changes.slow)
+            else:  # outputs the device gave elsewhere (irtool report rejudge), judged as if it just had
+                compiled, replayed, result.replayed = replayed_job(job, prepared, self.options.config)
+                reused = False
             result.compile_time = 0.0 if reused else compiled.seconds
             result.implementations = {name: impl.describe() for name, impl in compiled.implementations.items()}
             result.effective_precision = dict(compiled.run.effective_precision)
@@ -153,7 +160,8 @@ class Runner:
             runs = self._shape_runs(case, prepared, data)
             for position, (label, data) in enumerate(runs, 1):  # one compiled model, each shape in order
                 inputs = data.inputs
-                executed = faults.skewed(execute(compiled, inputs, job.device), changes.skew)
+                executed = replayed if job.replay is not None else \
+                    faults.skewed(execute(compiled, inputs, job.device), changes.skew)
                 judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                       compiled.run.precision, self._reference(case),
                                                       expected=data.expected,
@@ -203,6 +211,9 @@ class Runner:
                 each.time = elapsed
                 if changes.implementation is not None:
                     each.implementations = {node: changes.implementation for node in each.implementations}
+            if self.options.keep_outputs and self.options.report_dir is not None and job.replay is None:
+                keep_job(self.options.report_dir, reproducer_name(job), job, prepared, data.inputs, compiled, executed,
+                         results, len(runs))
             return results
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, error.message

@@ -31,6 +31,14 @@ CAPTURED = RECORD_PREFIX + "captured:"
 VERSION = 1
 
 
+def saved_outputs(labels: Sequence[tuple[str, ...]], compiled: Any, executed: Any) -> dict[str, np.ndarray]:
+    """What ``--save-outputs`` writes of a run (and ``irtool harness --keep-outputs`` of each job): the
+    model's outputs by name and the record of the run, with the probed copy's tensors where it ran one."""
+    captured = executed.captured if executed.captured is not executed.outputs else None
+    return {**{names[0]: array for names, array in zip(labels, executed.outputs)},
+            **record_arrays(compiled.run, compiled.implementations, captured)}
+
+
 def record_arrays(run: DeviceRun, implementations: Mapping[str, Implementation],
                   captured: Sequence[np.ndarray] | None) -> dict[str, np.ndarray]:
     """What ``--save-outputs`` keeps beside the outputs: the run and what each node ran as, and the
@@ -93,6 +101,28 @@ def load_recording(path: str | Path) -> Recording:
     return Recording(str(path), outputs, run, implementations, captured)
 
 
+def with_case_record(recording: Recording, case_json: Mapping[str, Any], prepared: Any) -> Recording:
+    """A reproducer folder's actual.npz written before ``--save-outputs`` wrote records, with the
+    record its case.json gives: the device, the precision it ran at, its config and release, and
+    what each node ran as (by node name, or by op type, as a harness result says it)."""
+    from irtool.runtime.what_ran import from_description
+
+    try:
+        result = case_json["result"]
+        described = result.get("implementations") or {}
+        implementations = {node.name: from_description(described[key]) for node in prepared.nodes
+                           for key in [node.name if node.name in described else node.spec.type] if key in described}
+        run = DeviceRun(str(case_json["device"]), str(case_json["precision"]),
+                        {str(k): str(v) for k, v in result["effective_precision"].items()},
+                        tuple(map(str, result["execution_devices"])),
+                        {str(k): str(v) for k, v in (case_json.get("config") or {}).items()},
+                        str(case_json.get("openvino") or ""))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise RunError(f"{recording.source}: its case.json does not say how the job ran ({type(error).__name__}: "
+                       f"{error}); expected what irtool harness writes in a reproducer folder") from None
+    return Recording(recording.source, recording.outputs, run, implementations, recording.captured)
+
+
 def recorded_outputs(recording: Recording, labels: Sequence[tuple[str, ...]]) -> list[np.ndarray]:
     """The recorded array of each model output (known by any of its names), in output order."""
     found = []
@@ -118,9 +148,10 @@ def _implementation(value: Mapping[str, Any]) -> Implementation:
 
 def replayed_run(recording: Recording, prepared: Any, device: str, precision: str,
                  config: Mapping[str, str]) -> tuple[Any, Any, str]:
-    """The compiled run and its outputs as the pipeline judges them, from a recording; and what says
-    what each node ran as (the record; else this machine's own device of that family, compiled at
-    f32 to read the path the model takes there; else nothing: the ideal reference judges)."""
+    """The compiled run and its outputs as the pipeline judges them, from a recording; and where they
+    came from and what says what each node ran as (the record; else this machine's own device of that
+    family, compiled at f32 to read the path the model takes there; else nothing: the ideal reference
+    judges)."""
     from irtool.core.precisions import DEVICE_DEFAULT
     from irtool.pipeline.device_run import Compiled, Executed, compile_prepared
     from irtool.runtime.devices import list_devices, skip_reason
@@ -135,6 +166,11 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
         captured = list(recording.captured)
     if recording.run is not None:
         run, implementations, said = recording.run, recording.implementations, "what each node ran as: the record's"
+        names = prepared.probed.run_as
+        if implementations and len(names) == len(implementations) and not set(names) & set(implementations):
+            # an ONNX model's OpenVINO nodes are named by a counter, other in every process that converts it:
+            # the record holds the same nodes in the same order (irtool.runtime.what_ran), by the names they had there
+            implementations = dict(zip(names, implementations.values()))
     else:
         if precision == DEVICE_DEFAULT:
             raise RunError(f"{recording.source}: no record says which precision the device ran at; give it "
@@ -145,4 +181,4 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
             implementations = compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations
             said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
     compiled = Compiled(None, None, run, 0.0, implementations, tuple(info.name for info in prepared.infos))
-    return compiled, Executed(list(outputs), list(captured), 0.0), said
+    return compiled, Executed(list(outputs), list(captured), 0.0), f"outputs from {recording.describe()}; {said}"

@@ -27,7 +27,7 @@ from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, validation_findings, with_validation
-from irtool.pipeline.recording import load_recording, record_arrays, replayed_run
+from irtool.pipeline.recording import load_recording, replayed_run, saved_outputs
 from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -157,17 +157,15 @@ def run(options: RunOptions) -> RunResult:
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
                   narrowed=executed.narrowed, file_findings=validation_findings(options.model),
-                  replayed=f"outputs from {recording.describe()}; {said}" if recording is not None else None)
+                  replayed=said if recording is not None else None)
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
     saved = None
     if options.save_outputs is not None:
         try:
-            saved = _save_outputs(options.save_outputs, prepared.labels, executed.outputs,
-                                  record_arrays(compiled.run, compiled.implementations,
-                                                executed.captured if executed.captured is not executed.outputs
-                                                else None))
+            saved = str(write_npz(options.save_outputs, saved_outputs(prepared.labels, compiled, executed),
+                                  "outputs file"))
         except FileError as error:
             unwritten.append(error.message)
     return dataclasses.replace(result, saved_outputs=saved, unwritten=tuple(unwritten))
@@ -281,9 +279,3 @@ def _check_tolerance_names(prepared: Prepared, policy: TolerancePolicy) -> None:
         raise RunError(f"--atol/--rtol name output {unknown[0]}, which {prepared.name} does not have"
                        f"{did_you_mean(unknown[0], names)}; it names "
                        f"{joined(sorted(names), listed=12)}")
-
-
-def _save_outputs(path: Path, labels: Sequence[tuple[str, ...]], arrays: Sequence[np.ndarray],
-                  record: Mapping[str, np.ndarray]) -> str:
-    return str(write_npz(path, {**{names[0]: array for names, array in zip(labels, arrays)}, **record},
-                         "outputs file"))
