@@ -231,11 +231,19 @@ def _render(result: Any) -> str:
     if result.against is None and judgments:  # no node judged: the expected outputs, the runtime's, judge
         whose = " and ".join(f"the outputs of {j.source}" if oracle else f"the expected outputs in {j.source}"
                              for j, oracle in judgments)
-        lines.append(f"  against: {whose} (no reference applies: {result.no_reference})")
+        why = "no node judged on its own: each is listed below with why" if any(
+            node.reason and node.verdict in ("unjudged", "error") for node in result.nodes) else \
+            f"no reference applies: {result.no_reference}"
+        lines.append(f"  against: {whose} ({why})")
         lines.extend(_node_table(result.nodes, run.device))
+        lines.extend(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}"
+                     for node in result.nodes if node.reason and node.verdict in ("unjudged", "error"))
         lines.extend(_render_model_judgments(result))
         summary = "; ".join(j.summary() for j, _ in judgments)
-        return escaped_lines(lines + [f"{result.verdict.upper()}: {summary}"])
+        unjudged = _names(n for n in result.nodes if n.verdict in ("unjudged", "error"))
+        word = "NOT JUDGED" if result.verdict == "unjudged" else result.verdict.upper()
+        return escaped_lines(lines + [f"{word}: {summary}" + (f"; not judged on their own: {unjudged}"
+                                                              if unjudged else "")])
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
@@ -425,7 +433,7 @@ def _render_second_opinion(second: Any) -> list[str]:
 
 
 def _render_nodes(result: Any) -> list[str]:
-    from irtool.pipeline.judging import not_judged, not_reached
+    from irtool.judge.verdicts import not_judged, not_reached
 
     lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
@@ -465,6 +473,13 @@ def _render_nodes(result: Any) -> list[str]:
             f"{len(judged)} of {len(judged)} judged nodes within tolerance"
         lines.append(f"FAIL: {_failing_first([(bool(failed) or probe_failed, what)] + judgments)}{extra}")
         return lines
+    if result.verdict == "pass" and _decided_by_outputs(result):  # the model's outputs judged: they lead
+        errors_said = f"; could not be judged: {_names(n for n in result.nodes if n.verdict == 'error')}" \
+            if errors else ""
+        lines.append(f"PASS: {'; '.join(words for _, words in judgments)}; {len(judged)} of {len(judged)} judged "
+                     f"nodes within tolerance" + (f"; not judged on their own: {unjudged}" if unjudged else "")
+                     + errors_said + (f"; not reached on these inputs: {unreached}" if unreached else ""))
+        return lines
     extra = "".join(f"; {words}" for _, words in judgments) + extra
     if result.verdict == "error":
         lines.append(f"ERROR: {len(errors)} node(s) could not be judged ({', '.join(errors)}){extra}")
@@ -494,6 +509,13 @@ def _diff_word(diff: OutputDiff) -> str:
     if diff.total and diff.unjudged == diff.total and not diff.problem:
         return "NOT JUDGED"
     return "PASS" if diff.passed else "FAIL"
+
+
+def _decided_by_outputs(result: Any) -> bool:
+    from irtool.judge.verdicts import decided_by_outputs
+
+    compared = [judgment.outputs for judgment, _ in _model_judgments(result)]
+    return decided_by_outputs(result.nodes, compared + ([result.outputs] if result.against_run is not None else []))
 
 
 def _names(nodes: Any) -> str:
@@ -564,7 +586,7 @@ def step_summary(steps: Sequence[float], first_outside: int | None, atol: float)
 
 
 def to_json(result: Any) -> dict:
-    from irtool.pipeline.judging import not_judged, not_reached
+    from irtool.judge.verdicts import not_judged, not_reached
 
     data = plain(result)
     data["passed"] = result.passed
@@ -572,6 +594,9 @@ def to_json(result: Any) -> dict:
         record["max_abs"] = node.max_abs
         record["first_step_outside"] = node.first_step_outside
     data["not_judged"] = [node.name for node in not_judged(result.nodes)]
+    # what the verdict rests on: the model's outputs (compared whole, the nodes not judged on their own
+    # listed beside), or its nodes
+    data["verdict_from"] = "outputs" if _decided_by_outputs(result) else "nodes"
     data["not_reached"] = [node.name for node in not_reached(result.nodes)]
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):

@@ -21,7 +21,7 @@ from irtool.core.precisions import loosest_precision
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, load_expected
-from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
+from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult, run_verdict
 from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
@@ -203,7 +203,7 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
             (NodeResult(n.key, n.spec.type, n.spec.version, n.where, UNJUDGED, said, tensors=n.tensors,
                         converted_to=n.name if n.stable else None) for n in prepared.nodes))
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
-                         outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
+                         outputs=diffs, verdict=run_verdict(nodes, comparisons=[diffs]), nodes=nodes)
     oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
         if options.oracle is not None else None
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
