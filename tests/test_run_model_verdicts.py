@@ -124,3 +124,58 @@ def test_compare_with_onnxruntime_decides_the_run_as_expected_outputs_do(softsig
     code, data, _ = run(capsys, str(model), "-d", "CPU", "--inputs", str(inputs), "--compare-with", "onnxruntime")
     assert code == 0 and data["verdict"] == "pass" and data["oracle"]["verdict"] == "pass"
     assert data["not_judged"] == ["s0", "s1", "s2"] and data["verdict_from"] == "outputs"
+
+
+def wake_word(path: Path, inputs: int = 400, hidden: int = 64, logit: float = -11.3) -> tuple[Path, dict]:
+    """A wake-word-like model: a probability of about 1.2e-05 (a sigmoid of -11.3) computed from
+    a 400-wide input through two MatMuls, whose intermediate values reach tens."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, inputs)).astype(np.float32)
+    w1 = rng.standard_normal((inputs, hidden)).astype(np.float32)
+    w2 = (rng.standard_normal((hidden, 1)) * 0.3).astype(np.float32)
+    b = np.array([logit - float((np.maximum(x @ w1, 0) @ w2)[0, 0])], np.float32)
+    node = helper.make_node
+    graph = helper.make_graph(
+        [node("MatMul", ["x", "W1"], ["a"]), node("Relu", ["a"], ["r"]), node("MatMul", ["r", "W2"], ["z"]),
+         node("Add", ["z", "b"], ["l"]), node("Sigmoid", ["l"], ["p"])], "wake",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, inputs])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 1])],
+        [numpy_helper.from_array(a, n) for n, a in (("W1", w1), ("W2", w2), ("b", b))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path, {"x": x}
+
+
+def test_a_tiny_output_is_held_to_what_rounding_through_the_model_allows_not_below(capsys, tmp_path):
+    """Its sigmoid agrees with onnxruntime's to a few 1e-09 (ORT's and OpenVINO's sigmoid and sums
+    differ in their last digits), which an atol scaled by the output's 1.2e-05 alone (1.2e-10)
+    failed; the floor of the bound, roundings at the magnitudes flowing through the model, passes it."""
+    from irtool.core.precisions import UNIT_ROUNDOFF
+    from irtool.judge.bounds import FLOOR_ROUNDINGS
+
+    model, inputs = wake_word(tmp_path / "wake.onnx")
+    np.savez(tmp_path / "in.npz", **inputs)
+    code, data, text = run(capsys, str(model), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"),
+                           "--compare-with", "onnxruntime")
+    assert code == 0 and data["verdict"] == "pass", text
+    (p,) = data["oracle"]["outputs"]
+    magnitude = abs(p["worst_expected"])
+    assert 1e-5 < magnitude < 2e-5
+    flowing = max(float(np.abs(inputs["x"]).max()), 11.3)  # the input, and the bias at least
+    tolerance = p["tolerance"]
+    assert FLOOR_ROUNDINGS * UNIT_ROUNDOFF["f32"] * flowing <= tolerance["atol"] < 1e-5
+    assert "not below 2 f32 roundings of" in tolerance["source"]
+    assert p["max_abs"] > 1e-5 * magnitude  # what the atol scaled by the output alone would have failed
+
+
+@pytest.mark.parametrize("wrong", [0.5, 2.0])
+def test_a_tiny_output_made_wrong_still_fails(capsys, tmp_path, wrong):
+    model, inputs = wake_word(tmp_path / "wake.onnx")
+    np.savez(tmp_path / "in.npz", **inputs)
+    outputs = reference_outputs(model, inputs)
+    np.savez(tmp_path / "off.npz", p=outputs["p"] * np.float32(wrong))
+    code, data, _ = run(capsys, str(model), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"), "--expected",
+                        str(tmp_path / "off.npz"))
+    assert code == 1 and data["verdict"] == "fail" and data["expected"]["failed"] == ["p"]

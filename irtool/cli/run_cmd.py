@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "not know); 3: nothing was judged (no recurrent node and no --expected, a node the inputs reached that "
                     "could not be judged, or a skip: a device absent here or a precision it lacks, with OpenVINO's "
                     "reason).  --expected OUT.npz also judges the model's outputs against given values (the "
-                    "framework's): the verdict is the worse of the two.")
+                    "framework's): where that judges every output, the verdict is its own (a failing node still "
+                    "fails it; a node not judged on its own is listed with why).")
     parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it), .onnx, or "
                         "what else OpenVINO reads: .tflite, .pb, .pdmodel, a SavedModel folder")
     parser.add_argument("-d", "--device", required=True,

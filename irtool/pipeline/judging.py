@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.precisions import largest_magnitude
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
@@ -20,6 +21,7 @@ from irtool.judge.verdicts import FAIL, PASS, NodeResult, run_verdict
 from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
 from irtool.runtime.captured import input_arrays
+from irtool.runtime.nodes import constant_magnitude
 
 
 @dataclass(frozen=True)
@@ -61,18 +63,28 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
                             emulations, dynamic_quantization)
     found = {}
-    costs = None
+    costs = flowing = None
     for key, given in (("expected", expected), ("oracle", oracle)):
         if given is not None:
             if costs is None:
                 costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
+            if flowing is None:
+                flowing = flowing_magnitude(prepared, inputs, executed)
             found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
-                                        time_axes(prepared), prepared.stored, costs)
+                                        time_axes(prepared), prepared.stored, costs, flowing)
     if not found:
         return judgment
     verdict = run_verdict(judgment.nodes, judgment.probe_check is None or judgment.probe_check.passed,
                           [found[key].outputs for key in found])
     return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict)
+
+
+def flowing_magnitude(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed) -> float:
+    """The largest magnitude flowing through the model, as far as a run sees it: its float inputs,
+    its weights (float constants) and the intermediate tensors the probed compile read (the
+    recurrent nodes' inputs and outputs), what the floor of its outputs' bound scales with."""
+    arrays = list(inputs.values()) + list(executed.captured[len(executed.outputs):])
+    return max([constant_magnitude(prepared.model)] + [largest_magnitude(array) for array in arrays])
 
 
 def node_emulations(prepared: Prepared, runs: Mapping[str, Ran]) -> dict[str, Emulation]:
