@@ -179,3 +179,33 @@ def test_a_tiny_output_made_wrong_still_fails(capsys, tmp_path, wrong):
     code, data, _ = run(capsys, str(model), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"), "--expected",
                         str(tmp_path / "off.npz"))
     assert code == 1 and data["verdict"] == "fail" and data["expected"]["failed"] == ["p"]
+
+
+def test_the_harness_gives_the_same_verdict_and_lists_each_node_not_judged(softsign, tmp_path):
+    """The harness's results of the model (a result per node, one for its expected outputs) say what
+    irtool run says: the outputs pass, the refused cells are not judged (skipped in junit.xml, with
+    why), the run passes (exit 0), and junit.xml holds them under the model's class."""
+    import subprocess
+    import sys
+
+    import lxml.etree as ET
+    import lxml.html
+
+    model, inputs, outputs = softsign
+    np.savez(tmp_path / "out.npz", **outputs)
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\nid = "softsign"\npath = "{model}"\ninputs = "{inputs}"\nexpected = "out.npz"\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "-d", "CPU", "--report-dir",
+                           str(tmp_path / "out"), "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    verdicts = {case.split("::")[1]: r["verdict"] for case, r in results.items()}
+    assert verdicts == {"gru": "pass", "s0": "unjudged", "s1": "unjudged", "s2": "unjudged", "outputs": "pass"}
+    assert "not an activation OpenVINO's LSTMCell takes" in results["softsign[inputs]::s1"]["message"]
+    junit = ET.parse(str(tmp_path / "out" / "junit.xml")).getroot()
+    cases = {case.get("name"): case for case in junit.iter("testcase")}
+    skipped = cases["softsign[inputs]::s1 on CPU at f32"].find("skipped")
+    assert skipped is not None and "not an activation" in skipped.get("message")
+    assert {case.get("classname") for case in cases.values()} == {"s.softsign_onnx"}  # suite s, model softsign.onnx
+    page = lxml.html.parse(str(tmp_path / "out" / "report.html")).getroot()
+    assert page.xpath("//div[@class='banner passed']/p[@class='overall']")[0].text_content() == "Verdict: PASSED"
