@@ -474,7 +474,7 @@ def _render_nodes(result: Any) -> list[str]:
             f"{len(judged)} of {len(judged)} judged nodes within tolerance"
         lines.append(f"FAIL: {_failing_first([(bool(failed) or probe_failed, what)] + judgments)}{extra}")
         return lines
-    if result.verdict == "pass" and _decided_by_outputs(result):  # the model's outputs judged: they lead
+    if result.verdict == "pass" and result.verdict_from == "outputs":  # the model's outputs judged: they lead
         errors_said = f"; could not be judged: {_names(n for n in result.nodes if n.verdict == 'error')}" \
             if errors else ""
         lines.append(f"PASS: {'; '.join(words for _, words in judgments)}; {len(judged)} of {len(judged)} judged "
@@ -510,13 +510,6 @@ def _diff_word(diff: OutputDiff) -> str:
     if diff.total and diff.unjudged == diff.total and not diff.problem:
         return "NOT JUDGED"
     return "PASS" if diff.passed else "FAIL"
-
-
-def _decided_by_outputs(result: Any) -> bool:
-    from irtool.judge.verdicts import decided_by_outputs
-
-    compared = [judgment.outputs for judgment, _ in _model_judgments(result)]
-    return decided_by_outputs(result.nodes, compared + ([result.outputs] if result.against_run is not None else []))
 
 
 def _names(nodes: Any) -> str:
@@ -595,9 +588,6 @@ def to_json(result: Any) -> dict:
         record["max_abs"] = node.max_abs
         record["first_step_outside"] = node.first_step_outside
     data["not_judged"] = [node.name for node in not_judged(result.nodes)]
-    # what the verdict rests on: the model's outputs (compared whole, the nodes not judged on their own
-    # listed beside), or its nodes
-    data["verdict_from"] = "outputs" if _decided_by_outputs(result) else "nodes"
     data["not_reached"] = [node.name for node in not_reached(result.nodes)]
     data["run"]["precision"] = result.run.precision
     for diff, out in zip(result.outputs, data["outputs"]):

@@ -300,15 +300,14 @@ class Runner:
             result.outputs = [output_record(d) for d in verdict.outputs]
             result.max_abs = verdict.max_abs
             result.verdict = FAIL if probe and verdict.verdict == PASS else verdict.verdict
-            if verdict.verdict == ERROR and judgment.verdict == PASS:  # the model's outputs, judged whole, agree
-                result.verdict = UNJUDGED  # listed as not judged on its own, as irtool run lists it (run_verdict)
             reasons = ([verdict.reason if not verdict.reached else f"no reference applies: {verdict.reason}"]
                        if verdict.verdict == UNJUDGED else
                        [(f"at {verdict.at}: " if verdict.at else "") + "outside tolerance: "
                         + joined(output_problem(d) for d in verdict.outputs if not d.passed)]
                        + list(verdict.notes) if verdict.verdict == FAIL
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
-            if result.verdict == UNJUDGED and verdict.verdict == ERROR:
+            if verdict.verdict == ERROR and judgment.verdict == PASS:  # the model's outputs, judged whole, agree:
+                result.verdict = UNJUDGED  # the node is listed as not judged on its own, as irtool run lists it
                 reasons = [f"could not be judged on its own ({verdict.reason}); the model's outputs, judged whole, "
                            f"agree"]
             result.message = cut("; ".join(filter(None, reasons + probe)))

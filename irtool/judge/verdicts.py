@@ -104,11 +104,12 @@ def run_verdict(nodes: Sequence[NodeResult], probe_passed: bool = True,
     return PASS if PASS in verdicts else UNJUDGED
 
 
-def decided_by_outputs(nodes: Sequence[NodeResult], comparisons: Sequence[Sequence[OutputDiff]]) -> bool:
-    """Whether a run's pass rests on a comparison of the model's outputs alone: some node the
-    inputs reached was not judged on its own (or could not be), and a comparison judged every output."""
-    return any(judged_every_output(c) for c in comparisons) and \
-        any(node.verdict == ERROR or (node.verdict == UNJUDGED and node.reached) for node in nodes)
+def verdict_basis(nodes: Sequence[NodeResult], comparisons: Sequence[Sequence[OutputDiff]]) -> str:
+    """What a run's verdict rests on: "outputs" where a comparison judged every output of the model
+    and some node the inputs reached was not judged on its own (or could not be), so that the
+    comparison alone decides a pass; else "nodes"."""
+    alone = any(node.verdict == ERROR or (node.verdict == UNJUDGED and node.reached) for node in nodes)
+    return "outputs" if alone and any(judged_every_output(c) for c in comparisons) else "nodes"
 
 
 def not_judged(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:

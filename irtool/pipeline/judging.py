@@ -17,7 +17,7 @@ from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
 from irtool.judge.nodes import Reference, evaluate_node, judge_node
 from irtool.judge.precision import Emulation, Ran, node_emulation
-from irtool.judge.verdicts import FAIL, PASS, NodeResult, run_verdict
+from irtool.judge.verdicts import FAIL, PASS, NodeResult, run_verdict, verdict_basis
 from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
 from irtool.runtime.captured import input_arrays
@@ -45,6 +45,9 @@ class Judgment:
     expected: ExpectedJudgment | None = None  # the model's outputs against the expected ones, where given
     node_verdict: str | None = None  # the nodes' verdict alone, where ``verdict`` is also the expected outputs'
     oracle: ExpectedJudgment | None = None  # the model's outputs against its framework runtime's (--compare-with)
+    # what the verdict rests on: "outputs" where a comparison of them decided a pass that some node
+    # not judged on its own would have kept from it (irtool.judge.verdicts.verdict_basis), else "nodes"
+    verdict_from: str = "nodes"
 
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
@@ -54,7 +57,8 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     """Every node judged on what the device computed, and the model's outputs against ``expected``
     and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
     verdict from all of them by the one rule (irtool.judge.verdicts.run_verdict): where the model's
-    outputs were judged, a node not judged on its own is listed, and a failing one still fails.  ``runs`` (Compiled.runs): per node name, what it ran as, which
+    outputs were judged whole, a node not judged on its own is listed, and a failing one still
+    fails.  ``runs`` (Compiled.runs): per node name, what it ran as, which
     says the rounding of the path it ran at bf16 or f16 (irtool.judge.precision).  A node fed straight by an input the device narrowed
     (int64 run as int32) is judged on the values it received.  ``dynamic_quantization``: the CPU's
     DYNAMIC_QUANTIZATION_GROUP_SIZE on the compiled model (DeviceRun), for the cells whose weights are
@@ -69,17 +73,18 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
             if costs is None:
                 costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
             if flowing is None:
-                flowing = flowing_magnitude(prepared, inputs, executed)
+                flowing = _flowing_magnitude(prepared, inputs, executed)
             found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
                                         time_axes(prepared), prepared.stored, costs, flowing)
     if not found:
         return judgment
-    verdict = run_verdict(judgment.nodes, judgment.probe_check is None or judgment.probe_check.passed,
-                          [found[key].outputs for key in found])
-    return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict)
+    compared = [found[key].outputs for key in found]
+    verdict = run_verdict(judgment.nodes, judgment.probe_check is None or judgment.probe_check.passed, compared)
+    return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict,
+                               verdict_from=verdict_basis(judgment.nodes, compared))
 
 
-def flowing_magnitude(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed) -> float:
+def _flowing_magnitude(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed) -> float:
     """The largest magnitude flowing through the model, as far as a run sees it: its float inputs,
     its weights (float constants) and the intermediate tensors the probed compile read (the
     recurrent nodes' inputs and outputs), what the floor of its outputs' bound scales with."""
