@@ -17,9 +17,10 @@ So the scaled atol never goes below ``FLOOR_ROUNDINGS * u * M``: one rounding at
 on each side (the framework's and the device's).  Measured (tests/test_run_model_verdicts.py): a
 wake-word-like model's sigmoid of 1.24e-05, computed from values up to 14.8, differs from
 onnxruntime's by 4.7e-09 (onnxruntime's sigmoid and sums differ from OpenVINO's in their last
-digits); the atol scaled to 1.24e-10 failed it, the floor of 1.8e-06 passes it, and an output off by
+digits); the atol scaled to 1.24e-10 failed it, the floor of 1.77e-06 passes it, and an output off by
 half of itself still fails.  The price: an error below the floor passes on such an output (10% of
-1.24e-05 here), as it would where the output is a difference of values of that magnitude.
+1.24e-05 here): the floor holds for any graph (an output that is a difference of values of that
+magnitude too), and does not know that a sigmoid shrinks its input's error.
 The floor never raises the atol above the measured default (at f32, a model whose values reach
 84 and more keeps it); an output of magnitude 1 and more keeps the measured atol; an output of
 zeros only keeps the atol.  An atol the user gives (``--atol``, a suite's tolerances) is taken as
