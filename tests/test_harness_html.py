@@ -83,7 +83,18 @@ def test_summary_counts(page):
     (table,) = page.xpath("//table[@class='summary']")
     counts = {_text(row[0]): _text(row[1]) for row in table.xpath("tbody/tr")}
     assert counts == {"PASS": "5", "FAIL": "1", "UNJUDGED": "1", "ERROR": "1", "CRASH": "1", "TIMEOUT": "1",
-                      "SKIP": "3", "XFAIL": "1", "XPASS": "1", "total": "15"}
+                      "SKIP": "3", "XFAIL": "1", "XPASS": "1", "total": "15", "jobs": "15"}
+    assert [_text(th) for th in table.xpath("thead/tr/th")] == ["verdict", "results"]
+
+
+def test_a_models_results_are_counted_apart_from_its_jobs():
+    """A model's job has a result per node and per judgment of its outputs: 3 results of 1 job."""
+    from irtool.harness.store import RunResults
+
+    run = RunResults({}, [result(f"m[seed=0]::{name}", "pass", node=name) for name in ("a", "b", "outputs")])
+    (table,) = lxml_html.fromstring(render_html(run)).xpath("//table[@class='summary']")
+    counts = {_text(row[0]): _text(row[1]) for row in table.xpath("tbody/tr")}
+    assert counts == {"PASS": "3", "total": "3", "jobs": "1"}
 
 
 def test_every_problem_has_a_section_in_verdict_order(page):
@@ -355,6 +366,11 @@ def _overall(run, **kwargs) -> str:
 def test_the_overall_verdict_is_at_the_top_with_what_failed(page):
     [first] = page.xpath("//h1/following::p[@class='overall']")
     assert first.text_content() == "Verdict: FAILED: 1 fail, 1 error, 1 crash, 1 timeout"
+    # in a banner of its colour, counting failures (fail, error), regressions and crashes (crash, timeout)
+    [banner] = page.xpath("//div[contains(@class, 'banner')]")
+    assert banner.get("class") == "banner failed" and first.getparent() is banner
+    assert [_text(span) for span in banner.xpath(".//span[contains(@class, 'count')]")] == [
+        "2 failures", "0 regressions", "2 crashes"]
     assert page.xpath("//p[@class='overall']/following::h2")[0].text == "Summary"
 
 
@@ -382,3 +398,5 @@ def test_the_overall_verdict_counts_failures_and_regressions_alike():
     baseline = BaselineDiff("old", diff_runs(old, new))
     assert _overall(new, baseline=baseline) == (
         "Verdict: FAILED: 2 fail; 1 new failures, 1 accuracy drift against the baseline")
+    banner = lxml_html.fromstring(render_html(new, baseline=baseline)).xpath("//div[@class='banner failed']")[0]
+    assert "2 regressions" in banner.text_content()

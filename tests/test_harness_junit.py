@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest_harness import GPU_REASON, HOSTILE, hostile_run, sample_run
+from conftest_harness import GPU_REASON, HOSTILE, hostile_run, result, sample_run
 from lxml import etree
 
 from irtool.harness.junit import write_junit
+from irtool.harness.store import RunResults
 
 # A JUnit schema as Jenkins, GitLab and GitHub read it (the subset irtool writes).
 JUNIT_XSD = b"""<?xml version="1.0"?>
@@ -74,7 +75,10 @@ def junit(tmp_path_factory) -> etree._Element:
 
 
 def _case(root: etree._Element, suite: str, name: str) -> etree._Element:
-    (case,) = root.xpath("testsuite[@name=$suite]/testcase[@name=$name]", suite=suite, name=name)
+    """The testcase of case ``name`` in ``suite`` ("CPU f32"): named ``name on CPU at f32``."""
+    device, precision = suite.split(" ", 1)
+    (case,) = root.xpath("testsuite[@name=$suite]/testcase[@name=$name]", suite=suite,
+                         name=f"{name} on {device} at {precision}")
     return case
 
 
@@ -101,10 +105,10 @@ def test_one_testsuite_per_device_and_precision_that_ran(junit):
 @pytest.mark.parametrize("suite, name, classname", [
     ("CPU f32", "gru-a", "smoke.GRUSequence-5"),
     ("CPU f32", "ir/gru.xml", "smoke.GRUSequence-5"),
-    ("CPU f32", "ir/two-ops.xml", "smoke.file"),
+    ("CPU f32", "ir/two-ops.xml", "smoke.two_xml"),  # not one op: the model's file
     ("CPU f32", "lstm-a", "smoke.LSTMSequence-5"),
 ])
-def test_classname_is_suite_and_op(junit, suite, name, classname):
+def test_classname_is_suite_and_op_or_model(junit, suite, name, classname):
     case = _case(junit, suite, name)
     assert case.get("classname") == classname
     assert case.get("time") == "0.250"
@@ -148,4 +152,25 @@ def test_passing_case_has_no_children(junit):
 def test_hostile_text_round_trips(tmp_path):
     root = _junit(tmp_path, hostile_run())
     case = root.find("testsuite/testcase")
-    assert case.get("name") == HOSTILE and case.find("failure").get("message") == HOSTILE
+    assert case.get("name") == f"{HOSTILE} on CPU at f32" and case.find("failure").get("message") == HOSTILE
+
+
+def test_names_are_unique_across_precisions_and_say_what_default_resolved_to(tmp_path):
+    """CI tools show a testcase without its testsuite's name: CPU f32 and CPU default (which a CPU
+    with AVX512_BF16 resolves to bf16) must not read the same; a model's results (its nodes', its
+    expected outputs', its runtime's) share its class."""
+    model = "samples/models/lstm2_bidirectional.onnx"
+    results = [result(f"m::{name}", verdict, precision=precision, op=op, file=model, node=name,
+                      effective_precision={"CPU": ran})
+               for precision, ran in (("f32", "f32"), ("default", "bf16"))
+               for name, verdict, op in (("lstm", "pass", "LSTM-14"), ("outputs", "pass", None),
+                                         ("onnxruntime", "pass", None))]
+    results.append(result("gru-a", "skip", precision="default", message="absent"))  # ran nowhere: no resolution
+    root = _junit(tmp_path, RunResults({"devices": ["CPU"], "precisions": ["f32", "default"]}, results))
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert len(names) == len(set(names)) == 7
+    assert "m::lstm on CPU at default (bf16)" in names and "m::lstm on CPU at f32" in names
+    assert "gru-a on CPU at default" in names
+    assert [s.get("name") for s in root.iter("testsuite")] == ["CPU f32", "CPU default (bf16)"]
+    assert {case.get("classname") for case in root.iter("testcase") if case.get("name").startswith("m::")} == \
+        {"smoke.lstm2_bidirectional_onnx"}

@@ -2,6 +2,8 @@
 pytest itself or spread by pytest-xdist.  Real pytest processes, real OpenVINO on CPU."""
 from __future__ import annotations
 
+import json
+
 import os
 import re
 import subprocess
@@ -77,6 +79,9 @@ def test_precision_default_judges_what_the_device_chose(suite, cpu_default_preci
     for case in cases:
         values = {p.get("name"): p.get("value") for p in case.findall("properties/property")}
         assert values["irtool_effective_precision"] == f"{cpu_default_precision} on CPU"
+        # what each result ran as, as JSON (junit.xml holds a property's value as text: not a Python repr)
+        (ran,) = json.loads(values["irtool_ran"])
+        assert ran["verdict"] == "pass" and ran["device"] == "CPU" and ran["op"].startswith("GRU")
 
 
 def test_only_suites_named_on_the_command_line_are_collected(suite):

@@ -25,8 +25,7 @@ from real_models import (
 )
 
 from irtool.cli.program import main
-from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
-from irtool.pipeline.judging import model_verdict
+from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult, run_verdict
 
 
 def run_json(capsys, *argv: str) -> tuple[int, dict]:
@@ -76,7 +75,25 @@ def save(folder: Path, name: str, **arrays: np.ndarray) -> Path:
 def test_a_reached_node_not_judged_keeps_the_verdict_from_pass(verdicts, reached, expected):
     nodes = [NodeResult(f"n{k}", "GRUCell", 3, "top level", verdict, reached=flag)
              for k, (verdict, flag) in enumerate(zip(verdicts, reached))]
-    assert model_verdict(nodes, None) == expected
+    assert run_verdict(nodes) == expected
+
+
+@pytest.mark.parametrize("verdicts, compared, expected", [
+    ([PASS, UNJUDGED], [True], PASS),  # every output judged and agreed: the unjudged node is listed beside
+    ([UNJUDGED, "error"], [True, True], PASS),
+    ([FAIL, UNJUDGED], [True], FAIL),  # a failing node still fails the run
+    ([PASS, UNJUDGED], [False], FAIL),
+    ([PASS, UNJUDGED], [True, False], FAIL),  # --expected and --compare-with both: either failing fails
+    ([PASS, UNJUDGED], [None], UNJUDGED),  # a comparison that judged no element of an output decides nothing
+])
+def test_a_comparison_of_every_output_decides_the_run_and_a_failing_node_still_fails_it(verdicts, compared, expected):
+    from irtool.judge.compare import OutputDiff, Tolerance
+
+    nodes = [NodeResult(f"n{k}", "GRUCell", 3, "top level", verdict, reason="why") for k, verdict in enumerate(verdicts)]
+    comparisons = [[OutputDiff("y", (2,), Tolerance(1e-5, 1e-4), passed=agreed is not False, total=2,
+                               unjudged=2 if agreed is None else 0)] for agreed in compared]
+    assert run_verdict(nodes, True, comparisons) == expected
+    assert run_verdict(nodes, False, comparisons) == FAIL  # probing changed the model's outputs
 
 
 def test_a_tensor_iterator_body_node_is_judged_at_every_iteration(folder, capsys):
@@ -400,7 +417,7 @@ def test_the_summary_and_json_name_a_reached_node_that_was_not_judged(folder, lo
     assert result.verdict == PASS
     nodes = tuple(dataclasses.replace(node, verdict=UNJUDGED, reason="inside the body: not judged (for the test)",
                                       outputs=()) if node.name == "inner" else node for node in result.nodes)
-    result = dataclasses.replace(result, nodes=nodes, verdict=model_verdict(nodes, result.probe_check))
+    result = dataclasses.replace(result, nodes=nodes, verdict=run_verdict(nodes, result.probe_check is None or result.probe_check.passed))
     assert result.verdict == UNJUDGED and result.passed is None
     lines = render_text(result).splitlines()
     assert lines[-1] == ("NOT JUDGED: 1 node(s) the inputs reached were not judged; 2 judged within tolerance; "

@@ -157,7 +157,7 @@ def test_harness_models_take_compare_with_as_a_result_of_their_own(dense, tmp_pa
         {"gru[inputs]::tflite", "gru[inputs]::GRU@19"} if RUNTIMES["tflite"] else set())
     assert all(r["verdict"] == "pass" and r["outputs"] for r in results.values())
     cases = [case.get("name") for case in ET.parse(str(tmp_path / "out" / "junit.xml")).getroot().iter("testcase")]
-    assert sorted(cases) == sorted(results)
+    assert sorted(cases) == sorted(f"{case} on CPU at f32" for case in results)
     assert f'title="{len(results)} pass"' in (tmp_path / "out" / "report.html").read_text()  # the pass-rate table
 
 

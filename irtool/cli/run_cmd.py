@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "not know); 3: nothing was judged (no recurrent node and no --expected, a node the inputs reached that "
                     "could not be judged, or a skip: a device absent here or a precision it lacks, with OpenVINO's "
                     "reason).  --expected OUT.npz also judges the model's outputs against given values (the "
-                    "framework's): the verdict is the worse of the two.")
+                    "framework's): where that judges every output, the verdict is its own (a failing node still "
+                    "fails it; a node not judged on its own is listed with why).")
     parser.add_argument("model", type=Path, metavar="MODEL", help="the model: IR .xml (its .bin beside it), .onnx, or "
                         "what else OpenVINO reads: .tflite, .pb, .pdmodel, a SavedModel folder")
     parser.add_argument("-d", "--device", required=True,
@@ -231,11 +232,19 @@ def _render(result: Any) -> str:
     if result.against is None and judgments:  # no node judged: the expected outputs, the runtime's, judge
         whose = " and ".join(f"the outputs of {j.source}" if oracle else f"the expected outputs in {j.source}"
                              for j, oracle in judgments)
-        lines.append(f"  against: {whose} (no reference applies: {result.no_reference})")
+        why = "no node judged on its own: each is listed below with why" if any(
+            node.reason and node.verdict in ("unjudged", "error") for node in result.nodes) else \
+            f"no reference applies: {result.no_reference}"
+        lines.append(f"  against: {whose} ({why})")
         lines.extend(_node_table(result.nodes, run.device))
+        lines.extend(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}"
+                     for node in result.nodes if node.reason and node.verdict in ("unjudged", "error"))
         lines.extend(_render_model_judgments(result))
         summary = "; ".join(j.summary() for j, _ in judgments)
-        return escaped_lines(lines + [f"{result.verdict.upper()}: {summary}"])
+        unjudged = _names(n for n in result.nodes if n.verdict in ("unjudged", "error"))
+        word = "NOT JUDGED" if result.verdict == "unjudged" else result.verdict.upper()
+        return escaped_lines(lines + [f"{word}: {summary}" + (f"; not judged on their own: {unjudged}"
+                                                              if unjudged else "")])
     if result.against is None:
         lines.append(f"  no reference applies: {result.no_reference}")
         lines.append("  outputs: " + ", ".join(f"{name}{list(shape)}" for name, shape in result.output_shapes))
@@ -425,7 +434,7 @@ def _render_second_opinion(second: Any) -> list[str]:
 
 
 def _render_nodes(result: Any) -> list[str]:
-    from irtool.pipeline.judging import not_judged, not_reached
+    from irtool.judge.verdicts import not_judged, not_reached
 
     lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
@@ -464,6 +473,13 @@ def _render_nodes(result: Any) -> list[str]:
             "probing changed the model's outputs" if probe_failed else \
             f"{len(judged)} of {len(judged)} judged nodes within tolerance"
         lines.append(f"FAIL: {_failing_first([(bool(failed) or probe_failed, what)] + judgments)}{extra}")
+        return lines
+    if result.verdict == "pass" and result.verdict_from == "outputs":  # the model's outputs judged: they lead
+        errors_said = f"; could not be judged: {_names(n for n in result.nodes if n.verdict == 'error')}" \
+            if errors else ""
+        lines.append(f"PASS: {'; '.join(words for _, words in judgments)}; {len(judged)} of {len(judged)} judged "
+                     f"nodes within tolerance" + (f"; not judged on their own: {unjudged}" if unjudged else "")
+                     + errors_said + (f"; not reached on these inputs: {unreached}" if unreached else ""))
         return lines
     extra = "".join(f"; {words}" for _, words in judgments) + extra
     if result.verdict == "error":
@@ -564,7 +580,7 @@ def step_summary(steps: Sequence[float], first_outside: int | None, atol: float)
 
 
 def to_json(result: Any) -> dict:
-    from irtool.pipeline.judging import not_judged, not_reached
+    from irtool.judge.verdicts import not_judged, not_reached
 
     data = plain(result)
     data["passed"] = result.passed

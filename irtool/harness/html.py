@@ -1,7 +1,9 @@
 """report.html: one self-contained page (inline CSS and SVG, no script, no external resource).
 
 It holds, in order: what ran where (versions, host, suites, times; a warning for a partial
-run), the count of each verdict, an op x (device, precision) pass-rate table in the manner
+run), the run's verdict in a banner counting failures, regressions and crashes, the count of
+results of each verdict (and of the jobs they came from: a model's job has a result per node),
+an op x (device, precision) pass-rate table in the manner
 of OpenVINO's conformance summary, what regressed against the baseline (``--baseline``)
 and between the releases of the run (``--openvino``), then every failure, error, crash and
 timeout with its per-output statistics, a plot of max abs error per time step, the stderr tail and a link
@@ -40,7 +42,7 @@ from irtool.harness.reports import (
     xml_text,
 )
 from irtool.harness.store import RunResults
-from irtool.jobs.records import CRASH, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
+from irtool.jobs.records import CRASH, ERROR, FAIL, PASS, SKIP, TIMEOUT, UNJUDGED, VERDICTS, XFAIL, XPASS, CaseResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from irtool.harness.baseline import RunDiff
@@ -67,6 +69,10 @@ td.rate small,td.empty{color:#555}
 .verdict.pass,.verdict.unjudged,.verdict.xpass{background:#2e7d32}.verdict.fail{background:#c62828}
 .verdict.error{background:#ad1457}.verdict.crash,.verdict.timeout{background:#4a148c}
 .verdict.skip,.verdict.xfail{background:#616161}
+div.banner{color:#fff;padding:.5em 1em;border-radius:4px;margin:1em 0}
+div.banner.failed{background:#c62828}div.banner.passed{background:#2e7d32}div.banner.other{background:#616161}
+div.banner p.overall{font-size:1.4em;margin:.2em 0}div.banner .count{display:inline-block;margin-right:1.5em}
+div.banner .count b{font-size:1.3em}
 section.problem{border-top:2px solid #ddd;margin-top:1.2em}
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto}
 svg text{font:11px sans-serif}
@@ -146,11 +152,15 @@ def _header(run: RunResults) -> str:
 
 def _verdict(run: RunResults, baseline: BaselineDiff | None, coverage_missing: Sequence[str]) -> str:
     """The run's verdict, as the console's last line says it (irtool.harness.reports.overall_verdict):
-    ``FAILED: 36 slower against the baseline``; a partial run's verdict is of what it holds."""
+    ``FAILED: 36 slower against the baseline``, in a banner of the verdict's colour that counts the
+    failures (fail and error results), the regressions (jobs regressed against the baseline or from
+    one release to the next, expected implementations not reached) and the crashes (crash and
+    timeout results); a partial run's verdict is of what it holds."""
     diff = baseline.diff if baseline is not None else None
     from irtool.harness.baseline import diff_versions
 
-    word, _, regressed = overall_verdict(run.summary, diff, diff_versions(run), coverage_missing)
+    versions = diff_versions(run)
+    word, _, regressed = overall_verdict(run.summary, diff, versions, coverage_missing)
     failures = ", ".join(f"{run.summary[v]} {v}" for v in PROBLEMS if run.summary.get(v))
     if word == "FAILED":  # what failed and what regressed alike, as the console's last line counts them
         why = "; ".join([failures] * bool(failures) + regressed)
@@ -160,14 +170,25 @@ def _verdict(run: RunResults, baseline: BaselineDiff | None, coverage_missing: S
         why = ""
     why += "".join(f"; {missing}" for missing in coverage_missing)
     partial = " (partial run)" if run.partial else ""
-    return (f'<p class="overall">Verdict{partial}: <strong>{_e(word)}</strong>'
-            f'{": " + _e(why.lstrip("; ")) if why else ""}</p>')
+    diffs = ([diff] if diff is not None else []) + [older_diff for _, _, older_diff in versions]
+    counts = (("failures", run.summary.get(FAIL, 0) + run.summary.get(ERROR, 0)),
+              ("regressions", sum(len(changes) for d in diffs for _, changes in d.sections[:5])
+               + len(coverage_missing)),
+              ("crashes", run.summary.get(CRASH, 0) + run.summary.get(TIMEOUT, 0)))
+    tone = {"FAILED": "failed", "PASSED": "passed"}.get(word, "other")
+    return (f'<div class="banner {tone}"><p class="overall">Verdict{partial}: <strong>{_e(word)}</strong>'
+            f'{": " + _e(why.lstrip("; ")) if why else ""}</p>\n<p class="counts">'
+            + "".join(f'<span class="count {name}"><b>{count}</b> {name}</span>' for name, count in counts)
+            + "</p></div>")
 
 
 def _summary(run: RunResults) -> str:
+    """Each verdict's count of results (a model's job has one per node and per judgment of its
+    outputs), their total, and the jobs they came from."""
     summary = run.summary
-    rows = [(_badge(v), str(n)) for v, n in summary.items()] + [("total", str(len(run.results)))]
-    return "<h2>Summary</h2>\n" + _table(("verdict", "jobs"), rows, "summary")
+    jobs = len({r.job_key for r in run.results})
+    rows = [(_badge(v), str(n)) for v, n in summary.items()] + [("total", str(len(run.results))), ("jobs", str(jobs))]
+    return "<h2>Summary</h2>\n" + _table(("verdict", "results"), rows, "summary")
 
 
 # ----------------------------------------------------------------------------- pass rates

@@ -1,8 +1,13 @@
 """junit.xml: a run as JUnit XML, the dialect Jenkins, GitLab and GitHub read.
 
-One ``<testsuite>`` per (device, precision), named like "CPU f32"; one ``<testcase>`` per
-result, with classname ``suite.op`` (``suite.file`` for an IR file that is not one RNN
-op), so CI tools group cases by suite and op.  fail is a ``<failure>``; error, crash
+One ``<testsuite>`` per (device, precision), named like "CPU f32" (the device's default
+precision with what it resolved to: "CPU default (bf16)"); one ``<testcase>`` per result, named
+as the job is with the precision so resolved ("gru-forward[seed=0] on CPU at default (bf16)"):
+unique in the file, since CI tools show testcases without their testsuite's name.  Its
+classname is ``suite.op`` for a job of one op (a generated case, an IR file of one RNN op),
+``suite.MODEL`` for the results of a model (its file name, dots as underscores: its nodes', its
+expected outputs' and its runtime's results under one class) and for a file that is not one op,
+so CI tools group cases by suite and op or model.  fail is a ``<failure>``; error, crash
 and timeout are ``<error type=verdict>``; skip, unjudged (nothing compared: never a pass)
 and xfail are ``<skipped>``; xpass passes
 with a ``<system-out>`` saying that the known failure now passes.  A run of several releases
@@ -22,9 +27,18 @@ from typing import Iterable, Iterator
 from irtool.core.files import atomic_writer
 from irtool.core.text import cut
 from irtool.harness.baseline import RunDiff, diff_versions
-from irtool.harness.reports import BaselineDiff, column_label, column_of, columns, one_line, output_lines, xml_text
+from irtool.harness.reports import (
+    BaselineDiff,
+    column_label,
+    column_of,
+    columns,
+    one_line,
+    output_lines,
+    resolved_precision,
+    xml_text,
+)
 from irtool.harness.store import RunResults
-from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult
+from irtool.jobs.records import CRASH, ERROR, FAIL, SKIP, TIMEOUT, UNJUDGED, XFAIL, XPASS, CaseResult, job_name
 
 PROPERTIES = ("irtool_version", "openvino_version", "shard", "started", "finished")
 
@@ -60,7 +74,8 @@ def junit_chunks(run: RunResults, baseline: "BaselineDiff | None" = None) -> Ite
 
 
 def _testsuite(run: RunResults, column: tuple, results: list[CaseResult], counts: dict[str, str]) -> Iterator[bytes]:
-    attributes = {"name": column_label(*column)}
+    device, precision, release = column
+    attributes = {"name": column_label(device, resolved_precision(precision, results), release)}
     host = run.meta.get("host") or {}
     if host.get("name"):
         attributes["hostname"] = xml_text(str(host["name"]))
@@ -142,8 +157,9 @@ def _timestamp(started: str | None) -> str | None:
 
 
 def _testcase(result: CaseResult) -> ET.Element:
-    case = ET.Element("testcase", classname=xml_text(f"{result.suite}.{result.op or 'file'}"),
-                      name=xml_text(result.case), time=f"{result.time:.3f}")
+    name = job_name(result.case, result.device, resolved_precision(result.precision, [result]), result.openvino)
+    case = ET.Element("testcase", classname=xml_text(class_name(result)), name=xml_text(name),
+                      time=f"{result.time:.3f}")
     message = xml_text(cut(one_line(result.message)))
     said = [f"host: {result.host}"] if result.host else []  # the worker that ran it (a run on a cluster)
     said += [f"replayed: {result.replayed}"] if result.replayed else []  # judged from outputs recorded elsewhere
@@ -165,6 +181,15 @@ def _testcase(result: CaseResult) -> ET.Element:
     if said:
         ET.SubElement(case, "system-out").text = xml_text("\n".join(said))
     return case
+
+
+def class_name(result: CaseResult) -> str:
+    """``suite.op`` for a job of one op (a generated case, an IR file of one RNN op); ``suite.MODEL``
+    for a model's results (its nodes', its expected outputs', its runtime's: ``CASE::NAME``) and for
+    a file that is not one op: its file name, dots as underscores (CI tools read dots as packages)."""
+    if result.file and (result.node or not result.op):
+        return f"{result.suite}.{Path(result.file).name.replace('.', '_')}"
+    return f"{result.suite}.{result.op or 'file'}"
 
 
 def _set_counts(element: ET.Element, children: Iterable[ET.Element]) -> None:

@@ -30,6 +30,7 @@ prints ``COVERAGE: ...`` and fails the session (exit 1), with ``-n`` too.
 from __future__ import annotations
 
 import atexit
+import json
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any, Iterator
 import pytest
 
 from irtool.core.errors import IrtoolError
+from irtool.core.jsonable import json_text
 from irtool.jobs.records import (
     EXIT_FAILED,
     EXIT_NOTHING_JUDGED,
@@ -57,7 +59,7 @@ _COUNTS: Counter = Counter()  # the verdicts of this session's suite jobs, as py
 _SUITE_ITEM = "irtool_suite_job"  # the keyword that marks a job's test reports
 _VERDICT = "irtool_verdict"  # the user property that carries a job's verdict (unjudged is a skip in pytest)
 _XPASS = "irtool_xpass"  # the user property of a known failure that passed: its message
-_RAN = "irtool_ran"  # the user property of what each result of a job ran as (the fields coverage reads)
+_RAN = "irtool_ran"  # the user property of what each result of a job ran as (the fields coverage reads), JSON
 _RESULTS: list[CaseResult] = []  # those, gathered where the reports arrive (xdist's controller too)
 _COVERAGE: dict[str, list[str]] = {"missing": [], "notes": []}  # the suites' expect_coverage, checked at the end
 _UNWRITTEN = "irtool_unwritten"  # the user property of a file a job could not write (its reproducer), and why
@@ -179,7 +181,8 @@ class JobItem(pytest.Item):
         results = [expectations.apply(self.expected, result) for result in results]
         result = speaking_result(results)  # a model's job: the failing node's result speaks for it
         self.user_properties.append((_VERDICT, result.verdict))  # reaches the report, through xdist too
-        self.user_properties.append((_RAN, [_ran(r) for r in results]))  # for the suites' expect_coverage
+        # for the suites' expect_coverage, as JSON: junit.xml writes a property's value as text
+        self.user_properties.append((_RAN, json_text([_ran(r) for r in results])))
         self.user_properties += [(_UNWRITTEN, f"{r.name}: {r.unwritten}") for r in results if r.unwritten]
         if result.effective_precision:  # what the device ran at (with --irtool-precision default: what it chose)
             self.user_properties.append(("irtool_effective_precision", ", ".join(
@@ -253,7 +256,7 @@ def pytest_runtest_logreport(report: Any) -> None:
             verdict = SKIP if report.skipped else FAIL
         _COUNTS[verdict] += 1
         _RESULTS.extend(CaseResult(case="", suite="", precision="", **fields)
-                        for fields in dict(report.user_properties).get(_RAN, ()))
+                        for fields in json.loads(dict(report.user_properties).get(_RAN, "[]")))
         _UNWRITTEN_LINES.extend(value for key, value in report.user_properties if key == _UNWRITTEN)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from irtool.core.precisions import DEVICE_DEFAULT
 from irtool.core.text import number
 from irtool.harness.store import JSON_NAME, RunResults, StoreError
 from irtool.jobs.records import CRASH, ERROR, EXIT_NOTHING_JUDGED, FAIL, TIMEOUT, CaseResult, run_verdict
@@ -158,6 +159,16 @@ def column_of(result: CaseResult) -> Column:
 def column_label(device: str, precision: str, openvino: str | None = None) -> str:
     """``CPU f32``, or ``CPU f32 openvino 2025.4.1`` in a run of several releases."""
     return f"{device} {precision}" + (f" openvino {openvino}" if openvino else "")
+
+
+def resolved_precision(precision: str, results: Iterable[CaseResult]) -> str:
+    """A precision as a report names it: as asked, and ``default (bf16)`` for the device's default,
+    with what the results say it resolved to (``default (bf16, f32)`` where devices differ; just
+    ``default`` where no result says, a job that did not run)."""
+    if precision != DEVICE_DEFAULT:
+        return precision
+    found = sorted({value for r in results for value in r.effective_precision.values()})
+    return f"{precision} ({', '.join(found)})" if found else precision
 
 
 def op_group(result: CaseResult, ops: Mapping[str, str] | None = None) -> str:

@@ -317,6 +317,10 @@ class Runner:
                         + joined(output_problem(d) for d in verdict.outputs if not d.passed)]
                        + list(verdict.notes) if verdict.verdict == FAIL
                        else [verdict.reason or ""] if verdict.verdict == ERROR else [])
+            if verdict.verdict == ERROR and judgment.verdict == PASS:  # the model's outputs, judged whole, agree:
+                result.verdict = UNJUDGED  # the node is listed as not judged on its own, as irtool run lists it
+                reasons = [f"could not be judged on its own ({verdict.reason}); the model's outputs, judged whole, "
+                           f"agree"]
             result.message = cut("; ".join(filter(None, reasons + probe)))
             if verdict.verdict == FAIL and self.options.report_dir is not None:
                 relative = f"{REPRODUCERS}/{reproducer_name(job)}-{node_folder_name(verdict.name)}"

@@ -85,8 +85,8 @@ def load_expected(path: str | Path, what: str = "--expected file") -> ExpectedOu
 
 def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: ExpectedOutputs,
                    policy: TolerancePolicy, precision: str, time_axes: Mapping[int, int] | None = None,
-                   weights: str | None = None, allowances: Mapping[int, tuple[np.ndarray, str]] | None = None
-                   ) -> ExpectedJudgment:
+                   weights: str | None = None, allowances: Mapping[int, tuple[np.ndarray, str]] | None = None,
+                   flowing: float = 0.0) -> ExpectedJudgment:
     """Each model output (known by ``labels[k]``, its names, the first as --save-outputs writes it)
     against the array of the file that bears one of its names; ``time_axes``: model output index ->
     its time axis, for the outputs that have one.
@@ -95,7 +95,9 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
     stores its weights coarser (``weights``: f16 of compress_to_fp16), the outputs are judged with
     that type's tolerance, since the rounding of the weights moves them; ``allowances``: per model
     output, what the device's rounding moves it by on these inputs (elementwise) and how that was
-    found, added to the tolerance."""
+    found, added to the tolerance; ``flowing``: the largest magnitude flowing through the model (its
+    inputs, weights, the intermediate values read), below which rounding sets the atol's floor
+    (irtool.judge.bounds)."""
     said = None
     if weights is not None and loosest_precision([precision, weights]) != precision:
         precision = loosest_precision([precision, weights])
@@ -128,7 +130,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
         if bounded and not policy.given(names):  # the allowance is the whole bound, derived for this output
             tolerance = Tolerance(0.0, 0.0, "derived: what the device's rounding moves it by (allowance)")
         else:
-            tolerance = magnitude_bound(tolerance, want, policy.atol_given(names))
+            tolerance = magnitude_bound(tolerance, want, policy.atol_given(names), flowing, precision)
         diffs.append(compare_output(names[0], got, want, tolerance, (time_axes or {}).get(k),
                                     allowance if bounded else None))
     extra = [key for key in stored if key not in used]

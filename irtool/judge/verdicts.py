@@ -4,6 +4,7 @@ in neither direction."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from irtool.core.errors import IrtoolBug
 from irtool.judge.compare import OutputDiff
@@ -69,3 +70,54 @@ class NodeResult:
 def iteration_words(index: tuple[int, ...] | None, loops: tuple[str, ...]) -> str | None:
     """"iteration 3 of Loop 'l'" (per loop around a body node, outermost first); None at the top level."""
     return ", ".join(f"iteration {k} of {loop}" for k, loop in zip(index, loops)) if index else None
+
+
+def judged_every_output(outputs: Sequence[OutputDiff]) -> bool:
+    """Whether a comparison of the model's outputs (against --expected, a framework's runtime or a
+    second device) judged each of them: an output with a problem (missing, of another shape) fails,
+    and one whose every element is left out (unjudged) judged nothing."""
+    return bool(outputs) and all(d.problem or not d.total or d.unjudged < d.total for d in outputs)
+
+
+def run_verdict(nodes: Sequence[NodeResult], probe_passed: bool = True,
+                comparisons: Sequence[Sequence[OutputDiff]] = ()) -> str:
+    """The verdict of a run, the one rule every report follows (irtool run's text and JSON, a
+    harness job's results, junit.xml, report.html); ``comparisons``: the model's outputs against
+    given values, each a sequence of diffs (--expected, --compare-with RUNTIME or DEVICE2).
+
+    fail if a judged node fails, probing changed the model's outputs, or a comparison fails.  Else,
+    where a comparison judged every output of the model, its verdict (pass): what the model computes
+    was compared and agreed, and the nodes not judged on their own (a chain that looks like a cell
+    but is not matched, a node that could not be judged) are listed beside it, never turning the run
+    into NOT JUDGED.  Else the nodes decide: error if one could not be judged for an error,
+    unjudged if a node the inputs reached was not judged (a pass would overstate) or nothing was
+    judged, pass when every reached node was judged and passed."""
+    verdicts = {node.verdict for node in nodes}
+    if FAIL in verdicts or not probe_passed or any(not all(d.passed for d in c) for c in comparisons):
+        return FAIL
+    if any(judged_every_output(c) for c in comparisons):
+        return PASS
+    if ERROR in verdicts:
+        return ERROR
+    if not_judged(nodes):
+        return UNJUDGED
+    return PASS if PASS in verdicts else UNJUDGED
+
+
+def verdict_basis(nodes: Sequence[NodeResult], comparisons: Sequence[Sequence[OutputDiff]]) -> str:
+    """What a run's verdict rests on: "outputs" where a comparison judged every output of the model
+    and some node the inputs reached was not judged on its own (or could not be), so that the
+    comparison alone decides a pass; else "nodes"."""
+    alone = any(node.verdict == ERROR or (node.verdict == UNJUDGED and node.reached) for node in nodes)
+    return "outputs" if alone and any(judged_every_output(c) for c in comparisons) else "nodes"
+
+
+def not_judged(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes the inputs reached that were not judged (what keeps a verdict from pass unless the
+    model's outputs were judged)."""
+    return tuple(node for node in nodes if node.verdict == UNJUDGED and node.reached)
+
+
+def not_reached(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
+    """The nodes these inputs did not reach (an If branch not taken, a Loop that ran no iteration)."""
+    return tuple(node for node in nodes if not node.reached)

@@ -11,15 +11,17 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from irtool.core.precisions import largest_magnitude
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
 from irtool.judge.nodes import Reference, evaluate_node, judge_node
 from irtool.judge.precision import Emulation, Ran, node_emulation
-from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
+from irtool.judge.verdicts import FAIL, PASS, NodeResult, run_verdict, verdict_basis
 from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
 from irtool.runtime.captured import input_arrays
+from irtool.runtime.nodes import constant_magnitude
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Judgment:
     expected: ExpectedJudgment | None = None  # the model's outputs against the expected ones, where given
     node_verdict: str | None = None  # the nodes' verdict alone, where ``verdict`` is also the expected outputs'
     oracle: ExpectedJudgment | None = None  # the model's outputs against its framework runtime's (--compare-with)
+    # what the verdict rests on: "outputs" where a comparison of them decided a pass that some node
+    # not judged on its own would have kept from it (irtool.judge.verdicts.verdict_basis), else "nodes"
+    verdict_from: str = "nodes"
 
 
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
@@ -51,7 +56,9 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
           dynamic_quantization: int | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
     and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
-    verdict is the worst of them.  ``runs`` (Compiled.runs): per node name, what it ran as, which
+    verdict from all of them by the one rule (irtool.judge.verdicts.run_verdict): where the model's
+    outputs were judged whole, a node not judged on its own is listed, and a failing one still
+    fails.  ``runs`` (Compiled.runs): per node name, what it ran as, which
     says the rounding of the path it ran at bf16 or f16 (irtool.judge.precision).  A node fed straight by an input the device narrowed
     (int64 run as int32) is judged on the values it received.  ``dynamic_quantization``: the CPU's
     DYNAMIC_QUANTIZATION_GROUP_SIZE on the compiled model (DeviceRun), for the cells whose weights are
@@ -59,19 +66,30 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     emulations = node_emulations(prepared, runs or {})
     judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
                             emulations, dynamic_quantization)
-    verdict = judgment.verdict
     found = {}
-    costs = None
+    costs = flowing = None
     for key, given in (("expected", expected), ("oracle", oracle)):
         if given is not None:
             if costs is None:
                 costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
+            if flowing is None:
+                flowing = _flowing_magnitude(prepared, inputs, executed)
             found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
-                                        time_axes(prepared), prepared.stored, costs)
-            verdict = with_expected(verdict, judgment.nodes, found[key])
+                                        time_axes(prepared), prepared.stored, costs, flowing)
     if not found:
         return judgment
-    return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict)
+    compared = [found[key].outputs for key in found]
+    verdict = run_verdict(judgment.nodes, judgment.probe_check is None or judgment.probe_check.passed, compared)
+    return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict,
+                               verdict_from=verdict_basis(judgment.nodes, compared))
+
+
+def _flowing_magnitude(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed) -> float:
+    """The largest magnitude flowing through the model, as far as a run sees it: its float inputs,
+    its weights (float constants) and the intermediate tensors the probed compile read (the
+    recurrent nodes' inputs and outputs), what the floor of its outputs' bound scales with."""
+    arrays = list(inputs.values()) + list(executed.captured[len(executed.outputs):])
+    return max([constant_magnitude(prepared.model)] + [largest_magnitude(array) for array in arrays])
 
 
 def node_emulations(prepared: Prepared, runs: Mapping[str, Ran]) -> dict[str, Emulation]:
@@ -126,15 +144,6 @@ def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], execut
     return costs
 
 
-def with_expected(node_verdict: str, nodes: Sequence[NodeResult], expected: ExpectedJudgment) -> str:
-    """The model's verdict from its nodes' and its expected outputs': the worse of the two (fail,
-    error, unjudged, pass), the expected outputs' alone where the nodes judged nothing and left
-    no reached node unjudged (a model with no recurrent node)."""
-    if node_verdict == UNJUDGED and not not_judged(nodes):
-        return expected.verdict
-    return min((node_verdict, expected.verdict), key=(FAIL, ERROR, UNJUDGED, PASS).index)
-
-
 def time_axes(prepared: Prepared) -> dict[int, int]:
     """Model output index -> its time axis, for the outputs that are a top-level recurrent node's
     output with one (what the expected outputs' per-step errors are measured along)."""
@@ -165,7 +174,7 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
                                   [judge_node(node, inputs, executed.captured, policy, precision, reference,
                                               dynamic_quantization=dynamic_quantization)
                                    for node in prepared.nodes if node.lowered is not None])
-        return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, (),
+        return Judgment(_nodes_verdict(nodes, probe_check), nodes, probe_check, (),
                         _why_unjudged(prepared, nodes))
     nodes = unique_node_names(judge_node(node, inputs, executed.captured, policy, precision, reference,
                                          emulations.get(node.key), dynamic_quantization) for node in prepared.nodes)
@@ -175,7 +184,7 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
         by_port = {d.name: d for d in nodes[0].outputs}
         ports = {index: port for port, index in (single.model_outputs or {}).items()}
         outputs = tuple(by_port[single.spec.outputs[ports[k]].name] for k in range(len(executed.outputs)) if k in ports)
-    return Judgment(model_verdict(nodes, probe_check), nodes, probe_check, outputs, _why_unjudged(prepared, nodes))
+    return Judgment(_nodes_verdict(nodes, probe_check), nodes, probe_check, outputs, _why_unjudged(prepared, nodes))
 
 
 def unique_node_names(nodes: Iterable[NodeResult]) -> tuple[NodeResult, ...]:
@@ -205,30 +214,6 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
     return dataclasses.replace(judgment, nodes=nodes)
 
 
-def model_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
-    """fail if any node fails or probing changed the model's outputs; else error if a node could
-    not be judged for an error; unjudged if a node the inputs reached was not judged (a pass
-    would overstate) or nothing was judged; pass only when every reached node was judged and passed."""
-    verdicts = {node.verdict for node in nodes}
-    if FAIL in verdicts or (probe_check is not None and not probe_check.passed):
-        return FAIL
-    if ERROR in verdicts:
-        return ERROR
-    if any(node.verdict == UNJUDGED and node.reached for node in nodes):
-        return UNJUDGED
-    return PASS if PASS in verdicts else UNJUDGED
-
-
-def not_judged(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
-    """The nodes the inputs reached that were not judged (what keeps a verdict from pass)."""
-    return tuple(node for node in nodes if node.verdict == UNJUDGED and node.reached)
-
-
-def not_reached(nodes: Sequence[NodeResult]) -> tuple[NodeResult, ...]:
-    """The nodes these inputs did not reach (an If branch not taken, a Loop that ran no iteration)."""
-    return tuple(node for node in nodes if not node.reached)
-
-
 def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None:
     if any(node.verdict in (PASS, FAIL) for node in nodes):
         return None
@@ -238,3 +223,8 @@ def _why_unjudged(prepared: Prepared, nodes: Sequence[NodeResult]) -> str | None
         return "the model has no node of the recurrent family (GRU, LSTM, RNN sequences and cells), nor a cell " \
                "lowered to plain ops that irtool recognizes"
     return joined((f"{node.name}: {node.reason}" for node in nodes), "; ")
+
+
+def _nodes_verdict(nodes: Sequence[NodeResult], probe_check: ProbeCheck | None) -> str:
+    """The nodes' verdict alone (irtool.judge.verdicts.run_verdict with no comparison)."""
+    return run_verdict(nodes, probe_check is None or probe_check.passed)

@@ -21,7 +21,7 @@ from irtool.core.precisions import loosest_precision
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, load_expected
-from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult
+from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult, run_verdict, verdict_basis
 from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
@@ -96,6 +96,7 @@ class RunResult:
     file_findings: str | None = None  # an IR file OpenVINO read though irtool validate finds errors or warnings
     replayed: str | None = None  # the outputs were recorded elsewhere: where from, and what says what ran
     references: str | None = None  # at bf16 or f16: which reference the judged nodes were held to
+    verdict_from: str = "nodes"  # "outputs": a comparison of the model's outputs decided it (verdict_basis)
 
     @property
     def passed(self) -> bool | None:
@@ -201,7 +202,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
             (NodeResult(n.key, n.spec.type, n.spec.version, n.where, UNJUDGED, said, tensors=n.tensors,
                         converted_to=n.name if n.stable else None) for n in prepared.nodes))
         return RunResult(**common, against=other.run.describe(), against_run=other.run, no_reference=None,
-                         outputs=diffs, verdict=PASS if all(d.passed for d in diffs) else FAIL, nodes=nodes)
+                         outputs=diffs, verdict=run_verdict(nodes, comparisons=[diffs]), nodes=nodes,
+                         verdict_from=verdict_basis(nodes, [diffs]))
     oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
         if options.oracle is not None else None
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
@@ -221,7 +223,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                      second_opinion=oracle.second_opinion if oracle is not None else None,
                      unwritten=tuple(unwritten), expected=judgment.expected, reproducer_note=note,
                      oracle=judgment.oracle, oracle_refused=oracle.refused if oracle is not None else None,
-                     references=_references_used(judgment.nodes, compiled.run.precision))
+                     references=_references_used(judgment.nodes, compiled.run.precision),
+                     verdict_from=judgment.verdict_from)
 
 
 def _references_used(nodes: Sequence[NodeResult], precision: str) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from irtool.core.element_types import PACKED, unpack
+from irtool.core.precisions import largest_magnitude
 from irtool.specs import OpSpec, PortSpec, registry
 
 BODY_OPS = ("TensorIterator", "Loop")  # containers that iterate their body
@@ -235,12 +236,30 @@ def stored_precision(model: Any) -> str | None:
     bodies' too): f16 or bf16 where weights were compressed, else None."""
     found = {kind for op in model.get_ordered_ops() for kind in [stored_type(op)] if kind in ("f16", "bf16")}
     for op in model.get_ordered_ops():
-        if op.get_type_name() in CONTAINERS:
-            for body in ([op.get_then_body(), op.get_else_body()] if op.get_type_name() == "If" else [body_of(op)]):
-                kind = stored_precision(body) if body is not None else None
-                if kind:
-                    found.add(kind)
+        found.update(kind for body in _bodies(op) for kind in [stored_precision(body)] if kind)
     return "bf16" if "bf16" in found else "f16" if found else None
+
+
+def constant_magnitude(model: Any) -> float:
+    """The largest finite magnitude of the model's floating-point constants (its weights; its bodies'
+    too): a scale of the values that flow through it, for the bound its outputs are judged within
+    (irtool.judge.bounds); 0 where it has none."""
+    largest = 0.0
+    for op in model.get_ordered_ops():
+        kind = op.get_type_name()
+        if kind == "Constant" and op.get_output_element_type(0).is_real():
+            largest = max(largest, largest_magnitude(op.get_data()))
+        largest = max([largest] + [constant_magnitude(body) for body in _bodies(op)])
+    return largest
+
+
+def _bodies(op: Any) -> list[Any]:
+    """The bodies of a TensorIterator, Loop or If (its two branches); none for another op."""
+    kind = op.get_type_name()
+    if kind not in CONTAINERS:
+        return []
+    return [body for body in ([op.get_then_body(), op.get_else_body()] if kind == "If" else [body_of(op)])
+            if body is not None]
 
 
 def plain(value: Any) -> Any:
