@@ -11,6 +11,8 @@ a device's Y (``given_states``, as a node at bf16 is judged).  Rounds interleave
 median of the rounds is kept, and the ratio to the exact reference is printed (the target: at most
 1.5x).  Times are the process's CPU time (``--clock wall`` for wall-clock time): on the 2 cores
 shared with other work (load 8 to 13) wall-clock ratios of the same code swung from 0.9x to 5.5x.
+Figures, before and after the emulation was made cheaper: docs/reference.md, "Cost of the emulated
+rounding".
 
     python benchmarks/bench_reference_emulation.py            # 5 rounds, about a minute
     python benchmarks/bench_reference_emulation.py --quick    # 1 round
