@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from irtool.reference import gru_sequence, lstm_sequence, rnn_sequence
-from irtool.reference.rounding import EXACT, ROUNDINGS, Rounding, in_place, round_bf16, round_bf16_openvino, round_f16
+from irtool.reference.rounding import (EXACT, ROUNDINGS, Rounding, for_shape, in_place, round_bf16, round_bf16_openvino,
+                                      round_f16)
 
 
 def _values(count: int = 100_000, seed: int = 0) -> np.ndarray:
@@ -83,6 +84,29 @@ def test_f16_in_place_is_numpys_cast_for_every_kind_of_value(size):
             array = values[start:start + size].copy()
             rounded(array)
             assert _same(array, want[start:start + size])
+
+
+@pytest.mark.parametrize("name", [*sorted(ROUNDINGS), "bf16 without ml_dtypes"])
+@pytest.mark.parametrize("rows", [40, 4000], ids=["small arrays", "large arrays"])
+def test_a_rounding_bound_to_a_shape_rounds_in_place_and_into_another_array(name, rows, monkeypatch):
+    """The per-step roundings of a run (for_shape): on strided views of [2, 3 * rows, 5] blocks as the
+    cells' gates are sliced, in place and as a rounded copy that leaves its source as it was."""
+    import irtool.reference.rounding as rounding
+
+    if name == "bf16 without ml_dtypes":
+        monkeypatch.setattr(rounding, "_bfloat16", lambda: None)
+        name = "bf16"
+    values = _values(2 * 3 * rows * 5 * 4, seed=rows)
+    values = values[np.isfinite(values) | np.isinf(values)][:2 * 3 * rows * 5].reshape(2, 3 * rows, 5)
+    source, into = values[:, rows:2 * rows], np.empty((2, rows, 5), np.float32)
+    kept = source.copy()
+    with np.errstate(over="ignore"):
+        want = ROUNDINGS[name](kept)
+        function = for_shape(name, (2, rows, 5))
+        function(source, into)
+        assert _same(into, want) and _same(source, kept)
+        function(source)
+        assert _same(source, want)
 
 
 def test_a_rounding_names_its_points_and_refuses_an_unknown_function():

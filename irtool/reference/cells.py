@@ -41,14 +41,13 @@ def _keep(array: np.ndarray) -> None:
 def _operand(rounding: Rounding, shape: tuple[int, ...], dtype: np.dtype, alloc: Alloc) -> Callable[[np.ndarray], np.ndarray]:
     """h -> h as a product reads it: rounded into scratch where ``product_inputs`` rounds (the state
     itself kept as it is), else h itself."""
-    rounded = rounding.per_step("product_inputs")
+    rounded = rounding.per_step_of("product_inputs", shape)
     if rounded is None:
         return lambda h: h
     copy = alloc(shape, dtype)
 
     def operand(h: np.ndarray) -> np.ndarray:
-        np.copyto(copy, h)
-        rounded(copy)
+        rounded(h, copy)
         return copy
     return operand
 
@@ -170,7 +169,7 @@ def _decomposable(product: Product, gates: np.ndarray, bias: np.ndarray, roundin
     of its products: as they are; or, decomposed (Rounding.products), as OpenVINO's
     RNN/LSTMCellDecomposition runs on FullyConnected layers: H R^T with the bias it absorbs,
     from the state as the product reads it, rounded, and X W^T rounded without bias."""
-    round_fc = rounding.per_step("products")
+    round_fc, round_gates = rounding.per_step("products"), rounding.per_step_of("products", gates.shape)
     operand = _operand(rounding, state_shape, gates.dtype, alloc)
     if round_fc is None:
         return (product if rounding.product_inputs is None else lambda h: product(operand(h))), bias, None
@@ -179,7 +178,7 @@ def _decomposable(product: Product, gates: np.ndarray, bias: np.ndarray, roundin
     def fully_connected(h: np.ndarray) -> None:
         product(operand(h))
         np.add(gates, column, gates)
-        round_fc(gates)
+        round_gates(gates)
     return fully_connected, None, round_fc
 
 
@@ -207,8 +206,11 @@ class GRU:
         Rb_h), plus Wb_h; each plus its rounded X W^T."""
         hidden, d, dtype = r.shape[2], r.shape[0], r.dtype
         _check_directions(self, (self.f, self.g), d)
-        round_product = rounding.per_step("reset_product") or _keep
-        round_fc = rounding.per_step("products")
+        round_product = rounding.per_step_of("reset_product", (d, hidden, batch)) or _keep
+        round_fc = rounding.per_step("products")  # X W^T's, over chunks of steps
+        round_candidate_fc = rounding.per_step_of("products", (d, hidden, batch))
+        round_recurrent_fc = rounding.per_step_of("products", (d, (3 if self.linear_before_reset else 2) * hidden,
+                                                               batch))
         order, scales = (0, 1, 2), (_scale(self.f), _scale(self.f), _scale(self.g))
         gates, scratch = alloc((d, 3 * hidden, batch), dtype), alloc((d, hidden, batch), dtype)
         zr, reset, candidate = gates[:, :2 * hidden], gates[:, hidden:2 * hidden], gates[:, 2 * hidden:]
@@ -219,7 +221,7 @@ class GRU:
             if not self.linear_before_reset:
                 bias_h = rounding.once("products")(bias_h)
             input_bias = None
-        round_reset_sum = rounding.per_step("reset_gate_sum")
+        round_reset_sum = rounding.per_step_of("reset_gate_sum", (d, hidden, batch))
 
         if self.linear_before_reset:  # one GEMM per step: rt (.) (Ht-1 Rh + Rbh)
             update_and_reset = _recurrent(r, hidden, order, scales, gates, alloc)
@@ -240,25 +242,26 @@ class GRU:
                 reset_product(scratch)
                 if round_fc is not None:
                     np.add(candidate, bias_h, candidate)
-                    round_fc(candidate)
+                    round_candidate_fc(candidate)
 
         if round_fc is not None:
             recurrent = update_and_reset
 
             def update_and_reset(h: np.ndarray) -> None:
                 recurrent(h)
-                round_fc(gates if self.linear_before_reset else zr)
+                round_recurrent_fc(gates if self.linear_before_reset else zr)
                 np.add(zr, bias_zr, zr)
                 if round_reset_sum is not None:
                     round_reset_sum(reset)
 
         step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate, operand,
-                          rounding.per_step("gates") or _keep)
+                          rounding.per_step_of("gates", (d, 2 * hidden, batch)) or _keep,
+                          rounding.per_step_of("gates", (d, hidden, batch)) or _keep)
         return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc)
 
     def _step(self, gates: np.ndarray, scratch: np.ndarray, hidden: int, update_and_reset: Product,
               recurrent_candidate: Product, operand: Callable[[np.ndarray], np.ndarray],
-              round_gates: Callable[[np.ndarray], None]) -> Step:
+              round_zr: Callable[[np.ndarray], None], round_candidate: Callable[[np.ndarray], None]) -> Step:
         """The GRU step around its two variants: they differ only in the recurrent part of ht."""
         zr, update, candidate = gates[:, :2 * hidden], gates[:, :hidden], gates[:, 2 * hidden:]
         f, g = _activation(self.f, self.clip, gates.dtype), _activation(self.g, self.clip, gates.dtype)
@@ -267,14 +270,14 @@ class GRU:
             h = states_in[0]
             update_and_reset(operand(h))
             np.add(zr, xw[:, :2 * hidden], zr)
-            round_gates(zr)
+            round_zr(zr)
             f(zr, zr)
-            round_gates(zr)
+            round_zr(zr)
             recurrent_candidate(h)
             np.add(candidate, xw[:, 2 * hidden:], candidate)
-            round_gates(candidate)
+            round_candidate(candidate)
             g(candidate, candidate)
-            round_gates(candidate)
+            round_candidate(candidate)
             np.subtract(h, candidate, scratch)  # Ht = (1 - zt) ht + zt Ht-1 = ht + zt (Ht-1 - ht)
             np.multiply(scratch, update, scratch)
             np.add(candidate, scratch, states_out[0])
@@ -311,7 +314,7 @@ class LSTM:
                                                        _gate_rows(b, hidden, order, scales, alloc), rounding,
                                                        (d, hidden, batch), alloc)
         f, g = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype)
-        round_gates = rounding.per_step("gates")
+        round_gates = rounding.per_step_of("gates", gates.shape)
         if self.peepholes is None and not self.input_forget:
             step = self._step(gates, squashed, hidden, product, f, g, round_gates or _keep)
         elif round_gates is not None or round_fc is not None:
@@ -401,7 +404,7 @@ class RNN:
                                                        _gate_rows(b, hidden, (0,), scales, alloc), rounding,
                                                        (r.shape[0], hidden, batch), alloc)
         f = _activation(self.f, self.clip, r.dtype)
-        round_gates = rounding.per_step("gates") or _keep
+        round_gates = rounding.per_step_of("gates", gates.shape) or _keep
 
         def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
             product(states_in[0])

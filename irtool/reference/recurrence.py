@@ -146,16 +146,22 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
         return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding, given)
 
 
-def _in_processing_order(given: np.ndarray, orders: Sequence[np.ndarray | None], steps: int) -> np.ndarray:
-    """Y [batch, D, seq, H] in time order -> [steps, D, H, batch]: the hidden state after each step, as
-    each direction processes them."""
+def _forced(given: np.ndarray, orders: Sequence[np.ndarray | None], steps: int, initial: np.ndarray,
+            finished: np.ndarray, freeze: Sequence[bool]) -> np.ndarray:
+    """Y [batch, D, seq, H] in time order -> [steps + 1, D, H, batch]: the hidden state each step starts
+    from, as each direction processes them: the initial state, then Y's after each step, where an element
+    past its length keeps its last (as the run's own states are frozen)."""
     batch, directions, _, hidden = given.shape
-    result = np.empty((steps, directions, hidden, batch), given.dtype)
+    result = np.empty((steps + 1, directions, hidden, batch), given.dtype)
+    result[0] = initial
     for d, order in enumerate(orders):
         if order is None:
-            result[:, d] = given[:, d, :steps].transpose(1, 2, 0)
+            result[1:, d] = given[:, d, :steps].transpose(1, 2, 0)
         else:
-            result[:, d] = given[np.arange(batch)[:, None], d, order[:, :steps]].transpose(1, 2, 0)
+            result[1:, d] = given[np.arange(batch)[:, None], d, order[:, :steps]].transpose(1, 2, 0)
+    for s in range(steps):
+        if freeze[s]:
+            np.copyto(result[s + 1], result[s], where=finished[s])
     return result
 
 
@@ -183,21 +189,26 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
     input_gates = _InputGates(x, stepper, rows, chunk, alloc)
 
     step = stepper.step
-    state_rounding = [rounding.per_step("state"), rounding.per_step("cell_state")][:len(states)]
-    forced = _in_processing_order(given.astype(x.dtype, copy=False), orders, steps) if given is not None else None
-    computed = alloc((chunk + 1, directions, hidden, batch), x.dtype) if forced is not None else histories[0]
+    shape = (directions, hidden, batch)
+    state_rounding = [(index, rounded) for index, rounded in
+                      enumerate([rounding.per_step_of("state", shape), rounding.per_step_of("cell_state", shape)])
+                      if rounded is not None and index < len(states)]
+    computed, steps_in, steps_out, frozen = histories[0], at_step, at_step[1:], 0
+    if given is not None:  # this run's h is Y's (``computed``); each step starts from the given run's (``forced``)
+        forced = _forced(given.astype(x.dtype, copy=False), orders, steps, histories[0][0], finished, freeze)
+        computed, frozen = alloc((chunk + 1, directions, hidden, batch), x.dtype), 1
     for first in range(0, steps, chunk):
         count = min(chunk, steps - first)
+        if given is not None:
+            steps_in = [[forced[first + k], *at_step[k][1:]] for k in range(count)]
+            steps_out = [[computed[k + 1], *at_step[k + 1][1:]] for k in range(count)]
         for k, gates in enumerate(input_gates.fill(first, first + count)):
-            step(gates, at_step[k], at_step[k + 1])
-            for rounded, state in zip(state_rounding, at_step[k + 1]):
-                if rounded is not None:
-                    rounded(state)
-            if forced is not None:  # this run's h is Y's; the next step starts from the given run's
-                np.copyto(computed[k + 1], at_step[k + 1][0])
-                np.copyto(at_step[k + 1][0], forced[first + k])
-            if freeze[first + k]:
-                for new, old in zip(at_step[k + 1], at_step[k]):
+            states_out = steps_out[k]
+            step(gates, steps_in[k], states_out)
+            for index, rounded in state_rounding:
+                rounded(states_out[index])
+            if freeze[first + k]:  # (the forced h is frozen in advance)
+                for new, old in zip(at_step[k + 1][frozen:], at_step[k][frozen:]):
                     np.copyto(new, old, where=finished[first + k])
         _to_outputs(y, computed[1:count + 1], orders, first, first + count)
         for history in histories:
@@ -207,7 +218,7 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
         past_end = np.arange(seq)[None, :] >= lengths[:, None]
         np.copyto(y, 0, where=past_end[:, None, :, None])
     finals = [_final_state(history[0], lengths, shortest) for history in histories]
-    if forced is not None:
+    if given is not None:
         finals[0] = _last_step(y, lengths, reverse)
     return (y, *finals)
 
