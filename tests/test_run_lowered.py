@@ -103,7 +103,7 @@ def test_the_unrolled_chains_weights_are_the_onnx_initializers_in_openvinos_gate
     import onnx
     from onnx import numpy_helper
 
-    from irtool.runtime.lowered_nodes import Chain, find_chains
+    from irtool.lowering.chains import Chain, find_chains
     from irtool.runtime.model import read_model
 
     path = MODELS / "lowered" / "unrolled_lstm.onnx"
@@ -202,8 +202,8 @@ def test_a_cell_decomposed_into_its_equations_is_recognized_with_its_own_weights
     decomposition passes make of it: Split of W and R by gate, the biases apart) is recognized as
     the op it was, with the op's own W, R, B, activations and linear_before_reset, exactly."""
     from irtool.pipeline.build import build_model
-    from irtool.runtime.lowered_nodes import Chain, find_chains
-    from irtool.runtime.nodes import constant_data
+    from irtool.lowering.chains import Chain, find_chains
+    from irtool.lowering.graph import constant_data
     from irtool.specs.cases import OpCase
 
     case = OpCase(op, attributes, {"batch_size": 2, "input_size": 3})

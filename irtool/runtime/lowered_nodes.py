@@ -1,4 +1,4 @@
-"""Recognized lowered cells (irtool.runtime.lowered) as the nodes irtool judges.
+"""Recognized lowered cells (irtool.lowering) as the nodes irtool judges.
 
 In a body, each cell is a node of the body, judged at every iteration like a recurrent op
 there (irtool.runtime.bodies).  At a model's top level a converter unrolls the recurrence: one
@@ -11,22 +11,18 @@ arithmetic) is judged against the chain's, fails there, and is told so.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from irtool.runtime.folded_states import zero_state_step
-from irtool.runtime.gate_sums import Key, Reader, key, label, last_dim
-from irtool.runtime.lowered import GATES, Candidate, Cell, Refusal, find_candidates, resolve, state_by_width
+from irtool.lowering.cells import CELL_TYPES, SUPPORTED, Cell, Refusal
+from irtool.lowering.chains import Chain
+from irtool.lowering.graph import label, last_dim, zeros
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
 
 
 def cell_spec(kind: str) -> OpSpec:
-    from irtool.runtime.lowered import CELL_TYPES
-
     spec = registry().get(*CELL_TYPES[kind])
     if spec is None:  # pragma: no cover - the specs ship with irtool
         from irtool.core.errors import IrtoolBug
@@ -37,7 +33,6 @@ def cell_spec(kind: str) -> OpSpec:
 
 def might_hold_cells(graph: Any) -> bool:
     """Whether a graph (or a body in it, at any depth) has an activation a cell could be built on."""
-    from irtool.runtime.lowered import SUPPORTED
     from irtool.runtime.nodes import body_of
 
     for op in graph.get_ordered_ops():
@@ -78,109 +73,6 @@ def description(cell: Cell | Refusal, steps: Sequence[Cell] = ()) -> str:
 
 # ----------------------------------------------------------------------------- chains at the top level
 
-@dataclass(frozen=True)
-class Chain:
-    """The cells of an unrolled recurrence, in step order."""
-
-    steps: tuple[Cell, ...]
-
-
-def find_chains(model: Any) -> list[Chain | Refusal]:
-    """The top level's cells linked into chains by their state (each step's h_t, and c_t, the next
-    one's state); a lone RNN pattern (a Dense layer and its activation) is no recurrence."""
-    reader = Reader()
-    found = find_candidates(model, reader)
-    candidates = [c for c in found if isinstance(c, Candidate)]
-    result: list[Chain | Refusal] = [c for c in found if isinstance(c, Refusal)]
-    by_output = {c.out_key: c for c in candidates}
-    joined: dict[tuple, np.ndarray] = {}  # weights the steps share, joined once
-    previous: dict[int, tuple[Candidate, Key]] = {}  # id of a candidate -> (its step before, its state key)
-    for candidate in candidates:
-        for state in _state_keys(candidate):
-            before = by_output.get(state)
-            if before is not None and before is not candidate and _same_cell(before, candidate) and \
-                    (candidate.kind != "LSTM" or key(candidate.c) == key(before.outputs[1])):
-                previous[id(candidate)] = (before, state)
-                break
-    following = {id(before): candidate for candidate in candidates if id(candidate) in previous
-                 for before, _ in [previous[id(candidate)]]}
-    for head in candidates:
-        if id(head) in previous:
-            continue
-        steps = [head]
-        while id(steps[-1]) in following and len(steps) <= len(candidates):
-            steps.append(following[id(steps[-1])])
-        if len(steps) == 1 and head.kind == "RNN":
-            continue
-        zero = zero_state_step(head, reader)
-        if zero is not None:  # a first step from zero states that a converter folded away: the head's before it
-            first = resolve(zero[0], None, folded=True)
-            cells = [first, resolve(head, zero[1], joined=joined)]
-            if isinstance(first, Cell) and isinstance(cells[1], Cell):
-                cells[0] = _from_zero_states(first, cells[1].weights[1])
-        else:
-            cells = [_first_step(head, steps[1] if len(steps) > 1 else None)]
-        cells += [resolve(step, previous[id(step)][1], joined=joined) for step in steps[1:]]
-        refused = next((cell for cell in cells if isinstance(cell, Refusal)), None)
-        result.append(refused if refused is not None else Chain(tuple(cells)))
-    return result
-
-
-def _state_keys(candidate: Candidate) -> list[Key]:
-    return [key(candidate.state)] if candidate.state is not None else list(candidate.variables)
-
-
-def _same_cell(first: Candidate, second: Candidate) -> bool:
-    return (first.kind, first.hidden_size, first.activations, "hr" in first.gates) == \
-        (second.kind, second.hidden_size, second.activations, "hr" in second.gates)
-
-
-def _first_step(head: Candidate, after: Candidate | None) -> Cell | Refusal:
-    """The first cell of a chain, whose state no cell before it makes: a GRU's update says it; else
-    the widths (the input's differs from hidden_size), else the weights the step after it gives its
-    state; its one variable, when OpenVINO folded a constant state's product into its bias, is its
-    input."""
-    if head.state is not None:
-        return resolve(head, key(head.state))
-    variables = head.variables
-    if len(variables) == 1:
-        return _folded_state(head, after)
-    state = state_by_width(head)
-    if state is None and after is not None:
-        after_state = next(k for k in _state_keys(after) if k == head.out_key)
-        r = {k: after.gates[g].terms[after_state].weight for g in GATES[after.kind] if after_state in after.gates[g].terms
-             for k in [g]}
-        same = [k for k in variables if all(k in head.gates[g].terms and
-                                            np.array_equal(head.gates[g].terms[k].weight, weight)
-                                            for g, weight in r.items())]
-        state = same[0] if len(same) == 1 else None
-    return resolve(head, state)
-
-
-def _from_zero_states(cell: Cell, r: np.ndarray) -> Cell:
-    """A first step from zero states: judged with zero h_0 (and c_0) and the next step's R."""
-    return dataclasses.replace(cell, weights=(cell.weights[0], r, cell.weights[2]),
-                               c=_zeros(cell) if cell.kind == "LSTM" else None)
-
-
-def _folded_state(head: Candidate, after: Candidate | None) -> Cell | Refusal:
-    """A first step with one variable, its input: OpenVINO folded its constant state's product into its
-    bias (b + R·h_0), so it computes x·W + that bias, what a cell with a zero state computes; it is
-    judged so, with the next step's R (any R gives the same with a zero state)."""
-    resolved = resolve(after, next(k for k in _state_keys(after) if k == head.out_key)) if after else None
-    if isinstance(resolved, Refusal):
-        return resolved
-    only = next(iter(head.variables))
-    if resolved is not None and last_dim(head.variables[only]) != last_dim(resolved.x):
-        return Refusal(head.kind, f"its one product, of {label(head.variables[only].get_node())}, is not of an "
-                                  f"input as wide as the next step's", head.parts, head.outputs[0])
-    cell = resolve(head, None, folded=True)
-    if isinstance(cell, Refusal) or resolved is None:
-        return cell
-    weights = (cell.weights[0], resolved.weights[1], cell.weights[2])
-    return dataclasses.replace(cell, weights=weights, varying=(), stored=(cell.stored[0], resolved.stored[1]))
-
-
 def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> RecurrentNode:
     """One chain as one node of the probed copy (which this changes): its tensors stacked over the steps
     (a chain of one cell: as they are) and probed, its weights constant, or per step where steps differ."""
@@ -218,17 +110,7 @@ def refusal_node(refusal: Refusal, index: int, where: str = TOP_LEVEL) -> Recurr
 
 def _state(cell: Cell) -> Any:
     """h_{t-1} as the cell reads it; zeros where OpenVINO folded a constant state into the bias."""
-    return cell.h if cell.h is not None else _zeros(cell)
-
-
-def _zeros(cell: Cell) -> Any:
-    """Zeros [batch, hidden_size], the batch x_t's: a state a converter folded away."""
-    import openvino.opset8 as ops
-
-    batch = ops.gather(ops.shape_of(cell.x), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
-    shape = ops.concat([batch, ops.constant(np.array([cell.hidden_size], np.int64))], 0)
-    zero = ops.constant(np.zeros((), cell.x.get_element_type().to_dtype()))
-    return ops.broadcast(zero, shape).output(0)
+    return cell.h if cell.h is not None else zeros(cell.x, cell.hidden_size)
 
 
 def _stacked(values: Sequence[Any], width: int) -> Any:

@@ -4,15 +4,17 @@ TFLite's converter of a Keras layer with unroll=True computes the products of th
 itself and leaves the first step without them: an LSTM's without a forget product
 (``c_1 = f(I)*g(C)``, ``h_1 = f(O)*h(c_1)``), a GRU's ``h_1 = (1-z)*n`` (its reset gate
 multiplying only Rn's bias), an RNN's ``h_1 = f(X·W + b)``.  None of these is a cell's pattern
-(irtool.runtime.lowered): each is read back from the second step, which reads its outputs as its
+(:mod:`.lstm`, :mod:`.gru`, :mod:`.rnn`): each is read back from the second step, which reads its outputs as its
 states, and is the cell from zero states (what the folded products multiplied is zeros).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from irtool.runtime.gate_sums import Key, Reader, Sum, key, label
-from irtool.runtime.lowered import Candidate, activation_of, is_one, op_of, op_type, operands, output_gate
+from irtool.lowering.cells import Candidate, activation_of, op_type
+from irtool.lowering.gate_sums import Reader, Sum
+from irtool.lowering.graph import Key, is_one, key, label, op_of, operands
+from irtool.lowering.lstm import output_gate
 
 
 def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:

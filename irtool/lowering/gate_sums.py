@@ -18,10 +18,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.runtime.nodes import constant_data, id_of, integer_storage
+from irtool.lowering.graph import LAYOUT, Key, constant_data, evaluate, id_of, integer_storage, key, label, last_dim
 
-Key = tuple[str, int]
-LAYOUT = ("Reshape", "Squeeze", "Unsqueeze", "Convert")  # ops that keep the data (and here, its last axis)
 SLICES = ("StridedSlice", "Slice", "Gather")
 SPLITS = ("Split", "VariadicSplit")
 NOT_FOLDED = ("Parameter", "Result", "ReadValue", "Assign", "RandomUniform", "Loop", "TensorIterator", "If")
@@ -30,38 +28,10 @@ FOLD_OPS = 64  # nor one that takes more ops than this to compute
 SUM_DEPTH = 48  # ops between a gate's activation and the products it sums, at most
 
 
-def label(node: Any) -> str:
-    """How messages name an op: ``MatMul 'lstm/MatMul'``."""
-    return f"{node.get_type_name()} '{node.get_friendly_name()}'"
-
-
-def root(value: Any) -> Any:
-    """A tensor through the layout ops around it (Reshape, Squeeze, Unsqueeze, Convert): the same data,
-    whatever shape a converter gave it on the way."""
-    for _ in range(16):
-        node = value.get_node()
-        if node.get_type_name() not in LAYOUT:
-            break
-        value = node.input_value(0)
-    return value
-
-
-def key(value: Any) -> Key:
-    """A tensor's identity as data (:func:`root`)."""
-    return id_of(root(value))
-
-
-def last_dim(value: Any) -> int | None:
-    shape = value.get_partial_shape()
-    if shape.rank.is_dynamic or shape.rank.get_length() == 0 or shape[shape.rank.get_length() - 1].is_dynamic:
-        return None
-    return shape[shape.rank.get_length() - 1].get_length()
-
-
 @dataclass(frozen=True)
 class Term:
     """A tensor times constant weights: ``value`` as the MatMul reads it, ``weight`` [its width, the sum's width],
-    ``stored``: the integer type the weights are stored as (irtool.runtime.nodes.integer_storage), if one."""
+    ``stored``: the integer type the weights are stored as (irtool.lowering.graph.integer_storage), if one."""
 
     value: Any
     weight: np.ndarray
@@ -144,7 +114,7 @@ class Reader:
                 if inputs[-1] is None:
                     break
             if all(array is not None for array in inputs) and sum(a.size for a in inputs) <= FOLD_ELEMENTS:
-                data = _evaluate(node, inputs, value.get_index())
+                data = evaluate(node, inputs, value.get_index())
         self._constants[id_of(value)] = data
         return data
 
@@ -261,7 +231,7 @@ class Reader:
             return None
         dims = [dim.get_length() if dim.is_static else 1 for dim in shape]
         ramp = np.broadcast_to(np.arange(size, dtype=np.float32), dims).astype(source.get_element_type().to_dtype())
-        result = _evaluate(node, [ramp] + others, index)
+        result = evaluate(node, [ramp] + others, index)
         if result is None or result.ndim != ramp.ndim or result.shape[:-1] != ramp.shape[:-1]:
             return None
         rows = result.reshape(-1, result.shape[-1]) if result.size else result.reshape(0, 0)
@@ -299,18 +269,3 @@ def as_bias(data: np.ndarray, width: int) -> np.ndarray | None:
     if rows.shape[1] not in (1, width) or not (rows == rows[0]).all():
         return None
     return np.broadcast_to(rows[0], (width,)).copy()
-
-
-def _evaluate(node: Any, inputs: list[np.ndarray], index: int) -> np.ndarray | None:
-    """Output ``index`` of ``node`` computed in this process from input arrays, or None where OpenVINO
-    does not compute the op so."""
-    import openvino as ov
-
-    try:
-        outputs = [ov.Tensor(node.get_output_element_type(k), ov.Shape([0])) for k in range(node.get_output_size())]
-        arrays = [np.require(array, requirements="C") for array in inputs]  # keeps a scalar's shape ()
-        if not node.evaluate(outputs, [ov.Tensor(array) for array in arrays]):
-            return None
-        return np.array(outputs[index].data)
-    except (RuntimeError, TypeError, ValueError):
-        return None
