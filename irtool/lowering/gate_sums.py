@@ -201,7 +201,9 @@ class Reader:
             size = last_dim(part) if len(parts) > 1 else weights.shape[0]  # one tensor: the weights say its width
             if size is None:
                 return opaque
-            terms[key(part)] = Term(part, weights[start:start + size], stored)  # a view: steps sharing weights share it
+            block = weights[start:start + size]  # a view: steps sharing weights share it
+            known = terms.get(key(part))  # a tensor joined twice (Concat(x, h, h)): its blocks add up
+            terms[key(part)] = Term(part, block if known is None else known.weight + block, stored)
             start += size
         if start != weights.shape[0]:
             return opaque

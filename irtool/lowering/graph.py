@@ -17,9 +17,11 @@ DECOMPRESSION = ("Multiply", "Subtract", "Transpose", "Reshape", "Squeeze", "Uns
 
 
 def id_of(output: Any) -> Key:
-    """A key for one output of one node that survives wrapper objects: its node's name and index."""
-    node = output.get_node()
-    return (f"{node.get_type_name()}:{node.get_friendly_name()}", output.get_index())
+    """A key for one output of one node that survives wrapper objects: its node's unique name in this
+    process (OpenVINO's ``get_name``, ``<type>_<n>``, one per node object) and the output's index.
+    Never the friendly name: a graph may repeat those (an IR written step by step from one template
+    names every step's ops alike), and tensors keyed by it were read as one another."""
+    return (output.get_node().get_name(), output.get_index())
 
 
 def label(node: Any) -> str:
