@@ -231,15 +231,20 @@ class Reader:
         others = [self.constant(value) for value in node.input_values()[1:]]
         if any(array is None for array in others):
             return None
+        # every element numbered (row r, column c: r*size + c), so that a row moved across the other
+        # axes (a gather over the batch) is seen, not read as "every column kept"
         dims = [dim.get_length() if dim.is_static else 1 for dim in shape]
-        ramp = np.broadcast_to(np.arange(size, dtype=np.float32), dims).astype(source.get_element_type().to_dtype())
+        count = int(np.prod(dims))
+        ramp = np.arange(count, dtype=np.int64).reshape(dims).astype(source.get_element_type().to_dtype())
+        if not count or not np.array_equal(ramp.reshape(-1).astype(np.int64), np.arange(count)):
+            return None  # the type does not hold the numbers exactly (f16 past 2048)
         result = evaluate(node, [ramp] + others, index)
-        if result is None or result.ndim != ramp.ndim or result.shape[:-1] != ramp.shape[:-1]:
+        if result is None or result.ndim != ramp.ndim or result.shape[:-1] != ramp.shape[:-1] or not result.size:
             return None
-        rows = result.reshape(-1, result.shape[-1]) if result.size else result.reshape(0, 0)
-        if not rows.size or not (rows == rows[0]).all():
-            return None
-        return rows[0].astype(np.int64)
+        rows = result.reshape(-1, result.shape[-1]).astype(np.int64)
+        if not (rows // size == np.arange(len(rows))[:, None]).all() or not (rows % size == rows[0] % size).all():
+            return None  # a row moved, or rows keep different columns
+        return rows[0] % size
 
 
 def _with_ops(found: Sum, ops: tuple[str, ...]) -> Sum:

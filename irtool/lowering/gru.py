@@ -11,7 +11,7 @@ import numpy as np
 
 from irtool.lowering.cells import SUPPORTED, Candidate, Refusal, activation_of, checked, merged
 from irtool.lowering.gate_sums import Reader, Sum
-from irtool.lowering.graph import is_one, key, label, op_of, operands
+from irtool.lowering.graph import is_one, key, label, op_of, operands, root
 
 
 def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate | Refusal | None:
@@ -28,9 +28,15 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
     n_act, state = (a_act, b) if flipped else (b_act, a)
     state_key = key(state)
     z_sum = reader.sum(z_act.input_value(0))
+    h_out = add.output(0)
+    if not z_sum.terms:  # a gate whose products an op no sum reads hides (a gather across the batch): named
+        broken = [node for value, _ in z_sum.others for node in [root(value).get_node()]
+                  if node.get_input_size() and reader.sum(node.input_value(0)).terms]
+        if broken:
+            return Refusal("GRU", f"its update gate z reads its products through {label(broken[0])}, which is none "
+                                  f"of a sum, a split or a slice of the last axis", (label(z_act), label(add)), h_out)
     if set(z_sum.terms) == {state_key} or not z_sum.terms:
         return None
-    h_out = add.output(0)
     n_sum = reader.sum(n_act.input_value(0))
     parts = merged(parts, (label(z_act),) + z_sum.ops + (label(n_act),) + n_sum.ops)
     if flipped and z_act.get_type_name() != "Sigmoid":
@@ -67,6 +73,11 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
                               f"(z and r share one of sigmoid, tanh, relu)", parts, h_out)
     if "hr" in gates and set(gates["hr"].terms) - {state_key}:
         return Refusal("GRU", "its reset gate multiplies a product of something other than its state", parts, h_out)
+    also = [name for name in ("z", "r") if reset is not None and reset in gates[name].terms]
+    if also:  # OpenVINO's GRUCell multiplies r*h by Rn in the candidate alone
+        return Refusal("GRU", f"its gate {also[0]} also multiplies the reset product r*h "
+                              f"({label(gates['h'].terms[reset].value.get_node())}) by weights, which OpenVINO's "
+                              f"GRUCell multiplies in its candidate alone", parts, h_out)
     if state_key in gates["h"].terms:
         return Refusal("GRU", f"its candidate {label(n_act)} adds h·R outside its reset gate", parts, h_out)
     activations = (SUPPORTED[z_act.get_type_name()], SUPPORTED[n_act.get_type_name()])

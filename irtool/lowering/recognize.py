@@ -3,6 +3,7 @@ activations no other cell uses), each one's state told from its input (by a loop
 GRU's update, or the widths), and its weights joined in OpenVINO's layout and gate order."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -77,7 +78,7 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
     with its weights in OpenVINO's layout and gate order; a Refusal where it cannot be told.
     ``folded``: its state is no variable (OpenVINO folded a constant state's product into its bias):
     its one variable is its input, its R zeros (the caller knows it from the steps after it).
-    ``joined``: the weights already joined for other cells, by the memory of their parts (the steps
+    ``joined``: the weights already joined for other cells, by the content of their parts (the steps
     of an unrolled chain share one constant: joined once, not per step)."""
     variables = found.variables
     if state is None and not folded:
@@ -122,8 +123,10 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
 
 
 def _joined(parts: list[np.ndarray], dtype: Any, joined: dict[tuple, np.ndarray] | None) -> np.ndarray:
-    """The gates' parts as one array, taken from ``joined`` where the same memory was joined before."""
-    memo = tuple((p.__array_interface__["data"][0], p.shape, p.strides, p.dtype.str) for p in parts)
+    """The gates' parts as one array, taken from ``joined`` where the same content was joined before (by
+    content: a memory address is no identity, a freed temporary's is handed to the next one)."""
+    memo = tuple((p.shape, p.dtype.str, hashlib.blake2b(np.ascontiguousarray(p).tobytes(), digest_size=16).digest())
+                 for p in parts)
     if joined is not None and memo in joined:
         return joined[memo]
     array = np.ascontiguousarray(np.concatenate(parts).astype(dtype, copy=False))
