@@ -8,7 +8,7 @@ state update is not that cell; :mod:`.recognize` tells the input from the state 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -72,6 +72,7 @@ class Cell:
     linear_before_reset: bool = False
     varying: tuple[tuple[int, Any, np.ndarray, float], ...] = ()  # (slot of B, tensor, its columns, sign): see Candidate
     stored: tuple[str | None, str | None] = (None, None)  # the integer type W and R are stored as, if one (Term.stored)
+    rounded: tuple[str, ...] = ()  # narrowing Converts on its gate pre-activations (Sum.rounded), which no cell op has
 
     @property
     def op(self) -> tuple[str, int]:
@@ -87,8 +88,12 @@ class Cell:
     def describe(self) -> str:
         """``LSTM cell lowered to plain ops (activations sigmoid, tanh, tanh): MatMul 'a', ...``."""
         extra = ", linear_before_reset" if self.linear_before_reset else ""
-        return f"{self.kind} cell lowered to plain ops (activations {', '.join(self.activations)}{extra}): " \
+        text = f"{self.kind} cell lowered to plain ops (activations {', '.join(self.activations)}{extra}): " \
                f"{', '.join(self.parts)}"
+        if self.rounded:  # OpenVINO runs f16 tensors at the inference precision: at f32 the rounding is gone
+            text += f"; its gate pre-activations are rounded ({', '.join(self.rounded)}), which OpenVINO's " \
+                    f"{self.op[0]} does not do: judged against the cell without the rounding"
+        return text
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ def checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[st
                                    f"input and its state", found.parts, found.outputs[0])
     if not kept:
         return found
-    gates = {name: Sum(g.width, g.terms, g.bias, (), g.ops) for name, g in found.gates.items()}
+    gates = {name: replace(g, others=()) for name, g in found.gates.items()}
     return Candidate(found.kind, found.hidden_size, found.activations, gates, found.outputs, found.parts, found.state,
                      found.c, found.negated, found.reset, tuple(kept))
 

@@ -9,6 +9,8 @@ states, and is the cell from zero states (what the folded products multiplied is
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from irtool.lowering.cells import Candidate, activation_of, op_type
@@ -77,7 +79,7 @@ def _gru_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
             return None
         r_act, rest = activation_of(resets[0][0]), reader.sum(resets[0][1])
         gates = {"z": reader.sum(z_act.input_value(0)), "r": reader.sum(r_act.input_value(0)),
-                 "h": Sum(n_sum.width, n_sum.terms, n_sum.bias, (), n_sum.ops), "hr": rest}
+                 "h": replace(n_sum, others=()), "hr": rest}
         parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
             tuple(label(op) for op in (z_act, r_act, n_act, sub, update))
         step = Candidate("GRU", after.hidden_size, after.activations, gates, (update.output(0),), parts)

@@ -18,7 +18,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.lowering.graph import LAYOUT, Key, constant_data, evaluate, id_of, integer_storage, key, label, last_dim
+from irtool.lowering.graph import (
+    LAYOUT,
+    Key,
+    constant_data,
+    evaluate,
+    id_of,
+    integer_storage,
+    key,
+    label,
+    last_dim,
+    narrowing,
+    rounding,
+)
 
 SLICES = ("StridedSlice", "Slice", "Gather")
 SPLITS = ("Split", "VariadicSplit")
@@ -49,10 +61,12 @@ class Sum:
     bias: np.ndarray | None = None  # [width]; None: no constant added
     others: tuple[tuple[Any, np.ndarray], ...] = ()
     ops: tuple[str, ...] = ()  # the ops read on the way, as labels
+    rounded: tuple[str, ...] = ()  # the narrowing Converts read on the way (an f16 round trip): graph.rounding
 
     def columns(self, cols: np.ndarray) -> "Sum":
         return Sum(len(cols), {k: replace(t, weight=t.weight[:, cols]) for k, t in self.terms.items()},
-                   None if self.bias is None else self.bias[cols], tuple((v, c[cols]) for v, c in self.others), self.ops)
+                   None if self.bias is None else self.bias[cols], tuple((v, c[cols]) for v, c in self.others), self.ops,
+                   self.rounded)
 
     def plus(self, other: "Sum") -> "Sum":
         terms = dict(self.terms)
@@ -60,14 +74,15 @@ class Sum:
             terms[k] = Term(terms[k].value, terms[k].weight + term.weight, terms[k].stored or term.stored) \
                 if k in terms else term
         bias = self.bias if other.bias is None else other.bias if self.bias is None else self.bias + other.bias
-        return Sum(self.width, terms, bias, self.others + other.others, _merged(self.ops, other.ops))
+        return Sum(self.width, terms, bias, self.others + other.others, _merged(self.ops, other.ops),
+                   _merged(self.rounded, other.rounded))
 
     def scaled(self, factor: np.ndarray) -> "Sum | None":
         """Each column times ``factor`` ([width] or a scalar); None where opaque terms cannot be scaled."""
         if self.others:
             return None
         return Sum(self.width, {k: replace(t, weight=t.weight * factor) for k, t in self.terms.items()},
-                   None if self.bias is None else self.bias * factor, (), self.ops)
+                   None if self.bias is None else self.bias * factor, (), self.ops, self.rounded)
 
     def bias_or_zeros(self) -> np.ndarray:
         return self.bias if self.bias is not None else np.zeros(self.width, np.float32)
@@ -164,7 +179,9 @@ class Reader:
                 return opaque
             return _with_ops(self._sum(source, last_dim(source), depth + 1).columns(cols), here)
         if kind in LAYOUT:
-            return inner(node.input_value(0))
+            found = inner(node.input_value(0))
+            rounds = kind == "Convert" and narrowing(node)
+            return replace(found, rounded=_merged(found.rounded, (rounding(node),))) if rounds else found
         return opaque
 
     def _scaled(self, node: Any, width: int, depth: int, opaque: Sum) -> Sum:

@@ -40,6 +40,36 @@ def root(value: Any) -> Any:
     return value
 
 
+def narrowing(node: Any) -> bool:
+    """Whether a Convert loses precision (f32 to f16 or bf16, a float to an integer): it rounds."""
+    source, target = node.get_input_element_type(0), node.get_output_element_type(0)
+    if source == target:
+        return False
+    if source.is_real() and not target.is_real():
+        return True
+    return target.bitwidth < source.bitwidth or (target.is_real() and source.is_real() and
+                                                  target.bitwidth == source.bitwidth)
+
+
+def rounding(node: Any) -> str:
+    """A narrowing Convert in words: ``Convert 'g_f16' (to f16)``."""
+    return f"{label(node)} (to {node.get_output_element_type(0).get_type_name()})"
+
+
+def roundings(value: Any) -> list[Any]:
+    """The narrowing Converts among the layout ops around a tensor (:func:`root`): an f16 round trip a
+    converter wrote, nearest first."""
+    found = []
+    for _ in range(16):
+        node = value.get_node()
+        if node.get_type_name() not in LAYOUT:
+            break
+        if node.get_type_name() == "Convert" and narrowing(node):
+            found.append(node)
+        value = node.input_value(0)
+    return found
+
+
 def key(value: Any) -> Key:
     """A tensor's identity as data (:func:`root`)."""
     return id_of(root(value))

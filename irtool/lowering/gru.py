@@ -5,6 +5,7 @@ state, ``N = X·Wn + (r*h)·Rn``; ``h_t = z*n + (1-z)*h_{t-1}`` (the other conve
 cell with z's weights negated."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -64,7 +65,7 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
     if r_act is None:
         return Refusal("GRU", f"its candidate {label(n_act)} has no reset gate: neither r*(h·R + b) is added to its "
                               f"pre-activation nor r*h multiplied by weights", parts, h_out)
-    gates["h"] = Sum(n_sum.width, n_sum.terms, n_sum.bias, tuple(others), n_sum.ops)
+    gates["h"] = replace(n_sum, others=tuple(others))
     gates["r"] = reader.sum(r_act.input_value(0))
     parts = merged(parts, (label(r_act),) + gates["r"].ops)
     odd = [act for act in (z_act, r_act, n_act) if act.get_type_name() not in SUPPORTED]

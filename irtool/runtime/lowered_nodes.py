@@ -17,7 +17,7 @@ import numpy as np
 
 from irtool.lowering.cells import CELL_TYPES, SUPPORTED, Cell, Refusal
 from irtool.lowering.chains import Chain
-from irtool.lowering.graph import label, last_dim, zeros
+from irtool.lowering.graph import id_of, label, last_dim, zeros
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
 
@@ -62,13 +62,13 @@ def cell_name(kind: str, parts: Sequence[str], anchor: Any) -> str:
     return f"{kind}@{anchor.get_node().get_friendly_name()}"
 
 
-def description(cell: Cell | Refusal, steps: Sequence[Cell] = ()) -> str:
+def description(cell: Cell | Refusal, steps: Sequence[Cell] = (), around: Sequence[str] = ()) -> str:
     if isinstance(cell, Refusal):
         return f"looks like a lowered {cell.kind} cell: {', '.join(cell.parts)}"
     text = cell.describe()
     if len(steps) > 1:
         text += f"; unrolled over {len(steps)} steps, the last one's h_t {label(steps[-1].outputs[0].get_node())}"
-    return text
+    return "; ".join((text,) + tuple(around))
 
 
 # ----------------------------------------------------------------------------- chains at the top level
@@ -81,13 +81,14 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     count = len(chain.steps)
     hidden, width = first.hidden_size, first.weights[0].shape[1]
     outputs = [_stacked([cell.outputs[k] for cell in chain.steps], hidden) for k in range(len(spec.outputs))]
-    # each step's state is the step before's output (that is how the steps were linked): the states
-    # read are the first step's, then the outputs but the last
+    # where each step reads the step before's output as it is (that is how most steps are linked), the
+    # states read are the first step's, then the outputs but the last; where the model does something to
+    # it on the way (a rounding, a projection: Chain.around), what each step read
     state = _state(first)
     tensors = [(_stacked([cell.x for cell in chain.steps], width), first.x),
-               (after(state, outputs[0]) if count > 1 else state, state)]
+               (_states_read(chain, state, outputs[0], lambda cell: cell.h, 0), state)]
     if first.kind == "LSTM":
-        tensors.append((after(first.c, outputs[1]) if count > 1 else first.c, first.c))
+        tensors.append((_states_read(chain, first.c, outputs[1], lambda cell: cell.c, 1), first.c))
     feeds = [Feed(port, probe=probe(value), dynamic=dynamic_axes(one)) for port, (value, one) in zip(spec.inputs, tensors)]
     for k, port in enumerate(spec.inputs[len(tensors):len(tensors) + 3]):
         arrays = [cell.weights[k] for cell in chain.steps]
@@ -99,7 +100,18 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     loops = (f"{count} unrolled steps",) if count > 1 else ()
     name = cell_name(first.kind, [part for cell in chain.steps for part in cell.parts], first.outputs[0])
     return RecurrentNode(index, name, spec, first.attributes, TOP_LEVEL, tuple(feeds), outputs, None, (), loops,
-                         lowered=Lowered(description(first, chain.steps), count if count > 1 else None))
+                         lowered=Lowered(description(first, chain.steps, chain.around), count if count > 1 else None))
+
+
+def _states_read(chain: Chain, first: Any, stacked: Any, read: Callable[[Cell], Any], output: int) -> Any:
+    """A state as each step of a chain read it (stacked): the first step's, then each step's output but
+    the last where every step reads the one before's output itself, else each step's own read."""
+    steps = chain.steps
+    if len(steps) == 1:
+        return first
+    if all(id_of(read(cell)) == id_of(before.outputs[output]) for before, cell in zip(steps, steps[1:])):
+        return after(first, stacked)
+    return _stacked([first] + [read(cell) for cell in steps[1:]], chain.steps[0].hidden_size)
 
 
 def refusal_node(refusal: Refusal, index: int, where: str = TOP_LEVEL) -> RecurrentNode:
