@@ -16,6 +16,8 @@ changes one thing:
   axis, its rows swapped;
 - ``z_reads_reset`` (GRU): z also adds (r*h)·Rz2, a term of the reset product;
 - ``coupled`` (LSTM): the input gate is 1 - f (coupled input-forget gates);
+- ``hard_sigmoid``: the gates' sigmoids HardSigmoid (alpha 0.2, beta 0.5), Keras's old default;
+- ``clipped``: that written out as Keras 2 lowers it, Clip(0.2x + 0.5, 0, 1);
 - ``shared`` : two recurrences side by side (X and X2) sharing their W, their R apart; the GRU
   of the other convention (h_t = z*n + (1-z)*h), whose z weights the recognizer negates.
 """
@@ -57,6 +59,18 @@ class _Graph:
                                                 name=names[0] + "_split"))
         return names
 
+    def gate(self, value: str, name: str, variant: str) -> str:
+        """A gate's activation: a sigmoid, or as ``variant`` writes it: ONNX's HardSigmoid (Keras's
+        hard_sigmoid, alpha 0.2, beta 0.5), or that written out as Keras 2 lowers it, clip(0.2x + 0.5, 0, 1)."""
+        if variant == "hard_sigmoid":
+            return self.op("HardSigmoid", [value], name, alpha=0.2, beta=0.5)
+        if variant == "clipped":
+            scaled = self.op("Mul", [value, self.init(name + "_a", np.array(0.2, np.float32))], name + "_ax")
+            shifted = self.op("Add", [scaled, self.init(name + "_b", np.array(0.5, np.float32))], name + "_axb")
+            return self.op("Clip", [shifted, self.init(name + "_lo", np.array(0, np.float32)),
+                                    self.init(name + "_hi", np.array(1, np.float32))], name)
+        return self.op("Sigmoid", [value], name)
+
     def rounded(self, value: str, name: str) -> str:
         from onnx import TensorProto
 
@@ -94,11 +108,11 @@ def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray,
         i, f, cc, o = g.split(gates, [s + k for k in "ifco"])
         if variant == "batch_gather":
             f = g.op("Gather", [f, swap], s + "f_rows", axis=0)
-        sf = g.op("Sigmoid", [f], s + "sf")
-        si = g.op("Sub", [one, sf], s + "si") if variant == "coupled" else g.op("Sigmoid", [i], s + "si")
+        sf = g.gate(f, s + "sf", variant)
+        si = g.op("Sub", [one, sf], s + "si") if variant == "coupled" else g.gate(i, s + "si", variant)
         c_t = g.op("Add", [g.op("Mul", [sf, c], s + "fc"), g.op("Mul", [si, g.op("Tanh", [cc], s + "tc")], s + "ic")],
                    s + "c_t")
-        h_t = g.op("Mul", [g.op("Sigmoid", [o], s + "so"), g.op("Tanh", [c_t], s + "th")], s + "h_t")
+        h_t = g.op("Mul", [g.gate(o, s + "so", variant), g.op("Tanh", [c_t], s + "th")], s + "h_t")
         if variant == "state_rounded":
             h_t, c_t = g.rounded(h_t, s + "h"), g.rounded(c_t, s + "c")
         elif variant == "projection":
@@ -132,13 +146,13 @@ def gru_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray, 
         zr = g.op("Add", [g.op("Add", [g.op("MatMul", [x, wzr], s + "xzr"), g.op("MatMul", [h, rzr], s + "hzr")],
                                s + "zr_sum"), bzr], s + "zr")
         z_pre, r_pre = g.split(zr, [s + "z_pre", s + "r_pre"])
-        r_t = g.op("Sigmoid", [r_pre], s + "r")
+        r_t = g.gate(r_pre, s + "r", variant)
         rh = g.op("Mul", [r_t, h], s + "rh")
         if variant == "z_reads_reset":
             z_pre = g.op("Add", [z_pre, g.op("MatMul", [rh, rz2], s + "rhz")], s + "z_pre2")
         if variant == "batch_gather":
             z_pre = g.op("Gather", [z_pre, swap], s + "z_rows", axis=0)
-        z = g.op("Sigmoid", [z_pre], s + "z")
+        z = g.gate(z_pre, s + "z", variant)
         n_pre = g.op("Add", [g.op("Add", [g.op("MatMul", [x, wn], s + "xn"), g.op("MatMul", [rh, rn], s + "rhn")],
                                   s + "n_sum"), bn], s + "n_pre")
         n = g.op("Tanh", [n_pre], s + "n")

@@ -35,6 +35,10 @@ CASES = [
     ("LSTM", "projection", "pass", "(MatMul 's0_proj' first: a projection or a residual around the cell)"),
     ("LSTM", "residual", "pass", "(Add 's0_res' first: a projection or a residual around the cell)"),
     ("GRU", "residual", "pass", "(Add 's0_res' first: a projection or a residual around the cell)"),
+    ("LSTM", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh, tanh)"),
+    ("GRU", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh)"),
+    ("LSTM", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh, tanh)"),  # 0.2, 0.5: in W, B
+    ("GRU", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh)"),
     ("GRU", "z_reads_reset", "unjudged", "its gate z also multiplies the reset product r*h (Multiply 's0_rh')"),
     ("LSTM", "batch_gather", "unjudged", "gate f adds Gather 's0_f_rows'"),
     ("GRU", "batch_gather", "unjudged", "its update gate z reads its products through Gather 's0_z_rows'"),

@@ -14,13 +14,84 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from irtool.lowering.gate_sums import Sum
-from irtool.lowering.graph import Key, key, label, op_of, operands, root
+from irtool.lowering.graph import Key, constant_data, key, label, op_of, operands, root
 
 SUPPORTED = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}  # the activations OpenVINO's cells take
-ACTIVATION_OPS = frozenset(SUPPORTED) | {"HardSigmoid", "Elu", "SoftSign", "Swish", "HSigmoid", "HSwish", "Gelu",
-                                         "Clamp", "SoftPlus", "Mish", "Exp"}
+FUNCTION_OPS = frozenset(SUPPORTED) | {"HSigmoid", "HardSigmoid", "Clamp", "Minimum"}  # the ops :func:`function` reads
+ACTIVATION_OPS = FUNCTION_OPS | {"Elu", "SoftSign", "Swish", "HSwish", "Gelu", "SoftPlus", "Mish", "Exp"}
 CELL_TYPES = {"LSTM": ("LSTMCell", 4), "GRU": ("GRUCell", 3), "RNN": ("RNNCell", 0)}
 GATES = {"LSTM": ("f", "i", "c", "o"), "GRU": ("z", "r", "h"), "RNN": ("h",)}  # OpenVINO's order
+
+
+@dataclass(frozen=True)
+class Activation:
+    """An activation as irtool's reference computes it: a name of the cells' ``activations`` and, for
+    hardsigmoid (``max(0, min(1, alpha*x + beta))``), its alpha and beta."""
+
+    name: str
+    alpha: float | None = None
+    beta: float | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.alpha is None else f"{self.name} (alpha {self.alpha:.6g}, beta {self.beta:.6g})"
+
+
+def function(node: Any) -> Activation | None:
+    """The activation an op computes, where irtool's reference computes it too: Sigmoid, Tanh, Relu;
+    HardSigmoid (its alpha and beta constant), HSigmoid (``min(max(x + 3, 0), 6) / 6``: alpha 1/6,
+    beta 0.5) and Clamp to [0, 1] (alpha 1, beta 0: Keras's ``clip(0.2x + 0.5)`` leaves its affine
+    part to the gate's sum) as hardsigmoid; else None."""
+    kind = node.get_type_name()
+    if kind in SUPPORTED:
+        return Activation(SUPPORTED[kind])
+    if kind == "HSigmoid":
+        return Activation("hardsigmoid", float(np.float32(1 / 6)), 0.5)
+    if kind == "HardSigmoid":
+        alpha, beta = (constant_data(node.input_value(k).get_node()) for k in (1, 2))
+        if alpha is None or beta is None or alpha.size != 1 or beta.size != 1:
+            return None
+        return Activation("hardsigmoid", float(alpha.reshape(-1)[0]), float(beta.reshape(-1)[0]))
+    if kind == "Clamp":
+        attributes = node.get_attributes()
+        return Activation("hardsigmoid", 1.0, 0.0) if (attributes.get("min"), attributes.get("max")) == (0, 1) else None
+    if kind == "Minimum" and _clamped(node) is not None:  # ONNX's Clip of constant bounds: Minimum(1, Maximum(x, 0))
+        return Activation("hardsigmoid", 1.0, 0.0)
+    return None
+
+
+def argument(node: Any) -> Any:
+    """What an activation op applies its function to (its first input; a Minimum(1, Maximum(x, 0)): x)."""
+    clamped = _clamped(node) if node.get_type_name() == "Minimum" else None
+    return clamped if clamped is not None else node.input_value(0)
+
+
+def _clamped(node: Any) -> Any | None:
+    """x, where ``node`` (a Minimum) computes Minimum(1, Maximum(x, 0)) in either operand order, else None."""
+    for bound, inner in (node.input_values(), node.input_values()[::-1]):
+        data, maximum = constant_data(bound.get_node()), inner.get_node()
+        if data is None or data.size != 1 or float(data.reshape(-1)[0]) != 1 or maximum.get_type_name() != "Maximum":
+            continue
+        for low, x in (maximum.input_values(), maximum.input_values()[::-1]):
+            zero = constant_data(low.get_node())
+            if zero is not None and zero.size == 1 and float(zero.reshape(-1)[0]) == 0 and \
+                    constant_data(x.get_node()) is None:
+                return x
+    return None
+
+
+def same_function(first: Any, second: Any) -> bool:
+    """Whether two activation ops compute the same function (of those irtool does not compute: the same op)."""
+    one, other = function(first), function(second)
+    return one == other if one is not None or other is not None else first.get_type_name() == second.get_type_name()
+
+
+def named_functions(found: "Candidate | Cell") -> dict[str, Any]:
+    """The ``activations`` attributes of a cell's functions (alpha and beta where one takes them)."""
+    names: dict[str, Any] = {"activations": [a.name for a in found.activations]}
+    if any(a.alpha is not None for a in found.activations):
+        names["activations_alpha"] = [a.alpha or 0.0 for a in found.activations]
+        names["activations_beta"] = [a.beta or 0.0 for a in found.activations]
+    return names
 
 
 @dataclass(frozen=True)
@@ -30,7 +101,7 @@ class Candidate:
 
     kind: str  # LSTM, GRU, RNN
     hidden_size: int
-    activations: tuple[str, ...]
+    activations: tuple[Activation, ...]
     gates: Mapping[str, Sum]  # by OpenVINO's gate letter; a GRU's "hr": h·Rn + bn of linear_before_reset
     outputs: tuple[Any, ...]  # h_t (and c_t)
     parts: tuple[str, ...]
@@ -62,7 +133,7 @@ class Cell:
 
     kind: str
     hidden_size: int
-    activations: tuple[str, ...]
+    activations: tuple[Activation, ...]
     x: Any  # x_t as the gate product reads it
     h: Any | None  # h_{t-1} as the gate product reads it; None where OpenVINO folded a constant state's product
     c: Any | None  # an LSTM's c_{t-1}
@@ -80,7 +151,7 @@ class Cell:
 
     @property
     def attributes(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"hidden_size": self.hidden_size, "activations": list(self.activations), "clip": 0.0}
+        found: dict[str, Any] = {"hidden_size": self.hidden_size, **named_functions(self), "clip": 0.0}
         if self.kind == "GRU":
             found["linear_before_reset"] = self.linear_before_reset
         return found
@@ -88,7 +159,7 @@ class Cell:
     def describe(self) -> str:
         """``LSTM cell lowered to plain ops (activations sigmoid, tanh, tanh): MatMul 'a', ...``."""
         extra = ", linear_before_reset" if self.linear_before_reset else ""
-        text = f"{self.kind} cell lowered to plain ops (activations {', '.join(self.activations)}{extra}): " \
+        text = f"{self.kind} cell lowered to plain ops (activations {', '.join(map(str, self.activations))}{extra}): " \
                f"{', '.join(self.parts)}"
         if self.rounded:  # OpenVINO runs f16 tensors at the inference precision: at f32 the rounding is gone
             text += f"; its gate pre-activations are rounded ({', '.join(self.rounded)}), which OpenVINO's " \
@@ -119,12 +190,8 @@ class Context:
 def activation_of(value: Any) -> Any | None:
     """The activation op computing ``value`` (through layout ops), or None."""
     node = root(value).get_node()
-    return node if node.get_type_name() in ACTIVATION_OPS else None
-
-
-def op_type(activation: str) -> str:
-    """The op computing an activation OpenVINO's cells name: sigmoid -> Sigmoid."""
-    return next(op for op, name in SUPPORTED.items() if name == activation)
+    kind = node.get_type_name()
+    return node if kind in ACTIVATION_OPS and (kind != "Minimum" or _clamped(node) is not None) else None
 
 
 def checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[str, Any]) -> Candidate | Refusal:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from irtool.lowering.cells import SUPPORTED, Candidate, Refusal, activation_of, checked, merged
+from irtool.lowering.cells import Candidate, argument, Refusal, activation_of, checked, function, merged, same_function
 from irtool.lowering.gate_sums import Reader, Sum
 from irtool.lowering.graph import is_one, key, label, op_of, operands, root
 
@@ -28,7 +28,7 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
     flipped = a_act is not None  # h_t = z*n + (1-z)*h_{t-1}
     n_act, state = (a_act, b) if flipped else (b_act, a)
     state_key = key(state)
-    z_sum = reader.sum(z_act.input_value(0))
+    z_sum = reader.sum(argument(z_act))
     h_out = add.output(0)
     if not z_sum.terms:  # a gate whose products an op no sum reads hides (a gather across the batch): named
         broken = [node for value, _ in z_sum.others for node in [root(value).get_node()]
@@ -38,17 +38,18 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
                                   f"of a sum, a split or a slice of the last axis", (label(z_act), label(add)), h_out)
     if set(z_sum.terms) == {state_key} or not z_sum.terms:
         return None
-    n_sum = reader.sum(n_act.input_value(0))
+    n_sum = reader.sum(argument(n_act))
     parts = merged(parts, (label(z_act),) + z_sum.ops + (label(n_act),) + n_sum.ops)
-    if flipped and z_act.get_type_name() != "Sigmoid":
-        return Refusal("GRU", f"its update weighs the candidate by z ({label(z_act)}), which only a sigmoid z turns "
-                              f"into OpenVINO's convention (1 - sigmoid(a) = sigmoid(-a))", parts, h_out)
+    if flipped and not symmetric(z_act):
+        return Refusal("GRU", f"its update weighs the candidate by z ({label(z_act)}), which only a sigmoid z (or a "
+                              f"hardsigmoid of beta 0.5) turns into OpenVINO's convention (1 - sigmoid(a) = "
+                              f"sigmoid(-a))", parts, h_out)
     gates: dict[str, Sum] = {"z": z_sum}
     r_act, reset, others = None, None, []
     for value, cols in n_sum.others:  # linear_before_reset: r*(h·Rn + bn) added whole
         product = op_of(value, "Multiply")
         acts = [activation_of(v) for v in operands(product)] if product is not None else []
-        same = [j for j, act in enumerate(acts) if act is not None and act.get_type_name() == z_act.get_type_name()]
+        same = [j for j, act in enumerate(acts) if act is not None and same_function(act, z_act)]
         if r_act is None and same and (cols == np.arange(n_sum.width)).all():
             r_act = acts[same[0]]
             gates["hr"] = reader.sum(operands(product)[1 - same[0]])
@@ -66,12 +67,12 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
         return Refusal("GRU", f"its candidate {label(n_act)} has no reset gate: neither r*(h·R + b) is added to its "
                               f"pre-activation nor r*h multiplied by weights", parts, h_out)
     gates["h"] = replace(n_sum, others=tuple(others))
-    gates["r"] = reader.sum(r_act.input_value(0))
+    gates["r"] = reader.sum(argument(r_act))
     parts = merged(parts, (label(r_act),) + gates["r"].ops)
-    odd = [act for act in (z_act, r_act, n_act) if act.get_type_name() not in SUPPORTED]
-    if odd or r_act.get_type_name() != z_act.get_type_name():
-        return Refusal("GRU", f"{label((odd or [r_act])[0])} is not an activation OpenVINO's GRUCell takes here "
-                              f"(z and r share one of sigmoid, tanh, relu)", parts, h_out)
+    odd = [act for act in (z_act, r_act, n_act) if function(act) is None]
+    if odd or not same_function(r_act, z_act):
+        return Refusal("GRU", f"{label((odd or [r_act])[0])} is not an activation irtool's reference computes here "
+                              f"(z and r share one of sigmoid, tanh, relu, hardsigmoid)", parts, h_out)
     if "hr" in gates and set(gates["hr"].terms) - {state_key}:
         return Refusal("GRU", "its reset gate multiplies a product of something other than its state", parts, h_out)
     also = [name for name in ("z", "r") if reset is not None and reset in gates[name].terms]
@@ -81,7 +82,7 @@ def gru(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate |
                               f"GRUCell multiplies in its candidate alone", parts, h_out)
     if state_key in gates["h"].terms:
         return Refusal("GRU", f"its candidate {label(n_act)} adds h·R outside its reset gate", parts, h_out)
-    activations = (SUPPORTED[z_act.get_type_name()], SUPPORTED[n_act.get_type_name()])
+    activations = (function(z_act), function(n_act))
     return checked(Candidate("GRU", n_sum.width, activations, gates, (h_out,), parts, state=state,
                               negated=frozenset({"z"}) if flipped else frozenset(), reset=reset), varying, {})
 
@@ -106,3 +107,9 @@ def interpolation(add: Any) -> tuple[Any, Any, Any, tuple[str, ...]] | None:
                 if z_act is not None and sub is not None and key(sub.input_value(1)) == key(q):
                     return z_act, sub.input_value(0), q, (label(sub), label(m1), label(add))
     return None
+
+
+def symmetric(z_act: Any) -> bool:
+    """Whether 1 - f(a) = f(-a) for z's activation f: a sigmoid, or a hardsigmoid of beta 0.5."""
+    found = function(z_act)
+    return found is not None and (found.name == "sigmoid" or (found.name == "hardsigmoid" and found.beta == 0.5))

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from irtool.lowering.cells import ACTIVATION_OPS, SUPPORTED, Candidate, Refusal, activation_of, checked, merged
+from irtool.lowering.cells import (
+    ACTIVATION_OPS,
+    Candidate,
+    Refusal,
+    activation_of,
+    argument,
+    checked,
+    function,
+    merged,
+    same_function,
+)
 from irtool.lowering.gate_sums import Reader
 from irtool.lowering.graph import label, last_dim, op_of, operands, root
 
@@ -25,34 +35,35 @@ def lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
     f_act = next(a for a in acts[one[0]] if a is not None)
     c_prev = next(v for v, a in zip(operands(forget), acts[one[0]]) if a is None)
     first, second = acts[both[0]]
-    i_act, g_act = (first, second) if first.get_type_name() == f_act.get_type_name() else (second, first)
+    i_act, g_act = (first, second) if same_function(first, f_act) else (second, first)
     parts = (label(forget), label(update), label(add))
     c_out = add.output(0)
-    found = output_gate(c_out, f_act.get_type_name())
+    found = output_gate(c_out, f_act)
     if found is None:
         return Refusal("LSTM", f"its c_t ({label(add)}) is not read by an activation that an output gate "
                                f"{f_act.get_type_name()} multiplies", parts, c_out)
     h_act, o_act, h_op = found
     parts += (label(h_act), label(h_op))
-    if i_act.get_type_name() != f_act.get_type_name():
+    if not same_function(i_act, f_act):
         return Refusal("LSTM", f"its input gate's activation ({label(i_act)}) is not its forget gate's "
                                f"({label(f_act)})", parts, h_op.output(0))
     kinds = [f_act, g_act, h_act]
-    unsupported = [a for a in kinds if a.get_type_name() not in SUPPORTED]
+    unsupported = [a for a in kinds if function(a) is None]
     if unsupported:
-        return Refusal("LSTM", f"{label(unsupported[0])} is not an activation OpenVINO's LSTMCell takes "
-                               f"(sigmoid, tanh, relu)", parts, h_op.output(0))
+        return Refusal("LSTM", f"{label(unsupported[0])} is not an activation irtool's reference computes "
+                               f"(sigmoid, tanh, relu, hardsigmoid)", parts, h_op.output(0))
     hidden = last_dim(c_out)
     gates = {}
     for name, act in (("f", f_act), ("i", i_act), ("c", g_act), ("o", o_act)):
-        gates[name] = reader.sum(act.input_value(0))
+        gates[name] = reader.sum(argument(act))
         parts = merged(parts, (label(act),) + gates[name].ops)
-    return checked(Candidate("LSTM", hidden, tuple(SUPPORTED[a.get_type_name()] for a in kinds), gates,
+    return checked(Candidate("LSTM", hidden, tuple(function(a) for a in kinds), gates,
                               (h_op.output(0), c_out), parts, c=c_prev), varying, {"c_{t-1}": c_prev})
 
 
-def output_gate(c_out: Any, kind: str) -> tuple[Any, Any, Any] | None:
-    """(h(c_t), the output gate's activation, h_t's Multiply) among the readers of c_t."""
+def output_gate(c_out: Any, like: Any) -> tuple[Any, Any, Any] | None:
+    """(h(c_t), the output gate's activation (the function of ``like``, the forget gate's), h_t's Multiply)
+    among the readers of c_t."""
     for target in c_out.get_target_inputs():
         act = target.get_node()
         if act.get_type_name() not in ACTIVATION_OPS:
@@ -62,7 +73,7 @@ def output_gate(c_out: Any, kind: str) -> tuple[Any, Any, Any] | None:
             if product.get_type_name() != "Multiply":
                 continue
             other = [activation_of(v) for v in operands(product) if root(v).get_node() is not act and
-                     activation_of(v) is not None and activation_of(v).get_type_name() == kind]
+                     activation_of(v) is not None and same_function(activation_of(v), like)]
             if other:
                 return act, other[0], product
     return None

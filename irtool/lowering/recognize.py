@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.lowering.cells import GATES, SUPPORTED, Candidate, Cell, Context, Refusal, named, varies_per_iteration
+from irtool.lowering.cells import GATES, Candidate, Cell, Context, Refusal, function, named, varies_per_iteration
 from irtool.lowering.gate_sums import Reader
 from irtool.lowering.graph import Key, key, label, last_dim
 from irtool.lowering.gru import gru
@@ -32,7 +32,7 @@ def find_candidates(graph: Any, reader: Reader, in_body: bool = False) -> list[C
             found.append(match)
             used.update(match.parts)
     for op in ops:
-        if op.get_type_name() in SUPPORTED and label(op) not in used:
+        if function(op) is not None and label(op) not in used:
             match = rnn(op, reader)
             if match is not None:
                 found.append(match)

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from irtool.lowering.cells import SUPPORTED, Candidate
+from irtool.lowering.cells import Candidate, argument, function
 from irtool.lowering.gate_sums import Reader
 from irtool.lowering.graph import label, last_dim, root
 
 
 def rnn(act: Any, reader: Reader) -> Candidate | None:
     """An activation of x·W + h·R + b: an RNN cell if something carries its output to the next step."""
-    if products_added(act.input_value(0)) < 2:  # a dense layer's activation (most are): not read further
+    if products_added(argument(act)) < 2:  # a dense layer's activation (most are): not read further
         return None
-    gate = reader.sum(act.input_value(0))
+    gate = reader.sum(argument(act))
     if gate.others or len(gate.terms) != 2 or gate.width != last_dim(act.output(0)):
         return None
     parts = (label(act),) + gate.ops
-    return Candidate("RNN", gate.width, (SUPPORTED[act.get_type_name()],), {"h": gate}, (act.output(0),), parts)
+    return Candidate("RNN", gate.width, (function(act),), {"h": gate}, (act.output(0),), parts)
 
 
 def products_added(value: Any, depth: int = 4) -> int:

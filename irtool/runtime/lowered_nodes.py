@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from irtool.lowering.cells import CELL_TYPES, SUPPORTED, Cell, Refusal
+from irtool.lowering.cells import CELL_TYPES, FUNCTION_OPS, Cell, Refusal
 from irtool.lowering.chains import Chain
 from irtool.lowering.graph import id_of, label, last_dim, zeros
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
@@ -37,7 +37,7 @@ def might_hold_cells(graph: Any) -> bool:
 
     for op in graph.get_ordered_ops():
         kind = op.get_type_name()
-        if kind in SUPPORTED:
+        if kind in FUNCTION_OPS:
             return True
         if kind == "If" and (might_hold_cells(op.get_then_body()) or might_hold_cells(op.get_else_body())):
             return True
