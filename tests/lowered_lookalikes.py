@@ -7,6 +7,7 @@ changes one thing:
 
 - ``concat_twice``: each step multiplies Concat(x, h, h) by one weight, R split across the two
   blocks of h (a standard cell);
+- ``sliced``: the gates cut from their joined pre-activation by a Slice each, not a Split;
 - ``state_rounded``: h_t (and c_t) rounded through Cast to f16 and back before the next step;
 - ``gates_rounded``: the gate pre-activations rounded through Cast to f16 and back;
 - ``per_step``: every step multiplies by weights of its own (no recurrence of one set);
@@ -54,7 +55,14 @@ class _Graph:
         self.nodes.append(self.helper.make_node(kind, inputs, [name], name=name, **attributes))
         return name
 
-    def split(self, value: str, names: list[str]) -> list[str]:
+    def split(self, value: str, names: list[str], sliced: bool = False) -> list[str]:
+        """``value`` cut into equal parts on its last axis: one Split, or (``sliced``) a Slice per part."""
+        if sliced:
+            width = HIDDEN
+            return [self.op("Slice", [value, self.init(name + "_from", np.array([k * width], np.int64)),
+                                      self.init(name + "_to", np.array([(k + 1) * width], np.int64)),
+                                      self.init(name + "_axis", np.array([-1], np.int64))], name)
+                    for k, name in enumerate(names)]
         self.nodes.append(self.helper.make_node("Split", [value], names, axis=1, num_outputs=len(names),
                                                 name=names[0] + "_split"))
         return names
@@ -105,7 +113,7 @@ def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray,
         gates = g.op("Add", [gates, b], s + "g")
         if variant == "gates_rounded":
             gates = g.rounded(gates, s + "g")
-        i, f, cc, o = g.split(gates, [s + k for k in "ifco"])
+        i, f, cc, o = g.split(gates, [s + k for k in "ifco"], sliced=variant == "sliced")
         if variant == "batch_gather":
             f = g.op("Gather", [f, swap], s + "f_rows", axis=0)
         sf = g.gate(f, s + "sf", variant)
@@ -145,7 +153,7 @@ def gru_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray, 
         x = g.op("Gather", [x_name, g.init(s + "t", np.array(t, np.int64))], s + "x", axis=0)
         zr = g.op("Add", [g.op("Add", [g.op("MatMul", [x, wzr], s + "xzr"), g.op("MatMul", [h, rzr], s + "hzr")],
                                s + "zr_sum"), bzr], s + "zr")
-        z_pre, r_pre = g.split(zr, [s + "z_pre", s + "r_pre"])
+        z_pre, r_pre = g.split(zr, [s + "z_pre", s + "r_pre"], sliced=variant == "sliced")
         r_t = g.gate(r_pre, s + "r", variant)
         rh = g.op("Mul", [r_t, h], s + "rh")
         if variant == "z_reads_reset":

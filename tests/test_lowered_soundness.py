@@ -27,6 +27,8 @@ CASES = [
     ("GRU", "standard", "pass", None),
     ("LSTM", "concat_twice", "pass", None),  # R read from both blocks of h, added up
     ("LSTM", "shared", "pass", None),
+    ("LSTM", "sliced", "pass", None),  # per-gate Slices
+    ("GRU", "sliced", "pass", None),
     ("GRU", "shared", "pass", None),  # of the other convention: z's weights negated, W shared
     ("LSTM", "state_rounded", "pass", "its state is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
     ("GRU", "state_rounded", "pass", "its state is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
