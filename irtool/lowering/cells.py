@@ -144,6 +144,7 @@ class Cell:
     varying: tuple[tuple[int, Any, np.ndarray, float], ...] = ()  # (slot of B, tensor, its columns, sign): see Candidate
     stored: tuple[str | None, str | None] = (None, None)  # the integer type W and R are stored as, if one (Term.stored)
     rounded: tuple[str, ...] = ()  # narrowing Converts on its gate pre-activations (Sum.rounded), which no cell op has
+    hoisted: tuple[str, ...] = ()  # its input's product computed for every step at once, and its rows taken (Sum.hoisted)
 
     @property
     def op(self) -> tuple[str, int]:
@@ -161,6 +162,9 @@ class Cell:
         extra = ", linear_before_reset" if self.linear_before_reset else ""
         text = f"{self.kind} cell lowered to plain ops (activations {', '.join(map(str, self.activations))}{extra}): " \
                f"{', '.join(self.parts)}"
+        if self.hoisted:
+            text += f"; its input's product is computed for every step at once and each step takes its rows " \
+                    f"({', '.join(self.hoisted)}): x_t is those rows of that product's input"
         if self.rounded:  # OpenVINO runs f16 tensors at the inference precision: at f32 the rounding is gone
             text += f"; its gate pre-activations are rounded ({', '.join(self.rounded)}), which OpenVINO's " \
                     f"{self.op[0]} does not do: judged against the cell without the rounding"

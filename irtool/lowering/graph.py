@@ -151,10 +151,12 @@ def evaluate(node: Any, inputs: list[np.ndarray], index: int) -> np.ndarray | No
 
 
 def zeros(like: Any, width: int) -> Any:
-    """Zeros [batch, width], the batch ``like``'s (x_t): a state a converter folded away."""
+    """Zeros [batch, width], the batch ``like``'s (x_t; [1, batch, width] where x_t is [1, batch, input], as
+    PyTorch's are): a state a converter folded away."""
     import openvino.opset8 as ops
 
-    batch = ops.gather(ops.shape_of(like), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
-    shape = ops.concat([batch, ops.constant(np.array([width], np.int64))], 0)
+    zero, minus_one = ops.constant(np.array([0], np.int64)), ops.constant(np.array([-1], np.int64))
+    leading = ops.slice(ops.shape_of(like), zero, minus_one, ops.constant(np.array([1], np.int64)), zero)
+    shape = ops.concat([leading, ops.constant(np.array([width], np.int64))], 0)
     zero = ops.constant(np.zeros((), like.get_element_type().to_dtype()))
     return ops.broadcast(zero, shape).output(0)

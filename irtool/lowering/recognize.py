@@ -119,8 +119,9 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
     stored = tuple(next((g.terms[k].stored for g in found.gates.values() if k in g.terms and g.terms[k].stored), None)
                    for k in (x_key, state))
     rounded = tuple(dict.fromkeys(text for gate in found.gates.values() for text in gate.rounded))
+    hoisted = tuple(dict.fromkeys(text for gate in found.gates.values() for text in gate.hoisted))
     return Cell(found.kind, hidden, found.activations, variables[x_key], h, found.c, weights, found.outputs,
-                found.parts, "hr" in found.gates, varying, stored, rounded)
+                found.parts, "hr" in found.gates, varying, stored, rounded, hoisted)
 
 
 def _joined(parts: list[np.ndarray], dtype: Any, joined: dict[tuple, np.ndarray] | None) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from irtool.lowering.cells import Candidate, argument, function
-from irtool.lowering.gate_sums import Reader
+from irtool.lowering.gate_sums import SLICES, SPLITS, Reader
 from irtool.lowering.graph import label, last_dim, root
 
 
@@ -27,6 +27,8 @@ def products_added(value: Any, depth: int = 4) -> int:
     kind = node.get_type_name()
     if kind == "MatMul":
         return 1
+    if kind in SLICES + SPLITS:  # a step's rows of a product hoisted out of the steps (torch.export)
+        return products_added(node.input_value(0), depth)
     if kind != "Add" or depth == 0:
         return 0
     return sum(products_added(source, depth - 1) for source in node.input_values())

@@ -108,7 +108,7 @@ def _states_read(chain: Chain, first: Any, stacked: Any, read: Callable[[Cell], 
     the last where every step reads the one before's output itself, else each step's own read."""
     steps = chain.steps
     if len(steps) == 1:
-        return first
+        return _stacked([first], steps[0].hidden_size)
     if all(id_of(read(cell)) == id_of(before.outputs[output]) for before, cell in zip(steps, steps[1:])):
         return after(first, stacked)
     return _stacked([first] + [read(cell) for cell in steps[1:]], chain.steps[0].hidden_size)
@@ -129,9 +129,12 @@ def _stacked(values: Sequence[Any], width: int) -> Any:
     """Per-step tensors [batch, width] on a new leading axis: joined along the batch axis and reshaped,
     two ops whatever the step count (an Unsqueeze per step made compiling the probed copy of 100 steps
     take twice as long); one tensor as it is."""
-    if len(values) == 1:
-        return values[0]
     import openvino.opset8 as ops
+
+    if len(values) == 1:  # as it is, but [batch, width] where a converter gave it [1, batch, width]
+        rank = values[0].get_partial_shape().rank
+        return values[0] if rank.is_static and rank.get_length() == 2 else \
+            ops.reshape(values[0], ops.constant(np.array([-1, width], np.int64)), False).output(0)
 
     shape = ops.constant(np.array([len(values), -1, width], np.int64))
     return ops.reshape(ops.concat(values, 0), shape, False).output(0)
@@ -146,7 +149,11 @@ def after(first: Any, stacked: Any) -> Any:
 
     zero, one = ops.constant(np.array([0], np.int64)), ops.constant(np.array([1], np.int64))
     before_last = ops.slice(stacked, zero, ops.constant(np.array([-1], np.int64)), one, zero)
-    return ops.concat([ops.unsqueeze(first, zero), before_last], 0).output(0)
+    width = last_dim(first)
+    # [batch, width] (PyTorch's states: [1, batch, width]) as one step of [steps, batch, width]
+    leading = ops.unsqueeze(first, zero) if width is None or first.get_partial_shape().rank.get_length() == 2 else \
+        ops.reshape(first, ops.constant(np.array([1, -1, width], np.int64)), False)
+    return ops.concat([leading, before_last], 0).output(0)
 
 
 # ----------------------------------------------------------------------------- cells in bodies
