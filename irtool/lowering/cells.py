@@ -247,9 +247,5 @@ def varies_per_iteration(value: Any, limit: int = 32) -> bool:
     return True
 
 
-def merged(parts: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(parts + more))
-
-
 def named(values: Mapping[Key, Any]) -> str:
     return " and ".join(label(root(value).get_node()) for value in values.values())

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from irtool.lowering.cells import Candidate, argument, activation_of, function
+from irtool.lowering.cells import Candidate, activation_of, argument, function
 from irtool.lowering.gate_sums import Reader, Sum
 from irtool.lowering.graph import Key, is_one, key, label, op_of, operands
 from irtool.lowering.lstm import output_gate

@@ -75,8 +75,8 @@ class Sum:
             terms[k] = Term(terms[k].value, terms[k].weight + term.weight, terms[k].stored or term.stored) \
                 if k in terms else term
         bias = self.bias if other.bias is None else other.bias if self.bias is None else self.bias + other.bias
-        return Sum(self.width, terms, bias, self.others + other.others, _merged(self.ops, other.ops),
-                   _merged(self.rounded, other.rounded), _merged(self.hoisted, other.hoisted))
+        return Sum(self.width, terms, bias, self.others + other.others, merged(self.ops, other.ops),
+                   merged(self.rounded, other.rounded), merged(self.hoisted, other.hoisted))
 
     def scaled(self, factor: np.ndarray) -> "Sum | None":
         """Each column times ``factor`` ([width] or a scalar); None where opaque terms cannot be scaled."""
@@ -89,7 +89,8 @@ class Sum:
         return self.bias if self.bias is not None else np.zeros(self.width, np.float32)
 
 
-def _merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+def merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    """Both, in order, each once."""
     return tuple(dict.fromkeys(first + second))
 
 
@@ -185,7 +186,7 @@ class Reader:
         if kind in LAYOUT:
             found = inner(node.input_value(0))
             rounds = kind == "Convert" and narrowing(node)
-            return replace(found, rounded=_merged(found.rounded, (rounding(node),))) if rounds else found
+            return replace(found, rounded=merged(found.rounded, (rounding(node),))) if rounds else found
         return opaque
 
     def _scaled(self, node: Any, width: int, depth: int, opaque: Sum, batched: bool = False) -> Sum:
@@ -234,23 +235,25 @@ class Reader:
         return Sum(width, terms, ops=(label(node),))
 
     def _rows_only(self, node: Any, index: int) -> bool:
-        """Whether output ``index`` of a slicing op keeps every column of the last axis, in order, and selects
-        along the others only (a step's rows of an input projection hoisted out of the steps, as
-        torch.export writes it: Slice(X·W + b, t, t + 1) on the time axis)."""
+        """Whether output ``index`` of a slicing op keeps the last two axes (batch and columns) whole, in order,
+        and selects along the leading ones only (a step's rows of an input projection hoisted out of the
+        steps, as torch.export writes it: Slice(X·W + b, t, t + 1) on the time axis; a gather across the
+        batch is not that)."""
         source = node.input_value(0)
         size, shape = last_dim(source), source.get_partial_shape()
         others = [self.constant(value) for value in node.input_values()[1:]]
-        if size is None or shape.rank.is_dynamic or node.get_type_name() not in SLICES or \
-                any(array is None for array in others):
+        if size is None or shape.rank.is_dynamic or shape.rank.get_length() < 3 or \
+                node.get_type_name() not in SLICES or any(array is None for array in others):
             return False
         reach = max([int(np.abs(array).max()) + 1 for array in others if array.size] + [2])  # past any index used
         dims = [dim.get_length() if dim.is_static else min(reach, 4096) for dim in shape]
         if np.prod(dims) > FOLD_ELEMENTS:
             return False
-        ramp = np.broadcast_to(np.arange(size), dims).astype(source.get_element_type().to_dtype())
+        plane = np.arange(dims[-2] * size).reshape(dims[-2], size)  # each (batch, column) numbered
+        ramp = np.broadcast_to(plane, dims).astype(source.get_element_type().to_dtype())
         result = evaluate(node, [ramp] + others, index)
-        return result is not None and result.size > 0 and result.shape[-1] == size and \
-            bool((result.reshape(-1, size) == np.arange(size)).all())
+        return result is not None and result.size > 0 and result.shape[-2:] == plane.shape and \
+            bool((result.reshape(-1, *plane.shape) == plane).all())
 
     def _rows(self, node: Any, index: int, width: int, depth: int) -> Sum:
         """One step's rows of a product of every step at once (:meth:`_rows_only`): its terms' tensors taken
@@ -266,7 +269,7 @@ class Reader:
             rows = self._rows_made[made]
             terms[key(rows)] = replace(term, value=rows)
         products = tuple(op for op in every.ops if op.startswith("MatMul "))
-        return Sum(width, terms, every.bias, (), every.ops, every.rounded, _merged(every.hoisted or products, (label(node),)))
+        return Sum(width, terms, every.bias, (), every.ops, every.rounded, merged(every.hoisted or products, (label(node),)))
 
     def _kept_columns(self, node: Any, index: int) -> np.ndarray | None:
         """The columns of its first input that output ``index`` of a slicing op keeps, when it slices the
@@ -308,7 +311,7 @@ class Reader:
 
 
 def _with_ops(found: Sum, ops: tuple[str, ...]) -> Sum:
-    return replace(found, ops=_merged(found.ops, ops))
+    return replace(found, ops=merged(found.ops, ops))
 
 
 def _concatenated(value: Any) -> list[Any]:

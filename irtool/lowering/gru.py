@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from irtool.lowering.cells import Candidate, argument, Refusal, activation_of, checked, function, merged, same_function
-from irtool.lowering.gate_sums import Reader, Sum
+from irtool.lowering.cells import Candidate, Refusal, activation_of, argument, checked, function, same_function
+from irtool.lowering.gate_sums import Reader, Sum, merged
 from irtool.lowering.graph import is_one, key, label, op_of, operands, root
 
 

@@ -14,10 +14,9 @@ from irtool.lowering.cells import (
     argument,
     checked,
     function,
-    merged,
     same_function,
 )
-from irtool.lowering.gate_sums import Reader
+from irtool.lowering.gate_sums import Reader, merged
 from irtool.lowering.graph import label, last_dim, op_of, operands, root
 
 
