@@ -17,6 +17,15 @@ dependency; its files are committed).
   cell of step FAULT_STEP a copy whose input bias has one value changed: a fault in that step's
   arithmetic alone.
 
+- export_gru.xml, export_lstm.xml, export_bilstm.xml (bidirectional), export_rnn_relu.xml (nn.RNN,
+  relu): the layers (hidden 8, batch first, x [3, 6, 3]) through torch.export.export with a dynamic
+  batch, then ov.convert_model of the ExportedProgram.  torch.export decomposes the layer: no
+  recurrent op survives, the input's product X·W + b is computed for all steps at once and each
+  step takes its rows with a Slice (the reverse direction: of a flipped copy), the state is
+  [1, batch, 8], and the first step's product of the zero state is folded into constants.  Each
+  has a twin NAME_fault.xml whose recurrent bias at step FAULT_STEP (the Add after that step's
+  h·R) has one value changed by 0.5.
+
 Each has NAME.inputs.npz and NAME.outputs.npz (torch's own outputs on those inputs), keyed by
 the names the converted model gives its inputs and outputs (as ``irtool run --inputs`` takes
 them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expected ...``.
@@ -24,7 +33,7 @@ them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expect
     python -m venv --system-site-packages /tmp/torchenv && /tmp/torchenv/bin/pip install torch openvino
     /tmp/torchenv/bin/python samples/make_torch_models.py [NAME ...]  # from the repository root
 
-NAMEs (packed_lstm, gru, gru_cell_loop) rewrite only those (default: all).
+NAMEs (packed_lstm, gru, gru_cell_loop, export) rewrite only those (default: all).
 """
 from __future__ import annotations
 
@@ -82,6 +91,45 @@ class GRUCellLoop(nn.Module):
         return torch.stack(states), h
 
 
+class Layer(nn.Module):
+    """A recurrent layer's output sequence alone."""
+
+    def __init__(self, layer: nn.Module) -> None:
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x: torch.Tensor):
+        return self.layer(x)[0]
+
+
+EXPORTED = {"export_gru": lambda: nn.GRU(SIZE, HIDDEN, batch_first=True),
+            "export_lstm": lambda: nn.LSTM(SIZE, HIDDEN, batch_first=True),
+            "export_bilstm": lambda: nn.LSTM(SIZE, HIDDEN, batch_first=True, bidirectional=True),
+            "export_rnn_relu": lambda: nn.RNN(SIZE, HIDDEN, nonlinearity="relu", batch_first=True)}
+
+
+def exported(name: str, x: torch.Tensor) -> None:
+    """A layer through torch.export (dynamic batch) and ov.convert_model, and its twin with a fault at
+    step FAULT_STEP: the bias the step adds to its h·R (PyTorch names that Add linear_<step + 1>)."""
+    module = Layer(EXPORTED[name]()).eval()
+    batch = torch.export.Dim("batch", min=1, max=64)
+    program = torch.export.export(module, (x,), dynamic_shapes={"x": {0: batch}})
+    with torch.no_grad():
+        outputs = [module(x)]
+    for suffix in ("", "_fault"):
+        model = ov.convert_model(program)
+        if suffix:
+            (add,) = [op for op in model.get_ordered_ops()
+                      if op.get_friendly_name() == f"linear_{FAULT_STEP + 1}/aten.linear.default/Add"]
+            bias = add.input_value(1).get_node().get_data().copy()
+            bias.reshape(-1)[2] += 0.5
+            add.input(1).replace_source_output(ov.opset8.constant(bias).output(0))
+        ov.save_model(model, OUT / f"{name}{suffix}.xml", compress_to_fp16=False)
+    model = ov.Core().read_model(OUT / f"{name}.xml")
+    np.savez(OUT / f"{name}.inputs.npz", **{port_name(model.inputs[0]): x.numpy()})
+    np.savez(OUT / f"{name}.outputs.npz", **{port_name(p): t.numpy() for p, t in zip(model.outputs, outputs)})
+
+
 def port_name(port) -> str:
     """The name irtool keys a port by: any of its tensor names, else its node's friendly name."""
     return port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
@@ -105,7 +153,7 @@ def save(name: str, module: nn.Module, inputs: dict[str, torch.Tensor], static: 
 
 def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    wanted = set(names) or {"packed_lstm", "gru", "gru_cell_loop"}
+    wanted = set(names) or {"packed_lstm", "gru", "gru_cell_loop", "export"}
     torch.manual_seed(0)
     x = torch.randn(BATCH, STEPS, SIZE)
     if "packed_lstm" in wanted:
@@ -121,6 +169,11 @@ def main(names: list[str]) -> None:
         steps = torch.randn(STEPS, BATCH, SIZE)
         save("gru_cell_loop", GRUCellLoop(cell), {"x": steps}, static=True)
         save("gru_cell_loop_fault", GRUCellLoop(cell, changed), {"x": steps}, static=True)
+    if "export" in wanted:
+        torch.manual_seed(2)
+        x = torch.randn(BATCH, STEPS, SIZE)
+        for name in EXPORTED:
+            exported(name, x)
 
 
 if __name__ == "__main__":

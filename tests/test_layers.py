@@ -21,12 +21,13 @@ LAYERS = (
     ("pipeline",),
     ("judge", "validate"),
     ("onnx", "oracles", "runtime"),
+    ("lowering",),
     ("reference", "ir"),
     ("specs",),
     ("core",),
 )
 TIER = {package: depth for depth, tier in enumerate(LAYERS) for package in tier}
-OPENVINO_IMPORTERS = ("pipeline/build.py", "runtime/")
+OPENVINO_IMPORTERS = ("pipeline/build.py", "runtime/", "lowering/")
 
 
 def imports(path: Path, typing_too: bool = False) -> list[tuple[int, str]]:

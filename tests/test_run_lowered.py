@@ -42,18 +42,29 @@ CLEAN = [
     ("tf/keras_lstm_unrolled.tflite", "LSTMCell", "top level", 6),
     ("tf/keras_gru_unrolled.tflite", "GRUCell", "top level", 6),  # its first step h_1 = (1-z)*n
     ("tf/keras_simple_rnn_unrolled.tflite", "RNNCell", "top level", 6),  # h_1 = tanh(x·W + b)
+    # torch.export (dynamic batch: sized by their inputs): the input's product hoisted out of the steps
+    ("torch/export_gru.xml", "GRUCell", "top level", 6),
+    ("torch/export_lstm.xml", "LSTMCell", "top level", 6),
+    ("torch/export_bilstm.xml", "LSTMCell", "top level", 6),  # two nodes: each direction
+    ("torch/export_rnn_relu.xml", "RNNCell", "top level", 6),
 ]
+SIZED_BY = {"torch/export_gru.xml": "torch/export_gru.inputs.npz", "torch/export_lstm.xml": "torch/export_lstm.inputs.npz",
+            "torch/export_bilstm.xml": "torch/export_bilstm.inputs.npz",
+            "torch/export_rnn_relu.xml": "torch/export_rnn_relu.inputs.npz"}
 
 
 @pytest.mark.parametrize("model, cell, where, steps", CLEAN)
 def test_a_lowered_recurrence_gets_a_node_verdict_at_every_step_with_no_expected_outputs(capsys, model, cell, where,
                                                                                          steps):
-    code, result = run_json(capsys, str(MODELS / model))
+    sized = ("--inputs", str(MODELS / SIZED_BY[model])) if model in SIZED_BY else ()
+    code, result = run_json(capsys, str(MODELS / model), *sized)
     assert code == 0 and result["verdict"] == "pass", result["nodes"]
-    (node,) = result["nodes"]
-    assert node["type"] == cell and node["verdict"] == "pass" and node["where"].startswith(where)
-    assert node["iterations"] == steps and node["max_abs"] < 1e-5
-    assert node["lowered"].startswith(f"{cell[:-4].upper()} cell lowered to plain ops")
+    assert len(result["nodes"]) == (2 if "bilstm" in model else 1)
+    for node in result["nodes"]:
+        assert node["type"] == cell and node["verdict"] == "pass" and node["where"].startswith(where)
+        assert node["iterations"] == steps and node["max_abs"] < 1e-5
+        assert node["lowered"].startswith(f"{cell[:-4].upper()} cell lowered to plain ops")
+        assert ("its input's product is computed for every step at once" in node["lowered"]) == ("export" in model)
 
 
 # (faulty model, its clean model's inputs, the step the fault is planted at)
@@ -65,6 +76,10 @@ FAULTS = [
     ("lowered/loop_lstm_fault.onnx", "lowered/lstm.inputs.npz", 3),
     ("lowered/unrolled_lstm_fault.onnx", "lowered/lstm.inputs.npz", 3),
     ("torch/gru_cell_loop_fault.xml", "torch/gru_cell_loop.inputs.npz", 2),
+    ("torch/export_gru_fault.xml", "torch/export_gru.inputs.npz", 2),  # the recurrent bias of step 2
+    ("torch/export_lstm_fault.xml", "torch/export_lstm.inputs.npz", 2),
+    ("torch/export_bilstm_fault.xml", "torch/export_bilstm.inputs.npz", 2),  # the forward direction's
+    ("torch/export_rnn_relu_fault.xml", "torch/export_rnn_relu.inputs.npz", 2),
 ]
 
 
@@ -72,7 +87,8 @@ FAULTS = [
 def test_a_fault_planted_in_a_lowered_cell_fails_at_that_cell_and_step(capsys, model, inputs, step):
     code, result = run_json(capsys, str(MODELS / model), "--inputs", str(MODELS / inputs))
     assert code == 1 and result["verdict"] == "fail"
-    (node,) = result["nodes"]
+    node, *others = result["nodes"]  # a bidirectional layer's other direction: as it is
+    assert all(other["verdict"] == "pass" for other in others)
     assert node["verdict"] == "fail" and node["first_step_outside"] == step
     assert node["iteration"][-1] == step and node["reason"].startswith(f"at iteration {step} of ")
     assert any(LOWERED_NOTE in note for note in node["notes"]), node["notes"]
@@ -90,7 +106,7 @@ def test_a_failing_lowered_cell_gets_a_single_op_reproducer_with_the_recognized_
     assert code == 1
     (folder,) = result["reproducers"].values()
     reproduced = ov.Core().read_model(Path(folder) / "model.xml")
-    (cell,) = [op for op in reproduced.get_ordered_ops() if op.get_type_name() in ("LSTMCell", "GRUCell")]
+    (cell,) = [op for op in reproduced.get_ordered_ops() if op.get_type_name() in ("LSTMCell", "GRUCell", "RNNCell")]
     assert cell.get_type_name() == result["nodes"][0]["type"]
     expected, actual = np.load(Path(folder) / "expected.npz"), np.load(Path(folder) / "actual.npz")
     assert not np.allclose(expected["Ho"], actual["Ho"], atol=1e-3)  # what the step computed is not the cell's
@@ -103,7 +119,7 @@ def test_the_unrolled_chains_weights_are_the_onnx_initializers_in_openvinos_gate
     import onnx
     from onnx import numpy_helper
 
-    from irtool.runtime.lowered_nodes import Chain, find_chains
+    from irtool.lowering.chains import Chain, find_chains
     from irtool.runtime.model import read_model
 
     path = MODELS / "lowered" / "unrolled_lstm.onnx"
@@ -202,8 +218,8 @@ def test_a_cell_decomposed_into_its_equations_is_recognized_with_its_own_weights
     decomposition passes make of it: Split of W and R by gate, the biases apart) is recognized as
     the op it was, with the op's own W, R, B, activations and linear_before_reset, exactly."""
     from irtool.pipeline.build import build_model
-    from irtool.runtime.lowered_nodes import Chain, find_chains
-    from irtool.runtime.nodes import constant_data
+    from irtool.lowering.chains import Chain, find_chains
+    from irtool.lowering.graph import constant_data
     from irtool.specs.cases import OpCase
 
     case = OpCase(op, attributes, {"batch_size": 2, "input_size": 3})
@@ -216,7 +232,7 @@ def test_a_cell_decomposed_into_its_equations_is_recognized_with_its_own_weights
     for found, own in zip(cell.weights, weights):
         np.testing.assert_allclose(found, own, rtol=1e-6, atol=1e-7)
     filled = case.filled_attributes
-    assert cell.activations == tuple(a.lower() for a in filled["activations"])
+    assert tuple(a.name for a in cell.activations) == tuple(a.lower() for a in filled["activations"])
     assert cell.linear_before_reset == bool(filled.get("linear_before_reset", False))
 
 

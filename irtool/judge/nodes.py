@@ -236,6 +236,10 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
         # a recurrence that carries differences: judged with what it carries, said where that decides
         if bounds is not None and (bounds.unjudgeable_from is not None or all(d.passed for d in bounded)):
             diffs, notes = bounded, (bounds.says(_steps(node, arrays)),)
+    if iterations.own:  # weights that change at every step: no recurrence of one set, each step its own
+        step = "step" if node.lowered else "iteration"
+        notes += (f"the model computes each {step} with {' and '.join(iterations.own)} of its own (no value more "
+                  f"than half its {step}s share): each {step} judged with its own",)
     if criteria.quantization is not None:
         followed, effect = _follows_quantized(node, arrays, actual, criteria.quantization, reference)
         agreed = all(d.passed for d in diffs)

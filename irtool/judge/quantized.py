@@ -16,7 +16,7 @@ Such a node is judged against two references, the exact one and one whose produc
 integer W, the hidden state for an integer R) are quantized as the CPU quantizes them, each with
 the f32 tolerance, and passes where the device agrees with either: whether a device quantizes is
 read from what it computed, not assumed from its ISA.  This covers a lowered cell (whose weights
-irtool reads through their decompression, irtool.runtime.nodes.integer_storage) judged on one
+irtool reads through their decompression, irtool.lowering.graph.integer_storage) judged on one
 step's inputs; a recurrent op fed such weights is fed them by a probe, and a sequence's
 recurrence would carry the quantization through its steps, which this does not emulate.
 """

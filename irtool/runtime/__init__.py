@@ -4,7 +4,8 @@ around them (:mod:`.bodies`; the iterations a Loop is known to run, :mod:`.itera
 probing them (:mod:`.probe`, :mod:`.captured`), sizing dims, what each node ran as, and
 OpenVINO's error text.
 
-Besides :mod:`irtool.pipeline.build`, this package is the only importer of openvino, and it
+Besides :mod:`irtool.pipeline.build` and irtool.lowering (a layer below, which recognizes the
+cells a converter lowered to plain ops), this package is the only importer of openvino, and it
 imports it lazily inside functions, so that importing irtool does not load it.  May import
-ir, specs and core; never onnx (a sibling) or a layer above.
+lowering, ir, specs and core; never onnx (a sibling) or a layer above.
 """

@@ -18,17 +18,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.runtime.gate_sums import key
-from irtool.runtime.lowered import Context, Refusal, find_cells
+from irtool.lowering.cells import Context, Refusal
+from irtool.lowering.graph import constant_data, id_of, key
+from irtool.lowering.recognize import find_cells
 from irtool.runtime.lowered_nodes import after, cell_name, cell_ports, cell_spec, description, might_hold_cells
 from irtool.runtime.nodes import (
     BODY_OPS,
     CONTAINERS,
     Lowered,
     body_of,
-    constant_data,
     dynamic_axes,
-    id_of,
     named_outputs,
     neighbours,
     node_attributes,
@@ -91,7 +90,7 @@ class Wanted:
 
     nodes: bool = True
     names: frozenset[str] = frozenset()
-    lowered: bool = True  # cells lowered to plain ops (irtool.runtime.lowered), and what looks like one
+    lowered: bool = True  # cells lowered to plain ops (irtool.lowering), and what looks like one
 
 
 def has_body_nodes(op: Any) -> bool:
@@ -264,7 +263,7 @@ def _same_static_shape(*values: Any) -> bool:
 
 
 def _carried(op: Any, body: Any) -> dict[tuple[str, int], tuple[tuple[str, int], Any]]:
-    """A loop's body Parameters it feeds back, each with the key (irtool.runtime.gate_sums.key) of the
+    """A loop's body Parameters it feeds back, each with the key (irtool.lowering.graph.key) of the
     body tensor fed back into it at the next iteration and the loop's input giving its first value."""
     if op.get_type_name() not in BODY_OPS:
         return {}

@@ -91,11 +91,14 @@ def iteration_arrays(node: RecurrentNode, inputs: Mapping[str, np.ndarray], capt
 @dataclass(frozen=True)
 class Iterations:
     """A node's arrays at every iteration it ran, its shared feeds (Feed.shared) made the value most
-    iterations share, and at each iteration the shared ports whose own value is another."""
+    iterations share, and at each iteration the shared ports whose own value is another.  A shared
+    feed no value of which more than half the iterations share is no recurrence's weight: each
+    iteration keeps its own (``own``: those ports)."""
 
     indices: list[tuple[int, ...]]
     arrays: list[tuple[list[np.ndarray], list[np.ndarray]]]  # (inputs in port order, outputs) per iteration
     departures: dict[int, tuple[str, ...]]  # position among ``indices`` -> its ports whose value is not shared
+    own: tuple[str, ...] = ()  # the shared ports judged at each iteration with its own value
 
 
 def node_iterations(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
@@ -104,23 +107,28 @@ def node_iterations(node: RecurrentNode, inputs: Mapping[str, np.ndarray],
     indices = reached_iterations(node, captured)
     arrays = [iteration_arrays(node, inputs, captured, index) for index in indices]
     departures: dict[int, tuple[str, ...]] = {}
+    own: tuple[str, ...] = ()
     for port, feed in enumerate(node.feeds):
         if not feed.shared or len(arrays) < 2:
             continue
         values = [ins[port] for ins, _ in arrays]
-        common = most_common(values)
+        common, count = most_common(values)
+        if 2 * count <= len(values):  # no value most iterations share: weights per iteration, not a fault
+            own += (feed.port.name,)
+            continue
         for k, (ins, _) in enumerate(arrays):
             if ins[port] is not common and not np.array_equal(ins[port], common):
                 departures[k] = departures.get(k, ()) + (feed.port.name,)
             ins[port] = common
-    return Iterations(indices, arrays, departures)
+    return Iterations(indices, arrays, departures, own)
 
 
-def most_common(values: Sequence[np.ndarray]) -> np.ndarray:
-    """The value most of ``values`` are equal to (the first such one; of a tie, the earliest)."""
+def most_common(values: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
+    """The value most of ``values`` are equal to (the first such one; of a tie, the earliest), and how
+    many are."""
     groups: dict[bytes, list[int]] = {}
     for k, value in enumerate(values):
         array = np.ascontiguousarray(value)
         groups.setdefault(f"{array.dtype}{array.shape}".encode() + array.tobytes(), []).append(k)
     best = max(groups.values(), key=lambda members: (len(members), -members[0]))
-    return values[best[0]]
+    return values[best[0]], len(best)

@@ -72,7 +72,7 @@ def _known_counts(graph: Any, outer: int, where: str) -> list[tuple[str, int | N
 
 def _always_continues(loop: Any) -> bool:
     """Whether a Loop's body condition (the Result that decides the next iteration) is a true Constant."""
-    from irtool.runtime.nodes import constant_data
+    from irtool.lowering.graph import constant_data
 
     condition = loop.get_special_body_ports()[1]
     if condition < 0:

@@ -1,4 +1,4 @@
-"""Recognized lowered cells (irtool.runtime.lowered) as the nodes irtool judges.
+"""Recognized lowered cells (irtool.lowering) as the nodes irtool judges.
 
 In a body, each cell is a node of the body, judged at every iteration like a recurrent op
 there (irtool.runtime.bodies).  At a model's top level a converter unrolls the recurrence: one
@@ -11,22 +11,18 @@ arithmetic) is judged against the chain's, fails there, and is told so.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from irtool.runtime.folded_states import zero_state_step
-from irtool.runtime.gate_sums import Key, Reader, key, label, last_dim
-from irtool.runtime.lowered import GATES, Candidate, Cell, Refusal, find_candidates, resolve, state_by_width
+from irtool.lowering.cells import CELL_TYPES, FUNCTION_OPS, Cell, Refusal
+from irtool.lowering.chains import Chain
+from irtool.lowering.graph import id_of, label, last_dim, zeros
 from irtool.runtime.nodes import TOP_LEVEL, Feed, Lowered, RecurrentNode, dynamic_axes, generated_name
 from irtool.specs import OpSpec, registry
 
 
 def cell_spec(kind: str) -> OpSpec:
-    from irtool.runtime.lowered import CELL_TYPES
-
     spec = registry().get(*CELL_TYPES[kind])
     if spec is None:  # pragma: no cover - the specs ship with irtool
         from irtool.core.errors import IrtoolBug
@@ -37,12 +33,11 @@ def cell_spec(kind: str) -> OpSpec:
 
 def might_hold_cells(graph: Any) -> bool:
     """Whether a graph (or a body in it, at any depth) has an activation a cell could be built on."""
-    from irtool.runtime.lowered import SUPPORTED
     from irtool.runtime.nodes import body_of
 
     for op in graph.get_ordered_ops():
         kind = op.get_type_name()
-        if kind in SUPPORTED:
+        if kind in FUNCTION_OPS:
             return True
         if kind == "If" and (might_hold_cells(op.get_then_body()) or might_hold_cells(op.get_else_body())):
             return True
@@ -67,119 +62,16 @@ def cell_name(kind: str, parts: Sequence[str], anchor: Any) -> str:
     return f"{kind}@{anchor.get_node().get_friendly_name()}"
 
 
-def description(cell: Cell | Refusal, steps: Sequence[Cell] = ()) -> str:
+def description(cell: Cell | Refusal, steps: Sequence[Cell] = (), around: Sequence[str] = ()) -> str:
     if isinstance(cell, Refusal):
         return f"looks like a lowered {cell.kind} cell: {', '.join(cell.parts)}"
     text = cell.describe()
     if len(steps) > 1:
         text += f"; unrolled over {len(steps)} steps, the last one's h_t {label(steps[-1].outputs[0].get_node())}"
-    return text
+    return "; ".join((text,) + tuple(around))
 
 
 # ----------------------------------------------------------------------------- chains at the top level
-
-@dataclass(frozen=True)
-class Chain:
-    """The cells of an unrolled recurrence, in step order."""
-
-    steps: tuple[Cell, ...]
-
-
-def find_chains(model: Any) -> list[Chain | Refusal]:
-    """The top level's cells linked into chains by their state (each step's h_t, and c_t, the next
-    one's state); a lone RNN pattern (a Dense layer and its activation) is no recurrence."""
-    reader = Reader()
-    found = find_candidates(model, reader)
-    candidates = [c for c in found if isinstance(c, Candidate)]
-    result: list[Chain | Refusal] = [c for c in found if isinstance(c, Refusal)]
-    by_output = {c.out_key: c for c in candidates}
-    joined: dict[tuple, np.ndarray] = {}  # weights the steps share, joined once
-    previous: dict[int, tuple[Candidate, Key]] = {}  # id of a candidate -> (its step before, its state key)
-    for candidate in candidates:
-        for state in _state_keys(candidate):
-            before = by_output.get(state)
-            if before is not None and before is not candidate and _same_cell(before, candidate) and \
-                    (candidate.kind != "LSTM" or key(candidate.c) == key(before.outputs[1])):
-                previous[id(candidate)] = (before, state)
-                break
-    following = {id(before): candidate for candidate in candidates if id(candidate) in previous
-                 for before, _ in [previous[id(candidate)]]}
-    for head in candidates:
-        if id(head) in previous:
-            continue
-        steps = [head]
-        while id(steps[-1]) in following and len(steps) <= len(candidates):
-            steps.append(following[id(steps[-1])])
-        if len(steps) == 1 and head.kind == "RNN":
-            continue
-        zero = zero_state_step(head, reader)
-        if zero is not None:  # a first step from zero states that a converter folded away: the head's before it
-            first = resolve(zero[0], None, folded=True)
-            cells = [first, resolve(head, zero[1], joined=joined)]
-            if isinstance(first, Cell) and isinstance(cells[1], Cell):
-                cells[0] = _from_zero_states(first, cells[1].weights[1])
-        else:
-            cells = [_first_step(head, steps[1] if len(steps) > 1 else None)]
-        cells += [resolve(step, previous[id(step)][1], joined=joined) for step in steps[1:]]
-        refused = next((cell for cell in cells if isinstance(cell, Refusal)), None)
-        result.append(refused if refused is not None else Chain(tuple(cells)))
-    return result
-
-
-def _state_keys(candidate: Candidate) -> list[Key]:
-    return [key(candidate.state)] if candidate.state is not None else list(candidate.variables)
-
-
-def _same_cell(first: Candidate, second: Candidate) -> bool:
-    return (first.kind, first.hidden_size, first.activations, "hr" in first.gates) == \
-        (second.kind, second.hidden_size, second.activations, "hr" in second.gates)
-
-
-def _first_step(head: Candidate, after: Candidate | None) -> Cell | Refusal:
-    """The first cell of a chain, whose state no cell before it makes: a GRU's update says it; else
-    the widths (the input's differs from hidden_size), else the weights the step after it gives its
-    state; its one variable, when OpenVINO folded a constant state's product into its bias, is its
-    input."""
-    if head.state is not None:
-        return resolve(head, key(head.state))
-    variables = head.variables
-    if len(variables) == 1:
-        return _folded_state(head, after)
-    state = state_by_width(head)
-    if state is None and after is not None:
-        after_state = next(k for k in _state_keys(after) if k == head.out_key)
-        r = {k: after.gates[g].terms[after_state].weight for g in GATES[after.kind] if after_state in after.gates[g].terms
-             for k in [g]}
-        same = [k for k in variables if all(k in head.gates[g].terms and
-                                            np.array_equal(head.gates[g].terms[k].weight, weight)
-                                            for g, weight in r.items())]
-        state = same[0] if len(same) == 1 else None
-    return resolve(head, state)
-
-
-def _from_zero_states(cell: Cell, r: np.ndarray) -> Cell:
-    """A first step from zero states: judged with zero h_0 (and c_0) and the next step's R."""
-    return dataclasses.replace(cell, weights=(cell.weights[0], r, cell.weights[2]),
-                               c=_zeros(cell) if cell.kind == "LSTM" else None)
-
-
-def _folded_state(head: Candidate, after: Candidate | None) -> Cell | Refusal:
-    """A first step with one variable, its input: OpenVINO folded its constant state's product into its
-    bias (b + R·h_0), so it computes x·W + that bias, what a cell with a zero state computes; it is
-    judged so, with the next step's R (any R gives the same with a zero state)."""
-    resolved = resolve(after, next(k for k in _state_keys(after) if k == head.out_key)) if after else None
-    if isinstance(resolved, Refusal):
-        return resolved
-    only = next(iter(head.variables))
-    if resolved is not None and last_dim(head.variables[only]) != last_dim(resolved.x):
-        return Refusal(head.kind, f"its one product, of {label(head.variables[only].get_node())}, is not of an "
-                                  f"input as wide as the next step's", head.parts, head.outputs[0])
-    cell = resolve(head, None, folded=True)
-    if isinstance(cell, Refusal) or resolved is None:
-        return cell
-    weights = (cell.weights[0], resolved.weights[1], cell.weights[2])
-    return dataclasses.replace(cell, weights=weights, varying=(), stored=(cell.stored[0], resolved.stored[1]))
-
 
 def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> RecurrentNode:
     """One chain as one node of the probed copy (which this changes): its tensors stacked over the steps
@@ -189,13 +81,14 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     count = len(chain.steps)
     hidden, width = first.hidden_size, first.weights[0].shape[1]
     outputs = [_stacked([cell.outputs[k] for cell in chain.steps], hidden) for k in range(len(spec.outputs))]
-    # each step's state is the step before's output (that is how the steps were linked): the states
-    # read are the first step's, then the outputs but the last
+    # where each step reads the step before's output as it is (that is how most steps are linked), the
+    # states read are the first step's, then the outputs but the last; where the model does something to
+    # it on the way (a rounding, a projection: Chain.around), what each step read
     state = _state(first)
     tensors = [(_stacked([cell.x for cell in chain.steps], width), first.x),
-               (after(state, outputs[0]) if count > 1 else state, state)]
+               (_states_read(chain, state, outputs[0], lambda cell: cell.h, 0), state)]
     if first.kind == "LSTM":
-        tensors.append((after(first.c, outputs[1]) if count > 1 else first.c, first.c))
+        tensors.append((_states_read(chain, first.c, outputs[1], lambda cell: cell.c, 1), first.c))
     feeds = [Feed(port, probe=probe(value), dynamic=dynamic_axes(one)) for port, (value, one) in zip(spec.inputs, tensors)]
     for k, port in enumerate(spec.inputs[len(tensors):len(tensors) + 3]):
         arrays = [cell.weights[k] for cell in chain.steps]
@@ -207,7 +100,18 @@ def chain_node(chain: Chain, index: int, probe: Callable[[Any], int]) -> Recurre
     loops = (f"{count} unrolled steps",) if count > 1 else ()
     name = cell_name(first.kind, [part for cell in chain.steps for part in cell.parts], first.outputs[0])
     return RecurrentNode(index, name, spec, first.attributes, TOP_LEVEL, tuple(feeds), outputs, None, (), loops,
-                         lowered=Lowered(description(first, chain.steps), count if count > 1 else None))
+                         lowered=Lowered(description(first, chain.steps, chain.around), count if count > 1 else None))
+
+
+def _states_read(chain: Chain, first: Any, stacked: Any, read: Callable[[Cell], Any], output: int) -> Any:
+    """A state as each step of a chain read it (stacked): the first step's, then each step's output but
+    the last where every step reads the one before's output itself, else each step's own read."""
+    steps = chain.steps
+    if len(steps) == 1:
+        return _stacked([first], steps[0].hidden_size)
+    if all(id_of(read(cell)) == id_of(before.outputs[output]) for before, cell in zip(steps, steps[1:])):
+        return after(first, stacked)
+    return _stacked([first] + [read(cell) for cell in steps[1:]], chain.steps[0].hidden_size)
 
 
 def refusal_node(refusal: Refusal, index: int, where: str = TOP_LEVEL) -> RecurrentNode:
@@ -218,26 +122,19 @@ def refusal_node(refusal: Refusal, index: int, where: str = TOP_LEVEL) -> Recurr
 
 def _state(cell: Cell) -> Any:
     """h_{t-1} as the cell reads it; zeros where OpenVINO folded a constant state into the bias."""
-    return cell.h if cell.h is not None else _zeros(cell)
-
-
-def _zeros(cell: Cell) -> Any:
-    """Zeros [batch, hidden_size], the batch x_t's: a state a converter folded away."""
-    import openvino.opset8 as ops
-
-    batch = ops.gather(ops.shape_of(cell.x), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
-    shape = ops.concat([batch, ops.constant(np.array([cell.hidden_size], np.int64))], 0)
-    zero = ops.constant(np.zeros((), cell.x.get_element_type().to_dtype()))
-    return ops.broadcast(zero, shape).output(0)
+    return cell.h if cell.h is not None else zeros(cell.x, cell.hidden_size)
 
 
 def _stacked(values: Sequence[Any], width: int) -> Any:
     """Per-step tensors [batch, width] on a new leading axis: joined along the batch axis and reshaped,
     two ops whatever the step count (an Unsqueeze per step made compiling the probed copy of 100 steps
     take twice as long); one tensor as it is."""
-    if len(values) == 1:
-        return values[0]
     import openvino.opset8 as ops
+
+    if len(values) == 1:  # as it is, but [batch, width] where a converter gave it [1, batch, width]
+        rank = values[0].get_partial_shape().rank
+        return values[0] if rank.is_static and rank.get_length() == 2 else \
+            ops.reshape(values[0], ops.constant(np.array([-1, width], np.int64)), False).output(0)
 
     shape = ops.constant(np.array([len(values), -1, width], np.int64))
     return ops.reshape(ops.concat(values, 0), shape, False).output(0)
@@ -252,7 +149,11 @@ def after(first: Any, stacked: Any) -> Any:
 
     zero, one = ops.constant(np.array([0], np.int64)), ops.constant(np.array([1], np.int64))
     before_last = ops.slice(stacked, zero, ops.constant(np.array([-1], np.int64)), one, zero)
-    return ops.concat([ops.unsqueeze(first, zero), before_last], 0).output(0)
+    width = last_dim(first)
+    # [batch, width] (PyTorch's states: [1, batch, width]) as one step of [steps, batch, width]
+    leading = ops.unsqueeze(first, zero) if width is None or first.get_partial_shape().rank.get_length() == 2 else \
+        ops.reshape(first, ops.constant(np.array([1, -1, width], np.int64)), False)
+    return ops.concat([leading, before_last], 0).output(0)
 
 
 # ----------------------------------------------------------------------------- cells in bodies

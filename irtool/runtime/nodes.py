@@ -13,7 +13,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from irtool.core.element_types import PACKED, unpack
 from irtool.core.precisions import largest_magnitude
 from irtool.specs import OpSpec, PortSpec, registry
 
@@ -36,7 +35,7 @@ class Feed:
     probe: int | None = None  # index among the probed copy's outputs
     dynamic: tuple[int, ...] = ()  # the axes the model leaves dynamic at this port
     # a constant stored in another type and converted: f16 of compress_to_fp16, or a lowered cell's
-    # weights stored as i8 (u8, i4, u4) and decompressed (integer_storage)
+    # weights stored as i8 (u8, i4, u4) and decompressed (irtool.lowering.graph.integer_storage)
     stored: str | None = None
     # a recurrence's weight that the graph computes per iteration (a probe, or a constant stacked per
     # step): its value is the one most iterations share, and an iteration computing with another fails
@@ -69,7 +68,7 @@ class Condition:
 
 @dataclass(frozen=True)
 class Lowered:
-    """A recurrent cell recognized in plain ops (irtool.runtime.lowered), or a structure that looks like
+    """A recurrent cell recognized in plain ops (irtool.lowering), or a structure that looks like
     one and is not recognized."""
 
     description: str  # the pattern and the ops it is made of
@@ -180,23 +179,6 @@ def node_spec(node: Any) -> OpSpec | None:
     return spec if spec is not None and spec.family else None
 
 
-def constant_data(node: Any) -> np.ndarray | None:
-    """The data of a Constant, or of a Constant through a Convert (f16-compressed weights); a packed
-    type's (i4, u4, u1: OpenVINO's data is their bytes) one value an element."""
-    kind = node.get_type_name()
-    if kind == "Constant":
-        return _values(node)
-    if kind == "Convert" and node.input_value(0).get_node().get_type_name() == "Constant":
-        return _values(node.input_value(0).get_node()).astype(node.get_output_element_type(0).to_dtype())
-    return None
-
-
-def _values(constant: Any) -> np.ndarray:
-    name = constant.get_output_element_type(0).get_type_name()
-    data = np.array(constant.get_data())
-    return unpack(data, name, tuple(constant.get_output_shape(0))) if name in PACKED else data
-
-
 def stored_type(node: Any) -> str | None:
     """The element type a Constant behind a Convert is stored as (``f16`` for weights compressed by
     compress_to_fp16), where it differs from what the Convert gives; None for anything else."""
@@ -204,31 +186,6 @@ def stored_type(node: Any) -> str | None:
         return None
     stored, given = node.get_input_element_type(0), node.get_output_element_type(0)
     return stored.get_type_name() if stored != given and stored.is_real() else None
-
-
-DECOMPRESSION = ("Multiply", "Subtract", "Transpose", "Reshape", "Squeeze", "Unsqueeze")
-
-
-def integer_storage(value: Any) -> str | None:
-    """The integer type (i8, u8, i4, u4) constant weights are stored as where they reach ``value``
-    through a Convert that decompresses them: Convert, then a zero point subtracted and a scale
-    multiplied (as TFLite's dynamic-range quantization and NNCF's weight compression write them),
-    through layout ops; None for anything else.  (A CPU may quantize the activations of a product
-    by such weights at run time: irtool.judge.quantized.)"""
-    node = value.get_node()
-    for _ in range(8):
-        kind = node.get_type_name()
-        if kind == "Convert":
-            stored = node.get_input_element_type(0)
-            source = node.input_value(0).get_node().get_type_name()
-            return stored.get_type_name() if source == "Constant" and stored.is_integral_number() else None
-        if kind not in DECOMPRESSION:
-            return None
-        data = [source for source in node.input_values() if source.get_node().get_type_name() != "Constant"]
-        if len(data) != 1:
-            return None
-        node = data[0].get_node()
-    return None
 
 
 def stored_precision(model: Any) -> str | None:
@@ -337,12 +294,6 @@ def neighbours(op: Any) -> tuple[str, ...]:
     source = op.input_value(0).get_node()
     readers = {label(target.get_node()) for output in op.outputs() for target in output.get_target_inputs()}
     return (f"from {label(source)}",) + tuple(f"to {reader}" for reader in sorted(readers))
-
-
-def id_of(output: Any) -> tuple[str, int]:
-    """A key for one output of one node that survives wrapper objects: its node's name and index."""
-    node = output.get_node()
-    return (f"{node.get_type_name()}:{node.get_friendly_name()}", output.get_index())
 
 
 def body_of(op: Any) -> Any:

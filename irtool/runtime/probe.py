@@ -16,8 +16,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from irtool.runtime.bodies import BodyTensor, Wanted, expose_bodies, has_body_nodes
-from irtool.runtime.lowered import Refusal
-from irtool.runtime.lowered_nodes import chain_node, find_chains, might_hold_cells, refusal_node
+from irtool.lowering.cells import Refusal
+from irtool.lowering.chains import find_chains
+from irtool.lowering.graph import constant_data, id_of
+from irtool.runtime.lowered_nodes import chain_node, might_hold_cells, refusal_node
 from irtool.runtime.model import clone_model, tensor_name
 from irtool.runtime.nodes import (
     TOP_LEVEL,
@@ -26,9 +28,7 @@ from irtool.runtime.nodes import (
     Placement,
     ProbedModel,
     RecurrentNode,
-    constant_data,
     dynamic_axes,
-    id_of,
     named_outputs,
     neighbours,
     node_attributes,
@@ -48,7 +48,7 @@ def probe_model(model: Any, tensor_names: Sequence[str] = (), generated_names: b
     carries is left out.  ``generated_names``: the model was converted in this process (not read
     from IR, whose names are the file's), so a ``<type>_<n>`` name is OpenVINO's counter and the
     node is keyed by its place (:func:`stable_keys`).  ``lowered``: also the cells a converter
-    lowered to plain ops, at any depth (irtool.runtime.lowered), and what looks like one but is
+    lowered to plain ops, at any depth (irtool.lowering), and what looks like one but is
     not recognized (a node judged as not recognized, saying why)."""
     probed = _probe_model(model, tensor_names, body_nodes, lowered)
     return dataclasses.replace(probed, nodes=stable_keys(probed.nodes)) if generated_names else probed

@@ -18,10 +18,20 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from irtool.runtime.nodes import constant_data, id_of, integer_storage
+from irtool.lowering.graph import (
+    LAYOUT,
+    Key,
+    constant_data,
+    evaluate,
+    id_of,
+    integer_storage,
+    key,
+    label,
+    last_dim,
+    narrowing,
+    rounding,
+)
 
-Key = tuple[str, int]
-LAYOUT = ("Reshape", "Squeeze", "Unsqueeze", "Convert")  # ops that keep the data (and here, its last axis)
 SLICES = ("StridedSlice", "Slice", "Gather")
 SPLITS = ("Split", "VariadicSplit")
 NOT_FOLDED = ("Parameter", "Result", "ReadValue", "Assign", "RandomUniform", "Loop", "TensorIterator", "If")
@@ -30,38 +40,10 @@ FOLD_OPS = 64  # nor one that takes more ops than this to compute
 SUM_DEPTH = 48  # ops between a gate's activation and the products it sums, at most
 
 
-def label(node: Any) -> str:
-    """How messages name an op: ``MatMul 'lstm/MatMul'``."""
-    return f"{node.get_type_name()} '{node.get_friendly_name()}'"
-
-
-def root(value: Any) -> Any:
-    """A tensor through the layout ops around it (Reshape, Squeeze, Unsqueeze, Convert): the same data,
-    whatever shape a converter gave it on the way."""
-    for _ in range(16):
-        node = value.get_node()
-        if node.get_type_name() not in LAYOUT:
-            break
-        value = node.input_value(0)
-    return value
-
-
-def key(value: Any) -> Key:
-    """A tensor's identity as data (:func:`root`)."""
-    return id_of(root(value))
-
-
-def last_dim(value: Any) -> int | None:
-    shape = value.get_partial_shape()
-    if shape.rank.is_dynamic or shape.rank.get_length() == 0 or shape[shape.rank.get_length() - 1].is_dynamic:
-        return None
-    return shape[shape.rank.get_length() - 1].get_length()
-
-
 @dataclass(frozen=True)
 class Term:
     """A tensor times constant weights: ``value`` as the MatMul reads it, ``weight`` [its width, the sum's width],
-    ``stored``: the integer type the weights are stored as (irtool.runtime.nodes.integer_storage), if one."""
+    ``stored``: the integer type the weights are stored as (irtool.lowering.graph.integer_storage), if one."""
 
     value: Any
     weight: np.ndarray
@@ -79,10 +61,13 @@ class Sum:
     bias: np.ndarray | None = None  # [width]; None: no constant added
     others: tuple[tuple[Any, np.ndarray], ...] = ()
     ops: tuple[str, ...] = ()  # the ops read on the way, as labels
+    rounded: tuple[str, ...] = ()  # the narrowing Converts read on the way (an f16 round trip): graph.rounding
+    hoisted: tuple[str, ...] = ()  # a product of every step at once and the op taking this step's rows of it
 
     def columns(self, cols: np.ndarray) -> "Sum":
         return Sum(len(cols), {k: replace(t, weight=t.weight[:, cols]) for k, t in self.terms.items()},
-                   None if self.bias is None else self.bias[cols], tuple((v, c[cols]) for v, c in self.others), self.ops)
+                   None if self.bias is None else self.bias[cols], tuple((v, c[cols]) for v, c in self.others), self.ops,
+                   self.rounded, self.hoisted)
 
     def plus(self, other: "Sum") -> "Sum":
         terms = dict(self.terms)
@@ -90,20 +75,22 @@ class Sum:
             terms[k] = Term(terms[k].value, terms[k].weight + term.weight, terms[k].stored or term.stored) \
                 if k in terms else term
         bias = self.bias if other.bias is None else other.bias if self.bias is None else self.bias + other.bias
-        return Sum(self.width, terms, bias, self.others + other.others, _merged(self.ops, other.ops))
+        return Sum(self.width, terms, bias, self.others + other.others, merged(self.ops, other.ops),
+                   merged(self.rounded, other.rounded), merged(self.hoisted, other.hoisted))
 
     def scaled(self, factor: np.ndarray) -> "Sum | None":
         """Each column times ``factor`` ([width] or a scalar); None where opaque terms cannot be scaled."""
         if self.others:
             return None
         return Sum(self.width, {k: replace(t, weight=t.weight * factor) for k, t in self.terms.items()},
-                   None if self.bias is None else self.bias * factor, (), self.ops)
+                   None if self.bias is None else self.bias * factor, (), self.ops, self.rounded, self.hoisted)
 
     def bias_or_zeros(self) -> np.ndarray:
         return self.bias if self.bias is not None else np.zeros(self.width, np.float32)
 
 
-def _merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+def merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    """Both, in order, each once."""
     return tuple(dict.fromkeys(first + second))
 
 
@@ -115,6 +102,7 @@ class Reader:
         self.fixed = dict(fixed or {})
         self._constants: dict[Key, np.ndarray | None] = {}
         self._sums: dict[tuple[Key, int], Sum] = {}
+        self._rows_made: dict[tuple[Key, Key], Any] = {}  # the x_t made for a step's rows of a hoisted product
 
     # ---------------------------------------------------------------- constants
 
@@ -144,7 +132,7 @@ class Reader:
                 if inputs[-1] is None:
                     break
             if all(array is not None for array in inputs) and sum(a.size for a in inputs) <= FOLD_ELEMENTS:
-                data = _evaluate(node, inputs, value.get_index())
+                data = evaluate(node, inputs, value.get_index())
         self._constants[id_of(value)] = data
         return data
 
@@ -161,7 +149,7 @@ class Reader:
             self._sums[memo] = self._sum(value, width, 0)
         return self._sums[memo]
 
-    def _sum(self, value: Any, width: int, depth: int) -> Sum:
+    def _sum(self, value: Any, width: int, depth: int, batched: bool = False) -> Sum:
         opaque = Sum(width, others=((value, np.arange(width)),))
         data = self.constant(value)
         if data is not None:
@@ -171,7 +159,7 @@ class Reader:
         kind = node.get_type_name()
         if depth > SUM_DEPTH or last_dim(value) != width:
             return opaque
-        inner = (lambda source: self._sum(source, width, depth + 1))
+        inner = (lambda source: self._sum(source, width, depth + 1, batched))
         here = (label(node),)
         if kind == "Add":
             first, second = (inner(source) for source in node.input_values())
@@ -184,20 +172,24 @@ class Reader:
             negated = inner(node.input_value(0)).scaled(np.float32(-1))
             return _with_ops(negated, here) if negated is not None else opaque
         if kind == "Multiply":
-            return self._scaled(node, width, depth, opaque)
+            return self._scaled(node, width, depth, opaque, batched)
         if kind == "MatMul":
-            return self._product(node, width, opaque)
+            return self._product(node, width, opaque, batched)
         if kind in SPLITS or kind in SLICES:
             cols = self._kept_columns(node, value.get_index())
             source = node.input_value(0)
+            if cols is None and self._rows_only(node, value.get_index()):  # (of rows: a reversed direction's)
+                return _with_ops(self._rows(node, value.get_index(), width, depth), here)
             if cols is None or last_dim(source) is None:
                 return opaque
-            return _with_ops(self._sum(source, last_dim(source), depth + 1).columns(cols), here)
+            return _with_ops(self._sum(source, last_dim(source), depth + 1, batched).columns(cols), here)
         if kind in LAYOUT:
-            return inner(node.input_value(0))
+            found = inner(node.input_value(0))
+            rounds = kind == "Convert" and narrowing(node)
+            return replace(found, rounded=merged(found.rounded, (rounding(node),))) if rounds else found
         return opaque
 
-    def _scaled(self, node: Any, width: int, depth: int, opaque: Sum) -> Sum:
+    def _scaled(self, node: Any, width: int, depth: int, opaque: Sum, batched: bool = False) -> Sum:
         for k in (0, 1):
             factor = self.constant(node.input_value(1 - k))
             if factor is None:
@@ -205,12 +197,14 @@ class Reader:
             vector = as_bias(factor, width)
             if vector is None:
                 return opaque
-            scaled = self._sum(node.input_value(k), width, depth + 1).scaled(vector)
+            scaled = self._sum(node.input_value(k), width, depth + 1, batched).scaled(vector)
             return _with_ops(scaled, (label(node),)) if scaled is not None else opaque
         return opaque
 
-    def _product(self, node: Any, width: int, opaque: Sum) -> Sum:
-        """A MatMul of a tensor by constant weights, as Terms (one per input of a Concat it reads)."""
+    def _product(self, node: Any, width: int, opaque: Sum, batched: bool = False) -> Sum:
+        """A MatMul of a tensor by constant weights, as Terms (one per input of a Concat it reads); of a
+        tensor [batch, width] (or [1, ..., batch, width]), or of any rank where ``batched``: the product of
+        every step at once that :meth:`_rows` takes one step's rows of."""
         attributes = node.get_attributes()
         weights = self.constant(node.input_value(1))
         if weights is None or attributes.get("transpose_a") or weights.ndim < 2 or \
@@ -224,18 +218,58 @@ class Reader:
         stored = integer_storage(node.input_value(1))
         start = 0
         parts = _concatenated(node.input_value(0))
-        rank = node.input_value(0).get_partial_shape().rank
-        if rank.is_dynamic or rank.get_length() != 2:
-            return opaque  # a cell's x and h are [batch, width]; a batched product is some other layer's
+        shape = node.input_value(0).get_partial_shape()
+        if shape.rank.is_dynamic or (not batched and (shape.rank.get_length() < 2 or any(
+                not dim.is_static or dim.get_length() != 1 for dim in list(shape)[:-2]))):
+            return opaque  # a cell's x and h are [batch, width] (PyTorch's h: [1, batch, width]); not a batch of them
         for part in parts:
             size = last_dim(part) if len(parts) > 1 else weights.shape[0]  # one tensor: the weights say its width
             if size is None:
                 return opaque
-            terms[key(part)] = Term(part, weights[start:start + size], stored)  # a view: steps sharing weights share it
+            block = weights[start:start + size]  # a view: steps sharing weights share it
+            known = terms.get(key(part))  # a tensor joined twice (Concat(x, h, h)): its blocks add up
+            terms[key(part)] = Term(part, block if known is None else known.weight + block, stored)
             start += size
         if start != weights.shape[0]:
             return opaque
         return Sum(width, terms, ops=(label(node),))
+
+    def _rows_only(self, node: Any, index: int) -> bool:
+        """Whether output ``index`` of a slicing op keeps the last two axes (batch and columns) whole, in order,
+        and selects along the leading ones only (a step's rows of an input projection hoisted out of the
+        steps, as torch.export writes it: Slice(X·W + b, t, t + 1) on the time axis; a gather across the
+        batch is not that)."""
+        source = node.input_value(0)
+        size, shape = last_dim(source), source.get_partial_shape()
+        others = [self.constant(value) for value in node.input_values()[1:]]
+        if size is None or shape.rank.is_dynamic or shape.rank.get_length() < 3 or \
+                node.get_type_name() not in SLICES or any(array is None for array in others):
+            return False
+        reach = max([int(np.abs(array).max()) + 1 for array in others if array.size] + [2])  # past any index used
+        dims = [dim.get_length() if dim.is_static else min(reach, 4096) for dim in shape]
+        if np.prod(dims) > FOLD_ELEMENTS:
+            return False
+        plane = np.arange(dims[-2] * size).reshape(dims[-2], size)  # each (batch, column) numbered
+        ramp = np.broadcast_to(plane, dims).astype(source.get_element_type().to_dtype())
+        result = evaluate(node, [ramp] + others, index)
+        return result is not None and result.size > 0 and result.shape[-2:] == plane.shape and \
+            bool((result.reshape(-1, *plane.shape) == plane).all())
+
+    def _rows(self, node: Any, index: int, width: int, depth: int) -> Sum:
+        """One step's rows of a product of every step at once (:meth:`_rows_only`): its terms' tensors taken
+        the same rows of (a slice of the input X, made here, as the step's x_t), its bias as it is."""
+        every = self._sum(node.input_value(0), width, depth + 1, batched=True)
+        if every.others or not every.terms:
+            return Sum(width, others=((node.output(index), np.arange(width)),))
+        terms = {}
+        for term in every.terms.values():  # one tensor of those rows per op, whichever gate reads them
+            made = (id_of(node.output(index)), key(term.value))
+            if made not in self._rows_made:
+                self._rows_made[made] = same_rows(node, term.value)
+            rows = self._rows_made[made]
+            terms[key(rows)] = replace(term, value=rows)
+        products = tuple(op for op in every.ops if op.startswith("MatMul "))
+        return Sum(width, terms, every.bias, (), every.ops, every.rounded, merged(every.hoisted or products, (label(node),)))
 
     def _kept_columns(self, node: Any, index: int) -> np.ndarray | None:
         """The columns of its first input that output ``index`` of a slicing op keeps, when it slices the
@@ -259,19 +293,25 @@ class Reader:
         others = [self.constant(value) for value in node.input_values()[1:]]
         if any(array is None for array in others):
             return None
-        dims = [dim.get_length() if dim.is_static else 1 for dim in shape]
-        ramp = np.broadcast_to(np.arange(size, dtype=np.float32), dims).astype(source.get_element_type().to_dtype())
-        result = _evaluate(node, [ramp] + others, index)
-        if result is None or result.ndim != ramp.ndim or result.shape[:-1] != ramp.shape[:-1]:
+        # every element numbered (row r, column c: r*size + c), so that a row moved across the other
+        # axes (a gather over the batch) is seen, not read as "every column kept"; a dynamic dim as 3, not 1
+        # (on a dim of 1, taking row 0 of a time axis reads as keeping everything)
+        dims = [dim.get_length() if dim.is_static else 3 for dim in shape]
+        count = int(np.prod(dims))
+        ramp = np.arange(count, dtype=np.int64).reshape(dims).astype(source.get_element_type().to_dtype())
+        if not count or not np.array_equal(ramp.reshape(-1).astype(np.int64), np.arange(count)):
+            return None  # the type does not hold the numbers exactly (f16 past 2048)
+        result = evaluate(node, [ramp] + others, index)
+        if result is None or result.ndim != ramp.ndim or result.shape[:-1] != ramp.shape[:-1] or not result.size:
             return None
-        rows = result.reshape(-1, result.shape[-1]) if result.size else result.reshape(0, 0)
-        if not rows.size or not (rows == rows[0]).all():
-            return None
-        return rows[0].astype(np.int64)
+        rows = result.reshape(-1, result.shape[-1]).astype(np.int64)
+        if not (rows // size == np.arange(len(rows))[:, None]).all() or not (rows % size == rows[0] % size).all():
+            return None  # a row moved, or rows keep different columns
+        return rows[0] % size
 
 
 def _with_ops(found: Sum, ops: tuple[str, ...]) -> Sum:
-    return replace(found, ops=_merged(found.ops, ops))
+    return replace(found, ops=merged(found.ops, ops))
 
 
 def _concatenated(value: Any) -> list[Any]:
@@ -301,16 +341,16 @@ def as_bias(data: np.ndarray, width: int) -> np.ndarray | None:
     return np.broadcast_to(rows[0], (width,)).copy()
 
 
-def _evaluate(node: Any, inputs: list[np.ndarray], index: int) -> np.ndarray | None:
-    """Output ``index`` of ``node`` computed in this process from input arrays, or None where OpenVINO
-    does not compute the op so."""
-    import openvino as ov
+def same_rows(node: Any, value: Any) -> Any:
+    """``value`` through a slicing op like ``node`` (its other inputs and attributes), made with opset8."""
+    import openvino.opset8 as ops
 
-    try:
-        outputs = [ov.Tensor(node.get_output_element_type(k), ov.Shape([0])) for k in range(node.get_output_size())]
-        arrays = [np.require(array, requirements="C") for array in inputs]  # keeps a scalar's shape ()
-        if not node.evaluate(outputs, [ov.Tensor(array) for array in arrays]):
-            return None
-        return np.array(outputs[index].data)
-    except (RuntimeError, TypeError, ValueError):
-        return None
+    rest = list(node.input_values())[1:]
+    kind = node.get_type_name()
+    if kind == "Slice":
+        return ops.slice(value, *rest).output(0)
+    if kind == "Gather":
+        return ops.gather(value, rest[0], rest[1], node.get_attributes().get("batch_dims", 0)).output(0)
+    masks = node.get_attributes()
+    return ops.strided_slice(value, *rest, masks["begin_mask"], masks["end_mask"], masks.get("new_axis_mask"),
+                             masks.get("shrink_axis_mask"), masks.get("ellipsis_mask")).output(0)

@@ -4,15 +4,19 @@ TFLite's converter of a Keras layer with unroll=True computes the products of th
 itself and leaves the first step without them: an LSTM's without a forget product
 (``c_1 = f(I)*g(C)``, ``h_1 = f(O)*h(c_1)``), a GRU's ``h_1 = (1-z)*n`` (its reset gate
 multiplying only Rn's bias), an RNN's ``h_1 = f(X·W + b)``.  None of these is a cell's pattern
-(irtool.runtime.lowered): each is read back from the second step, which reads its outputs as its
+(:mod:`.lstm`, :mod:`.gru`, :mod:`.rnn`): each is read back from the second step, which reads its outputs as its
 states, and is the cell from zero states (what the folded products multiplied is zeros).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from irtool.runtime.gate_sums import Key, Reader, Sum, key, label
-from irtool.runtime.lowered import Candidate, activation_of, is_one, op_of, op_type, operands, output_gate
+from irtool.lowering.cells import Candidate, activation_of, argument, function
+from irtool.lowering.gate_sums import Reader, Sum
+from irtool.lowering.graph import Key, is_one, key, label, op_of, operands
+from irtool.lowering.lstm import output_gate
 
 
 def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
@@ -23,8 +27,8 @@ def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] |
     if after.kind == "RNN":  # h_1 = f(X·W + b): one product, of the input
         for k, value in after.variables.items():
             act = activation_of(value)
-            gate = reader.sum(act.input_value(0)) if act is not None else None
-            if gate is not None and [act.get_type_name()] == [op_type(a) for a in after.activations] and \
+            gate = reader.sum(argument(act)) if act is not None else None
+            if gate is not None and (function(act),) == after.activations and \
                     len(gate.terms) == 1 and not gate.others and gate.width == after.hidden_size:
                 step = Candidate("RNN", after.hidden_size, after.activations, {"h": gate}, (act.output(0),),
                                  (label(act),) + gate.ops)
@@ -36,17 +40,16 @@ def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] |
     acts = [activation_of(value) for value in operands(update)] if update is not None else []
     if len(acts) != 2 or None in acts:
         return None
-    kind = op_type(after.activations[0])
-    i_act, g_act = acts if acts[0].get_type_name() == kind else acts[::-1]
+    i_act, g_act = acts if function(acts[0]) == after.activations[0] else acts[::-1]
     for k, value in after.variables.items():
         product = op_of(value, "Multiply")
-        found = output_gate(update.output(0), kind) if product is not None else None
+        found = output_gate(update.output(0), i_act) if product is not None else None
         if found is None or found[2] is not product:
             continue
         h_act, o_act, _ = found
-        if [act.get_type_name() for act in (i_act, g_act, h_act)] != [op_type(name) for name in after.activations]:
+        if tuple(function(act) for act in (i_act, g_act, h_act)) != after.activations:
             return None
-        gates = {name: reader.sum(act.input_value(0)) for name, act in (("i", i_act), ("c", g_act), ("o", o_act))}
+        gates = {name: reader.sum(argument(act)) for name, act in (("i", i_act), ("c", g_act), ("o", o_act))}
         gates["f"] = Sum(after.hidden_size, bias=np.zeros(after.hidden_size, np.float32))
         parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
             tuple(label(op) for op in (i_act, g_act, update, o_act, h_act, product))
@@ -60,22 +63,20 @@ def _gru_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
     update = op_of(after.state, "Multiply")
     if update is None or "hr" not in after.gates:
         return None
-    kind = op_type(after.activations[0])
     for minus, n in (operands(update), operands(update)[::-1]):
         sub, n_act = op_of(minus, "Subtract"), activation_of(n)
         z_act = activation_of(sub.input_value(1)) if sub is not None and is_one(sub.input_value(0)) else None
-        if z_act is None or n_act is None or [z_act.get_type_name(), n_act.get_type_name()] != \
-                [op_type(name) for name in after.activations]:
+        if z_act is None or n_act is None or (function(z_act), function(n_act)) != after.activations:
             continue
-        n_sum = reader.sum(n_act.input_value(0))
+        n_sum = reader.sum(argument(n_act))
         resets = [(act, other) for value, cols in n_sum.others if (product := op_of(value, "Multiply")) is not None
                   and len(cols) == n_sum.width for act, other in (operands(product), operands(product)[::-1])
-                  if activation_of(act) is not None and activation_of(act).get_type_name() == kind]
+                  if activation_of(act) is not None and function(activation_of(act)) == after.activations[0]]
         if len(n_sum.others) != 1 or len(resets) != 1:
             return None
         r_act, rest = activation_of(resets[0][0]), reader.sum(resets[0][1])
-        gates = {"z": reader.sum(z_act.input_value(0)), "r": reader.sum(r_act.input_value(0)),
-                 "h": Sum(n_sum.width, n_sum.terms, n_sum.bias, (), n_sum.ops), "hr": rest}
+        gates = {"z": reader.sum(argument(z_act)), "r": reader.sum(argument(r_act)),
+                 "h": replace(n_sum, others=()), "hr": rest}
         parts = tuple(dict.fromkeys(part for gate in gates.values() for part in gate.ops)) + \
             tuple(label(op) for op in (z_act, r_act, n_act, sub, update))
         step = Candidate("GRU", after.hidden_size, after.activations, gates, (update.output(0),), parts)

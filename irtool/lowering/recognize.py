@@ -1,0 +1,137 @@
+"""The cells of one graph: each pattern's candidates (LSTMs and GRUs first, then the RNNs among the
+activations no other cell uses), each one's state told from its input (by a loop's back edge, a
+GRU's update, or the widths), and its weights joined in OpenVINO's layout and gate order."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from irtool.lowering.cells import GATES, Candidate, Cell, Context, Refusal, function, named, varies_per_iteration
+from irtool.lowering.gate_sums import Reader
+from irtool.lowering.graph import Key, key, label, last_dim
+from irtool.lowering.gru import gru
+from irtool.lowering.lstm import lstm
+from irtool.lowering.rnn import rnn
+
+
+def find_candidates(graph: Any, reader: Reader, in_body: bool = False) -> list[Candidate | Refusal]:
+    """The cell patterns of one graph (not of its bodies), LSTMs and GRUs first, then the RNNs among
+    the activations no other cell uses."""
+    found: list[Candidate | Refusal] = []
+    used: set[str] = set()
+    varying = (lambda value: varies_per_iteration(value)) if in_body else (lambda value: False)
+    ops = list(graph.get_ordered_ops())
+    for op in ops:
+        if op.get_type_name() != "Add":
+            continue
+        match = lstm(op, reader, varying) or gru(op, reader, varying)
+        if match is not None:
+            found.append(match)
+            used.update(match.parts)
+    for op in ops:
+        if function(op) is not None and label(op) not in used:
+            match = rnn(op, reader)
+            if match is not None:
+                found.append(match)
+    order = {label(op): k for k, op in enumerate(ops)}
+    return [replace(match, parts=tuple(sorted(match.parts, key=lambda part: order.get(part, len(order)))))
+            for match in found]
+
+
+def find_cells(graph: Any, context: Context) -> list[Cell | Refusal]:
+    """The cells of a body (or a graph whose cells each stand alone): each candidate's state told
+    from its input by the loop's back edge, a GRU's update, or the widths."""
+    reader = Reader(context.fixed)
+    joined: dict[tuple, np.ndarray] = {}
+    cells: list[Cell | Refusal] = []
+    for found in find_candidates(graph, reader, context.in_body):
+        if isinstance(found, Refusal):
+            cells.append(found)
+            continue
+        state = state_by_carry(found, context.carried)
+        if state is None and found.kind == "RNN":
+            continue  # a Dense layer and its activation, not a recurrence: its output is carried nowhere
+        cells.append(resolve(found, state if state is not None else state_by_width(found), joined=joined))
+    return cells
+
+
+def state_by_carry(found: Candidate, carried: Mapping[Key, Key]) -> Key | None:
+    """The variable a loop's back edge feeds with this cell's h_t (a GRU's from its update)."""
+    if found.state is not None:
+        return key(found.state)
+    matches = [k for k in found.variables if carried.get(k) == found.out_key]
+    return matches[0] if len(matches) == 1 else None
+
+
+def state_by_width(found: Candidate) -> Key | None:
+    """The one variable of hidden_size columns, where the other is not (the input's width differs)."""
+    matches = [k for k, value in found.variables.items() if last_dim(value) == found.hidden_size]
+    return matches[0] if len(matches) == 1 and len(found.variables) == 2 else None
+
+
+def resolve(found: Candidate, state: Key | None, folded: bool = False,
+            joined: dict[tuple, np.ndarray] | None = None) -> Cell | Refusal:
+    """The cell of a candidate whose state is ``state`` (a key among its variables; a GRU's is known),
+    with its weights in OpenVINO's layout and gate order; a Refusal where it cannot be told.
+    ``folded``: its state is no variable (OpenVINO folded a constant state's product into its bias):
+    its one variable is its input, its R zeros (the caller knows it from the steps after it).
+    ``joined``: the weights already joined for other cells, by the content of their parts (the steps
+    of an unrolled chain share one constant: joined once, not per step)."""
+    variables = found.variables
+    if state is None and not folded:
+        why = f"cannot tell its input from its state: {named(variables)} are both {found.hidden_size} wide and " \
+              f"no loop or next step carries either" if len(variables) == 2 else \
+            f"its gates multiply {named(variables)} by weights, which no loop or next step carries as its state"
+        return Refusal(found.kind, why, found.parts, found.outputs[0])
+    inputs = [k for k in variables if k != state]
+    if len(inputs) != 1:
+        return Refusal(found.kind, f"its gates multiply {len(inputs)} tensors besides its state, expected one input "
+                                   f"({named({k: variables[k] for k in inputs}) or 'none'})",
+                       found.parts, found.outputs[0])
+    x_key = inputs[0]
+    width = next(g.terms[x_key].weight.shape[0] for g in found.gates.values() if x_key in g.terms)
+    hidden = found.hidden_size
+    ws, rs, bs = [], [], []
+    for name in GATES[found.kind]:
+        gate = found.gates[name]
+        sign = np.float32(-1 if name in found.negated else 1)
+        w = gate.terms[x_key].weight.T if x_key in gate.terms else np.zeros((hidden, width), np.float32)
+        r_key = found.reset if name == "h" and found.reset is not None else state
+        source = found.gates["hr"] if name == "h" and "hr" in found.gates else gate
+        r = source.terms[r_key].weight.T if r_key in source.terms else np.zeros((hidden, hidden), np.float32)
+        if w.shape != (hidden, width) or r.shape != (hidden, hidden):
+            return Refusal(found.kind, f"gate {name}'s weights are {list(w.shape)} and {list(r.shape)}, expected "
+                                       f"[{hidden}, {width}] and [{hidden}, {hidden}]", found.parts, found.outputs[0])
+        ws.append(-w if name in found.negated else w)
+        rs.append(-r if name in found.negated else r)
+        bs.append(sign * gate.bias_or_zeros())
+    if "hr" in found.gates:
+        bs.append(found.gates["hr"].bias_or_zeros())
+    dtype = ws[0].dtype if np.issubdtype(ws[0].dtype, np.floating) else np.float32
+    weights = tuple(_joined(parts, dtype, joined if k < 2 else None) for k, parts in enumerate((ws, rs, bs)))
+    h = None if folded else variables.get(state, found.state)
+    order = GATES[found.kind] + (("hr",) if "hr" in found.gates else ())
+    varying = tuple((order.index(name), value, cols, -1.0 if name in found.negated else 1.0)
+                    for name, value, cols in found.varying)
+    stored = tuple(next((g.terms[k].stored for g in found.gates.values() if k in g.terms and g.terms[k].stored), None)
+                   for k in (x_key, state))
+    rounded = tuple(dict.fromkeys(text for gate in found.gates.values() for text in gate.rounded))
+    hoisted = tuple(dict.fromkeys(text for gate in found.gates.values() for text in gate.hoisted))
+    return Cell(found.kind, hidden, found.activations, variables[x_key], h, found.c, weights, found.outputs,
+                found.parts, "hr" in found.gates, varying, stored, rounded, hoisted)
+
+
+def _joined(parts: list[np.ndarray], dtype: Any, joined: dict[tuple, np.ndarray] | None) -> np.ndarray:
+    """The gates' parts as one array, taken from ``joined`` where the same content was joined before (by
+    content: a memory address is no identity, a freed temporary's is handed to the next one)."""
+    memo = tuple((p.shape, p.dtype.str, hashlib.blake2b(np.ascontiguousarray(p).tobytes(), digest_size=16).digest())
+                 for p in parts)
+    if joined is not None and memo in joined:
+        return joined[memo]
+    array = np.ascontiguousarray(np.concatenate(parts).astype(dtype, copy=False))
+    if joined is not None:
+        joined[memo] = array
+    return array

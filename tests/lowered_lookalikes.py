@@ -1,0 +1,227 @@
+"""Recurrences written out step by step in plain ONNX ops (onnx.helper), standard cells written
+unusually and lookalikes of them, for tests/test_lowered_soundness.py.
+
+Each model is an unrolled LSTM or GRU over STEPS steps with its initial states as model inputs
+(so nothing folds them), X [STEPS, BATCH, SIZE] read one step at a time by Gather.  ``variant``
+changes one thing:
+
+- ``concat_twice``: each step multiplies Concat(x, h, h) by one weight, R split across the two
+  blocks of h (a standard cell);
+- ``sliced``: the gates cut from their joined pre-activation by a Slice each, not a Split;
+- ``state_rounded``: h_t (and c_t) rounded through Cast to f16 and back before the next step;
+- ``gates_rounded``: the gate pre-activations rounded through Cast to f16 and back;
+- ``per_step``: every step multiplies by weights of its own (no recurrence of one set);
+- ``projection``: the next step's state is h_t times a matrix P (an LSTM with a projection);
+- ``residual``: the next step's state is h_t + x_t;
+- ``batch_gather``: the forget (GRU: update) gate's pre-activation gathered across the batch
+  axis, its rows swapped;
+- ``z_reads_reset`` (GRU): z also adds (r*h)·Rz2, a term of the reset product;
+- ``coupled`` (LSTM): the input gate is 1 - f (coupled input-forget gates);
+- ``hard_sigmoid``: the gates' sigmoids HardSigmoid (alpha 0.2, beta 0.5), Keras's old default;
+- ``clipped``: that written out as Keras 2 lowers it, Clip(0.2x + 0.5, 0, 1);
+- ``shared`` : two recurrences side by side (X and X2) sharing their W, their R apart; the GRU
+  of the other convention (h_t = z*n + (1-z)*h), whose z weights the recognizer negates.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+STEPS, BATCH, SIZE, HIDDEN = 4, 2, 3, 4
+
+
+def _rng_weights(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.uniform(-0.6, 0.6, shape).astype(np.float32)
+
+
+class _Graph:
+    def __init__(self, seed: int) -> None:
+        from onnx import helper
+
+        self.helper = helper
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list = []
+        self.inits: list = []
+        self.count = 0
+
+    def init(self, name: str, array: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def op(self, kind: str, inputs: list[str], name: str, **attributes) -> str:
+        self.nodes.append(self.helper.make_node(kind, inputs, [name], name=name, **attributes))
+        return name
+
+    def split(self, value: str, names: list[str], sliced: bool = False) -> list[str]:
+        """``value`` cut into equal parts on its last axis: one Split, or (``sliced``) a Slice per part."""
+        if sliced:
+            width = HIDDEN
+            return [self.op("Slice", [value, self.init(name + "_from", np.array([k * width], np.int64)),
+                                      self.init(name + "_to", np.array([(k + 1) * width], np.int64)),
+                                      self.init(name + "_axis", np.array([-1], np.int64))], name)
+                    for k, name in enumerate(names)]
+        self.nodes.append(self.helper.make_node("Split", [value], names, axis=1, num_outputs=len(names),
+                                                name=names[0] + "_split"))
+        return names
+
+    def gate(self, value: str, name: str, variant: str) -> str:
+        """A gate's activation: a sigmoid, or as ``variant`` writes it: ONNX's HardSigmoid (Keras's
+        hard_sigmoid, alpha 0.2, beta 0.5), or that written out as Keras 2 lowers it, clip(0.2x + 0.5, 0, 1)."""
+        if variant == "hard_sigmoid":
+            return self.op("HardSigmoid", [value], name, alpha=0.2, beta=0.5)
+        if variant == "clipped":
+            scaled = self.op("Mul", [value, self.init(name + "_a", np.array(0.2, np.float32))], name + "_ax")
+            shifted = self.op("Add", [scaled, self.init(name + "_b", np.array(0.5, np.float32))], name + "_axb")
+            return self.op("Clip", [shifted, self.init(name + "_lo", np.array(0, np.float32)),
+                                    self.init(name + "_hi", np.array(1, np.float32))], name)
+        return self.op("Sigmoid", [value], name)
+
+    def rounded(self, value: str, name: str) -> str:
+        from onnx import TensorProto
+
+        half = self.op("Cast", [value], name + "_f16", to=TensorProto.FLOAT16)
+        return self.op("Cast", [half], name + "_f32", to=TensorProto.FLOAT)
+
+
+def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray, r: np.ndarray) -> None:
+    """One unrolled LSTM reading ``x_name`` [STEPS, BATCH, SIZE], its initial states ``<prefix>h0``,
+    ``<prefix>c0``; its last h_t is ``<prefix>out``."""
+    b = g.init(prefix + "B", _rng_weights(g.rng, 4 * HIDDEN))
+    ws = [g.init(f"{prefix}W{t}", _rng_weights(g.rng, SIZE, 4 * HIDDEN)) for t in range(STEPS)] \
+        if variant == "per_step" else [g.init(prefix + "W", w)] * STEPS
+    rs = [g.init(f"{prefix}R{t}", _rng_weights(g.rng, HIDDEN, 4 * HIDDEN)) for t in range(STEPS)] \
+        if variant == "per_step" else [g.init(prefix + "R", r)] * STEPS
+    if variant == "concat_twice":
+        r1 = _rng_weights(g.rng, HIDDEN, 4 * HIDDEN)
+        joined = g.init(prefix + "WRR", np.concatenate([w, r1, r - r1]))
+    if variant == "projection":
+        p = g.init(prefix + "P", _rng_weights(g.rng, HIDDEN, HIDDEN))
+    if variant == "batch_gather":
+        swap = g.init(prefix + "swap", np.array([1, 0], np.int64))
+    one = g.init(prefix + "one", np.ones(HIDDEN, np.float32))
+    h, c = prefix + "h0", prefix + "c0"
+    for t in range(STEPS):
+        s = f"{prefix}s{t}_"
+        x = g.op("Gather", [x_name, g.init(s + "t", np.array(t, np.int64))], s + "x", axis=0)
+        if variant == "concat_twice":
+            gates = g.op("MatMul", [g.op("Concat", [x, h, h], s + "xhh", axis=1), joined], s + "xw")
+        else:
+            gates = g.op("Add", [g.op("MatMul", [x, ws[t]], s + "xw"), g.op("MatMul", [h, rs[t]], s + "hr")], s + "sum")
+        gates = g.op("Add", [gates, b], s + "g")
+        if variant == "gates_rounded":
+            gates = g.rounded(gates, s + "g")
+        i, f, cc, o = g.split(gates, [s + k for k in "ifco"], sliced=variant == "sliced")
+        if variant == "batch_gather":
+            f = g.op("Gather", [f, swap], s + "f_rows", axis=0)
+        sf = g.gate(f, s + "sf", variant)
+        si = g.op("Sub", [one, sf], s + "si") if variant == "coupled" else g.gate(i, s + "si", variant)
+        c_t = g.op("Add", [g.op("Mul", [sf, c], s + "fc"), g.op("Mul", [si, g.op("Tanh", [cc], s + "tc")], s + "ic")],
+                   s + "c_t")
+        h_t = g.op("Mul", [g.gate(o, s + "so", variant), g.op("Tanh", [c_t], s + "th")], s + "h_t")
+        if variant == "state_rounded":
+            h_t, c_t = g.rounded(h_t, s + "h"), g.rounded(c_t, s + "c")
+        elif variant == "projection":
+            h_t = g.op("MatMul", [h_t, p], s + "proj")
+        elif variant == "residual":
+            h_t = g.op("Add", [h_t, x], s + "res")
+        h, c = h_t, c_t
+    g.op("Identity", [h], prefix + "out")
+
+
+def gru_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray, r: np.ndarray,
+              flipped: bool = False) -> None:
+    """One unrolled GRU (reset on the state: n = tanh(x·Wn + (r*h)·Rn + bn)) reading ``x_name``, its
+    initial state ``<prefix>h0``; its last h_t is ``<prefix>out``.  ``flipped``: h_t = z*n + (1-z)*h."""
+    wzr = g.init(prefix + "Wzr", w[:, :2 * HIDDEN].copy())
+    wn = g.init(prefix + "Wn", w[:, 2 * HIDDEN:].copy())
+    rzr = g.init(prefix + "Rzr", r[:, :2 * HIDDEN].copy())
+    rn = g.init(prefix + "Rn", r[:, 2 * HIDDEN:].copy())
+    if variant == "z_reads_reset":
+        rz2 = g.init(prefix + "Rz2", _rng_weights(g.rng, HIDDEN, HIDDEN))
+    if variant == "batch_gather":
+        swap = g.init(prefix + "swap", np.array([1, 0], np.int64))
+    one = g.init(prefix + "one", np.ones(HIDDEN, np.float32))
+    bias = _rng_weights(g.rng, 3 * HIDDEN)
+    bzr = g.init(prefix + "bzr", bias[:2 * HIDDEN])
+    bn = g.init(prefix + "bn", bias[2 * HIDDEN:])
+    h = prefix + "h0"
+    for t in range(STEPS):
+        s = f"{prefix}s{t}_"
+        x = g.op("Gather", [x_name, g.init(s + "t", np.array(t, np.int64))], s + "x", axis=0)
+        zr = g.op("Add", [g.op("Add", [g.op("MatMul", [x, wzr], s + "xzr"), g.op("MatMul", [h, rzr], s + "hzr")],
+                               s + "zr_sum"), bzr], s + "zr")
+        z_pre, r_pre = g.split(zr, [s + "z_pre", s + "r_pre"], sliced=variant == "sliced")
+        r_t = g.gate(r_pre, s + "r", variant)
+        rh = g.op("Mul", [r_t, h], s + "rh")
+        if variant == "z_reads_reset":
+            z_pre = g.op("Add", [z_pre, g.op("MatMul", [rh, rz2], s + "rhz")], s + "z_pre2")
+        if variant == "batch_gather":
+            z_pre = g.op("Gather", [z_pre, swap], s + "z_rows", axis=0)
+        z = g.gate(z_pre, s + "z", variant)
+        n_pre = g.op("Add", [g.op("Add", [g.op("MatMul", [x, wn], s + "xn"), g.op("MatMul", [rh, rn], s + "rhn")],
+                                  s + "n_sum"), bn], s + "n_pre")
+        n = g.op("Tanh", [n_pre], s + "n")
+        carry = g.op("Sub", [one, z], s + "1mz")
+        first, second = (n, h) if flipped else (h, n)
+        h_t = g.op("Add", [g.op("Mul", [z, first], s + "za"), g.op("Mul", [carry, second], s + "zb")], s + "h_t")
+        if variant == "state_rounded":
+            h_t = g.rounded(h_t, s + "h")
+        elif variant == "residual":
+            h_t = g.op("Add", [h_t, x], s + "res")
+        h = h_t
+    g.op("Identity", [h], prefix + "out")
+
+
+def model(kind: str, variant: str = "standard", seed: int = 0):
+    """The onnx.ModelProto of one recurrence (two, ``shared``) of ``kind`` (LSTM or GRU) written so."""
+    from onnx import TensorProto, helper
+
+    g = _Graph(seed)
+    size = HIDDEN if variant == "residual" else SIZE
+    gates = 4 if kind == "LSTM" else 3
+    prefixes = ["a_", "b_"] if variant == "shared" else [""]
+    w = _rng_weights(g.rng, size, gates * HIDDEN)
+    inputs, outputs = [], []
+    for k, prefix in enumerate(prefixes):
+        x_name = f"X{k or ''}"
+        r = _rng_weights(g.rng, HIDDEN, gates * HIDDEN)
+        inputs.append(helper.make_tensor_value_info(x_name, TensorProto.FLOAT, [STEPS, BATCH, size]))
+        inputs.append(helper.make_tensor_value_info(prefix + "h0", TensorProto.FLOAT, [BATCH, HIDDEN]))
+        if kind == "LSTM":
+            inputs.append(helper.make_tensor_value_info(prefix + "c0", TensorProto.FLOAT, [BATCH, HIDDEN]))
+        shared_w = w if variant == "shared" else _rng_weights(g.rng, size, gates * HIDDEN) if k else w
+        if kind == "LSTM":
+            lstm_steps(g, x_name, prefix, variant, shared_w, r)
+        else:
+            gru_steps(g, x_name, prefix, variant, shared_w, r, flipped=variant == "shared")
+        outputs.append(helper.make_tensor_value_info(prefix + "out", TensorProto.FLOAT, [BATCH, HIDDEN]))
+    graph = helper.make_graph(g.nodes, f"{kind}_{variant}", inputs, outputs, g.inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def save(kind: str, variant: str, folder: Path, form: str = "onnx", repeat_names: bool = False) -> Path:
+    """The model as .onnx, or (``form`` "ir") converted by ov.convert_model and saved as IR by
+    ov.save_model; ``repeat_names``: the IR's ops renamed so that every step repeats the first one's
+    friendly names (as an IR written step by step from one template may)."""
+    import onnx
+
+    path = folder / f"{kind}_{variant}.onnx"
+    onnx.save(model(kind, variant), path)
+    if form == "onnx":
+        return path
+    import openvino as ov
+
+    converted = ov.convert_model(path)
+    if repeat_names:
+        for op in converted.get_ordered_ops():
+            name = op.get_friendly_name()
+            for t in range(STEPS):
+                name = name.replace(f"s{t}_", "s_")
+            if op.get_type_name() not in ("Parameter", "Result"):
+                op.set_friendly_name(name)
+    target = folder / f"{kind}_{variant}{'_repeated' if repeat_names else ''}.xml"
+    ov.save_model(converted, target, compress_to_fp16=False)
+    return target

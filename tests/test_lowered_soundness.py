@@ -1,0 +1,119 @@
+"""Lowered-cell recognition is sound before it is wide: standard cells written unusually pass, and
+lookalikes of them (gates that read more, rows moved across the batch, weights per step, states
+rounded, projected or added to between steps) are never judged as the standard cell unless the
+result names what differs, and never fail on a model OpenVINO runs right.
+
+The models are onnx.helper graphs (tests/lowered_lookalikes.py), each run as .onnx and as the IR
+OpenVINO's own convert_model and save_model make of it.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irtool.cli.program import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lowered_lookalikes as lookalikes  # noqa: E402
+
+# (kind, variant, verdict of each node, what its result must say: in "lowered", a note, or the reason)
+CASES = [
+    ("LSTM", "standard", "pass", None),
+    ("GRU", "standard", "pass", None),
+    ("LSTM", "concat_twice", "pass", None),  # R read from both blocks of h, added up
+    ("LSTM", "shared", "pass", None),
+    ("LSTM", "sliced", "pass", None),  # per-gate Slices
+    ("GRU", "sliced", "pass", None),
+    ("GRU", "shared", "pass", None),  # of the other convention: z's weights negated, W shared
+    ("LSTM", "state_rounded", "pass", "its state is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
+    ("GRU", "state_rounded", "pass", "its state is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
+    ("LSTM", "gates_rounded", "pass", "its gate pre-activations are rounded (Convert 's0_g_f16' (to f16))"),
+    ("LSTM", "per_step", "pass", "the model computes each step with W and R of its own"),
+    ("LSTM", "projection", "pass", "(MatMul 's0_proj' first: a projection or a residual around the cell)"),
+    ("LSTM", "residual", "pass", "(Add 's0_res' first: a projection or a residual around the cell)"),
+    ("GRU", "residual", "pass", "(Add 's0_res' first: a projection or a residual around the cell)"),
+    ("LSTM", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh, tanh)"),
+    ("GRU", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh)"),
+    ("LSTM", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh, tanh)"),  # 0.2, 0.5: in W, B
+    ("GRU", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh)"),
+    ("GRU", "z_reads_reset", "unjudged", "its gate z also multiplies the reset product r*h (Multiply 's0_rh')"),
+    ("LSTM", "batch_gather", "unjudged", "gate f adds Gather 's0_f_rows'"),
+    ("GRU", "batch_gather", "unjudged", "its update gate z reads its products through Gather 's0_z_rows'"),
+    ("LSTM", "coupled", "unjudged", "has no reset gate"),  # i = 1 - f: a GRU's update on c, without r
+]
+
+
+def run_json(capsys, path: Path) -> tuple[int, dict]:
+    code = main(["run", str(path), "-d", "CPU", "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def said(node: dict) -> str:
+    return " ".join([node.get("lowered") or "", node.get("reason") or ""] + list(node.get("notes") or []))
+
+
+@pytest.mark.parametrize("form", ["onnx", "ir"])
+@pytest.mark.parametrize("kind, variant, verdict, words", CASES, ids=[f"{k}-{v}" for k, v, *_ in CASES])
+def test_a_cell_written_unusually_or_a_lookalike_is_judged_as_it_computes(capsys, tmp_path, kind, variant, verdict,
+                                                                         words, form):
+    code, result = run_json(capsys, lookalikes.save(kind, variant, tmp_path, form))
+    nodes = result["nodes"]
+    assert nodes and all(node["verdict"] == verdict for node in nodes), [(n["name"], n["verdict"], said(n)) for n in nodes]
+    assert code == {"pass": 0, "unjudged": 3}[verdict]
+    judged = [node for node in nodes if node["verdict"] == "pass"]
+    # a recurrence is one node of every step (two side by side: two), never one per step
+    assert len(judged) in (0, 2 if variant == "shared" else 1)
+    assert all(node["iterations"] == lookalikes.STEPS and node["max_abs"] < 1e-5 for node in judged)
+    if words is None:  # a standard cell: nothing said beyond what it is
+        assert all(node["lowered"].endswith(f"unrolled over {lookalikes.STEPS} steps, the last one's h_t "
+                                            + node["lowered"].rsplit("the last one's h_t ", 1)[1])
+                   and not node.get("notes") for node in judged)
+    else:
+        pattern = re.escape(words).replace("s0_", r"s\d_")  # a lookalike is named at each of its steps
+        assert all(re.search(pattern, said(node)) for node in nodes), [said(node) for node in nodes]
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_an_ir_whose_steps_repeat_their_friendly_names_is_one_recurrence(capsys, tmp_path, kind):
+    """Every step's ops named like the first one's: tensors keyed by friendly name read one step's as
+    another's (false FAILs); they are told apart by the node, and the recurrence is judged whole."""
+    path = lookalikes.save(kind, "standard", tmp_path, "ir", repeat_names=True)
+    import openvino as ov
+
+    names = [op.get_friendly_name() for op in ov.Core().read_model(path).get_ordered_ops()]
+    assert len(names) - len(set(names)) >= 3 * (lookalikes.STEPS - 1)  # the IR does repeat them
+    code, result = run_json(capsys, path)
+    (node,) = result["nodes"]
+    assert code == 0 and node["verdict"] == "pass" and node["iterations"] == lookalikes.STEPS, node
+
+
+def test_the_same_model_gets_the_same_verdict_in_ten_runs(capsys, tmp_path):
+    """Two GRUs of the other convention sharing their W (the negated z weights are temporaries, whose
+    memory was once the key of joined weights): the same verdict and numbers in each of 10 runs."""
+    path = lookalikes.save("GRU", "shared", tmp_path, "ir")
+    seen = set()
+    for _ in range(10):
+        code, result = run_json(capsys, path)
+        seen.add((code, tuple((n["name"], n["verdict"], n["max_abs"]) for n in result["nodes"])))
+    assert len(seen) == 1, seen
+    ((code, nodes),) = seen
+    assert code == 0 and [verdict for _, verdict, _ in nodes] == ["pass", "pass"]
+
+
+def test_weights_are_joined_by_content_never_by_memory_address():
+    """A part with the memory, shape and strides of one joined before but other data is joined anew."""
+    from irtool.lowering.recognize import _joined
+
+    buffer = np.arange(6, dtype=np.float32).reshape(2, 3)
+    joined: dict = {}
+    first = _joined([buffer], np.float32, joined)
+    buffer *= 2  # the same memory, other data (as a freed temporary's address handed to the next one)
+    second = _joined([buffer], np.float32, joined)
+    np.testing.assert_array_equal(second, buffer)
+    assert not np.array_equal(first, second)
+    assert _joined([buffer.copy()], np.float32, joined) is second  # the same content: joined once
