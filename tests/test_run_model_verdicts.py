@@ -102,7 +102,7 @@ def test_outputs_judged_whole_decide_the_run_and_each_node_not_judged_is_listed_
     verdicts = {node["name"]: node["verdict"] for node in data["nodes"]}
     assert verdicts == {"gru": "pass", "s0": "unjudged", "s1": "unjudged", "s2": "unjudged"}
     assert data["not_judged"] == ["s0", "s1", "s2"]
-    assert all("not an activation OpenVINO's LSTMCell takes" in node["reason"]
+    assert all("not an activation irtool's reference computes" in node["reason"]
                for node in data["nodes"] if node["verdict"] == "unjudged")
     last = text.splitlines()[-1]
     assert last.startswith("PASS: expected outputs: 2 of 2 outputs within tolerance of ") and \
@@ -201,7 +201,7 @@ def test_the_harness_gives_the_same_verdict_and_lists_each_node_not_judged(softs
     results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
     verdicts = {case.split("::")[1]: r["verdict"] for case, r in results.items()}
     assert verdicts == {"gru": "pass", "s0": "unjudged", "s1": "unjudged", "s2": "unjudged", "outputs": "pass"}
-    assert "not an activation OpenVINO's LSTMCell takes" in results["softsign[inputs]::s1"]["message"]
+    assert "not an activation irtool's reference computes" in results["softsign[inputs]::s1"]["message"]
     junit = ET.parse(str(tmp_path / "out" / "junit.xml")).getroot()
     cases = {case.get("name"): case for case in junit.iter("testcase")}
     skipped = cases["softsign[inputs]::s1 on CPU at f32"].find("skipped")
