@@ -20,6 +20,7 @@ from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult
 from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
 from irtool.runtime.captured import input_arrays
+from irtool.runtime.nodes import RecurrentNode
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,18 @@ def node_emulations(prepared: Prepared, runs: Mapping[str, Ran]) -> dict[str, Em
         constant = all(feed.constant is not None for feed in node.feeds if feed.port.name in ("W", "R", "B"))
         dynamic = any(feed.dynamic for feed in node.feeds if feed.port.name == "X")
         emulated = node_emulation(runs.get(node.container if node.in_body else node.name), node.spec.type,
-                                  node.attributes, constant, dynamic)
+                                  node.attributes, constant, dynamic, _f16_model(prepared, node))
         if emulated is not None:
             found[node.key] = emulated
     return found
+
+
+def _f16_model(prepared: Prepared, node: RecurrentNode) -> bool:
+    """Whether a node computes in its model's f16: its X is a model input of element type f16 (the
+    precision model's ``f16_model``: such inputs reach a CPU kernel at bf16 through a conversion of
+    their own, and its f16 outputs hold f16 roundings)."""
+    f16 = {name for info in prepared.infos if info.element_type == "f16" for name in {info.name, *info.names}}
+    return any(feed.port.name == "X" and feed.parameter in f16 for feed in node.feeds)
 
 
 def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed,

@@ -24,7 +24,7 @@ from irtool.core.documents import load_json
 from irtool.core.errors import RunError
 from irtool.core.npz import RECORD_PREFIX, read_npz
 from irtool.runtime.compile import DeviceRun
-from irtool.runtime.what_ran import Implementation
+from irtool.runtime.what_ran import Implementation, contradicts, with_body_precision
 
 RECORD = RECORD_PREFIX + "run"
 CAPTURED = RECORD_PREFIX + "captured:"
@@ -122,8 +122,7 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
     what each node ran as (the record; else this machine's own device of that family, compiled at
     f32 to read the path the model takes there; else nothing: the ideal reference judges)."""
     from irtool.core.precisions import DEVICE_DEFAULT
-    from irtool.pipeline.device_run import Compiled, Executed, compile_prepared
-    from irtool.runtime.devices import list_devices, skip_reason
+    from irtool.pipeline.device_run import Compiled, Executed
 
     outputs = recorded_outputs(recording, prepared.labels)
     captured: Sequence[np.ndarray] = outputs
@@ -134,15 +133,43 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
                            f"--save-outputs, which keeps every recurrent node's tensors")
         captured = list(recording.captured)
     if recording.run is not None:
-        run, implementations, said = recording.run, recording.implementations, "what each node ran as: the record's"
+        run, said = recording.run, "what each node ran as: the record's"
+        # a record written before a loop was said at its body's precision says its ports' (f32)
+        implementations = {name: with_body_precision(ran, run.precision)
+                           for name, ran in recording.implementations.items()}
+        family = device_family(run.execution_devices[0] if run.execution_devices else run.device)
+        wrong = [node for node in prepared.nodes if not node.in_body and node.name in implementations
+                 and contradicts(implementations[node.name], str(node.attributes.get("direction", "")), family)]
+        if wrong:
+            here = _here(prepared, config)
+            implementations = {name: ran for name, ran in implementations.items()
+                               if name not in {node.name for node in wrong}}
+            implementations.update({node.name: here[node.name] for node in wrong if node.name in here})
+            said += "; " + "; ".join(
+                f"not {node.name}'s ({recording.implementations[node.name].describe()}: one layer, where {family} "
+                f"runs a bidirectional sequence as one kernel per direction, so the record misread what ran): "
+                + ("read from this machine's CPU" if node.name in here else "unknown, so judged against the ideal reference")
+                for node in wrong)
     else:
         if precision == DEVICE_DEFAULT:
             raise RunError(f"{recording.source}: no record says which precision the device ran at; give it "
                            f"(--precision f32, bf16 or f16)")
         run = DeviceRun(device, precision, {device: precision}, (device,), dict(config), "not recorded")
         implementations, said = {}, "what each node ran as: unknown (no record), so each is judged against the ideal reference"
-        if device_family(device) == "CPU" and skip_reason("CPU", "f32", list_devices()) is None:
-            implementations = compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations
-            said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
+        if device_family(device) == "CPU":
+            implementations = _here(prepared, config)
+            if implementations:
+                said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
     compiled = Compiled(None, None, run, 0.0, implementations, tuple(info.name for info in prepared.infos))
     return compiled, Executed(list(outputs), list(captured), 0.0), said
+
+
+def _here(prepared: Any, config: Mapping[str, str]) -> Mapping[str, Implementation]:
+    """What each node runs as on this machine's CPU, compiled at f32 to read the path the model takes
+    there (empty where this machine has no CPU device OpenVINO can use)."""
+    from irtool.pipeline.device_run import compile_prepared
+    from irtool.runtime.devices import list_devices, skip_reason
+
+    if skip_reason("CPU", "f32", list_devices()) is not None:
+        return {}
+    return compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations
