@@ -170,7 +170,9 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
 
         # and the cells OpenVINO's graph holds lowered to plain ops (an LSTM written out, unrolled into Gemms)
         nodes = unique_node_names(list(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
-                                                        policy, precision)) +
+                                                        policy, precision,
+                                                        {node.name: emulations[node.key] for node in prepared.nodes
+                                                         if node.key in emulations})) +
                                   [judge_node(node, inputs, executed.captured, policy, precision, reference,
                                               dynamic_quantization=dynamic_quantization)
                                    for node in prepared.nodes if node.lowered is not None])

@@ -116,6 +116,20 @@ def _implementation(value: Mapping[str, Any]) -> Implementation:
                           tuple(_implementation(d) for d in value.get("directions", ())))
 
 
+def recorded_names(prepared: Any, implementations: Mapping[str, Implementation]) -> dict[str, Implementation]:
+    """What each node ran as, keyed as a record keeps it: by the node's key (its place, ``GRUSequence@0``,
+    where OpenVINO named it by a process-wide counter, as it names the nodes of a model converted from
+    ONNX: another process converts it to other names), else by name."""
+    keys = {node.name: node.key for node in prepared.nodes}
+    return {keys.get(name, name): ran for name, ran in implementations.items()}
+
+
+def _by_name(prepared: Any, recorded: Mapping[str, Implementation]) -> dict[str, Implementation]:
+    """A record's implementations keyed by this run's node names (:func:`recorded_names` read back)."""
+    names = {node.key: node.name for node in prepared.nodes}
+    return {names.get(key, key): ran for key, ran in recorded.items()}
+
+
 def replayed_run(recording: Recording, prepared: Any, device: str, precision: str,
                  config: Mapping[str, str]) -> tuple[Any, Any, str]:
     """The compiled run and its outputs as the pipeline judges them, from a recording; and what says
@@ -136,17 +150,17 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
         run, said = recording.run, "what each node ran as: the record's"
         # a record written before a loop was said at its body's precision says its ports' (f32)
         implementations = {name: with_body_precision(ran, run.precision)
-                           for name, ran in recording.implementations.items()}
+                           for name, ran in _by_name(prepared, recording.implementations).items()}
         family = device_family(run.execution_devices[0] if run.execution_devices else run.device)
         wrong = [node for node in prepared.nodes if not node.in_body and node.name in implementations
                  and contradicts(implementations[node.name], str(node.attributes.get("direction", "")), family)]
         if wrong:
-            here = _here(prepared, config)
+            here, implementations_read = _here(prepared, config), implementations
             implementations = {name: ran for name, ran in implementations.items()
                                if name not in {node.name for node in wrong}}
             implementations.update({node.name: here[node.name] for node in wrong if node.name in here})
             said += "; " + "; ".join(
-                f"not {node.name}'s ({recording.implementations[node.name].describe()}: one layer, where {family} "
+                f"not {node.name}'s ({implementations_read[node.name].describe()}: one layer, where {family} "
                 f"runs a bidirectional sequence as one kernel per direction, so the record misread what ran): "
                 + ("read from this machine's CPU" if node.name in here else "unknown, so judged against the ideal reference")
                 for node in wrong)

@@ -27,7 +27,7 @@ from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, validation_findings, with_validation
-from irtool.pipeline.recording import load_recording, record_arrays, replayed_run
+from irtool.pipeline.recording import load_recording, record_arrays, recorded_names, replayed_run
 from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -165,7 +165,7 @@ def run(options: RunOptions) -> RunResult:
     if options.save_outputs is not None:
         try:
             saved = _save_outputs(options.save_outputs, prepared.labels, executed.outputs,
-                                  record_arrays(compiled.run, compiled.implementations,
+                                  record_arrays(compiled.run, recorded_names(prepared, compiled.implementations),
                                                 executed.captured if executed.captured is not executed.outputs
                                                 else None))
         except FileError as error:
