@@ -72,7 +72,7 @@ def judge(model: Path, inputs: Path, outputs: Path, precision: str = "bf16",
         result = run(RunOptions(model=model, device="CPU", precision=precision, inputs=inputs,
                                 device_outputs=outputs, expected=expected))
     except IrtoolError as error:
-        return "error", "", error.message
+        return "error", "", error.message, None
     against = next((n.against for n in result.nodes if n.against), None) or "ideal reference"
     path = against.split(" (")[0].replace(f"the {precision} emulation of ", "")
     if expected is not None:

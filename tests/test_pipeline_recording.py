@@ -58,7 +58,9 @@ def expected_path(case: dict) -> str:
     if "Subgraph" in kinds:
         return "cpu-decomposed-bf16"
     if "TensorIterator" in kinds:
-        return "cpu-loop-kernel-bf16" if kernel else "cpu-loop-decomposed-bf16"
+        if kernel:
+            return "cpu-loop-kernel-bf16"
+        return "cpu-loop-decomposed-lbr-bf16" if case["linear_before_reset"] else "cpu-loop-decomposed-bf16"
     if case["direction"] == "bidirectional":  # one RNNSeq per direction
         return "cpu-native-split-bf16"
     return "cpu-native-bf16"
@@ -75,7 +77,7 @@ def test_the_subset_is_compact_and_says_where_it_comes_from():
     assert "avx512_bf16" in (RECORDED.parent / "README.md").read_text()
     paths = {expected_path(CASES[case_id]) for case_id in CLEAN}
     assert paths == {"cpu-native-bf16", "cpu-native-split-bf16", "cpu-loop-kernel-bf16", "cpu-decomposed-bf16",
-                     "cpu-loop-decomposed-bf16"}
+                     "cpu-loop-decomposed-bf16", "cpu-loop-decomposed-lbr-bf16"}
 
 
 @pytest.mark.parametrize("case_id", CLEAN)

@@ -80,10 +80,11 @@ class Ran:
 
 
 def emulation(device: str, layer_types: Sequence[str], precision: str, split: bool = False,
-              cell_kernel: bool = True, dynamic: bool = False, f16_model: bool = False) -> Emulation | None:
+              cell_kernel: bool = True, dynamic: bool = False, f16_model: bool = False,
+              linear_before_reset: bool = False) -> Emulation | None:
     """The emulation of what ran as ``layer_types`` on ``device`` at ``precision``; None at f32 and
     where the precision model has no path for it."""
-    path = path_for(device, layer_types, precision, split, cell_kernel, dynamic, f16_model)
+    path = path_for(device, layer_types, precision, split, cell_kernel, dynamic, f16_model, linear_before_reset)
     if path is None:
         return None
     alternative = Rounding(**{**path.round, **path.alternative}) if path.alternative else None
@@ -97,7 +98,8 @@ def node_emulation(ran: Ran | None, op_type: str, attributes: Mapping[str, Any],
     if ran is None:
         return None
     return emulation(ran.device, ran.kinds, ran.precision, ran.split,
-                     cell_kernel_takes(op_type, attributes, constant_weights), dynamic, f16_model)
+                     cell_kernel_takes(op_type, attributes, constant_weights), dynamic, f16_model,
+                     bool(attributes.get("linear_before_reset")))
 
 
 @dataclass(frozen=True)
