@@ -42,6 +42,9 @@ class Replayed:
     path: str  # the precision path the node was judged by (the run's "against")
     must_fail: bool = False  # a fault OpenVINO's thresholds catch
     message: str = ""
+    # the device against what it was compared with, in units in the last place of bf16 at the element
+    # farthest from it (0: bit for bit; None: not compared)
+    ulps: float | None = None
 
 
 def openvino_catches(actual: dict, expected: dict, thresholds: tuple[float, float] = OPENVINO_THRESHOLDS["bf16"]
@@ -69,13 +72,38 @@ def judge(model: Path, inputs: Path, outputs: Path, precision: str = "bf16",
         result = run(RunOptions(model=model, device="CPU", precision=precision, inputs=inputs,
                                 device_outputs=outputs, expected=expected))
     except IrtoolError as error:
-        return "error", "", error.message
+        return "error", "", error.message, None
     against = next((n.against for n in result.nodes if n.against), None) or "ideal reference"
     path = against.split(" (")[0].replace(f"the {precision} emulation of ", "")
     if expected is not None:
-        return result.expected.verdict, path, result.expected.summary()
+        return result.expected.verdict, path, result.expected.summary(), None
     message = "; ".join(f"{n.name}: {n.reason}" for n in result.nodes if n.reason)
-    return result.verdict, path, message
+    return result.verdict, path, message, farthest_ulps(result.nodes)
+
+
+def farthest_ulps(nodes) -> float | None:
+    """How many units in the last place of bf16 the device's outputs are from what they were compared
+    with, at each output's element of largest difference (each step of a sequence computed from the
+    device's own previous state: where the two first differ), the most over the outputs."""
+    found = []
+    for diff in (d for n in nodes for d in n.outputs if not d.problem):
+        if diff.max_abs == 0:
+            found.append(0.0)
+        elif diff.worst_expected is not None and diff.worst_actual is not None:
+            found.append(abs(diff.worst_actual - diff.worst_expected) / bf16_ulp(diff.worst_expected))
+    return max(found) if found else None
+
+
+# Below this magnitude an element is measured in the ulp of bf16 at it, 2^-12: the native paths' absolute
+# bound (a sixteenth of bf16's unit roundoff).  Values near 0 come from cancellation (LSTM's o * tanh(c)
+# with c = f * c' + i * g near 0): their difference is one of the operands' f32 rounding, which their
+# own ulp would count in thousands.
+ULP_FLOOR = 2.0 ** -5
+
+
+def bf16_ulp(value: float) -> float:
+    """The spacing of bfloat16 numbers (8 significant bits) at ``value``, at least at ULP_FLOOR."""
+    return 2.0 ** (int(np.floor(np.log2(max(abs(value), ULP_FLOOR)))) - 7)
 
 
 def faulty_model(clean_xml: Path, fault: dict, target: Path) -> Path | None:
@@ -112,9 +140,9 @@ def replay_single_op(folder: Path) -> list[Replayed]:
         for case in manifest["cases"]:
             files = case["files"]
             xml = folder / (files.get("xml") or files["clean_xml"])
-            verdict, path, message = judge(xml, folder / files["inputs"], folder / files[outputs], precision)
+            verdict, path, message, ulps = judge(xml, folder / files["inputs"], folder / files[outputs], precision)
             if case["fault_of"] is None:
-                found.append(Replayed(case["id"], "clean", verdict, path, message=message))
+                found.append(Replayed(case["id"], "clean", verdict, path, message=message, ulps=ulps))
                 continue
             clean = cases[case["fault_of"]]["files"]
             f32 = dict(np.load(folder / clean["outputs-f32"]))
@@ -143,8 +171,8 @@ def replay_expected(folder: Path) -> list[Replayed]:
                     faulty_model(folder / clean["xml"], case["fault"], Path(scratch) / "model.xml")
                 if model is None:
                     continue
-                verdict, path, message = judge(model, folder / files["inputs"], folder / files[outputs], precision,
-                                               folder / clean["outputs-f32"])
+                verdict, path, message, _ = judge(model, folder / files["inputs"], folder / files[outputs],
+                                                  precision, folder / clean["outputs-f32"])
             if not case["fault_of"]:
                 found.append(Replayed(case["id"], "clean --expected", verdict, path, message=message))
                 continue
@@ -187,7 +215,14 @@ def summary(results: list[Replayed]) -> dict:
     clean_not_passed = [r for r in results if r.kind.startswith("clean") and r.verdict != "pass"]
     missed = [r for r in results if r.kind.startswith("fault") and r.must_fail and r.verdict != "fail"]
     false_fails = [r for r in results if r.kind.startswith(("clean", "suite")) and r.verdict == "fail"]
-    return {"table": table, "clean_not_passed": clean_not_passed, "missed_faults": missed,
+    agreement: dict[str, Counter] = {}  # per path, of the clean cases: bit for bit, within one ulp, all
+    for r in results:
+        if r.kind == "clean" and r.ulps is not None:
+            counts = agreement.setdefault(r.path, Counter())
+            counts["cases"] += 1
+            counts["bit for bit"] += r.ulps == 0
+            counts["within one ulp"] += r.ulps <= 1
+    return {"table": table, "agreement": agreement, "clean_not_passed": clean_not_passed, "missed_faults": missed,
             "false_fails": false_fails,
             "faults_caught": sum(r.kind.startswith("fault") and r.must_fail and r.verdict == "fail" for r in results),
             "faults_to_catch": sum(r.kind.startswith("fault") and r.must_fail for r in results)}
@@ -213,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
     for (kind, path, verdict, must), count in sorted(found["table"].items()):
         print(f"{kind:16} {path:30} {verdict:9} {'(OpenVINO catches)' if must else '':19} {count}")
+    print("clean single-op cases against the emulation of their path (each step from the device's own state):")
+    for path, counts in sorted(found["agreement"].items()):
+        share = counts["within one ulp"] / counts["cases"]
+        print(f"  {path:30} bit for bit {counts['bit for bit']:3} of {counts['cases']:3}; within one bf16 ulp where "
+              f"they first differ {counts['within one ulp']:3} ({share:.0%})")
     for key in ("clean_not_passed", "missed_faults", "false_fails"):
         print(f"{key}: {len(found[key])}")
         for r in found[key][:40]:

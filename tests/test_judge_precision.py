@@ -131,3 +131,20 @@ def test_weights_stored_as_f16_are_said_and_the_framework_outputs_judged_with_wh
     assert head["tolerance"]["source"] == "f16 default"
     off = abs(head["worst_actual"] - head["worst_expected"])
     assert off > 1e-5 + 1e-4 * abs(head["worst_expected"]), "f32's tolerance alone would fail it"
+
+
+@pytest.mark.parametrize("kinds, split, cell_kernel, f16_model, linear_before_reset, expected", [
+    (("RNNCell",), False, True, True, False, "cpu-native-f16-model-bf16"),
+    (("RNNSeq",), True, True, True, False, "cpu-native-split-f16-model-bf16"),
+    (("TensorIterator",), False, True, True, False, "cpu-loop-kernel-f16-model-bf16"),
+    (("TensorIterator",), False, False, False, True, "cpu-loop-decomposed-lbr-bf16"),
+    (("TensorIterator",), False, True, False, True, "cpu-loop-kernel-bf16"),
+    (("Subgraph",), False, False, True, True, "cpu-decomposed-bf16"),
+])
+def test_an_f16_model_and_a_gru_with_linear_before_reset_take_their_own_paths(kinds, split, cell_kernel, f16_model,
+                                                                             linear_before_reset, expected):
+    path = path_for("CPU", kinds, "bf16", split, cell_kernel, False, f16_model, linear_before_reset)
+    assert path.id == expected
+    rounds = dict(path.round)
+    assert (rounds.get("cell_output") == "f16") is ("f16-model" in expected)
+    assert ("reset_gate_sum" in rounds) is (expected == "cpu-loop-decomposed-bf16")

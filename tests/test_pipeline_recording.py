@@ -58,7 +58,9 @@ def expected_path(case: dict) -> str:
     if "Subgraph" in kinds:
         return "cpu-decomposed-bf16"
     if "TensorIterator" in kinds:
-        return "cpu-loop-kernel-bf16" if kernel else "cpu-loop-decomposed-bf16"
+        if kernel:
+            return "cpu-loop-kernel-bf16"
+        return "cpu-loop-decomposed-lbr-bf16" if case["linear_before_reset"] else "cpu-loop-decomposed-bf16"
     if case["direction"] == "bidirectional":  # one RNNSeq per direction
         return "cpu-native-split-bf16"
     return "cpu-native-bf16"
@@ -75,7 +77,7 @@ def test_the_subset_is_compact_and_says_where_it_comes_from():
     assert "avx512_bf16" in (RECORDED.parent / "README.md").read_text()
     paths = {expected_path(CASES[case_id]) for case_id in CLEAN}
     assert paths == {"cpu-native-bf16", "cpu-native-split-bf16", "cpu-loop-kernel-bf16", "cpu-decomposed-bf16",
-                     "cpu-loop-decomposed-bf16"}
+                     "cpu-loop-decomposed-bf16", "cpu-loop-decomposed-lbr-bf16"}
 
 
 @pytest.mark.parametrize("case_id", CLEAN)
@@ -236,3 +238,78 @@ def test_a_weight_fault_fails_through_expected_against_the_clean_models_f32_outp
                        str(SINGLE_OP / clean["outputs-f32"]), "--format", "json")
     result = json.loads(out)
     assert code == 1 and result["expected"]["verdict"] == "fail", (case["fault"], result["expected"])
+
+
+SUITES = RECORDED / "suites"
+F16_JOBS = {job.name: job for job in sorted(SUITES.glob("*/*")) if "-f16" in job.name}
+
+
+def replay_job_json(capsys, job: Path, tmp_path: Path, record: dict | None = None) -> tuple[int, dict]:
+    """A suite's recorded job replayed as the benchmark does: its actual.npz with the record of its run
+    (case.json, or ``record`` in its place)."""
+    record = record or json.loads((job / "case.json").read_text())
+    outputs = replay_tool().with_record(job, record, tmp_path / "actual.npz")
+    code, out, err = run(capsys, "run", str(job / "model.xml"), "-d", "CPU", "--precision", "bf16", "--inputs",
+                         str(job / "inputs.npz"), "--device-outputs", str(outputs), "--format", "json")
+    assert out, err
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize("name", sorted(F16_JOBS))
+def test_an_f16_model_at_bf16_matches_its_paths_emulation_bit_for_bit(capsys, tmp_path, name):
+    """An f16 model (f16 Parameters and Results) at bf16: its initial cell state reaches RNNSeq and
+    RNNCell through bf16 (not a TensorIterator's cell), and Co, an f16 output, holds f16 roundings;
+    the emulation of its path gives every output bit for bit, where the f32 model's path did not."""
+    job = F16_JOBS[name]
+    code, result = replay_job_json(capsys, job, tmp_path)
+    (node,) = result["nodes"]
+    kernel = json.loads((job / "case.json").read_text())["result"]["implementations"]["LSTMSequence" if "seq" in name
+                                                                                     else "LSTMCell"]
+    path = "cpu-loop-kernel-f16-model-bf16" if "TensorIterator" in kernel else "cpu-native-f16-model-bf16"
+    assert code == 0 and node["verdict"] == "pass", node["reason"]
+    assert node["against"].startswith(f"the bf16 emulation of {path} (measured)"), node["against"]
+    assert "cell_output f16" in node["against"]
+    assert all(output["max_abs"] == 0 for output in node["outputs"]), node["outputs"]
+
+
+def test_the_f16_models_subset_covers_the_native_kernel_and_the_loop():
+    kinds = {json.loads((job / "case.json").read_text())["result"]["implementations"].popitem()[1].split(" ")[0]
+             for job in F16_JOBS.values()}
+    assert kinds == {"RNNSeq", "RNNCell", "TensorIterator"}
+
+
+def test_a_record_that_contradicts_the_model_is_not_trusted(capsys, tmp_path):
+    """A bidirectional LSTM whose record says it ran as one RNNSeq: the CPU runs every bidirectional
+    sequence as one kernel per direction (each of the 36 recorded runtime graphs of one, at f32 and bf16
+    alike), so the record misread what ran.  The replay reads what ran from this CPU and judges the node
+    by the split path, whose emulation the device's outputs match; trusted, the record sent it to the
+    unsplit path, which rounds the initial cell state otherwise and failed."""
+    (job,) = SUITES.glob("full/lstm-rnnseq-dynamic_direction=bidirectional*")
+    record = json.loads((job / "case.json").read_text())
+    assert record["result"]["implementations"] == {"LSTMSequence": "RNNSeq (bf16)"}
+    code, result = replay_job_json(capsys, job, tmp_path)
+    (node,) = result["nodes"]
+    assert code == 0 and node["verdict"] == "pass", node["reason"]
+    assert node["against"].startswith("the bf16 emulation of cpu-native-dynamic-split-bf16"), node["against"]
+    assert "not LSTMSequence's (RNNSeq (bf16): one layer, where CPU runs a bidirectional sequence as one kernel per " \
+           "direction" in result["replayed"], result["replayed"]
+    # a record that says the split is trusted as it is
+    split = {**record, "result": {**record["result"],
+                                  "implementations": {"LSTMSequence": "forward: RNNSeq (bf16); reverse: RNNSeq (bf16)"}}}
+    code, result = replay_job_json(capsys, job, tmp_path, split)
+    assert code == 0 and result["replayed"].endswith("what each node ran as: the record's"), result["replayed"]
+
+
+def test_a_tensor_iterator_at_bf16_is_said_at_its_bodys_precision(capsys, tmp_path):
+    """The CPU reports a TensorIterator's runtimePrecision f32 at bf16 too (its ports'), while its body's
+    cell ran at bf16: what ran says bf16, from the run's record; at f32 on this CPU, f32."""
+    (job,) = [job for name, job in F16_JOBS.items() if "rand-len" in name]
+    assert json.loads((job / "case.json").read_text())["result"]["implementations"] == {
+        "LSTMSequence": "TensorIterator (f32; decomposed)"}
+    code, result = replay_job_json(capsys, job, tmp_path)
+    (node,) = result["nodes"]
+    assert code == 0 and node["implementation"] == "TensorIterator (bf16; decomposed)", node["implementation"]
+    code, out, err = run(capsys, "run", str(job / "model.xml"), "-d", "CPU", "--inputs", str(job / "inputs.npz"),
+                         "--format", "json")
+    (node,) = json.loads(out)["nodes"]
+    assert node["implementation"] == "TensorIterator (f32; decomposed)", (node, err)

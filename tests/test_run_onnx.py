@@ -251,3 +251,48 @@ def test_missing_hidden_size_is_unsupported_by_openvino(written, tmp_path, capsy
     code = main(["run", str(tmp_path / "m.onnx"), "-d", "CPU"])
     err = capsys.readouterr().err
     assert code == 2 and "has no hidden_size" in err and "unsupported by OpenVINO" in err
+
+
+@pytest.mark.parametrize("constant_weights, kind, path", [(False, "TensorIterator", "cpu-loop-decomposed-bf16"),
+                                                          (True, "RNNSeq", "cpu-native-bf16")])
+def test_an_onnx_node_at_bf16_is_judged_by_the_precision_path_its_openvino_node_ran(tmp_path, capsys,
+                                                                                  constant_weights, kind, path):
+    """ONNX's own GRU case (named, with W, R and B graph inputs or initializers) run at f32 here passes
+    against the ideal reference; its recording replayed as a bf16 run's is judged, in ONNX semantics,
+    against the emulation of the path the OpenVINO node it became ran (the CPU's RNNSeq where W, R and
+    B are Constants, a TensorIterator over the decomposed cell where they are inputs), held to that
+    path's bound, and the header names that reference."""
+    model = onnx.ModelProto()
+    model.CopyFrom(CASES["test_gru_seq_length"].model)
+    model.graph.node[0].name = "gru"
+    (arrays, _), = CASES["test_gru_seq_length"].data_sets
+    given = dict(zip([i.name for i in model.graph.input], arrays))
+    if constant_weights:
+        for name in ("W", "R", "B"):
+            model.graph.initializer.append(onnx.numpy_helper.from_array(given.pop(name), name))
+        kept = [i for i in model.graph.input if i.name in given]
+        del model.graph.input[:]
+        model.graph.input.extend(kept)
+    onnx.save(model, tmp_path / "gru.onnx")
+    np.savez(tmp_path / "in.npz", **given)
+    code, result, err = run_json(capsys, str(tmp_path / "gru.onnx"), "-d", "CPU", "--inputs", str(tmp_path / "in.npz"),
+                                 "--save-outputs", str(tmp_path / "out.npz"))
+    (node,) = result["nodes"]
+    assert code == 0 and node["verdict"] == "pass" and node["against"] is None, (node, err)
+    assert all(out["tolerance"]["source"] == "f32 default" for out in node["outputs"])
+    saved = dict(np.load(tmp_path / "out.npz"))
+    record = json.loads(saved["irtool:run"].tobytes())
+    (ran,) = record["implementations"].values()
+    assert ran["layer_types"] == [kind], record
+    record.update(requested_precision="bf16", effective_precision={"CPU": "bf16"})
+    saved["irtool:run"] = np.frombuffer(json.dumps(record).encode(), np.uint8)
+    np.savez(tmp_path / "as-bf16.npz", **saved)
+    code, result, err = run_json(capsys, str(tmp_path / "gru.onnx"), "-d", "CPU", "--precision", "bf16", "--inputs",
+                                 str(tmp_path / "in.npz"), "--device-outputs", str(tmp_path / "as-bf16.npz"))
+    (node,) = result["nodes"]
+    assert node["semantics"] == "ONNX" and node["implementation"] == \
+        ("TensorIterator (bf16; decomposed)" if kind == "TensorIterator" else "RNNSeq (f32)")
+    assert node["against"].startswith(f"the bf16 emulation of {path} (measured)"), node["against"]
+    assert all(out["tolerance"]["source"].startswith(f"derived: {path}'s bound") for out in node["outputs"])
+    assert node["ideal"] and all(out["max_abs"] < 1e-5 for out in node["ideal"])  # f32 values: the ideal's
+    assert result["against"].startswith("reference (ONNX semantics") and path in result["references"], result

@@ -151,3 +151,27 @@ def test_an_expected_implementation_must_hold_in_every_direction(description, ex
 ])
 def test_descriptions(impl, text):
     assert impl.describe() == text
+
+
+def test_a_loop_is_said_at_its_bodys_precision_in_each_direction_and_a_kernel_as_reported():
+    from irtool.runtime.what_ran import from_description, with_body_precision
+
+    split = from_description("forward: TensorIterator (f32; decomposed); reverse: RNNSeq (f32)")
+    assert with_body_precision(split, "bf16").describe() == \
+        "forward: TensorIterator (bf16; decomposed); reverse: RNNSeq (f32)"
+    assert with_body_precision(from_description("RNNSeq (f32)"), "bf16").describe() == "RNNSeq (f32)"
+
+
+@pytest.mark.parametrize("described, direction, family, contradicted", [
+    ("RNNSeq (bf16)", "bidirectional", "CPU", True),
+    ("Concatenation (f32)", "bidirectional", "CPU", True),
+    ("forward: RNNSeq (bf16); reverse: RNNSeq (bf16)", "bidirectional", "CPU", False),
+    ("RNNSeq (bf16)", "forward", "CPU", False),
+    ("RNNSeq (f16)", "bidirectional", "GPU", False),
+    ("not reported", "bidirectional", "CPU", False),
+])
+def test_a_record_of_one_layer_for_a_bidirectional_sequence_contradicts_the_cpu(described, direction, family,
+                                                                              contradicted):
+    from irtool.runtime.what_ran import contradicts, from_description
+
+    assert contradicts(from_description(described), direction, family) is contradicted

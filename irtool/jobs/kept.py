@@ -68,7 +68,7 @@ def _keep(kept: Path, folder_name: str, job: Job, prepared: Any, inputs: Mapping
                                    file=_shared_file(kept, job.case.file) if job.case.file else None,
                                    expected=_shared_file(kept, job.case.expected) if job.case.expected else None)
         folder.mkdir(parents=True, exist_ok=True)
-        write_npz(folder / OUTPUTS, saved_outputs(prepared.labels, compiled, executed), "kept outputs file")
+        write_npz(folder / OUTPUTS, saved_outputs(prepared, compiled, executed), "kept outputs file")
         record = {"format": FORMAT, "case": case_to_json(case), "device": job.device, "precision": job.precision,
                   "openvino": job.openvino, "results": [result_to_json(result) for result in results],
                   "model_digest": _model_digest(prepared, inputs) if job.case.file is None else None}

@@ -31,7 +31,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from irtool.judge import known_faults
-from irtool.judge.compare import OutputDiff, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge.compare import OutputDiff, Tolerance, TolerancePolicy, compare_output, output_tolerance
+from irtool.judge.precision import Emulation
 from irtool.judge.verdicts import ERROR, FAIL, PASS, UNJUDGED, NodeResult, iteration_words
 from irtool.onnx.graph import OnnxGraph, OnnxNode
 from irtool.onnx.shapes import INPUT_ORDER, OUTPUT_ORDER, input_dims, output_dims
@@ -44,20 +45,26 @@ LOST = "carries its name nowhere in the converted model (OpenVINO's frontend did
 
 
 def judge_onnx_nodes(graph: OnnxGraph, probed: Any, inputs: Mapping[str, np.ndarray],
-                     captured: Sequence[np.ndarray], policy: TolerancePolicy, precision: str) -> tuple[NodeResult, ...]:
+                     captured: Sequence[np.ndarray], policy: TolerancePolicy, precision: str,
+                     emulations: Mapping[str, Emulation] | None = None) -> tuple[NodeResult, ...]:
     """Every recurrent node of ``graph`` (main graph, then subgraphs) judged; ``probed``
     (irtool.runtime.nodes.ProbedModel) says where each ONNX tensor is among ``captured`` (the
-    probed copy's outputs) and which OpenVINO node computes it."""
+    probed copy's outputs) and which OpenVINO node computes it.  ``emulations``: per OpenVINO node
+    name, the emulation of the precision path it ran (irtool.pipeline.judging.node_emulations): a
+    main-graph node the frontend converted to one that ran at bf16 or f16 is judged against it, as
+    that OpenVINO node is (a node in a body keeps the ideal reference with the precision's default
+    tolerance)."""
     values = _known_values(graph, probed, inputs, captured)
     results = []
     for node in graph.all_nodes:
         placed = _placed(node, probed, values)
+        converted = next((source for n in node.proto.output
+                          if (source := placed[n].source if n in placed else probed.sources.get(n))), None)
         if node.in_body and placed:
             result = _judge_in_body(node, graph.opset, values, placed, captured, policy, precision)
         else:  # a main-graph node, or one OpenVINO keeps in no body (an If of a constant condition is inlined)
-            result = judge_onnx_node(node, graph.opset, values, policy, precision)
-        converted = next((source for n in node.proto.output
-                          if (source := placed[n].source if n in placed else probed.sources.get(n))), None)
+            emulated = (emulations or {}).get(converted) if converted else None
+            result = judge_onnx_node(node, graph.opset, values, policy, precision, emulated)
         results.append(dataclasses.replace(result, converted_to=converted) if converted else result)
     return tuple(results)
 
@@ -159,7 +166,11 @@ def _in_rank(array: np.ndarray, rank: int | None) -> np.ndarray:
 
 
 def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], policy: TolerancePolicy,
-                    precision: str) -> NodeResult:
+                    precision: str, emulation: Emulation | None = None) -> NodeResult:
+    """One node against the reference in ONNX semantics: the ideal one, or, where ``emulation`` is given
+    (the precision path the OpenVINO node it became ran), the emulation of that path, each step from
+    the device's own previous hidden state (its Y), held to the path's bound; the ideal reference is
+    then compared too, for the report."""
     from irtool.onnx.evaluate import evaluate_model_node
 
     outputs = [name for name in node.proto.output if name]
@@ -173,16 +184,25 @@ def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray]
     if not outputs:
         return NodeResult(**head, verdict=UNJUDGED, reason=f"its outputs {', '.join(dropped)}: {LOST}")
     note = f"{', '.join(dropped)} not judged: {LOST} (no op reads it)" if dropped else None
+    roles = {name: ROLES[k] for k, name in enumerate(node.proto.output) if name}
+    emulated = emulation is not None and not emulation.bound_only
     try:
-        expected = evaluate_model_node(node.proto, opset, values)
+        ideal = evaluate_model_node(node.proto, opset, values)
+        expected = _emulated(node, opset, values, roles, emulation) if emulated else ideal
     except ValueError as error:
         return NodeResult(**head, verdict=ERROR, reason=f"the reference refuses it: {error}")
-    roles = {name: ROLES[k] for k, name in enumerate(node.proto.output) if name}
-    diffs = tuple(compare_output(name, values[name], expected[name],
-                                 output_tolerance(policy, (f"{node.name}:{name}", name, f"{node.name}:{roles[name]}",
-                                                           roles[name]), precision, values[name].dtype),
-                                 node.layout if roles[name] == "Y" else None)
-                  for name in outputs)
+    derived = Tolerance(*emulation.bound()) if emulated else None
+
+    def diffs_against(reference: Mapping[str, np.ndarray], bound: Tolerance | None) -> tuple[OutputDiff, ...]:
+        return tuple(compare_output(name, values[name], reference[name],
+                                    output_tolerance(policy, (f"{node.name}:{name}", name,
+                                                              f"{node.name}:{roles[name]}", roles[name]),
+                                                     precision, values[name].dtype, bound),
+                                    node.layout if roles[name] == "Y" else None)
+                     for name in outputs)
+    diffs = diffs_against(expected, derived)
+    if emulated:
+        head.update(against=emulation.describe(), ideal=diffs_against(ideal, None))
     failed = [d for d in diffs if not d.passed]
     if not failed:
         return NodeResult(**head, verdict=PASS, reason=note, outputs=diffs)
@@ -193,6 +213,20 @@ def judge_onnx_node(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray]
                   + list(_hints(node, roles, values, expected, diffs)) if text)
     reason += "".join(f"; {text}" for text in notes + (note,) if text)
     return NodeResult(**head, verdict=FAIL, reason=reason, outputs=diffs, notes=notes)
+
+
+def _emulated(node: OnnxNode, opset: int, values: Mapping[str, np.ndarray], roles: Mapping[str, str],
+              emulation: Emulation) -> dict[str, np.ndarray]:
+    """The emulation of the node's path in ONNX semantics, each step from the device's previous hidden
+    state where its Y was read; of a path's two roundings, the one closer to what the device gave."""
+    from irtool.onnx.evaluate import evaluate_model_node
+
+    given = next((values[name] for name, role in roles.items() if role == "Y" and name in values), None)
+    found = [evaluate_model_node(node.proto, opset, values, rounding=rounding, given_y=given)
+             for rounding in (emulation.rounding, emulation.alternative) if rounding is not None]
+    return min(found, key=lambda outputs: max(
+        float(np.max(np.abs(values[name].astype(np.float64) - array), initial=0.0))
+        for name, array in outputs.items() if name in values))
 
 
 def _hints(node: OnnxNode, roles: Mapping[str, str], values: Mapping[str, Any], expected: Mapping[str, np.ndarray],

@@ -80,10 +80,11 @@ class Ran:
 
 
 def emulation(device: str, layer_types: Sequence[str], precision: str, split: bool = False,
-              cell_kernel: bool = True, dynamic: bool = False) -> Emulation | None:
+              cell_kernel: bool = True, dynamic: bool = False, f16_model: bool = False,
+              linear_before_reset: bool = False) -> Emulation | None:
     """The emulation of what ran as ``layer_types`` on ``device`` at ``precision``; None at f32 and
     where the precision model has no path for it."""
-    path = path_for(device, layer_types, precision, split, cell_kernel, dynamic)
+    path = path_for(device, layer_types, precision, split, cell_kernel, dynamic, f16_model, linear_before_reset)
     if path is None:
         return None
     alternative = Rounding(**{**path.round, **path.alternative}) if path.alternative else None
@@ -91,13 +92,14 @@ def emulation(device: str, layer_types: Sequence[str], precision: str, split: bo
 
 
 def node_emulation(ran: Ran | None, op_type: str, attributes: Mapping[str, Any], constant_weights: bool = True,
-                   dynamic: bool = False) -> Emulation | None:
+                   dynamic: bool = False, f16_model: bool = False) -> Emulation | None:
     """The emulation of a node of ``op_type`` with ``attributes`` (its W, R and B Constants or not, its X
-    with dynamic dims or not) that ran as ``ran`` (None: unknown)."""
+    with dynamic dims or not, its inputs f16 model inputs or not) that ran as ``ran`` (None: unknown)."""
     if ran is None:
         return None
     return emulation(ran.device, ran.kinds, ran.precision, ran.split,
-                     cell_kernel_takes(op_type, attributes, constant_weights), dynamic)
+                     cell_kernel_takes(op_type, attributes, constant_weights), dynamic, f16_model,
+                     bool(attributes.get("linear_before_reset")))
 
 
 @dataclass(frozen=True)

@@ -329,7 +329,7 @@ def _checked_inputs(spec: Any, inputs: Sequence[Any]) -> dict[str, np.ndarray]:
 
 
 def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], inputs: Sequence[Any], *,
-                  accumulate: Any = None) -> tuple[np.ndarray, ...]:
+                  accumulate: Any = None, rounding: Any = None, given_y: Any = None) -> tuple[np.ndarray, ...]:
     """One ONNX GRU, LSTM or RNN node, as the ONNX page of its version defines it.
 
     ``attributes`` are as ONNX gives them (names and types of the op's schema in ``opset``,
@@ -338,7 +338,9 @@ def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], input
     the op (Y, Y_h[, Y_c]) in ONNX order and layout, in the inputs' dtype: a node that
     leaves an output out just does not use it (``output_sequence`` of version 1 says only
     that).  Bad or unsupported input raises one ValueError naming the input or attribute.
-    ``accumulate="float64"`` computes in float64.
+    ``accumulate="float64"`` computes in float64.  ``rounding`` (irtool.reference.rounding.Rounding): round
+    where a device does (the emulation of a precision path); ``given_y``: a device's Y (ONNX layout),
+    each step computed from that run's previous hidden state (irtool.reference.recurrence.run).
     """
     from irtool.onnx import schema, shapes
 
@@ -366,6 +368,9 @@ def evaluate_node(op_type: str, opset: int, attributes: Mapping[str, Any], input
     x, *states, sequence_lengths, w, r, b = inputs_from_onnx(
         op_type, **{k: v for k, v in arrays.items() if k != "P"},
         linear_before_reset=values.get("linear_before_reset", 0), layout=layout)
+    given = None
+    if given_y is not None:  # ONNX's Y, [seq, dirs, batch, H] (layout 1: [batch, seq, dirs, H]), as OpenVINO's
+        given = np.transpose(np.asarray(given_y), (0, 2, 1, 3) if layout else (2, 1, 0, 3))
     outputs = ops.sequence(cell, sizes["hidden_size"], direction, x, list(zip(("initial_h", "initial_c"), states)),
-                           sequence_lengths, w, r, b, accumulate)
+                           sequence_lengths, w, r, b, accumulate, rounding, given)
     return outputs_to_onnx(*outputs, layout=layout)

@@ -68,8 +68,8 @@ def compile_prepared(prepared: Prepared, device: str, precision: str, config: Ma
         raise
     seconds = time.perf_counter() - started
     # a body node runs inside its top-level container: what ran for that is what ran for it
-    return Compiled(plain, probed, device_run, seconds, what_ran(plain, list(prepared.probed.run_as)),
-                    tuple(info.name for info in prepared.infos))
+    ran = what_ran(plain, list(prepared.probed.run_as), device_run.precision)
+    return Compiled(plain, probed, device_run, seconds, ran, tuple(info.name for info in prepared.infos))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from irtool.pipeline.device_run import Compiled, Executed
 from irtool.pipeline.prepare import Prepared
 from irtool.runtime.captured import input_arrays
 from irtool.runtime.nodes import constant_magnitude
+from irtool.runtime.nodes import RecurrentNode
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,18 @@ def node_emulations(prepared: Prepared, runs: Mapping[str, Ran]) -> dict[str, Em
         constant = all(feed.constant is not None for feed in node.feeds if feed.port.name in ("W", "R", "B"))
         dynamic = any(feed.dynamic for feed in node.feeds if feed.port.name == "X")
         emulated = node_emulation(runs.get(node.container if node.in_body else node.name), node.spec.type,
-                                  node.attributes, constant, dynamic)
+                                  node.attributes, constant, dynamic, _f16_model(prepared, node))
         if emulated is not None:
             found[node.key] = emulated
     return found
+
+
+def _f16_model(prepared: Prepared, node: RecurrentNode) -> bool:
+    """Whether a node computes in its model's f16: its X is a model input of element type f16 (the
+    precision model's ``f16_model``: such inputs reach a CPU kernel at bf16 through a conversion of
+    their own, and its f16 outputs hold f16 roundings)."""
+    f16 = {name for info in prepared.infos if info.element_type == "f16" for name in {info.name, *info.names}}
+    return any(feed.port.name == "X" and feed.parameter in f16 for feed in node.feeds)
 
 
 def _rounding_costs(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed,
@@ -170,7 +179,9 @@ def _judge_nodes(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed:
 
         # and the cells OpenVINO's graph holds lowered to plain ops (an LSTM written out, unrolled into Gemms)
         nodes = unique_node_names(list(judge_onnx_nodes(prepared.onnx, prepared.probed, inputs, executed.captured,
-                                                        policy, precision)) +
+                                                        policy, precision,
+                                                        {node.name: emulations[node.key] for node in prepared.nodes
+                                                         if node.key in emulations})) +
                                   [judge_node(node, inputs, executed.captured, policy, precision, reference,
                                               dynamic_quantization=dynamic_quantization)
                                    for node in prepared.nodes if node.lowered is not None])

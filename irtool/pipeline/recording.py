@@ -24,19 +24,19 @@ from irtool.core.documents import load_json
 from irtool.core.errors import RunError
 from irtool.core.npz import RECORD_PREFIX, read_npz
 from irtool.runtime.compile import DeviceRun
-from irtool.runtime.what_ran import Implementation
+from irtool.runtime.what_ran import Implementation, contradicts, with_body_precision
 
 RECORD = RECORD_PREFIX + "run"
 CAPTURED = RECORD_PREFIX + "captured:"
 VERSION = 1
 
 
-def saved_outputs(labels: Sequence[tuple[str, ...]], compiled: Any, executed: Any) -> dict[str, np.ndarray]:
+def saved_outputs(prepared: Any, compiled: Any, executed: Any) -> dict[str, np.ndarray]:
     """What ``--save-outputs`` writes of a run (and ``irtool harness --keep-outputs`` of each job): the
     model's outputs by name and the record of the run, with the probed copy's tensors where it ran one."""
     captured = executed.captured if executed.captured is not executed.outputs else None
-    return {**{names[0]: array for names, array in zip(labels, executed.outputs)},
-            **record_arrays(compiled.run, compiled.implementations, captured)}
+    return {**{names[0]: array for names, array in zip(prepared.labels, executed.outputs)},
+            **record_arrays(compiled.run, recorded_names(prepared, compiled.implementations), captured)}
 
 
 def record_arrays(run: DeviceRun, implementations: Mapping[str, Implementation],
@@ -146,6 +146,20 @@ def _implementation(value: Mapping[str, Any]) -> Implementation:
                           tuple(_implementation(d) for d in value.get("directions", ())))
 
 
+def recorded_names(prepared: Any, implementations: Mapping[str, Implementation]) -> dict[str, Implementation]:
+    """What each node ran as, keyed as a record keeps it: by the node's key (its place, ``GRUSequence@0``,
+    where OpenVINO named it by a process-wide counter, as it names the nodes of a model converted from
+    ONNX: another process converts it to other names), else by name."""
+    keys = {node.name: node.key for node in prepared.nodes}
+    return {keys.get(name, name): ran for name, ran in implementations.items()}
+
+
+def _by_name(prepared: Any, recorded: Mapping[str, Implementation]) -> dict[str, Implementation]:
+    """A record's implementations keyed by this run's node names (:func:`recorded_names` read back)."""
+    names = {node.key: node.name for node in prepared.nodes}
+    return {names.get(key, key): ran for key, ran in recorded.items()}
+
+
 def replayed_run(recording: Recording, prepared: Any, device: str, precision: str,
                  config: Mapping[str, str]) -> tuple[Any, Any, str]:
     """The compiled run and its outputs as the pipeline judges them, from a recording; and where they
@@ -153,8 +167,7 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
     family, compiled at f32 to read the path the model takes there; else nothing: the ideal reference
     judges)."""
     from irtool.core.precisions import DEVICE_DEFAULT
-    from irtool.pipeline.device_run import Compiled, Executed, compile_prepared
-    from irtool.runtime.devices import list_devices, skip_reason
+    from irtool.pipeline.device_run import Compiled, Executed
 
     outputs = recorded_outputs(recording, prepared.labels)
     captured: Sequence[np.ndarray] = outputs
@@ -165,20 +178,43 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
                            f"--save-outputs, which keeps every recurrent node's tensors")
         captured = list(recording.captured)
     if recording.run is not None:
-        run, implementations, said = recording.run, recording.implementations, "what each node ran as: the record's"
-        names = prepared.probed.run_as
-        if implementations and len(names) == len(implementations) and not set(names) & set(implementations):
-            # an ONNX model's OpenVINO nodes are named by a counter, other in every process that converts it:
-            # the record holds the same nodes in the same order (irtool.runtime.what_ran), by the names they had there
-            implementations = dict(zip(names, implementations.values()))
+        run, said = recording.run, "what each node ran as: the record's"
+        # a record written before a loop was said at its body's precision says its ports' (f32)
+        implementations = {name: with_body_precision(ran, run.precision)
+                           for name, ran in _by_name(prepared, recording.implementations).items()}
+        family = device_family(run.execution_devices[0] if run.execution_devices else run.device)
+        wrong = [node for node in prepared.nodes if not node.in_body and node.name in implementations
+                 and contradicts(implementations[node.name], str(node.attributes.get("direction", "")), family)]
+        if wrong:
+            here, implementations_read = _here(prepared, config), implementations
+            implementations = {name: ran for name, ran in implementations.items()
+                               if name not in {node.name for node in wrong}}
+            implementations.update({node.name: here[node.name] for node in wrong if node.name in here})
+            said += "; " + "; ".join(
+                f"not {node.name}'s ({implementations_read[node.name].describe()}: one layer, where {family} "
+                f"runs a bidirectional sequence as one kernel per direction, so the record misread what ran): "
+                + ("read from this machine's CPU" if node.name in here else "unknown, so judged against the ideal reference")
+                for node in wrong)
     else:
         if precision == DEVICE_DEFAULT:
             raise RunError(f"{recording.source}: no record says which precision the device ran at; give it "
                            f"(--precision f32, bf16 or f16)")
         run = DeviceRun(device, precision, {device: precision}, (device,), dict(config), "not recorded")
         implementations, said = {}, "what each node ran as: unknown (no record), so each is judged against the ideal reference"
-        if device_family(device) == "CPU" and skip_reason("CPU", "f32", list_devices()) is None:
-            implementations = compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations
-            said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
+        if device_family(device) == "CPU":
+            implementations = _here(prepared, config)
+            if implementations:
+                said = "what each node ran as: read from this machine's CPU (the file has no record of the run)"
     compiled = Compiled(None, None, run, 0.0, implementations, tuple(info.name for info in prepared.infos))
     return compiled, Executed(list(outputs), list(captured), 0.0), f"outputs from {recording.describe()}; {said}"
+
+
+def _here(prepared: Any, config: Mapping[str, str]) -> Mapping[str, Implementation]:
+    """What each node runs as on this machine's CPU, compiled at f32 to read the path the model takes
+    there (empty where this machine has no CPU device OpenVINO can use)."""
+    from irtool.pipeline.device_run import compile_prepared
+    from irtool.runtime.devices import list_devices, skip_reason
+
+    if skip_reason("CPU", "f32", list_devices()) is not None:
+        return {}
+    return compile_prepared(prepared, "CPU", "f32", config, probe=False).implementations

@@ -165,7 +165,7 @@ def run(options: RunOptions) -> RunResult:
     saved = None
     if options.save_outputs is not None:
         try:
-            saved = str(write_npz(options.save_outputs, saved_outputs(prepared.labels, compiled, executed),
+            saved = str(write_npz(options.save_outputs, saved_outputs(prepared, compiled, executed),
                                   "outputs file"))
         except FileError as error:
             unwritten.append(error.message)

@@ -111,9 +111,48 @@ def in_plain_words(described: str, device: str) -> tuple[str, str | None]:
     return described, None
 
 
-def what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation]:
+# The device families that run a bidirectional sequence as one kernel per direction, always: measured
+# with openvino 2026.4.1, every runtime graph of the CPU plugin recorded of a bidirectional sequence
+# (36 of 36: RNNSeq and TensorIterator, at f32 and bf16, recordings cpu-bf16-avx512-openvino-2026.4.1)
+# holds one kernel per direction, neither keeping the node's name.
+SPLIT_PER_DIRECTION = ("CPU",)
+
+
+def contradicts(ran: Implementation, direction: str, family: str) -> bool:
+    """Whether what a record says a node ran as cannot be what a ``family`` device ran for a node of
+    ``direction``: a bidirectional sequence read as one layer on a device that splits every one (an
+    earlier reading of the runtime graph took a direction's kernel, or the Concatenation joining the
+    directions, for the whole node)."""
+    return (direction == "bidirectional" and family in SPLIT_PER_DIRECTION and not ran.directions
+            and bool(ran.layer_types))
+
+
+def what_ran(compiled: Any, names: Sequence[str], body_precision: str | None = None) -> Mapping[str, Implementation]:
     """For each node name, the runtime layers that carry it (empty where the device reports no
-    runtime graph: a virtual device may not)."""
+    runtime graph: a virtual device may not).  ``body_precision``: the precision the device compiled
+    the model at, which a TensorIterator's or Loop's body runs at (see :func:`with_body_precision`)."""
+    found = _what_ran(compiled, names)
+    return found if body_precision is None else {
+        name: with_body_precision(ran, body_precision) for name, ran in found.items()}
+
+
+def with_body_precision(ran: Implementation, precision: str) -> Implementation:
+    """What ran, with a TensorIterator or Loop said at the precision its body ran at.  The CPU plugin
+    reports a TensorIterator's own runtimePrecision, that of the ports it copies its iterations'
+    tensors through: f32 at every inference precision (recorded runtime graphs of openvino 2026.4.1 at
+    f32 and bf16 alike), and its runtime graph holds no body.  The body is compiled with the model's
+    own configuration, so at bf16 it runs the cell kernel at bf16 (its Y and Ho bf16 numbers, as
+    RNNSeq's), or the decomposed cell's FullyConnected layers at bf16 (recordings
+    cpu-bf16-avx512-openvino-2026.4.1): the body's precision is the compiled model's."""
+    if ran.directions:
+        return Implementation(ran.layer_types, ran.exec_types, ran.precisions,
+                              tuple(with_body_precision(d, precision) for d in ran.directions))
+    if not any(kind in DECOMPOSED for kind in ran.layer_types):
+        return ran
+    return Implementation(ran.layer_types, ran.exec_types, (precision,))
+
+
+def _what_ran(compiled: Any, names: Sequence[str]) -> Mapping[str, Implementation]:
     try:
         runtime = compiled.get_runtime_model()
     except RuntimeError:

@@ -22,7 +22,7 @@ from irtool.specs.model import SpecError
 PRECISION_FILE = SCHEMA_DIR / "precision.json"
 _KEYS = {"id", "device", "kernels", "precision", "when", "round", "or", "bound", "accumulate", "says", "source", "measured"}
 _BOUND_KEYS = {"atol_units", "rtol_units", "basis"}
-_CONDITIONS = {"split", "cell_kernel", "dynamic"}
+_CONDITIONS = {"split", "cell_kernel", "dynamic", "f16_model", "linear_before_reset"}
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class PrecisionPath:
     device: str  # a device family: CPU, GPU, NPU
     kernels: tuple[str, ...]  # the runtime layer types it covers; empty: any
     precision: str
-    when: Mapping[str, bool]  # conditions on what ran: split, cell_kernel, dynamic
+    when: Mapping[str, bool]  # conditions on what ran: split, cell_kernel, dynamic, f16_model, linear_before_reset
     round: Mapping[str, str]
     alternative: Mapping[str, str]  # points rounded otherwise in a second emulation ("or"); empty: none
     bound: Mapping[str, Any]  # atol_units, rtol_units (of the type's unit roundoff) and their basis
@@ -47,12 +47,15 @@ class PrecisionPath:
             raise SpecError(f"precision path {self.id}: precision {self.precision!r}; expected one of {PRECISIONS}")
 
     def matches(self, device: str, layer_types: Sequence[str], precision: str, split: bool = False,
-                cell_kernel: bool = True, dynamic: bool = False) -> bool:
+                cell_kernel: bool = True, dynamic: bool = False, f16_model: bool = False,
+                linear_before_reset: bool = False) -> bool:
         """Whether a node ran this path: on ``device`` (its first physical device decides), as runtime
         layers of ``layer_types``, at ``precision``; ``split``: as one kernel per direction;
         ``cell_kernel``: whether the device's cell kernel takes the node (:func:`cell_kernel_takes`);
-        ``dynamic``: whether its X has dynamic dims in the model."""
-        facts = {"split": split, "cell_kernel": cell_kernel, "dynamic": dynamic}
+        ``dynamic``: whether its X has dynamic dims in the model; ``f16_model``: whether the node computes
+        in the model's f16 (its inputs f16 model inputs, its outputs f16); ``linear_before_reset``: a GRU's."""
+        facts = {"split": split, "cell_kernel": cell_kernel, "dynamic": dynamic, "f16_model": f16_model,
+                 "linear_before_reset": linear_before_reset}
         return (device_family(device) == self.device and precision == self.precision
                 and (not self.kernels or any(kind in self.kernels for kind in layer_types))
                 and all(facts[key] == value for key, value in self.when.items()))
@@ -70,12 +73,14 @@ def precision_paths() -> tuple[PrecisionPath, ...]:
 
 
 def path_for(device: str, layer_types: Sequence[str], precision: str, split: bool = False,
-             cell_kernel: bool = True, dynamic: bool = False) -> PrecisionPath | None:
+             cell_kernel: bool = True, dynamic: bool = False, f16_model: bool = False,
+             linear_before_reset: bool = False) -> PrecisionPath | None:
     """The first path a node that ran as ``layer_types`` on ``device`` at ``precision`` took (split per
     direction or not; its attributes taken by the cell kernel or not); None where none is known (a
     run at f32 included)."""
     return next((path for path in precision_paths()
-                 if path.matches(device, layer_types, precision, split, cell_kernel, dynamic)), None)
+                 if path.matches(device, layer_types, precision, split, cell_kernel, dynamic, f16_model,
+                                              linear_before_reset)), None)
 
 
 @lru_cache(maxsize=1)
