@@ -245,10 +245,16 @@ F16_JOBS = {job.name: job for job in sorted(SUITES.glob("*/*")) if "-f16" in job
 
 
 def replay_job_json(capsys, job: Path, tmp_path: Path, record: dict | None = None) -> tuple[int, dict]:
-    """A suite's recorded job replayed as the benchmark does: its actual.npz with the record of its run
-    (case.json, or ``record`` in its place)."""
+    """A suite's recorded job replayed as irtool report rejudge does: its actual.npz with the record of
+    its run (case.json, or ``record`` in its place), written as --save-outputs writes it."""
+    from irtool.core.npz import write_npz
+    from irtool.pipeline.prepare import read_and_prepare
+    from irtool.pipeline.recording import load_recording, record_arrays, with_case_record
+
     record = record or json.loads((job / "case.json").read_text())
-    outputs = replay_tool().with_record(job, record, tmp_path / "actual.npz")
+    recorded = with_case_record(load_recording(job / "actual.npz"), record, read_and_prepare(job / "model.xml"))
+    outputs = write_npz(tmp_path / "actual.npz", {**recorded.outputs,
+                                                  **record_arrays(recorded.run, recorded.implementations, None)})
     code, out, err = run(capsys, "run", str(job / "model.xml"), "-d", "CPU", "--precision", "bf16", "--inputs",
                          str(job / "inputs.npz"), "--device-outputs", str(outputs), "--format", "json")
     assert out, err
