@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
-from irtool.runtime.sizes_probe import Target, probe
+from irtool.runtime.sizes_probe import Target, ops_with_bodies, probe
 from irtool.specs.expressions import Sym
 
 # Ops that pass a tensor's values through unchanged in what matters for sequence lengths.
@@ -382,31 +382,6 @@ def _constant(value: Any) -> int | None:
         return None
     data = node.get_data()
     return int(data.reshape(-1)[0]) if data.size == 1 else None
-
-
-def ops_with_bodies(model: Any) -> tuple[list[Any], dict[int, Any]]:
-    """Every op of ``model`` and of the bodies of its TensorIterators, Loops and Ifs at any depth
-    (OpenVINO's shape inference carries the inputs' symbols into bodies), and for each body
-    Parameter (by its node's instance id) the container input it gets."""
-    ops: list[Any] = []
-    outer: dict[int, Any] = {}
-    pending = [model]
-    while pending:
-        graph = pending.pop()
-        for op in graph.get_ordered_ops():
-            ops.append(op)
-            kind = op.get_type_name()
-            if kind not in ("TensorIterator", "Loop", "If"):
-                continue
-            bodies = [(op.get_then_body(), op.get_input_descriptions(0)), (op.get_else_body(), op.get_input_descriptions(1))] \
-                if kind == "If" else [(op.get_function(), op.get_input_descriptions())]
-            for body, descriptions in bodies:
-                parameters = list(body.get_parameters())
-                for description in descriptions:
-                    parameter = parameters[description.body_parameter_index]
-                    outer[parameter.get_instance_id()] = op.input_value(description.input_index)
-                pending.append(body)
-    return ops, outer
 
 
 def _node_sizes(op: Any, spec: Any, sizes: Mapping[str, int]) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """Sizes for the dims of a model's inputs that the symbols do not carry to a recurrent node
 (a Conv, a Pool or a TopK ends them), asked of OpenVINO: clones of the model reshaped with
-candidate sizes tell the nodes' dims (irtool.runtime.sizes)."""
+candidate sizes tell the nodes' dims (irtool.runtime.sizes); and the ops of a model with those of
+its bodies, which both walk."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -122,7 +123,6 @@ def node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]]
 
     from irtool.runtime.model import clone_model
     from irtool.runtime.nodes import node_spec
-    from irtool.runtime.sizes import ops_with_bodies
 
     copy = clone_model(model)
     for parameter, name in zip(copy.get_parameters(), names):
@@ -153,3 +153,28 @@ def _within(dim: Any, size: int) -> bool:
     """Whether a (dynamic, maybe bounded) dim takes ``size``."""
     upper = dim.get_max_length()
     return dim.get_min_length() <= size and (upper < 0 or size <= upper)
+
+
+def ops_with_bodies(model: Any) -> tuple[list[Any], dict[int, Any]]:
+    """Every op of ``model`` and of the bodies of its TensorIterators, Loops and Ifs at any depth
+    (OpenVINO's shape inference carries the inputs' symbols into bodies), and for each body
+    Parameter (by its node's instance id) the container input it gets."""
+    ops: list[Any] = []
+    outer: dict[int, Any] = {}
+    pending = [model]
+    while pending:
+        graph = pending.pop()
+        for op in graph.get_ordered_ops():
+            ops.append(op)
+            kind = op.get_type_name()
+            if kind not in ("TensorIterator", "Loop", "If"):
+                continue
+            bodies = [(op.get_then_body(), op.get_input_descriptions(0)), (op.get_else_body(), op.get_input_descriptions(1))] \
+                if kind == "If" else [(op.get_function(), op.get_input_descriptions())]
+            for body, descriptions in bodies:
+                parameters = list(body.get_parameters())
+                for description in descriptions:
+                    parameter = parameters[description.body_parameter_index]
+                    outer[parameter.get_instance_id()] = op.input_value(description.input_index)
+                pending.append(body)
+    return ops, outer
