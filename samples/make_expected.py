@@ -5,7 +5,7 @@ Writes into FOLDER (default: here): dense.onnx (MatMul + Sigmoid, made with onnx
 dense-in.npz (its input ``x``), dense-out.npz (onnxruntime's output ``y`` on it: the expected
 values) and dense-wrong.npz (the same with one value off by 0.01, as a wrong conversion would
 give); with ``--dynamic``, dense-dyn.onnx too: the same graph with a dynamic batch, a dim no
-recurrent node sizes (docs/run.md, "Sizes for dynamic dims").
+recurrent node sizes, which takes the batch (docs/run.md, "Sizes for dynamic dims").
 
     python samples/make_expected.py [FOLDER] [--dynamic]
 """

@@ -111,7 +111,6 @@ EXIT_CODES = [
     (r"^irtool run dense\.onnx .*--expected dense-wrong\.npz$", 1, "the page shows one expected value off by 0.01 failing"),
     (r"^irtool run hard\.onnx ", 2, "HardSigmoid is unsupported by OpenVINO: exit 2, never a mismatch"),
     (r"^irtool run samples/models/\S+_fault\.(xml|onnx) ", 1, "a fault planted in a lowered cell fails at its step"),
-    (r"^irtool run dense-dyn\.onnx -d CPU$", 3, "the page shows a model with no recurrent op: nothing judged"),
     (r"^irtool run samples/models/streaming_gru\.onnx -d CPU --batch 2$", 2,
      "the page shows a batch OpenVINO refuses, given with --batch, asked for with --shape"),
     (r"^irtool report merge shard-1/ -o merged/$", 2, "the page shows a merge of one shard of two: partial"),
