@@ -139,3 +139,15 @@ def test_when_no_size_fits_the_error_names_each_size_tried_and_what_refuses_it(t
     assert err.endswith("give them with --shape NAME=[...] or --batch N (or every input with --inputs IN.npz)\n")
     code, result, _ = run_json(capsys, str(path), "-d", "CPU", "--batch", "5")
     assert code == 0 and result["inputs"][0]["shape"] == [5, 5, 3]
+
+
+def test_a_bounded_dim_that_reaches_no_node_takes_the_batch_within_its_bounds(tmp_path, capsys):
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    x = ops.parameter(ov.PartialShape([ov.Dimension(3, 6), ov.Dimension(1, 8)]), np.float32, name="x")
+    ov.save_model(ov.Model([ops.relu(x)], [x], "bounded"), str(tmp_path / "bounded.xml"))
+    code, result, err = run_json(capsys, str(tmp_path / "bounded.xml"), "-d", "CPU")
+    assert code == 3 and result["inputs"][0]["shape"] == [3, 2], err  # 2 is below 3..6: its lower bound
+    code, result, err = run_json(capsys, str(tmp_path / "bounded.xml"), "-d", "CPU", "--batch", "9")
+    assert code == 3 and result["inputs"][0]["shape"] == [6, 8], err  # 9 is above both: their upper bounds

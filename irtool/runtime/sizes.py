@@ -60,7 +60,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     plan = _plan(model, given, sizes, source)
     if all(how == "--shape" for how in plan.chosen.values()):  # every size the user's
         return plan
-    refused = shapes_refused(model, plan.shapes)
+    refused = _shapes_refused(model, plan.shapes)
     if refused is None:
         return plan
     tried = [(plan, refused)]
@@ -68,7 +68,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     if "batch_size" not in sizes and batch != 1:
         fallback = _plan(model, given, {**sizes, "batch_size": 1}, source)
         if fallback.shapes != plan.shapes:
-            again = shapes_refused(model, fallback.shapes)
+            again = _shapes_refused(model, fallback.shapes)
             if again is None:
                 why = f"batch 1: OpenVINO's shape inference refuses batch {batch} ({refused})"
                 return replace(fallback, chosen={name: how if fallback.shapes[name] == plan.shapes[name] else
@@ -82,7 +82,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
                    + ("" if "batch_size" in sizes else " or --batch N") + " (or every input with --inputs IN.npz)")
 
 
-def shapes_refused(model: Any, shapes: Mapping[str, Sequence[int]]) -> str | None:
+def _shapes_refused(model: Any, shapes: Mapping[str, Sequence[int]]) -> str | None:
     """What OpenVINO's shape inference says against ``model`` with its inputs (by name) of
     ``shapes``, in short (the op, its name, the reason), or None if it accepts them."""
     import openvino as ov
@@ -207,8 +207,8 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
     for key in symbols:
         if size_of(key) is None:
             dim = next(p for p, n in zip(parameters, names) if n == key[0]).get_partial_shape()[key[1]]
-            upper = dim.get_max_length()
-            assign(symbols[key], min(max(batch, dim.get_min_length()), upper if upper >= 0 else batch))
+            size, upper = max(batch, dim.get_min_length()), dim.get_max_length()
+            assign(symbols[key], min(size, upper) if upper >= 0 else size)
             defaulted.append(key)
             _follow_links(links, representatives, assign)
     shapes: dict[str, tuple[int, ...]] = {}

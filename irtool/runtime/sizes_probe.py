@@ -35,7 +35,7 @@ def probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
     the targets is then checked with its neighbours, and, where the node dims grow with it, the
     smallest size reaching them found by bisection; the smallest size hitting every target
     exactly is kept (else the nearest).  A dim that moves no node dim is left out (the caller
-    asks for --shape)."""
+    gives it the batch)."""
 
     def dims_at(sizes: Mapping[tuple[str, int], int]) -> dict[Target, int | None] | None:
         return node_dims(model, names, given, {**known, **sizes}, targets)
