@@ -57,6 +57,9 @@ SUBSTITUTIONS = [
      "docs/cluster.md: the run on the lab's machines (tests/test_harness_cluster.py runs it on one)"),
     (r"^irtool run samples/models/gru_lengths\.xml -d CPU --openvino 2025\.4\.1,current$", None,
      "tests/test_cli_run_releases.py runs this command as written and checks its table line by line"),
+    (r"^irtool run samples/models/streaming_gru\.onnx -d CPU --batch 2$", None,
+     "tests/test_runtime_sizes.py runs it on the same model (real_models.streaming_gru_model) and checks its line "
+     "word for word"),
 ]
 # reduce.md's bf16 examples were recorded when a bf16 run was judged against the ideal reference;
 # against the emulation of its path (docs/run.md) it agrees bit for bit and there is nothing to
@@ -111,8 +114,6 @@ EXIT_CODES = [
     (r"^irtool run dense\.onnx .*--expected dense-wrong\.npz$", 1, "the page shows one expected value off by 0.01 failing"),
     (r"^irtool run hard\.onnx ", 2, "HardSigmoid is unsupported by OpenVINO: exit 2, never a mismatch"),
     (r"^irtool run samples/models/\S+_fault\.(xml|onnx) ", 1, "a fault planted in a lowered cell fails at its step"),
-    (r"^irtool run samples/models/streaming_gru\.onnx -d CPU --batch 2$", 2,
-     "the page shows a batch OpenVINO refuses, given with --batch, asked for with --shape"),
     (r"^irtool report merge shard-1/ -o merged/$", 2, "the page shows a merge of one shard of two: partial"),
     (r"^irtool run samples/models/gru_lengths\.xml", 1,
      "OpenVINO 2026.4.1's CPU ignores ragged sequence_lengths there (the bug of samples/suites/full.xfail.toml)"),
