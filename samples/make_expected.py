@@ -5,7 +5,7 @@ Writes into FOLDER (default: here): dense.onnx (MatMul + Sigmoid, made with onnx
 dense-in.npz (its input ``x``), dense-out.npz (onnxruntime's output ``y`` on it: the expected
 values) and dense-wrong.npz (the same with one value off by 0.01, as a wrong conversion would
 give); with ``--dynamic``, dense-dyn.onnx too: the same graph with a dynamic batch, a dim no
-recurrent node sizes (docs/run.md, "Sizes for dynamic dims").
+recurrent node sizes, which takes the batch (docs/run.md, "Sizes for dynamic dims").
 
     python samples/make_expected.py [FOLDER] [--dynamic]
 """
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 
 
@@ -29,6 +28,12 @@ def dense(rng: np.random.Generator, batch: int | str = 2) -> onnx.ModelProto:
 
 
 def main(folder: Path, dynamic: bool = False) -> None:
+    try:
+        import onnxruntime
+    except ImportError:  # an extra of irtool, not a dependency: what to install, in one line
+        raise SystemExit("samples/make_expected.py: onnxruntime computes the expected outputs and is not installed: "
+                         "pip install onnxruntime (or pip install -e '.[onnxruntime]')") from None
+
     rng = np.random.default_rng(0)
     onnx.save(dense(rng), folder / "dense.onnx")
     x = rng.standard_normal((2, 3)).astype(np.float32)

@@ -36,6 +36,11 @@ default), with its inputs lstm_f16w.inputs.npz and onnxruntime's outputs of the 
 lstm_f16w.expected.npz: ``irtool run ... --expected`` judges the f16-stored weights against the
 framework's float32 outputs (docs/run.md).
 
+And streaming_gru.onnx: a GRU over x [N, 5, 3] of dynamic batch N and, beside it, a Loop over x's
+steps that concatenates each step with a state of fixed batch 1, as a streaming model carries its
+state: its dynamic shapes take any batch, but the CPU fails on any but 1 when it runs (irtool's
+shape check falls back to batch 1: docs/run.md, "Sizes for dynamic dims").
+
 And amplifying_rnn.xml with its inputs amplifying_rnn.npz, built with openvino's opset API: an
 RNNSequence (tanh, hidden 64, 1000 steps) whose R is 1.5 x an orthogonal matrix, so that a change of
 its state grows step after step until tanh bounds it: irtool judges it up to the step from which no
@@ -55,7 +60,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from real_models import OnnxCase, convert_onnx, newest_opset_model, onnx_inputs, onnx_loop_lstm_model  # noqa: E402
+from real_models import (OnnxCase, convert_onnx, newest_opset_model, onnx_inputs, onnx_loop_lstm_model,  # noqa: E402
+                         streaming_gru_model)
 
 HERE = ROOT / "samples" / "models"
 MODELS = {
@@ -268,6 +274,8 @@ def main() -> None:
     print("wrote samples/models/erfinv_gru.xml, .bin")
     f16_weights()
     amplifying_rnn()
+    streaming_gru_model(HERE / "streaming_gru.onnx")
+    print("wrote samples/models/streaming_gru.onnx")
 
 
 if __name__ == "__main__":

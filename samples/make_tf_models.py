@@ -15,6 +15,10 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   shape fixed): a Keras LSTM layer (hidden 8, random biases), converted by TFLiteConverter for
   the .tflite; OpenVINO keeps no recurrent op of either (a Loop of MatMul/Sigmoid), and irtool
   recognizes the LSTM cell in the Loop's body (docs/lowered.md).
+- keras_lstm_export.xml (IR): the same Keras LSTM exported by ``model.export(folder)`` with no input
+  signature, as Keras users export (the batch always dynamic: x [?, 6, 3]), converted by
+  ov.convert_model and saved by ov.save_model (the SavedModel folder itself is not kept); its batch
+  reaches only the lowered cell, no recurrent op (docs/run.md, "Sizes for dynamic dims").
 - keras_gru.tflite, keras_gru/ and keras_simple_rnn.tflite: a Keras GRU (and SimpleRNN) layer
   (hidden 8, random biases, returning the sequence and the last state) the same way.
 - keras_lstm_fault.xml, keras_gru_fault.xml (from the .tflite files) and
@@ -53,7 +57,7 @@ keras_gru.saved_model.*).
     python -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu openvino && /tmp/tfenv/bin/pip install --no-deps tf_keras
     /tmp/tfenv/bin/python samples/make_tf_models.py [NAME ...]  # from the repository root
 
-NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_fused,
+NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_export, keras_lstm_fused,
 keras_gru, keras_simple_rnn, keras_lstm_unrolled, keras_gru_unrolled, keras_simple_rnn_unrolled, irfft,
 keras_lstm_int8, bench_lstm) rewrite only those (default: all; Keras's weights are
 seeded, TensorFlow's versions may still differ).
@@ -200,6 +204,20 @@ def keras_files(name: str, layer, x: np.ndarray, saved_model: bool) -> None:
         plant_bias_fault(folder, OUT / f"{name}.saved_model_fault.xml")
 
 
+def keras_export_ir(name: str, layer, x: np.ndarray) -> None:
+    """LAYER in a Keras model of dynamic batch exported by ``model.export`` (no input signature),
+    converted by OpenVINO and saved as NAME.xml, with its inputs and Keras's outputs."""
+    import tempfile
+
+    tf.keras.utils.set_random_seed(5)
+    inputs = tf.keras.Input(x.shape[1:])
+    keras = tf.keras.Model(inputs, layer(inputs))
+    with tempfile.TemporaryDirectory() as folder:
+        keras.export(folder)
+        ov.save_model(ov.convert_model(folder), str(OUT / f"{name}.xml"), compress_to_fp16=False)
+        save_keras_io(name, Path(folder), x, keras_outputs(keras, x))
+
+
 def plant_bias_fault(source: Path, xml: Path) -> None:
     """The model OpenVINO converts from SOURCE, saved as XML with a fault planted in its Loop body:
     the first Add of the cell's bias (a constant vector) adds, at iteration FAULT_STEP only, a vector
@@ -250,7 +268,7 @@ def main(names: list[str]) -> None:
     x = np.random.default_rng(1).standard_normal((STEPS, BATCH, SIZE)).astype(np.float32)
     batch_first = x.transpose(1, 0, 2)
     wanted = set(names) or {"block_lstm_while", "gru_block_while", "block_lstm_steps", "gru_block_steps",
-                            "keras_lstm", "keras_lstm_fused", "keras_gru", "keras_simple_rnn", "keras_lstm_unrolled",
+                            "keras_lstm", "keras_lstm_export", "keras_lstm_fused", "keras_gru", "keras_simple_rnn", "keras_lstm_unrolled",
                             "keras_gru_unrolled", "keras_simple_rnn_unrolled", "irfft", "keras_lstm_int8", "bench_lstm"}
 
     for name, make, steps in (("block_lstm_while", block_lstm_function, STEPS),
@@ -265,6 +283,9 @@ def main(names: list[str]) -> None:
 
     if "keras_lstm" in wanted:
         keras_files("keras_lstm", keras_layer("LSTM"), batch_first, saved_model=True)
+
+    if "keras_lstm_export" in wanted:
+        keras_export_ir("keras_lstm_export", keras_layer("LSTM"), batch_first)
 
     if "keras_lstm_fused" in wanted:  # Keras 2's LSTM: TFLiteConverter fuses it (Keras 3's it leaves a loop)
         import tf_keras

@@ -556,3 +556,39 @@ def front_end_model(kind: str, folder: Path, declared: bool = True, stride: int 
     xml = path.with_suffix(".xml")
     ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
     return xml
+
+
+def streaming_gru_model(path: Path, fixed: int = 1) -> Path:
+    """An ONNX model (onnx.helper) with a dynamic batch N: a GRU over x [N, 5, 3], and beside it a
+    Loop over x's steps that concatenates each step with a state of fixed batch ``fixed`` (as a
+    streaming model carries its state): any N but ``fixed`` breaks the Concat, which OpenVINO's
+    CPU finds only when it runs."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weights = {name: numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+               for name, shape in (("w", (7, 4)), ("W", (1, 12, 3)), ("R", (1, 12, 4)), ("B", (1, 24)))}
+    matrix = [None, None]
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["xt"], axis=1), helper.make_node("Concat", ["xt", "h_in"], ["cat"], axis=1),
+         helper.make_node("MatMul", ["cat", "w"], ["m"]), helper.make_node("Tanh", ["m"], ["h_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("h_in", TensorProto.FLOAT, matrix)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, matrix)])
+    graph = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["xs"], perm=[1, 0, 2]),
+         helper.make_node("GRU", ["xs", "W", "R", "B"], ["y"], hidden_size=4),
+         helper.make_node("Loop", ["steps", "", "h0"], ["hT"], body=body)],
+        "streaming", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4),
+         helper.make_tensor_value_info("hT", TensorProto.FLOAT, matrix)],
+        [numpy_helper.from_array(np.int64(5), "steps"), numpy_helper.from_array(np.zeros((fixed, 4), np.float32), "h0"),
+         *weights.values()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path

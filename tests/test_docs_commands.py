@@ -3,7 +3,10 @@ with the exit code the text says.
 
 A command is every line of a ```sh block (a trailing backslash continues it), and every line
 starting with "$ " in any other fenced block (the lines after it are its output). Other
-blocks (synopses, outputs, TOML) are not run. The commands of one page run in order in one
+blocks (synopses, outputs, TOML) are not run.  The key lines of a shown output (its verdict
+line, a run's count of recurrent nodes, a validation's count of files and errors: KEY_LINES)
+must be among the lines the command prints, times normalized (``in 15.4 s`` is any time),
+for every command run as written. The commands of one page run in order in one
 fresh copy of the repository (the tracked files as they are in the work tree), so a page
 may build a file and then run it; ``irtool``, ``python`` and ``pytest`` are this Python
 with the copy on PYTHONPATH.  Afterwards ``git status`` of the copy is clean: whatever the
@@ -54,6 +57,9 @@ SUBSTITUTIONS = [
      "docs/cluster.md: the run on the lab's machines (tests/test_harness_cluster.py runs it on one)"),
     (r"^irtool run samples/models/gru_lengths\.xml -d CPU --openvino 2025\.4\.1,current$", None,
      "tests/test_cli_run_releases.py runs this command as written and checks its table line by line"),
+    (r"^irtool run samples/models/streaming_gru\.onnx -d CPU --batch 2$", None,
+     "tests/test_runtime_sizes.py runs it on the same model (real_models.streaming_gru_model) and checks its line "
+     "word for word"),
 ]
 # reduce.md's bf16 examples were recorded when a bf16 run was judged against the ideal reference;
 # against the emulation of its path (docs/run.md) it agrees bit for bit and there is nothing to
@@ -65,9 +71,14 @@ SUBSTITUTIONS += [
     (r"--precision bf16 --check \"Y\.max_abs>2e-3\"", '--check "Y.max_abs>0"',
      "a criterion of one's own on an error f32 also has (bf16's is measured against its emulation now)"),
 ]
-# Where the CPU has no bf16 (OpenVINO then runs f32 silently), a bf16 run is run at f32.
-NO_BF16_SUBSTITUTIONS = [
-    (r"^irtool run (.*) --precision bf16$", r"irtool run \1 --precision f32", "bf16 is not on this CPU"),
+# Outputs that depend on whether the CPU lists BF16 in OPTIMIZATION_CAPABILITIES, as the page
+# says: (pattern, whether the page's output is from a CPU with bf16, the exit code and the start
+# of the verdict line on the other CPU, what the page says).  On the page's CPU the command's
+# exit code is EXIT_CODES' and its key lines the page's.
+CPU_DEPENDENT = [
+    (r"^irtool run gru\.xml -d CPU --precision bf16$", False, (0, "PASS: 2 of 2 outputs within tolerance"),
+     "README.md: a precision the device lacks is skipped (exit 3; the run shown is from a CPU without bf16); "
+     "a CPU with bf16 runs it, judged against its path's emulation"),
 ]
 # The reduce examples shrink a GRU of batch 8, 50 steps and hidden size 64 and an LSTM of batch
 # 3 (10 to 15 s per reduction here); the test's copy of the suite has the same ids (so the same
@@ -103,11 +114,21 @@ EXIT_CODES = [
     (r"^irtool run dense\.onnx .*--expected dense-wrong\.npz$", 1, "the page shows one expected value off by 0.01 failing"),
     (r"^irtool run hard\.onnx ", 2, "HardSigmoid is unsupported by OpenVINO: exit 2, never a mismatch"),
     (r"^irtool run samples/models/\S+_fault\.(xml|onnx) ", 1, "a fault planted in a lowered cell fails at its step"),
-    (r"^irtool run dense-dyn\.onnx -d CPU$", 2, "the page shows a missing --shape asked for"),
     (r"^irtool report merge shard-1/ -o merged/$", 2, "the page shows a merge of one shard of two: partial"),
     (r"^irtool run samples/models/gru_lengths\.xml", 1,
      "OpenVINO 2026.4.1's CPU ignores ragged sequence_lengths there (the bug of samples/suites/full.xfail.toml)"),
+    (r"^irtool run gru\.xml -d CPU --precision bf16$", 3, "a CPU without bf16 skips it (CPU_DEPENDENT: with bf16, 0)"),
 ]
+# A shown line is a key line if it matches one of these: verdicts, node and file counts.
+KEY_LINES = [
+    r"^(PASS|FAIL|PASSED|FAILED|NOT JUDGED|SKIPPED|ERROR|MISMATCH)\b",  # verdict lines (run, harness, reproducers)
+    r"^irtool( reduce)?: (error|skipped|\S+\[)",  # a refusal, a skip, reduce's verdict on a case
+    r"^\S+: \d+ recurrent nodes? on ",  # a run's header: how many recurrent nodes it found
+    r"^\d+ files? checked: ",  # validate's counts
+    r"^wrote \S+( and \S+)?: ",  # what build wrote: the op, its attributes and inputs
+    r"^reproducer: ",  # where reduce wrote the reproducer
+]
+
 TIMEOUT = 300
 
 
@@ -118,12 +139,14 @@ def cpu_has_bf16() -> bool:
     return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
 
 
-def commands(page: Path) -> list[str]:
-    """The commands of a page, in order (see the module docstring)."""
-    found, fence, pending = [], None, ""
+def shown(page: Path) -> list[tuple[str, list[str]]]:
+    """The commands of a page, in order (see the module docstring), each with the output lines
+    the page shows for it (none for a ```sh block's)."""
+    found: list[tuple[str, list[str]]] = []
+    fence, pending, output = None, "", None
     for line in page.read_text(encoding="utf-8").splitlines():
         if line.startswith("```"):
-            fence = None if fence is not None else line[3:].strip()
+            fence, output = None if fence is not None else line[3:].strip(), None
             continue
         if fence is None:
             continue
@@ -134,17 +157,42 @@ def commands(page: Path) -> list[str]:
                 continue
             whole, pending = (pending + text).strip(), ""
             if whole:
-                found.append(whole)
+                found.append((whole, []))
         elif line.startswith("$ "):
-            found.append(line[2:].strip())
+            output = []
+            found.append((line[2:].strip(), output))
+        elif output is not None:
+            output.append(line)
     return found
+
+
+def commands(page: Path) -> list[str]:
+    """The commands of a page, in order (see the module docstring)."""
+    return [command for command, _ in shown(page)]
+
+
+def normalized(line: str) -> str:
+    """A line as compared: spaces squeezed, any time (``15.4 s``, ``120 ms``) the same."""
+    return re.sub(r"\s+", " ", re.sub(r"\b\d+(\.\d+)? ?(ms|s|min)\b", "<time>", line)).strip()
+
+
+def key_lines(output: list[str]) -> list[str]:
+    return [normalized(line) for line in output if any(re.search(pattern, line) for pattern in KEY_LINES)]
+
+
+def expected_outcome(command: str, output: list[str]) -> tuple[int, list[str], str | None]:
+    """The exit code, the key lines and the start of a verdict line a command shown with ``output``
+    must give on this CPU (CPU_DEPENDENT: the other CPU's exit code and verdict)."""
+    for pattern, shown_with_bf16, (code, verdict), _ in CPU_DEPENDENT:
+        if re.search(pattern, command) and cpu_has_bf16() != shown_with_bf16:
+            return code, [], verdict
+    return expected_code(command), key_lines(output), None
 
 
 def prepared(command: str) -> tuple[str | None, list[str]]:
     """The command to run (None: not run) and the reasons for each change made to it."""
     reasons = []
-    table = SUBSTITUTIONS + ([] if cpu_has_bf16() else NO_BF16_SUBSTITUTIONS)
-    for pattern, replacement, reason in table:
+    for pattern, replacement, reason in SUBSTITUTIONS:
         if re.search(pattern, command):
             if replacement is None:
                 return None, [reason]
@@ -186,10 +234,34 @@ def test_commands_are_found_in_every_page_that_shows_one():
 def test_every_substitution_and_exit_code_is_used():
     """A table entry no command matches is a page that changed without its test."""
     every = [c for page in PAGES for c in commands(page)]
-    for pattern, _, reason in SUBSTITUTIONS + NO_BF16_SUBSTITUTIONS:
+    for pattern, _, reason in SUBSTITUTIONS:
+        assert any(re.search(pattern, c) for c in every), (pattern, reason)
+    for pattern, _, _, reason in CPU_DEPENDENT:
         assert any(re.search(pattern, c) for c in every), (pattern, reason)
     for pattern, _, reason in EXIT_CODES:
         assert any(re.search(pattern, c) for c in every), (pattern, reason)
+
+
+def test_key_lines_are_verdicts_and_counts_with_times_normalized():
+    output = ["irtool harness: samples/suites/smoke.toml: 288 jobs, 216 run now, 72 cannot run here",
+              "  CPU f32                36        0", "reports: irtool-report/results.json",
+              "gru.onnx: 1 recurrent node on CPU", "  1 file checked: 0 errors",
+              "PASSED in 15.4 s: 216 pass, 72 skip"]
+    assert key_lines(output) == ["gru.onnx: 1 recurrent node on CPU", "PASSED in <time>: 216 pass, 72 skip"]
+    assert normalized("PASSED in 0.8 s:  7 pass") == normalized("PASSED in 112 s: 7 pass") != normalized("PASSED: 8 pass")
+
+
+def test_make_expected_without_onnxruntime_says_what_to_install_in_one_line(tmp_path):
+    """samples/make_expected.py (run by docs/run.md) needs onnxruntime, an extra: without it (an import
+    of it fails, as Python's sys.modules[name] = None makes it) one line says what to install."""
+    script = ("import runpy, sys; sys.modules['onnxruntime'] = None; "
+              f"sys.argv = ['make_expected.py', {str(tmp_path)!r}]; "
+              f"runpy.run_path({str(ROOT / 'samples' / 'make_expected.py')!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1 and done.stderr == (
+        "samples/make_expected.py: onnxruntime computes the expected outputs and is not installed: "
+        "pip install onnxruntime (or pip install -e '.[onnxruntime]')\n"), done.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def _git(copy: Path, *argv: str) -> str:
@@ -207,14 +279,21 @@ def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
     env = {**os.environ, "PATH": f"{shims(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}",
            "PYTHONPATH": str(copy), "IRTOOL_OPENVINO_CACHE": str(openvino_cache)}
     env.pop("IRTOOL_FAULT", None)
-    for shown in commands(page):
-        command, _ = prepared(shown)
+    for written, output in shown(page):
+        command, changes = prepared(written)
         if command is None:
             continue
         done = subprocess.run(["bash", "-c", command], cwd=copy, env=env, capture_output=True, text=True,
                               timeout=TIMEOUT)
-        assert done.returncode == expected_code(shown), (
-            f"{page.name}: {shown}\nran: {command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        code, keys, verdict = expected_outcome(written, output)
+        said = f"{page.name}: {written}\nran: {command}\nexit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.returncode == code, said
         assert "Traceback" not in done.stderr, done.stderr
+        printed = [normalized(line) for line in (done.stdout + "\n" + done.stderr).splitlines()]
+        if not changes:  # the page's output is this command's
+            missing = [line for line in keys if line not in printed]
+            assert not missing, f"the page shows lines the command does not print: {missing}\n{said}"
+        if verdict is not None:
+            assert any(line.startswith(verdict) for line in printed), f"no line starts {verdict!r}\n{said}"
     left = _git(copy, "status", "--porcelain", "--untracked-files=all")
     assert not left, f"{page.name}: its commands leave in the checkout what git does not ignore:\n{left}"

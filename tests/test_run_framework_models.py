@@ -161,10 +161,10 @@ def test_a_dim_that_counts_a_loops_iterations_is_sized_as_the_steps(capsys, mode
 
 
 @pytest.mark.parametrize("extra", [[], ["--save-outputs", "OUT"]], ids=["plain", "save-outputs"])
-def test_a_model_without_its_shape_is_a_usage_error_naming_what_to_give(capsys, tmp_path, extra):
+def test_a_model_with_no_recurrent_op_runs_at_the_batch_it_says(capsys, tmp_path, extra):
     """A model with no recurrent op and a dynamic batch (samples/make_expected.py's dense graph, the
-    batch left dynamic): irtool cannot size it, so what is missing is an argument (exit 2, naming
-    --shape and the input), not a skip (a Keras SavedModel said `skipped`, exit 3)."""
+    batch left dynamic): the batch takes --batch's size (default 2), the header says so, and with
+    nothing to judge the run exits 3 (a Keras SavedModel once said `skipped`, then asked for --shape)."""
     import sys
 
     import onnx
@@ -175,9 +175,10 @@ def test_a_model_without_its_shape_is_a_usage_error_naming_what_to_give(capsys, 
     onnx.save(dense(np.random.default_rng(0), "batch"), tmp_path / "dyn.onnx")
     extra = [str(tmp_path / "out.npz") if item == "OUT" else item for item in extra]
     code = main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", *extra])
-    err = capsys.readouterr().err
-    assert code == 2 and err == ("irtool: error: input x of dyn.onnx has a dynamic dim 0 that reaches no "
-                                 "recurrent node, so irtool cannot choose its size: give it with --shape "
-                                 "x=[...] (or every input with --inputs IN.npz)\n"), err
-    assert not (tmp_path / "out.npz").exists()
-    assert main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", "--shape", "x=[2,3]", *extra]) == 3
+    out = capsys.readouterr().out
+    assert code == 3 and "x float32[2, 3] (dynamic dims sized: dim 0 = 2 (--batch; it reaches no recurrent op's dims))" \
+        in out, out
+    if extra:
+        assert np.load(tmp_path / "out.npz")["y"].shape == (2, 4)
+    assert main(["run", str(tmp_path / "dyn.onnx"), "-d", "CPU", "--shape", "x=[3,3]", *extra]) == 3
+    assert "x float32[3, 3]\n" in capsys.readouterr().out

@@ -170,7 +170,7 @@ def test_a_node_inside_a_loop_body_is_judged_at_every_iteration(folder, capsys):
     assert node["where"] == "body of Loop 'hT'" and node["iterations"] == 3 and node["iteration"] is not None
 
 
-def test_a_dim_that_reaches_no_node_asks_for_shape(folder, capsys):
+def test_a_dim_that_reaches_no_node_gets_the_batch_and_says_so(folder, capsys):
     import openvino as ov
     import openvino.opset1 as ops
 
@@ -179,11 +179,11 @@ def test_a_dim_that_reaches_no_node_asks_for_shape(folder, capsys):
     extra = ops.parameter([-1], np.float32, name="extra")
     out = ops.add(model.outputs[0].get_node().input_value(0), ops.reduce_sum(extra, ops.constant(np.int64(0))))
     ov.save_model(ov.Model([out], list(model.get_parameters()) + [extra], "extra"), str(folder / "extra.xml"))
-    code = main(["run", str(folder / "extra.xml"), "-d", "CPU"])
-    err = capsys.readouterr().err
-    assert code == 2 and len(err.splitlines()) == 1
-    assert "input extra of extra.xml has a dynamic dim 0 that reaches no recurrent node" in err
-    assert "--shape extra=[...]" in err
+    for argv, size in (([], 2), (["--batch", "3"], 3)):
+        code, result, _ = run_json(capsys, str(folder / "extra.xml"), "-d", "CPU", *argv)
+        assert_all_nodes_pass(code, result, 1)
+        assert {i["name"]: i["shape"] for i in result["inputs"]}["extra"] == [size]
+        assert result["shapes_chosen"]["extra"] == f"dim 0 = {size} (--batch; it reaches no recurrent op's dims)"
     code, result, _ = run_json(capsys, str(folder / "extra.xml"), "-d", "CPU", "--shape", "extra=[3]")
     assert_all_nodes_pass(code, result, 1)
 
@@ -288,14 +288,15 @@ def test_per_direction_activations_from_the_onnx_frontend(folder, capsys):
     assert (code, verdict) == (2, "error") and "OpenVINO applies the first half to both directions" in reason
 
 
-def test_a_model_without_recurrent_nodes_and_unsized_dims_asks_for_its_shape(folder, capsys):
-    """What is missing is an argument: a usage error naming it (exit 2), not a skip (exit 3)."""
+def test_a_model_without_recurrent_nodes_runs_at_the_batch_and_is_not_judged(folder, capsys):
+    """Nothing is missing: its dynamic dim takes the batch (the header says so), and with no
+    recurrent node nothing is judged (exit 3)."""
     import openvino as ov
     import openvino.opset1 as ops
 
     x = ops.parameter([-1, 3], np.float32, name="x")
     ov.save_model(ov.Model([ops.relu(x)], [x], "relu"), str(folder / "relu-dyn.xml"))
     code = main(["run", str(folder / "relu-dyn.xml"), "-d", "CPU"])
-    err = capsys.readouterr().err
-    assert code == 2 and err.startswith("irtool: error: input x of relu-dyn.xml has a dynamic dim 0 that reaches no "
-                                        "recurrent node, so irtool cannot choose its size: give it with --shape x=[...]")
+    out = capsys.readouterr().out
+    assert code == 3 and "x float32[2, 3] (dynamic dims sized: dim 0 = 2 (--batch; it reaches no recurrent op's dims))" \
+        in out, out

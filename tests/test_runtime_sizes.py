@@ -5,6 +5,11 @@ The models are ONNX graphs built with onnx.helper and converted by ov.convert_mo
 (tests/real_models.py): a Conv1d speech front end, a Conv/MaxPool OCR front end with a
 bidirectional LSTM, and lengths sorted by TopK with x gathered by the order (PyTorch's
 pack_padded_sequence).
+
+A dim that reaches no recurrent op takes --batch (a Keras model.export's batch, which reaches only
+a lowered cell: samples/models/tf/keras_lstm_export.xml), and sizes OpenVINO's shape inference
+refuses fall back to batch 1 (a streaming model's Loop that concatenates each step with a state of
+batch 1, built with onnx.helper), or are named with what refuses them.
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from real_models import FRONT_ENDS, front_end_model
+from real_models import FRONT_ENDS, front_end_model, streaming_gru_model
 
 from irtool.cli.program import main
 
@@ -84,3 +89,65 @@ def test_a_strided_conv_gets_the_smallest_input_that_gives_the_node_its_steps(st
     plan = plan_inputs(model, {}, {"seq_length": seq, "batch_size": 1}, "speech")
     # Conv1d kernel 3, pads 1: floor((T - 1) / stride) + 1 steps
     assert plan.shapes == {"x": (1, 3, stride * (seq - 1) + 1)}
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "models"
+
+
+@pytest.mark.parametrize("argv, batch", [([], 2), (["--batch", "3"], 3)])
+def test_a_keras_export_runs_at_the_batch_its_lowered_lstm_cannot_say(argv, batch, capsys):
+    """Keras's model.export writes a dynamic batch, which reaches only the LSTM cell the
+    converter lowered to plain ops (no recurrent op): it takes --batch, and the header says so
+    (samples/models/tf/keras_lstm_export.xml, made by samples/make_tf_models.py)."""
+    code, result, err = run_json(capsys, str(SAMPLES / "tf" / "keras_lstm_export.xml"), "-d", "CPU", *argv)
+    assert code == 0 and result["verdict"] == "pass", err
+    assert result["inputs"][0]["shape"] == [batch, 6, 3]
+    assert result["shapes_chosen"] == {"keras_tensor": "dim 0 = %d (--batch; it reaches no recurrent op's dims)" % batch}
+    (node,) = result["nodes"]
+    assert node["type"] == "LSTMCell" and node["verdict"] == "pass" and node["iterations"] == 6
+
+
+def test_a_batch_openvino_refuses_falls_back_to_batch_1_and_says_why(tmp_path, capsys):
+    path = streaming_gru_model(tmp_path / "streaming.onnx")
+    code, result, err = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass", err
+    assert result["inputs"][0]["shape"] == [1, 5, 3]
+    assert result["shapes_chosen"]["x"] == (
+        "from the recurrent nodes; batch 1: OpenVINO's shape inference refuses batch 2 "
+        "(Concat 'cat' of input shapes {[2,3],[1,4]}: Argument shapes are inconsistent)")
+    (node,) = result["nodes"]
+    assert node["type"] == "GRU" and node["verdict"] == "pass"
+
+
+def test_a_batch_given_that_openvino_refuses_is_not_changed(tmp_path, capsys):
+    path = streaming_gru_model(tmp_path / "streaming.onnx")
+    code = main(["run", str(path), "-d", "CPU", "--batch", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        "irtool: error: streaming.onnx: OpenVINO's shape inference refuses the sizes irtool chose for its inputs' "
+        "dynamic dims (x[2, 5, 3] (from the recurrent nodes): Concat 'cat' of input shapes {[2,3],[1,4]}: Argument "
+        "shapes are inconsistent): give them with --shape NAME=[...] (or every input with --inputs IN.npz)\n"), err
+
+
+def test_when_no_size_fits_the_error_names_each_size_tried_and_what_refuses_it(tmp_path, capsys):
+    path = streaming_gru_model(tmp_path / "streaming.onnx", fixed=5)  # the state's batch is 5: neither 2 nor 1 fits
+    code = main(["run", str(path), "-d", "CPU"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "x[2, 5, 3] (from the recurrent nodes): Concat 'cat' of input shapes {[2,3],[5,4]}" in err
+    assert "x[1, 5, 3] (from the recurrent nodes): Concat 'cat' of input shapes {[1,3],[5,4]}" in err
+    assert err.endswith("give them with --shape NAME=[...] or --batch N (or every input with --inputs IN.npz)\n")
+    code, result, _ = run_json(capsys, str(path), "-d", "CPU", "--batch", "5")
+    assert code == 0 and result["inputs"][0]["shape"] == [5, 5, 3]
+
+
+def test_a_bounded_dim_that_reaches_no_node_takes_the_batch_within_its_bounds(tmp_path, capsys):
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    x = ops.parameter(ov.PartialShape([ov.Dimension(3, 6), ov.Dimension(1, 8)]), np.float32, name="x")
+    ov.save_model(ov.Model([ops.relu(x)], [x], "bounded"), str(tmp_path / "bounded.xml"))
+    code, result, err = run_json(capsys, str(tmp_path / "bounded.xml"), "-d", "CPU")
+    assert code == 3 and result["inputs"][0]["shape"] == [3, 2], err  # 2 is below 3..6: its lower bound
+    code, result, err = run_json(capsys, str(tmp_path / "bounded.xml"), "-d", "CPU", "--batch", "9")
+    assert code == 3 and result["inputs"][0]["shape"] == [6, 8], err  # 9 is above both: their upper bounds

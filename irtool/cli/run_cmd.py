@@ -74,7 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the shape of a model input with dynamic dims, e.g. --shape x=[2,5,8] (repeatable); "
                              "by default dynamic dims are sized from the recurrent nodes they reach")
     parser.add_argument("--batch", type=int, default=None, metavar="N",
-                        help="batch size for dynamic batch dims (default 2)")
+                        help="batch size for dynamic batch dims and for dims that reach no recurrent op (default 2, "
+                             "else 1 where OpenVINO's shape inference refuses 2)")
     parser.add_argument("--seq-length", type=int, default=None, metavar="N",
                         help="sequence length for dynamic time dims (default 4)")
     parser.add_argument("--reproducers", type=Path, metavar="DIR",

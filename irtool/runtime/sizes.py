@@ -11,19 +11,28 @@ the chosen batch and sequence length.
 
 A dim the symbols do not carry to a node (a Conv, a Pool or a TopK ends them) is sized by
 asking OpenVINO: clones of the model reshaped with candidate sizes tell the nodes' dims
-(:func:`_probe`).  A Gather by a TopK's indices (a sort) links its gathered dim to the sorted
-axis.  A dim that moves no node dim is not guessed: the user names it with ``--shape``.
+(irtool.runtime.sizes_probe).  A Gather by a TopK's indices (a sort) links its gathered dim to
+the sorted axis.  A dim that moves no node dim (a Keras model's batch that reaches only a cell
+lowered to plain ops, a model with no recurrent op) gets the batch size (``--batch``, default 2).
+
+The sizes are then checked with OpenVINO's shape inference on the whole model made static: a
+model may take only batch 1 (a Loop that concatenates each step with a state of fixed batch 1,
+as a streaming TFLite model carries it), which its dynamic shapes do not say and the CPU
+finds only when it runs.  Where it refuses the default batch, batch 1 is tried (and the plan
+says why); where it refuses every size tried, the error says which sizes and why.
 
 Model inputs that feed a node's sequence_lengths (directly or through a Convert, a TopK or a
 Gather) are reported too, so that their values can be made valid (1..seq_length).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
+from irtool.runtime.sizes_probe import Target, ops_with_bodies, probe
 from irtool.specs.expressions import Sym
 
 # Ops that pass a tensor's values through unchanged in what matters for sequence lengths.
@@ -44,7 +53,61 @@ class InputPlan:
 def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, int],
                 source: str) -> InputPlan:
     """Shapes for the model's inputs: ``given`` (``--shape NAME=[...]``) as they are, dynamic dims of
-    the others from the recurrent nodes they reach, with ``sizes`` for batch_size and seq_length."""
+    the others from the recurrent nodes they reach, with ``sizes`` for batch_size and seq_length
+    (batch_size also for a dim that reaches no node), that OpenVINO's shape inference accepts:
+    batch 1 where it refuses the default batch (``sizes`` without batch_size), else RunError
+    naming the sizes tried and what OpenVINO says of each."""
+    plan = _plan(model, given, sizes, source)
+    if all(how == "--shape" for how in plan.chosen.values()):  # every size the user's
+        return plan
+    refused = _shapes_refused(model, plan.shapes)
+    if refused is None:
+        return plan
+    tried = [(plan, refused)]
+    batch = default_batch()
+    if "batch_size" not in sizes and batch != 1:
+        fallback = _plan(model, given, {**sizes, "batch_size": 1}, source)
+        if fallback.shapes != plan.shapes:
+            again = _shapes_refused(model, fallback.shapes)
+            if again is None:
+                why = f"batch 1: OpenVINO's shape inference refuses batch {batch} ({refused})"
+                return replace(fallback, chosen={name: how if fallback.shapes[name] == plan.shapes[name] else
+                                                 f"{how}; {why}" for name, how in fallback.chosen.items()})
+            tried.append((fallback, again))
+    said = "; ".join(", ".join(f"{name}{list(tried_plan.shapes[name])} ({how})"
+                               for name, how in tried_plan.chosen.items() if how != "--shape") + f": {why}"
+                     for tried_plan, why in tried)
+    raise RunError(f"{source}: OpenVINO's shape inference refuses the sizes irtool chose for its inputs' dynamic "
+                   f"dims ({said}): give them with --shape NAME=[...]"
+                   + ("" if "batch_size" in sizes else " or --batch N") + " (or every input with --inputs IN.npz)")
+
+
+def _shapes_refused(model: Any, shapes: Mapping[str, Sequence[int]]) -> str | None:
+    """What OpenVINO's shape inference says against ``model`` with its inputs (by name) of
+    ``shapes``, in short (the op, its name, the reason), or None if it accepts them."""
+    import openvino as ov
+
+    from irtool.runtime.core import openvino_message
+    from irtool.runtime.model import clone_model, tensor_name
+
+    copy = clone_model(model)
+    for parameter in copy.get_parameters():
+        parameter.set_partial_shape(ov.PartialShape(list(shapes[tensor_name(parameter.output(0))])))
+    try:
+        copy.validate_nodes_and_infer_types()
+    except RuntimeError as error:
+        text = str(error)
+        node = re.search(r"While validating node '\S+::(\w+) .*?with friendly_name '([^']*)'", text, re.S)
+        shapes_in = re.search(r"Shape inference input shapes (\S+)", text)
+        reason = [line.strip() for line in text.splitlines() if line.strip()][-1].split(";")[0].rstrip(".")
+        if node is None:
+            return openvino_message(error)
+        return f"{node[1]} '{node[2]}'" + (f" of input shapes {shapes_in[1]}" if shapes_in else "") + f": {reason}"
+    return None
+
+
+def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, int], source: str) -> InputPlan:
+    """The plan of :func:`plan_inputs` for ``sizes``, before OpenVINO checks it."""
     import openvino as ov
 
     from irtool.runtime.model import clone_model, tensor_name
@@ -100,7 +163,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
 
     lengths: dict[str, int] = {}
     targets: list[Target] = []  # the nodes' dynamic dims, for OpenVINO to be asked about
-    ops, outer = _ops_with_bodies(copy)
+    ops, outer = ops_with_bodies(copy)
     nodes = [(op, spec) for op in ops if (spec := node_spec(op)) is not None]
     for ordinal, (op, spec) in enumerate(nodes):
         node_sizes = _node_sizes(op, spec, sizes)
@@ -135,10 +198,19 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     unsized = [key for key in symbols if size_of(key) is None]
     if unsized and targets:  # dims the symbols do not carry to a node (Conv, Pool, TopK...): OpenVINO is asked
         known = {key: size for key in symbols if (size := size_of(key)) is not None}
-        probed = _probe(model, names, given, known, unsized, targets, source)
+        probed = probe(model, names, given, known, unsized, targets, source)
         for key, size in probed.items():
             assign(symbols[key], size)
         _follow_links(links, representatives, assign)
+    batch = sizes.get("batch_size", default_batch())
+    defaulted = []  # dims that move no node dim: the batch, or the nearest size their bounds allow
+    for key in symbols:
+        if size_of(key) is None:
+            dim = next(p for p, n in zip(parameters, names) if n == key[0]).get_partial_shape()[key[1]]
+            size, upper = max(batch, dim.get_min_length()), dim.get_max_length()
+            assign(symbols[key], min(size, upper) if upper >= 0 else size)
+            defaulted.append(key)
+            _follow_links(links, representatives, assign)
     shapes: dict[str, tuple[int, ...]] = {}
     chosen: dict[str, str] = {}
     for parameter, name in zip(parameters, names):
@@ -151,19 +223,23 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
             if dim.is_static:
                 shape.append(dim.get_length())
                 continue
-            size = size_of((name, k))
-            if size is None:
-                raise RunError(f"input {name} of {source} has a dynamic dim {k} that reaches no recurrent node, so "
-                               f"irtool cannot choose its size: give it with --shape {name}=[...] (or every input "
-                               f"with --inputs IN.npz)")
-            shape.append(size)
+            shape.append(size_of((name, k)))
         shapes[name] = tuple(shape)
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
             loops = [f"dim {k} = {shape[k]}, the iterations of {loop} (--seq-length)"
                      for (input_name, k), loop in counted.items() if input_name == name]
-            nodes = len(loops) < sum(dim.is_dynamic for dim in parameter.get_partial_shape())
-            chosen[name] = "; ".join((["from the recurrent nodes"] if nodes else []) + loops)
+            alone = [f"dim {k} = {shape[k]} (--batch; it reaches no recurrent op's dims)"
+                     for input_name, k in defaulted if input_name == name]
+            nodes = len(loops) + len(alone) < sum(dim.is_dynamic for dim in parameter.get_partial_shape())
+            chosen[name] = "; ".join((["from the recurrent nodes"] if nodes else []) + loops + alone)
     return InputPlan(shapes, lengths, chosen)
+
+
+def default_batch() -> int:
+    """The batch a dynamic batch dim gets when --batch does not say (the specs' default)."""
+    from irtool.specs import registry
+
+    return next(spec.default_sizes["batch_size"] for spec in registry() if "batch_size" in spec.default_sizes)
 
 
 def default_steps() -> int:
@@ -259,151 +335,6 @@ def _condition_inputs(loop: Any) -> set[int]:
             if parameters[d.body_parameter_index].get_instance_id() in reached}
 
 
-@dataclass(frozen=True)
-class Target:
-    """A dynamic dim of a recurrent node's input and the size it should get (its batch_size,
-    seq_length...: ``--batch``, ``--seq-length`` or the spec's default)."""
-
-    node: int  # the node's place among the recurrent ops of the model and its bodies, in order
-    port: int
-    dim: int
-    size: int
-
-
-BASES = (16, 32, 64, 8, 128, 4, 256, 2, 1)  # sizes tried for every unsized dim until OpenVINO accepts one
-MAX_REACH = 32  # sizes checked on each side of the one the slope gives (a stride of up to 30 is solved exactly)
-
-
-def _probe(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
-           known: Mapping[tuple[str, int], int], unsized: list[tuple[str, int]], targets: list[Target],
-           source: str) -> dict[tuple[str, int], int]:
-    """Sizes for the dims in ``unsized``, asked of OpenVINO: a clone of ``model`` reshaped with
-    candidate sizes tells the recurrent nodes' dims (its shape inference is exact).  From a base
-    size OpenVINO accepts, each dim is doubled alone to learn which node dims it moves and how
-    fast (a Conv or Pool maps it affinely, up to rounding); the size that the slope says gives
-    the targets is then checked with its neighbours, and, where the node dims grow with it, the
-    smallest size reaching them found by bisection; the smallest size hitting every target
-    exactly is kept (else the nearest).  A dim that moves no node dim is left out (the caller
-    asks for --shape)."""
-
-    def dims_at(sizes: Mapping[tuple[str, int], int]) -> dict[Target, int | None] | None:
-        return _node_dims(model, names, given, {**known, **sizes}, targets)
-
-    for base in BASES:
-        start = {key: base for key in unsized}
-        found = dims_at(start)
-        if found is not None:
-            break
-    else:
-        name, k = unsized[0]
-        raise RunError(f"input {name} of {source} has a dynamic dim {k} that irtool cannot size (OpenVINO accepts "
-                       f"none of the sizes {', '.join(map(str, BASES))} for it): give it with --shape {name}=[...]")
-    chosen = dict(start)
-    result: dict[tuple[str, int], int] = {}
-    for key in unsized:
-        doubled = dims_at({**chosen, key: 2 * base})
-        if doubled is None:
-            continue
-        moved = [t for t in targets if found[t] is not None and doubled[t] is not None and found[t] != doubled[t]]
-        if not moved:
-            continue
-        growing = all(doubled[t] > found[t] for t in moved)
-        guesses: set[int] = set()
-        for target in moved:
-            slope = (doubled[target] - found[target]) / base
-            guess = round(base + (target.size - found[target]) / slope)
-            reach = min(int(abs(1 / slope)) + 2, MAX_REACH)
-            guesses.update(range(guess - reach, guess + reach + 1))
-        if growing:  # a Conv or Pool: the smallest size giving every moved dim at least its target
-            guesses.add(_smallest(lambda size: _reaches(dims_at({**chosen, key: size}), moved), max(guesses)))
-
-        def score(size: int) -> tuple[int, int] | None:
-            dims = dims_at({**chosen, key: size})
-            if dims is None or any(dims[t] is None or dims[t] < 1 for t in moved):
-                return None
-            return -sum(dims[t] == t.size for t in moved), sum(abs(dims[t] - t.size) for t in moved)
-
-        best: tuple[tuple[int, int], int] | None = None
-        for size in sorted(g for g in guesses if g >= 1):
-            found_score = score(size)
-            if found_score is not None and (best is None or found_score < best[0]):
-                best = (found_score, size)
-            if found_score is not None and found_score[0] == -len(moved):  # all exact: the smallest such size
-                break
-        if best is not None:
-            chosen[key] = result[key] = best[1]
-    if result and dims_at(chosen) is None:
-        name, k = next(iter(result))
-        raise RunError(f"input {name} of {source} has a dynamic dim {k} that irtool cannot size (OpenVINO accepts no "
-                       f"combination of the sizes it tried): give it with --shape {name}=[...]")
-    return result
-
-
-MAX_SIZE = 1 << 24  # the largest size searched for one dim
-
-
-def _reaches(dims: Mapping[Target, int | None] | None, moved: list[Target]) -> bool:
-    return dims is not None and all(dims[t] is not None and dims[t] >= t.size for t in moved)
-
-
-def _smallest(enough: Any, start: int) -> int:
-    """The smallest size >= 1 for which ``enough`` holds, ``enough`` growing with the size
-    (doubling from ``start`` until it holds, then bisecting); ``start`` if it never holds."""
-    high = max(start, 1)
-    while not enough(high):
-        if high >= MAX_SIZE:
-            return start
-        high *= 2
-    low = 0  # enough(low) is taken as false
-    while high - low > 1:
-        middle = (low + high) // 2
-        if enough(middle):
-            high = middle
-        else:
-            low = middle
-    return high
-
-
-def _node_dims(model: Any, names: list[str], given: Mapping[str, tuple[int, ...]],
-               sizes: Mapping[tuple[str, int], int], targets: list[Target]) -> dict[Target, int | None] | None:
-    """The dims ``targets`` name in a clone of ``model`` whose inputs take ``given`` and ``sizes``
-    (the rest of their dims dynamic), or None if OpenVINO rejects those shapes."""
-    import openvino as ov
-
-    from irtool.runtime.model import clone_model
-    from irtool.runtime.nodes import node_spec
-
-    copy = clone_model(model)
-    for parameter, name in zip(copy.get_parameters(), names):
-        if name in given:
-            parameter.set_partial_shape(ov.PartialShape(list(given[name])))
-            continue
-        shape = parameter.get_partial_shape()
-        if shape.rank.is_dynamic or any(not _within(dim, sizes[(name, k)]) for k, dim in enumerate(shape)
-                                        if (name, k) in sizes):
-            return None
-        parameter.set_partial_shape(ov.PartialShape([
-            ov.Dimension(sizes[(name, k)]) if (name, k) in sizes else dim for k, dim in enumerate(shape)]))
-    try:
-        copy.validate_nodes_and_infer_types()
-    except RuntimeError:
-        return None
-    nodes = [op for op in _ops_with_bodies(copy)[0] if node_spec(op) is not None]
-    found: dict[Target, int | None] = {}
-    for target in targets:
-        op = nodes[target.node] if target.node < len(nodes) else None
-        shape = op.input_value(target.port).get_partial_shape() if op is not None else None
-        dim = shape[target.dim] if shape is not None and shape.rank.is_static and target.dim < len(shape) else None
-        found[target] = dim.get_length() if dim is not None and dim.is_static else None
-    return found
-
-
-def _within(dim: Any, size: int) -> bool:
-    """Whether a (dynamic, maybe bounded) dim takes ``size``."""
-    upper = dim.get_max_length()
-    return dim.get_min_length() <= size and (upper < 0 or size <= upper)
-
-
 def _permutation_links(ops: list[Any]) -> list[tuple[Any, Any]]:
     """Dims that must be equal though no symbol says so: a Gather whose indices are TopK's indices
     over a whole axis (sorting, as PyTorch's pack_padded_sequence does) permutes its data's
@@ -451,31 +382,6 @@ def _constant(value: Any) -> int | None:
         return None
     data = node.get_data()
     return int(data.reshape(-1)[0]) if data.size == 1 else None
-
-
-def _ops_with_bodies(model: Any) -> tuple[list[Any], dict[int, Any]]:
-    """Every op of ``model`` and of the bodies of its TensorIterators, Loops and Ifs at any depth
-    (OpenVINO's shape inference carries the inputs' symbols into bodies), and for each body
-    Parameter (by its node's instance id) the container input it gets."""
-    ops: list[Any] = []
-    outer: dict[int, Any] = {}
-    pending = [model]
-    while pending:
-        graph = pending.pop()
-        for op in graph.get_ordered_ops():
-            ops.append(op)
-            kind = op.get_type_name()
-            if kind not in ("TensorIterator", "Loop", "If"):
-                continue
-            bodies = [(op.get_then_body(), op.get_input_descriptions(0)), (op.get_else_body(), op.get_input_descriptions(1))] \
-                if kind == "If" else [(op.get_function(), op.get_input_descriptions())]
-            for body, descriptions in bodies:
-                parameters = list(body.get_parameters())
-                for description in descriptions:
-                    parameter = parameters[description.body_parameter_index]
-                    outer[parameter.get_instance_id()] = op.input_value(description.input_index)
-                pending.append(body)
-    return ops, outer
 
 
 def _node_sizes(op: Any, spec: Any, sizes: Mapping[str, int]) -> dict[str, int]:
