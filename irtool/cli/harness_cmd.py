@@ -68,7 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="comma-separated implementations the run must reach, each RNNSeq or OP:RNNSeq "
                              "(GRUSequence:TensorIterator): one that no job ran as fails the run, as a regression "
                              "does (besides the suites' own expect_coverage)")
-    add_release_options(parser, "the suites")
+    add_release_options(parser, "run the suites", ", and they are compared with each other; with --cluster, "
+                        "versions (and current, this machine's) offered by the workers (irtool worker --openvino), "
+                        "each job placed on a worker that offers its release")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the jobs on the workers of this Dask scheduler (tcp://HOST:8786, tls://...; "
                              "irtool worker joins one; needs irtool[cluster]): each job where its device and "
