@@ -26,11 +26,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
+from irtool.core.files import MIB, size_text
 from irtool.core.formats import WEIGHTS_BESIDE
 from irtool.jobs.records import Job, SuiteCase
 from irtool.jobs.worker import job_to_json
 
-MAX_BYTES = 64 << 20  # a job's files, in all: more is skipped before the run (docs/cluster.md)
+MAX_BYTES = 64 * MIB  # a job's files, in all: more is skipped before the run (docs/cluster.md)
 FIELDS = ("file", "inputs", "expected")  # the case fields that name files
 
 
@@ -94,8 +95,8 @@ def too_big(case: SuiteCase) -> str | None:
     size = _size(case)
     if size <= MAX_BYTES:
         return None
-    return (f"its files are {size / (1 << 20):.1f} MiB, more than the {MAX_BYTES >> 20} MiB a job sends to a "
-            f"worker of the cluster (docs/cluster.md): run it without --cluster")
+    return (f"its files are {size_text(size)}, more than the {size_text(MAX_BYTES)} a job sends to a worker of the "
+            f"cluster (docs/cluster.md): run it without --cluster")
 
 
 def pack(jobs: Sequence[Job]) -> Shipment:
