@@ -4,8 +4,9 @@
 worker silent for ``worker_ttl`` seconds is dropped, a task whose workers died
 ``allowed_failures`` times is given up.  ``irtool worker`` (:func:`offer`, then
 :func:`serve_worker`) joins it and offers what this machine runs: each device at each
-precision it computes, as one Dask resource per pair (:func:`resource`, carrying irtool's
-version, so that no task of one irtool lands on a worker of another), running ``lanes`` jobs
+precision it computes under each OpenVINO release asked for (environments made as
+``irtool harness --openvino`` makes them), as one Dask resource per triple (:func:`resource`,
+carrying irtool's version, so that no task of one irtool lands on a worker of another), running ``lanes`` jobs
 at a time in all (a Dask thread each, each with its own isolated process); and
 publishes what it is (its name, irtool and OpenVINO versions, device report) for the harness
 (:mod:`irtool.harness.cluster`) to read.  Each task the harness sends is
