@@ -87,7 +87,13 @@ def _external_data(path: Path) -> list[Path]:
 
 
 def _size(case: SuiteCase) -> int:
-    return sum(file.stat().st_size for path in _named(case) for file in _files(path))
+    size = 0
+    for file in (file for path in _named(case) for file in _files(path)):
+        try:
+            size += file.stat().st_size
+        except OSError:  # gone since: not sent, as an absent file
+            pass
+    return size
 
 
 def too_big(case: SuiteCase) -> str | None:
@@ -119,7 +125,10 @@ def pack(jobs: Sequence[Job]) -> Shipment:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", dereference=True) as tar:
         for arcname, file in members.items():
-            tar.add(file, arcname=arcname, recursive=False)
+            try:
+                tar.add(file, arcname=arcname, recursive=False)
+            except OSError:  # gone or unreadable since: the job meets that on the worker, as it would here
+                pass
     return Shipment(sent, buffer.getvalue(), {number: str(folder) for folder, number in folders.items()})
 
 
