@@ -50,10 +50,11 @@ OTHER_VERSION = [sys.executable, "-c", "import sys, irtool; irtool.__version__ =
                  "from irtool.cli.program import main; sys.exit(main(sys.argv[1:]))"]
 
 
-def _launch(command: list[str]) -> subprocess.Popen:
+def _launch(command: list[str], cwd: Path | None = None) -> subprocess.Popen:
     """A process of ours; its stderr goes to a file (a pipe no one reads would block it once full)."""
     log = tempfile.TemporaryFile(mode="w+")
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "CI": "true"})
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "CI": "true"},
+                               cwd=cwd)
     process.log = log  # type: ignore[attr-defined]
     return process
 
@@ -90,10 +91,12 @@ class Lab:
         command = [*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(self.file)]
         self.processes = [_up(_launch(command), "scheduler at", time.monotonic() + START_LIMIT)]
 
-    def workers(self, *specs: tuple[str, str, str], command: list[str] = IRTOOL) -> list[subprocess.Popen]:
-        """Workers (name, devices, precisions), started side by side."""
+    def workers(self, *specs: tuple[str, str, str], command: list[str] = IRTOOL, more: tuple[str, ...] = (),
+                cwd: Path | None = None) -> list[subprocess.Popen]:
+        """Workers (name, devices, precisions), started side by side (``more``: their other options)."""
         launched = [_launch([*command, "worker", "--scheduler-file", str(self.file), "--name", name,
-                             "--devices", devices, "--precisions", precisions]) for name, devices, precisions in specs]
+                             "--devices", devices, "--precisions", precisions, *more], cwd)
+                    for name, devices, precisions in specs]
         self.processes += launched
         deadline = time.monotonic() + START_LIMIT
         return [_up(process, "joined", deadline) for process in launched]
@@ -285,4 +288,135 @@ def test_a_worker_that_cannot_offer_what_it_is_asked_says_so_in_one_line():
                           text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("irtool: error: --devices GPU: cannot run here: GPU is not available here")
+    assert len(done.stderr.splitlines()) == 1 and not done.stdout
+
+
+MODELS = ROOT / "samples" / "suites" / "models.toml"
+
+
+def _verdicts(results) -> dict:
+    """What a run found, by job (and node): verdict, message and the model file named."""
+    return {(r.case, r.device, r.precision, r.openvino): (r.verdict, r.message, r.file) for r in results}
+
+
+def test_releases_are_the_workers_and_each_job_runs_where_its_release_is_offered(
+        lab, tmp_path, older_openvino, openvino_cache):
+    """A worker in another folder offers CPU f32 under the older release and its own: the models suite
+    (its files sent with the tasks) gives under each release what a run without --cluster gives;
+    a release no worker offers is skipped before the run, with the workers looked at."""
+    from conftest import OLDER_OPENVINO as OLDER
+
+    env, _ = older_openvino
+    assert env.usable, env.problem
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (worker,) = lab.workers(("r", "CPU", "f32"), more=("--openvino", f"{OLDER},current", "--openvino-cache",
+                                                       str(openvino_cache)), cwd=elsewhere)
+    try:
+        on_lab = run_harness(lab.options(tmp_path, "CPU", "f32", suite=MODELS, openvino=(OLDER, "current", "2024.6.0")))
+    finally:
+        _stop(worker)
+        lab.names(leaving="r")
+    local = run_harness(HarnessOptions(suites=[MODELS], devices=["CPU"], precisions=["f32"], report_dir=tmp_path / "l",
+                                       openvino=(OLDER, "current"), openvino_cache=openvino_cache))
+    ran = [r for r in on_lab.run.results if r.openvino != "2024.6.0"]
+    assert _verdicts(ran) == _verdicts(local.run.results)
+    older = [r for r in ran if r.openvino == OLDER]
+    assert {r.host for r in older if r.verdict != SKIP} == {"r"}
+    assert {r.openvino_version.split("-")[0] for r in older if r.verdict != SKIP} == {OLDER}
+    erfinv = next(r for r in older if r.case.startswith("erfinv_gru"))  # the older release cannot read it
+    assert erfinv.verdict == SKIP and erfinv.message.startswith(str(ROOT / "samples" / "models" / "erfinv_gru.xml"))
+    absent = [r for r in on_lab.run.results if r.openvino == "2024.6.0"]
+    assert len(absent) == 5 and {r.message for r in absent} == {
+        "no worker of the cluster offers CPU at f32 under openvino 2024.6.0 (looked at: a, b, r)"}
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())["openvino_releases"]
+    assert saved[OLDER]["openvino_version"].startswith(OLDER) and saved["2024.6.0"]["problem"].startswith(
+        "no worker of the cluster offers it")
+    assert on_lab.exit_code == local.exit_code == 0
+
+
+def test_a_jobs_files_go_with_its_task_to_a_worker_that_cannot_read_them(lab, tmp_path):
+    """A suite's models and .npz copied into a folder, packed for their tasks, the folder deleted: the
+    workers run the jobs from what the tasks carry, and the results (said back in the harness's
+    paths) are what a run without --cluster gave on the folder."""
+    from distributed import Client
+
+    from irtool.harness.matrix import make_jobs
+    from irtool.jobs.cluster import resource
+    from irtool.jobs.cluster_files import pack, unland
+    from irtool.jobs.cluster_task import run_group
+    from irtool.jobs.pool import groups_of
+    from irtool.jobs.records import result_from_json
+    from irtool.jobs.suite import load_suite
+
+    folder = tmp_path / "gone"
+    (folder / "m").mkdir(parents=True)
+    for name in ("gru_lengths.xml", "gru_lengths.bin", "lstm_f16w.xml", "lstm_f16w.bin", "lstm_f16w.expected.npz"):
+        (folder / "m" / name).write_bytes((ROOT / "samples" / "models" / name).read_bytes())
+    suite = folder / "shipped.toml"
+    suite.write_text('[suite]\nname = "shipped"\n[[models]]\npath = "m/gru_lengths.xml"\n'
+                     '[[models]]\npath = "m/lstm_f16w.xml"\nexpected = "m/lstm_f16w.expected.npz"\n')
+    local = run_harness(HarnessOptions(suites=[suite], report_dir=tmp_path / "local"))
+    shipments = [pack(group) for group in groups_of(make_jobs(load_suite(suite).cases, ["CPU"], ["f32"]))]
+    assert all(str(folder) not in json.dumps(shipment.jobs) for shipment in shipments)
+    for path in sorted(folder.rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    folder.rmdir()
+    results = []
+    with Client(scheduler_file=str(lab.file), timeout=30, set_as_default=False) as client:
+        for shipment in shipments:
+            answer = client.submit(run_group, shipment.jobs, shipment.files, {}, 60.0, None, pure=False,
+                                   resources={resource("CPU", "f32"): 1}).result(timeout=300)
+            results += [result_from_json(unland(data, answer["landed"], shipment.folders))
+                        for data in answer["results"]]
+    assert _verdicts(results) == _verdicts(local.run.results)
+    assert {r.verdict for r in results} >= {"fail", PASS}  # a failing model and one judged by its .npz, both as here
+    assert {r.file for r in results} == {str(folder / "m" / "gru_lengths.xml"), str(folder / "m" / "lstm_f16w.xml")}
+
+
+def test_a_job_whose_files_are_too_many_bytes_is_skipped_before_the_run(lab, tmp_path, monkeypatch):
+    from irtool.jobs import cluster_files
+
+    monkeypatch.setattr(cluster_files, "MAX_BYTES", 8192)
+    suite = tmp_path / "big.toml"
+    suite.write_text(f'[suite]\nname = "big"\n[[models]]\npath = "{ROOT}/samples/models/gru_lengths.xml"\n'
+                     f'[[models]]\npath = "{ROOT}/samples/models/erfinv_gru.xml"\n')
+    outcome = run_harness(lab.options(tmp_path, "CPU", "f32", suite=suite))
+    big, small = outcome.run.results
+    assert big.verdict == SKIP and big.message == ("its files are 13.1 KiB, more than the 8.0 KiB a job sends to a "
+                                                   "worker of the cluster (docs/cluster.md): run it without --cluster")
+    assert small.verdict == PASS and small.host in ("a", "b")
+
+
+def test_an_onnx_models_external_data_goes_with_it_and_lands_where_the_job_reads_it(tmp_path):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from irtool.jobs.cluster_files import land, pack
+    from irtool.jobs.records import Job, SuiteCase
+
+    weight = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [weight])
+    (tmp_path / "src").mkdir()
+    onnx.save_model(helper.make_model(graph), str(tmp_path / "src" / "m.onnx"), save_as_external_data=True,
+                    location="m.weights", size_threshold=0)
+    shipment = pack([Job(SuiteCase(id="m", suite="s", file=str(tmp_path / "src" / "m.onnx")), "CPU", "f32")])
+    assert shipment.jobs[0]["case"]["file"] == "0/m.onnx" and shipment.folders == {"0": str(tmp_path / "src")}
+    [landed] = land(shipment.files, shipment.jobs, tmp_path / "dst")
+    assert landed["case"]["file"] == str(tmp_path / "dst" / "0" / "m.onnx")
+    assert (tmp_path / "dst" / "0" / "m.weights").read_bytes() == (tmp_path / "src" / "m.weights").read_bytes()
+
+
+def test_a_harness_on_a_cluster_names_releases_by_version_and_a_worker_refuses_one_it_cannot_run(tmp_path):
+    from irtool.harness.session import SessionError
+
+    with pytest.raises(SessionError, match="^--openvino with --cluster names versions: a wheel or environment is a "
+                                           "worker's own$"):
+        HarnessOptions(suites=[SMOKE], cluster="tcp://127.0.0.1:1", openvino=(f"env:{tmp_path}",))
+    done = subprocess.run([*IRTOOL, "worker", "tcp://127.0.0.1:1", "--openvino", "env:" + str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith(f"irtool: error: --openvino env:{tmp_path}: no bin/python")
     assert len(done.stderr.splitlines()) == 1 and not done.stdout

@@ -69,11 +69,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="comma-separated implementations the run must reach, each RNNSeq or OP:RNNSeq "
                              "(GRUSequence:TensorIterator): one that no job ran as fails the run, as a regression "
                              "does (besides the suites' own expect_coverage)")
-    add_release_options(parser, "the suites")
+    add_release_options(parser, "run the suites", ", and they are compared with each other; with --cluster, "
+                        "versions (and current, this machine's) offered by the workers (irtool worker --openvino), "
+                        "each job placed on a worker that offers its release")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the jobs on the workers of this Dask scheduler (tcp://HOST:8786, tls://...; "
-                             "irtool worker joins one; needs irtool[cluster]): each job where its device and "
-                             "precision are offered; one no worker offers is skipped (docs/cluster.md)")
+                             "irtool worker joins one; needs irtool[cluster]): each job where its device, "
+                             "precision and --openvino release are offered, with the model files it names (of a "
+                             "bounded size); one no worker offers is skipped (docs/cluster.md)")
     parser.add_argument("--scheduler-file", type=Path, metavar="FILE",
                         help="as --cluster, the scheduler named in this file (dask scheduler --scheduler-file)")
     parser.add_argument("--lost-after", type=seconds, default=300.0, metavar="S",

@@ -40,15 +40,17 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
                         help="extra compile property (repeatable), e.g. NUM_STREAMS=1")
 
 
-def add_release_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """--openvino and --openvino-cache, for run and harness; ``what`` says what runs under each release."""
+def add_release_options(parser: argparse.ArgumentParser, what: str, then: str = ", and they are compared with "
+                        "each other") -> None:
+    """--openvino and --openvino-cache, for run, harness and worker; ``what`` says what is done under
+    each release (``run the suites``), ``then`` what follows for the releases of one run."""
     parser.add_argument("--openvino", metavar="RELEASES",
-                        help=f"run {what} under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "
+                        help=f"{what} under each of these OpenVINO releases side by side, e.g. 2025.4.1,current "
                              "(current: the one installed here); each is a version pip resolves (a release, or a "
                              "nightly such as 2026.5.0.dev20261120), a wheel file (openvino-VERSION-....whl) or "
                              "env:PATH (an existing environment that has openvino, used as it is); each version and "
                              "wheel gets its own environment, made with venv and pip on first use; each is recorded "
-                             "with its exact version, and they are compared with each other")
+                             f"with its exact version{then}")
     parser.add_argument("--openvino-cache", type=Path, metavar="DIR",
                         help="where the releases' environments are kept (default $IRTOOL_OPENVINO_CACHE, else "
                              "~/.cache/irtool/openvino)")

@@ -85,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"seconds each step OpenVINO takes on the model may last: reading or converting it, "
                              f"compiling it, each inference (default {DEFAULT_TIMEOUT:g}); past it the run is stopped "
                              f"and reported as a timeout (exit 2, JSON verdict timeout)")
-    add_release_options(parser, "the model")
+    add_release_options(parser, "run the model")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.set_defaults(handler=handle)
 

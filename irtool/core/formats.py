@@ -33,6 +33,7 @@ FORMATS = (
 ORACLES = ("onnxruntime", "tflite", "tensorflow", "paddle")  # --compare-with NAME: a runtime, not a device
 SAVED_MODEL = FORMATS[-1]
 SUFFIXES = tuple(f.suffix for f in FORMATS if f.suffix)
+WEIGHTS_BESIDE = {".xml": ".bin", ".pdmodel": ".pdiparams"}  # the weights file a model file reads beside it
 
 
 def model_format(path: str | Path) -> ModelFormat | None:

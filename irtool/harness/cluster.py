@@ -17,10 +17,16 @@ worker-ttl) takes its tasks with it; Dask runs them on another worker that offer
 resource.  When none has offered a resource for ``lost_after`` seconds, its jobs are given up
 as lost (:attr:`Cluster.lost`: job name and why): the run is partial, and ``--resume`` runs
 them, on whichever workers have joined since.
+
+With ``--openvino``, the releases are the workers' (``irtool worker --openvino``): each job goes
+to a worker that offers its release (:meth:`Cluster.releases` says what the workers published of
+each).  The files a job names (a ``[[models]]`` case's model, its weights and .npz files) go
+with its task (:mod:`irtool.jobs.cluster_files`): the workers need not share this machine's disk.
 """
 from __future__ import annotations
 
 import time
+import warnings
 from collections import deque
 from concurrent.futures import CancelledError
 from pathlib import Path
@@ -36,10 +42,12 @@ from irtool.jobs.cluster import (
     resource,
     scheduler_address,
 )
+from irtool.jobs.cluster_files import pack, too_big, unland
 from irtool.jobs.cluster_task import run_group, unpack
+from irtool.jobs.environments import CURRENT, Environment, ensure, release_order
 from irtool.jobs.pool import groups_of
 from irtool.jobs.records import CaseResult, Job, result_from_json
-from irtool.jobs.worker import RunnerOptions, job_to_json
+from irtool.jobs.worker import RunnerOptions
 
 POLL = 0.5  # seconds between looks at the workers while tasks run
 
@@ -64,6 +72,7 @@ class Cluster:
         workers = self._workers()
         self.looked = sorted(_name(workers.get(address, {}), address) for address in infos)  # by name, for skips
         self.offers: set[str] = set()  # the resources of the workers accepted
+        self.published: dict[str, dict] = {}  # release label -> what the first worker offering it published of it
         for address, info in infos.items():
             name = _name(workers.get(address, {}), address)
             if not isinstance(info, dict):
@@ -73,18 +82,35 @@ class Cluster:
                                   f"this harness irtool {irtool.__version__}")
             else:
                 self.offers.update(workers.get(address, {}).get("resources", {}))
+                for label, release in (info.get("releases") or {}).items():
+                    self.published.setdefault(label, release)
 
     def _workers(self) -> dict[str, dict]:
         """The scheduler's view of each connected worker, by address (its name, resources)."""
         return self.client.scheduler_info(n_workers=-1).get("workers", {})
 
+    def releases(self, asked: Sequence[str], cache: Path | None = None, log: Any = None) -> dict[str, Environment]:
+        """Label -> the release of each of ``asked`` (``--openvino``: versions, and ``current``, this
+        machine's openvino) as the workers published it (its exact version), or with why none runs it;
+        what :func:`irtool.jobs.environments.environments` gives a run on one machine, made by the
+        workers (``cache`` and ``log`` are theirs).  A wheel or an environment is a worker's own
+        (HarnessOptions refuses them here): the worker names it, the harness asks for its version."""
+        found: dict[str, Environment] = {}
+        for release in asked:
+            label = ensure(CURRENT, Path()).label if release == CURRENT else release
+            said = self.published.get(label)
+            found[label] = Environment(release, "", said.get("openvino_version"), distribution=label) if said else \
+                Environment(release, "", problem=f"no worker of the cluster offers it (looked at: "
+                                                 f"{', '.join(self.looked) or 'none connected'})")
+        return dict(sorted(found.items(), key=lambda item: release_order(item[0])))
+
     def skip_reason(self, job: Job) -> str | None:
         """Why no worker of the cluster runs ``job`` (decided before the run), or None."""
-        if resource(job.device, job.precision, job.openvino) in self.offers:
-            return None
-        looked = ", ".join(self.looked) or "none connected"
-        return (f"no worker of the cluster offers {job.device} at {job.precision}"
-                + (f" under openvino {job.openvino}" if job.openvino else "") + f" (looked at: {looked})")
+        if resource(job.device, job.precision, job.openvino) not in self.offers:
+            looked = ", ".join(self.looked) or "none connected"
+            return (f"no worker of the cluster offers {job.device} at {job.precision}"
+                    + (f" under openvino {job.openvino}" if job.openvino else "") + f" (looked at: {looked})")
+        return too_big(job.case)
 
     def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
         """Run ``jobs`` on the workers, ``on_result`` told each result as its task ends."""
@@ -93,7 +119,7 @@ class Cluster:
         for group in groups_of(jobs):
             first = group[0]
             waiting.setdefault(resource(first.device, first.precision, first.openvino), deque()).append(group)
-        running: dict[Any, tuple[str, list[Job]]] = {}
+        running: dict[Any, tuple[str, list[Job], dict[str, str]]] = {}
         missing_since: dict[str, float] = {}
         recorded: set = set()
         try:
@@ -105,12 +131,15 @@ class Cluster:
                         missing_since.pop(name, None)
                     else:
                         missing_since.setdefault(name, now)
-                    busy = sum(1 for held, _ in running.values() if held == name)
+                    busy = sum(1 for held, *_ in running.values() if held == name)
                     while queue and busy < lanes.get(name, 0) and len(running) < slots:
                         group = queue.popleft()
-                        future = self.client.submit(run_group, [job_to_json(job) for job in group], self.options,
-                                                    self.timeout, self.fault, resources={name: 1}, pure=False)
-                        running[future] = (name, group)
+                        shipment = pack(group)
+                        with warnings.catch_warnings():  # a large task: its files, bounded (cluster_files.MAX_BYTES)
+                            warnings.simplefilter("ignore", UserWarning)
+                            future = self.client.submit(run_group, shipment.jobs, shipment.files, self.options,
+                                                        self.timeout, self.fault, resources={name: 1}, pure=False)
+                        running[future] = (name, group, shipment.folders)
                         busy += 1
                 for name, since in missing_since.items():
                     if now - since >= self.lost_after:
@@ -124,11 +153,11 @@ class Cluster:
                 except TimeoutError:
                     continue
                 for future in done:
-                    _, group = running.pop(future)
-                    self._collect(future, group, on_result, recorded)
+                    _, group, folders = running.pop(future)
+                    self._collect(future, group, folders, on_result, recorded)
         except (OSError, CancelledError) as error:  # the scheduler is gone: what has no result is lost
             why = "the scheduler was lost mid-run" + (f" ({error})" if isinstance(error, OSError) else "")
-            groups = [group for queue in waiting.values() for group in queue] + [g for _, g in running.values()]
+            groups = [group for queue in waiting.values() for group in queue] + [g for _, g, _ in running.values()]
             self.lost += [(job.name, why) for group in groups for job in group]
         finally:
             for future in running:
@@ -149,23 +178,26 @@ class Cluster:
         self._last.update(offering)
         return lanes, slots
 
-    def _give_up(self, name: str, waiting: dict[str, deque], running: dict[Any, tuple[str, list[Job]]]) -> None:
+    def _give_up(self, name: str, waiting: dict[str, deque], running: dict[Any, tuple]) -> None:
         """Every job of resource ``name``, waiting or running: lost, with why."""
-        _, device, precision, _ = offered(name) or ("", "?", "?", "")
+        _, device, precision, release = offered(name) or ("", "?", "?", CURRENT)
         who = ", ".join(self._last.get(name, [])) or "none"
-        why = (f"no worker has offered {device} at {precision} for {self.lost_after:g} s "
-               f"(it was offered by: {who})")
+        why = (f"no worker has offered {device} at {precision}"
+               + (f" under openvino {release}" if release != CURRENT else "")
+               + f" for {self.lost_after:g} s (it was offered by: {who})")
         groups = list(waiting[name])
         waiting[name].clear()
-        for future, (held, group) in list(running.items()):
+        for future, (held, group, _) in list(running.items()):
             if held == name:
                 future.cancel()
                 del running[future]
                 groups.append(group)
         self.lost += [(job.name, why) for group in groups for job in group]
 
-    def _collect(self, future: Any, group: list[Job], on_result: Callable[[CaseResult], None], recorded: set) -> None:
-        """A task's results recorded (each job once) and its reproducers unpacked; or its jobs lost, with why."""
+    def _collect(self, future: Any, group: list[Job], folders: dict[str, str], on_result: Callable[[CaseResult], None],
+                 recorded: set) -> None:
+        """A task's results recorded (each job once, the worker's paths of its files said as this machine's)
+        and its reproducers unpacked; or its jobs lost, with why."""
         try:
             answer = future.result()
         except Exception as error:  # KilledWorker: its workers died allowed-failures times; or a task that failed
@@ -182,7 +214,7 @@ class Cluster:
             unwritten = f"its reproducer, sent back by the worker: {error.strerror or error}"
         keys = {job.key for job in group}
         for data in answer["results"]:
-            result = result_from_json(data)
+            result = result_from_json(unland(data, answer["landed"], folders))
             if unwritten and result.reproducer:
                 result.reproducer, result.unwritten = None, unwritten
             if result.job_key in keys and result.job_key not in recorded:

@@ -116,10 +116,10 @@ class HarnessOptions:
             raise SessionError(f"--time-floor {self.time_floor:g}: expected seconds >= 0 (a finite number)")
         if not (self.lost_after > 0 and math.isfinite(self.lost_after)):
             raise SessionError(f"--lost-after {self.lost_after:g}: expected seconds > 0 (a finite number)")
-        if self.openvino and (self.cluster or self.scheduler_file):
-            raise SessionError("--openvino with --cluster: not yet; a worker runs under its own openvino")
         if self.keep_outputs and (self.cluster or self.scheduler_file):
             raise SessionError("--keep-outputs with --cluster: not yet; a cluster's workers send back reproducers only")
+        if (self.cluster or self.scheduler_file) and any(r.startswith(("wheel:", "env:")) for r in self.openvino):
+            raise SessionError("--openvino with --cluster names versions: a wheel or environment is a worker's own")
         if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
             raise SessionError(f"--reduce-budget {self.reduce_budget:g}: expected seconds > 0 (a finite number)")
 
@@ -215,32 +215,32 @@ def run_harness(options: HarnessOptions, progress: Progress | None = None,
     report_dir = _report_dir(options.report_dir)
     _check_inputs_outside(report_dir, _run_inputs(options, suites, cases))
     lock = ReportDirLock.acquire(report_dir)
+    pools: dict = {}  # release label (None: this openvino) -> its Pool; or None -> the Cluster
     try:
-        releases = environments(options.openvino, options.openvino_cache, log) if options.openvino else {}
+        runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir), options.keep_outputs)
+        cluster = None
+        if options.cluster or options.scheduler_file:  # the releases are then the workers' (irtool worker --openvino)
+            from irtool.harness.cluster import Cluster
+
+            pools[None] = cluster = Cluster(options.cluster, options.scheduler_file, runner_options, timeout, report_dir,
+                                            ";".join(fault.written for fault in injected) or None, options.lost_after)
+        releases = (cluster.releases if cluster else environments)(options.openvino, options.openvino_cache, log)
         jobs = make_jobs(cases, options.devices, options.precisions, options.shard, list(releases) or [None])
         for fault in faults.unmatched(injected, jobs):
             raise faults.unmatched_error(fault, jobs, "of this run")
         order = {job.key: index for index, job in enumerate(jobs)}
-        workers, note = worker_count(options.jobs, len(jobs))
-        runner_options = RunnerOptions(options.config, options.tolerance, str(report_dir), options.keep_outputs)
-        cluster = None
-        if options.cluster or options.scheduler_file:
-            from irtool.harness.cluster import Cluster
-
-            cluster, note = Cluster(options.cluster, options.scheduler_file, runner_options, timeout, report_dir,
-                                    ";".join(fault.written for fault in injected) or None, options.lost_after), None
-        pools = {None: cluster} if cluster else {label: Pool(workers, timeout, runner_options, options.env, env.python)
-                                                 for label, env in releases.items() if env.usable} if releases else {
-            None: Pool(workers, timeout, runner_options, options.env)}
-        if pools and not cluster:
-            next(iter(pools.values())).start(workers)  # the workers import openvino while this process does
-        try:
-            outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
-                           start, baseline, reducer, expect_coverage, cluster)
-        finally:
-            for pool in pools.values():
-                pool.close()
+        workers, note = worker_count(options.jobs, len(jobs)) if not cluster else (1, None)
+        if not cluster:
+            pools.update({label: Pool(workers, timeout, runner_options, options.env, env.python)
+                          for label, env in releases.items() if env.usable} if releases else {
+                None: Pool(workers, timeout, runner_options, options.env)})
+            for pool in list(pools.values())[:1]:  # its workers import openvino while this process does
+                pool.start(workers)
+        outcome = _run(options, suites, jobs, order, expected, report_dir, pools, releases, timeout, progress,
+                       start, baseline, reducer, expect_coverage, cluster)
     finally:
+        for pool in pools.values():
+            pool.close()
         lock.release()
     outcome.notes += ([note] if note else []) + (cluster.notes if cluster else [])
     outcome.seconds = time.monotonic() - began
@@ -376,14 +376,14 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         if progress:
             progress(result, len(finished), len(jobs))
 
-    reasons: dict[tuple[str, str, str | None], str | None] = {}
+    reasons: dict[tuple, str | None] = {}  # (device, precision, release, on a cluster the case's files)
     seen: dict = {}  # release label -> (its DeviceReport, or None and why)
     runnable: list[Job] = []
     skipped: list[CaseResult] = []
     for job in jobs:
         if job.key in done:
             continue
-        pair = (job.device, job.precision, job.openvino)
+        pair = (job.device, job.precision, job.openvino, cluster and job.case.id)  # on a cluster: its files' size
         if pair not in reasons:
             reasons[pair] = (cluster.skip_reason(job) if cluster
                              else _skip_reason(job, releases.get(job.openvino), seen))
@@ -403,7 +403,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         record(result)
     try:
         for label, pool in pools.items():
-            pool.run([job for job in runnable if job.openvino == label], record)
+            pool.run([job for job in runnable if cluster or job.openvino == label], record)
         outcome.lost = cluster.lost if cluster else []
         outcome.run.partial = bool(outcome.lost)
     except KeyboardInterrupt:

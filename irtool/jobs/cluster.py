@@ -4,8 +4,9 @@
 worker silent for ``worker_ttl`` seconds is dropped, a task whose workers died
 ``allowed_failures`` times is given up.  ``irtool worker`` (:func:`offer`, then
 :func:`serve_worker`) joins it and offers what this machine runs: each device at each
-precision it computes, as one Dask resource per pair (:func:`resource`, carrying irtool's
-version, so that no task of one irtool lands on a worker of another), running ``lanes`` jobs
+precision it computes under each OpenVINO release asked for (environments made as
+``irtool harness --openvino`` makes them), as one Dask resource per triple (:func:`resource`,
+carrying irtool's version, so that no task of one irtool lands on a worker of another), running ``lanes`` jobs
 at a time in all (a Dask thread each, each with its own isolated process); and
 publishes what it is (its name, irtool and OpenVINO versions, device report) for the harness
 (:mod:`irtool.harness.cluster`) to read.  Each task the harness sends is
@@ -83,7 +84,8 @@ def offered(name: str) -> tuple[str, str, str, str] | None:
 
 @dataclass
 class WorkerPlan:
-    """What a worker offers (resource -> lanes) and publishes (``info``)."""
+    """What a worker offers (resource -> lanes) and publishes (``info``: with ``releases``, label ->
+    what each release's environment is, its Python included, which the worker's tasks run jobs in)."""
 
     name: str
     lanes: int
@@ -92,41 +94,66 @@ class WorkerPlan:
 
     @property
     def pairs(self) -> list[str]:
-        """``CPU f32`` of each device and precision offered, in order."""
-        return [f"{found[1]} {found[2]}" for found in map(offered, self.resources) if found]
+        """``CPU f32`` of each device and precision offered under the worker's own openvino, and
+        ``CPU f32 on openvino 2025.4.1`` under each other release, in order."""
+        own = {label for label, env in self.info["releases"].items() if env["release"] == CURRENT}
+        return [f"{found[1]} {found[2]}" + ("" if found[3] == CURRENT else f" on openvino {found[3]}")
+                for found in map(offered, self.resources) if found and found[3] not in own]
 
 
 def offer(name: str | None = None, lanes: int = 1, devices: Sequence[str] | None = None,
-          precisions: Sequence[str] | None = None) -> WorkerPlan:
+          precisions: Sequence[str] | None = None, releases: Sequence[str] | None = None,
+          cache: str | Path | None = None, log: Callable[[str], None] | None = None) -> WorkerPlan:
     """What this machine offers: each device OpenVINO sees here (and AUTO and HETERO over each),
     or those of ``devices``, at each of ``precisions`` (default: all irtool knows) the device
-    computes.  ClusterError for a device or precision asked for that cannot run here, or nothing to offer."""
+    computes, under each of ``releases`` (:func:`irtool.jobs.environments.parse_releases`; default:
+    the openvino installed here), each release made and cached as ``irtool harness --openvino``
+    makes it (in ``cache``) and asked what it runs.  The worker's own openvino is offered as the
+    release of jobs without one (``current``) and under its version, so a harness ``--openvino
+    2026.4.1`` finds it too.  ClusterError for a device, precision or release asked for that
+    cannot run here, or nothing to offer."""
     from irtool.core.precisions import PRECISION_CHOICES
+    from irtool.jobs.environments import device_report, environments
     from irtool.runtime.devices import check_device, list_devices, report_to_json, skip_reason
 
     if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
         raise ClusterError(f"--lanes {lanes}: expected at least 1")
     report = list_devices()
     asked = devices is not None
-    devices = list(devices) if devices is not None else [
-        f"{kind}{device}" for device in report.names for kind in ("", "AUTO:", "HETERO:")]
     for device in devices if asked else ():
         check_device(device, report)
     for precision in precisions or ():
         if precision not in PRECISION_CHOICES:
             raise ClusterError(f"--precisions {precision}: expected some of {', '.join(PRECISION_CHOICES)}")
+    made = environments(list(releases or [CURRENT]), cache, log)
     resources: dict[str, float] = {}
-    for device in devices:
-        reasons = [skip_reason(device, precision, report) for precision in precisions or PRECISION_CHOICES]
-        if asked and all(reasons):
-            raise ClusterError(f"--devices {device}: cannot run here: {reasons[0]}")
-        resources.update({resource(device, precision): float(lanes)
-                          for precision, reason in zip(precisions or PRECISION_CHOICES, reasons) if reason is None})
+    reasons: dict[str, list[str]] = {}  # device -> why it runs no precision asked, under each release
+    for label, env in made.items():
+        if not env.usable:
+            raise ClusterError(f"--openvino {env.release}: cannot run here: {env.problem}")
+        seen, problem = (report, None) if env.release == CURRENT else device_report(env)
+        if seen is None:
+            raise ClusterError(f"--openvino {env.release}: cannot run here: {problem}")
+        names = list(devices) if asked else [f"{kind}{device}" for device in seen.names
+                                              for kind in ("", "AUTO:", "HETERO:")]
+        for device in names:
+            said = [skip_reason(device, precision, seen) for precision in precisions or PRECISION_CHOICES]
+            reasons.setdefault(device, []).append(next((reason for reason in said if reason), ""))
+            for precision, reason in zip(precisions or PRECISION_CHOICES, said):
+                if reason is None:
+                    resources.update({resource(device, precision, release): float(lanes) for release in
+                                      ([CURRENT, label] if env.release == CURRENT else [label])})
+    for device in devices if asked else ():
+        if not any(offered(name)[1] == device for name in resources):  # type: ignore[index]
+            raise ClusterError(f"--devices {device}: cannot run here: {reasons[device][0]}")
     if not resources:
         raise ClusterError("this worker has nothing to offer: no device here runs any precision asked for")
     name = name or socket.gethostname()
     info = {"name": name, "irtool": irtool.__version__, "openvino": report.openvino, "host": socket.gethostname(),
-            "lanes": lanes, "devices": report_to_json(report)}
+            "lanes": lanes, "devices": report_to_json(report),
+            "releases": {label: {"release": env.release, "openvino_version": env.openvino_version,
+                                 "distribution": env.distribution, "python": env.python}
+                         for label, env in made.items()}}
     return WorkerPlan(name, lanes, resources, info)
 
 

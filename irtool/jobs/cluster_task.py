@@ -6,7 +6,9 @@ about a second to start), so a job that segfaults or hangs is one ``crash`` or `
 result, as in ``irtool harness``, and the Dask worker goes on.  The pool writes reproducers
 into the lane's own folder; the task sends them back packed (tar), with the results, each
 result naming the worker that ran it (``host``); the harness unpacks them into its report
-dir (:func:`unpack`).
+dir (:func:`unpack`).  A job of a release (``--openvino``) runs in that release's environment,
+made when the worker started (:func:`irtool.jobs.cluster.offer`); the files the jobs name come
+with the task and are unpacked into a folder of the task's own (:mod:`irtool.jobs.cluster_files`).
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from irtool.jobs import faults
+from irtool.jobs.cluster import published
+from irtool.jobs.cluster_files import extract, land
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import CaseResult, result_to_json
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions, job_from_json
@@ -38,7 +42,7 @@ _free: list[_Lane] = []  # the lanes no task is using, kept for the next task
 _lock = threading.Lock()
 
 
-def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | None) -> _Lane:
+def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | None, python: str | None) -> _Lane:
     with _lock:
         for index, lane in enumerate(_free):
             if lane.key == key:
@@ -46,34 +50,40 @@ def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | N
     folder = tempfile.mkdtemp(prefix="irtool-lane-")
     atexit.register(shutil.rmtree, folder, True)  # when the worker ends (a killed one leaves it in the temp folder)
     env = None if fault is None else {**os.environ, faults.ENV: fault}
-    pool = Pool(1, timeout, RunnerOptions.from_json({**options, "report_dir": folder}), env)
+    pool = Pool(1, timeout, RunnerOptions.from_json({**options, "report_dir": folder}), env, python)
     pool.__enter__()  # keeps its worker process between tasks
     return _Lane(key, pool, folder)
 
 
-def run_group(jobs: Sequence[Mapping[str, Any]], options: Mapping[str, Any], timeout: float,
+def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[str, Any], timeout: float,
               fault: str | None) -> dict[str, Any]:
-    """Run ``jobs`` (job_to_json of each) with the harness's runner ``options`` and ``timeout``
-    per job (``fault``: its IRTOOL_FAULT, for tests); their results (each with ``host``) and
-    their reproducers (a tar of REPORT_DIR/reproducers/... as the results name them)."""
-    key = (repr(sorted(options.items())), timeout, fault)
-    lane = _take(key, options, timeout, fault)
+    """Run ``jobs`` (a :class:`irtool.jobs.cluster_files.Shipment`'s, with its ``files``) with the
+    harness's runner ``options`` and ``timeout`` per job (``fault``: its IRTOOL_FAULT, for tests),
+    under their release's openvino; their results (each with ``host``), their reproducers (a tar of
+    REPORT_DIR/reproducers/... as the results name them) and the folder the files were unpacked in."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    release = jobs[0].get("openvino") if jobs else None
+    python = published(worker)["releases"][release]["python"] if release else None  # type: ignore[index]
+    key = (repr(sorted(options.items())), timeout, fault, python)
+    lane = _take(key, options, timeout, fault, python)
     results: list[CaseResult] = []
+    landed = tempfile.mkdtemp(prefix="files-", dir=lane.folder)
     try:
-        lane.pool.run([job_from_json(job) for job in jobs], results.append)
+        lane.pool.run([job_from_json(job) for job in land(files, jobs, Path(landed))], results.append)
         packed = _pack(Path(lane.folder), [r.reproducer for r in results if r.reproducer])
     except BaseException:
         lane.pool.close()
         shutil.rmtree(lane.folder, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(landed, ignore_errors=True)
     with _lock:
         _free.append(lane)
-    from distributed import get_worker
-
-    host = str(get_worker().name)
     for result in results:
-        result.host = host
-    return {"results": [result_to_json(result) for result in results], "reproducers": packed}
+        result.host = str(worker.name)
+    return {"results": [result_to_json(result) for result in results], "reproducers": packed, "landed": landed}
 
 
 def _pack(folder: Path, reproducers: list[str]) -> bytes:
@@ -92,9 +102,4 @@ def _pack(folder: Path, reproducers: list[str]) -> bytes:
 def unpack(packed: bytes, report_dir: Path) -> None:
     """A task's reproducers into ``report_dir``: only files and folders under reproducers/ (no link,
     no absolute path, no ``..``), whatever the worker sent."""
-    if not packed:
-        return
-    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
-        members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and m.name.split("/")[0] == REPRODUCERS
-                   and ".." not in m.name.split("/")]
-        tar.extractall(report_dir, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    extract(packed, report_dir, REPRODUCERS)

@@ -15,7 +15,7 @@ import numpy as np
 from irtool.core.activity import doing
 from irtool.core.element_types import NOT_ARRAYS
 from irtool.core.errors import OpenVINOFailed, RunError, Unsupported
-from irtool.core.formats import SAVED_MODEL_FILE, formats_text, model_format
+from irtool.core.formats import SAVED_MODEL_FILE, WEIGHTS_BESIDE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
 from irtool.runtime.core import core, openvino_message, openvino_release
 from irtool.specs import registry
@@ -263,7 +263,6 @@ def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsuppor
     return None
 
 
-WEIGHTS_BESIDE = {".xml": ".bin", ".pdmodel": ".pdiparams"}  # the weights file a model file reads beside it
 MAX_SAVED_MODEL_ENTRIES = 10_000  # files checked in a SavedModel folder before OpenVINO reads it
 
 
