@@ -229,9 +229,10 @@ _TFLITE_REASON = re.compile(r"(?:^|\n)([^\n]*?)\s*Error is encountered while wor
 
 
 def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsupported | None:
-    """OpenVINO refusing an op or a feature that this release (its opsets, or the frontend that
-    reads the model) lacks, as Unsupported naming it: a release that cannot run the model,
-    skipped as an absent device is, not an error of the model.  ``message``: the exception's
+    """OpenVINO refusing an op or a feature that this release lacks: an opset, as Unsupported naming
+    it (a release that cannot run the model, skipped as an absent device is); an op its frontend
+    cannot convert, as NotConvertible naming every op the frontend's report lists and why (an
+    error: a skip could hide a conversion regression).  ``message``: the exception's
     whole text (the op is named in lines openvino_message drops).  An IR op that no opset of any
     release irtool knows holds (ErfInv claimed of opset5) is left to the reader's own error: the
     file is wrong, not the release."""
