@@ -174,7 +174,8 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
 
 
 _FAILED_OP = re.compile(r"--\s*(\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)")
-_NOISE = re.compile(r"While validating (?:ONNX )?node '[^']*':\s*|(?:Check '[^']*' failed at|Exception from) \S+:\d+:\s*|"
+_NOISE = re.compile(r"While validating (?:ONNX )?node '[^']*':\s*|"
+                    r"(?:Check '[^']*' failed at|Exception from) \S+:\d+:\s*|"
                     r"FrontEnd API failed with \w+:\s*|\[[\w ]+\] Conversion failed for \S+\s*")
 
 
