@@ -225,3 +225,60 @@ def save(kind: str, variant: str, folder: Path, form: str = "onnx", repeat_names
     target = folder / f"{kind}_{variant}{'_repeated' if repeat_names else ''}.xml"
     ov.save_model(converted, target, compress_to_fp16=False)
     return target
+
+
+def streaming(seed: int = 0):
+    """A streaming two-layer LSTM of one step, as DTLN's exports write it: its states a model input
+    S [layers, (h, c), BATCH, HIDDEN] that each layer slices its h and c from, and the model output
+    S_out of the same shape stacking each layer's h_t and c_t (fed back as S at the next call); X
+    [BATCH, HIDDEN] is as wide as the states, so the widths tell no cell's input from its state;
+    Y is the second layer's h_t."""
+    from onnx import TensorProto, helper
+
+    g = _Graph(seed)
+    layers, x, stacked = 2, "X", []
+    for layer in range(layers):
+        p = f"l{layer}_"
+        state = []
+        for k, name in enumerate(("h", "c")):
+            cut = g.op("Slice", ["S", g.init(p + name + "_from", np.array([layer, k], np.int64)),
+                                 g.init(p + name + "_to", np.array([layer + 1, k + 1], np.int64)),
+                                 g.init(p + name + "_axes", np.array([0, 1], np.int64))], p + name + "_slice")
+            state.append(g.op("Squeeze", [cut, g.init(p + name + "_sq", np.array([0, 1], np.int64))], p + name))
+        h, c = state
+        w, r = (g.init(p + n, _rng_weights(g.rng, HIDDEN, 4 * HIDDEN)) for n in ("W", "R"))
+        gates = g.op("Add", [g.op("MatMul", [x, w], p + "xw"), g.op("MatMul", [h, r], p + "hr")], p + "sum")
+        gates = g.op("Add", [gates, g.init(p + "B", _rng_weights(g.rng, 4 * HIDDEN))], p + "g")
+        i, f, cc, o = g.split(gates, [p + k for k in "ifco"])
+        c_t = g.op("Add", [g.op("Mul", [g.op("Sigmoid", [f], p + "sf"), c], p + "fc"),
+                           g.op("Mul", [g.op("Sigmoid", [i], p + "si"), g.op("Tanh", [cc], p + "tc")], p + "ic")],
+                   p + "c_t")
+        h_t = g.op("Mul", [g.op("Sigmoid", [o], p + "so"), g.op("Tanh", [c_t], p + "th")], p + "h_t")
+        zero = g.init(p + "axis", np.array([0], np.int64))
+        pair = [g.op("Unsqueeze", [t, zero], t + "_1") for t in (h_t, c_t)]
+        stacked.append(g.op("Unsqueeze", [g.op("Concat", pair, p + "hc", axis=0), zero], p + "hc_1"))
+        x = h_t
+    g.op("Concat", stacked, "S_out", axis=0)
+    g.op("Identity", [x], "Y")
+    shape = [layers, 2, BATCH, HIDDEN]
+    graph = helper.make_graph(g.nodes, "streaming_lstm", [
+        helper.make_tensor_value_info("X", TensorProto.FLOAT, [BATCH, HIDDEN]),
+        helper.make_tensor_value_info("S", TensorProto.FLOAT, shape)], [
+        helper.make_tensor_value_info("Y", TensorProto.FLOAT, [BATCH, HIDDEN]),
+        helper.make_tensor_value_info("S_out", TensorProto.FLOAT, shape)], g.inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def save_streaming(folder: Path, form: str = "onnx") -> Path:
+    """:func:`streaming` as .onnx, or (``form`` "ir") as the IR ov.convert_model and ov.save_model make."""
+    import onnx
+
+    path = folder / "streaming_lstm.onnx"
+    onnx.save(streaming(), path)
+    if form == "onnx":
+        return path
+    import openvino as ov
+
+    target = folder / "streaming_lstm.xml"
+    ov.save_model(ov.convert_model(path), target, compress_to_fp16=False)
+    return target

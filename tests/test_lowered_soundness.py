@@ -117,3 +117,40 @@ def test_weights_are_joined_by_content_never_by_memory_address():
     np.testing.assert_array_equal(second, buffer)
     assert not np.array_equal(first, second)
     assert _joined([buffer.copy()], np.float32, joined) is second  # the same content: joined once
+
+
+@pytest.mark.parametrize("form", ["onnx", "ir"])
+def test_a_streaming_models_state_is_the_input_it_returns_updated(capsys, tmp_path, form):
+    """Two stacked LSTM cells of one step, their states a model input sliced per layer and stacked into
+    the model output fed back at the next call (DTLN's exports), every tensor as wide as the states:
+    the widths tell neither cell's input from its state; the state input each cell's h_t is returned
+    in place of does, and both are judged (the same verdict in each of three runs)."""
+    path = lookalikes.save_streaming(tmp_path, form)
+    seen = set()
+    for _ in range(3):
+        code, result = run_json(capsys, path)
+        seen.add((code, tuple((n["name"], n["verdict"], n["max_abs"]) for n in result["nodes"])))
+    ((code, nodes),) = seen
+    assert code == 0 and [verdict for _, verdict, _ in nodes] == ["pass", "pass"], nodes
+    assert all(max_abs < 1e-5 for *_, max_abs in nodes)
+
+
+def test_a_fault_in_the_second_streaming_cell_fails_that_cell(capsys, tmp_path):
+    """The device's second cell computed 0.5 off (replayed: its h_t, wherever it was captured and
+    returned): that cell fails and the first, which fed it, passes."""
+    path = lookalikes.save_streaming(tmp_path, "onnx")
+    saved, bad = tmp_path / "out.npz", tmp_path / "bad.npz"
+    assert main(["run", str(path), "-d", "CPU", "--save-outputs", str(saved)]) == 0
+    capsys.readouterr()
+    arrays = dict(np.load(saved))
+    h_t = arrays["S_out"][1, 0].copy()  # layer 1's h_t, as the model returns it
+    changed = [name for name, array in arrays.items() if array.shape == h_t.shape and np.array_equal(array, h_t)]
+    assert "Y" in changed and len(changed) >= 2  # the model's output and the captured h_t
+    for name in changed:
+        arrays[name] = arrays[name] + np.float32(0.5)
+    arrays["S_out"][1, 0] += np.float32(0.5)
+    np.savez(bad, **arrays)
+    code = main(["run", str(path), "-d", "CPU", "--device-outputs", str(bad), "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1 and [n["verdict"] for n in result["nodes"]] == ["pass", "fail"], result["nodes"]
+    assert result["nodes"][1]["max_abs"] == pytest.approx(0.5, abs=1e-5)

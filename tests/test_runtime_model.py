@@ -1,6 +1,8 @@
-"""Reading models: an op the running openvino's opsets (or its ONNX frontend) do not hold is
-Unsupported (a release that cannot run the model: the harness skips it, run says so), while an
-op no release holds where the file puts it stays the file's error.  Real openvino, real files."""
+"""Reading models: an op the running openvino's opsets do not hold is Unsupported (a release that
+cannot run the model: the harness skips it, run says so); a model file a frontend cannot convert
+is NotConvertible, an error in run and the harness alike, naming every op OpenVINO's report lists
+and why; an op no release holds where the file puts it stays the file's error.  Real openvino,
+real files."""
 from __future__ import annotations
 
 import json
@@ -13,7 +15,7 @@ import onnx.helper as oh
 import pytest
 from real_models import newest_opset_model
 
-from irtool.core.errors import RunError, Unsupported
+from irtool.core.errors import NotConvertible, RunError, Unsupported
 from irtool.runtime.model import read_model
 
 OPENVINO = __import__("openvino").get_version().split("-")[0]
@@ -186,3 +188,46 @@ def test_harness_models_convert_with_their_shapes(undeclared, tmp_path):
     assert "(or shapes in a suite's [[models]] entry); its inputs: x (rank not declared)" in results["plain"]["message"]
     shaped = results["shaped"]
     assert shaped["verdict"] == "pass" and shaped["shapes"] == {"x": [2, 3, 7]}, shaped
+
+
+def onnx_with_two_failures(path):
+    """An ONNX Cast to complex64 (the frontend's translator throws: no such element type) feeding an op
+    no frontend knows: OpenVINO's report lists both, one as failed with its reason."""
+    nodes = [oh.make_node("Cast", ["x"], ["c"], to=onnx.TensorProto.COMPLEX64, name="to_complex"),
+             oh.make_node("NoSuchOp", ["c"], ["y"], name="mystery")]
+    graph = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+                          [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 21)]), str(path))
+    return path
+
+
+def test_every_op_the_frontends_report_lists_is_named_with_its_reason_in_one_bounded_line(tmp_path):
+    """Not the report's first line alone (DTLN's SavedModel said only "Const of unknown type", where
+    OpenVINO names Cast and IRFFT and DT_COMPLEX64): each op listed, the failed one's reason kept,
+    shortened past a bound."""
+    path = onnx_with_two_failures(tmp_path / "two.onnx")
+    with pytest.raises(NotConvertible) as raised:
+        read_model(path)
+    message = raised.value.message
+    assert raised.value.ops == ("NoSuchOp-21", "Cast-21")
+    assert f"the ONNX frontend of openvino {OPENVINO} cannot convert NoSuchOp-21, Cast-21 (Unsupported data type " \
+           f"COMPLEX64 expected: BOOL" in message
+    assert message.endswith("...)") and "Exception from" not in message and "\n" not in message
+    assert len(message) < len(str(path)) + 400  # OpenVINO's list of every element type, cut
+
+
+def test_a_model_its_frontend_cannot_convert_is_an_error_in_the_harness_as_in_run(tmp_path):
+    """A skip could hide a conversion regression: the harness says error with run's message (FAILED,
+    exit 1, not ALL SKIPPED's 3), as run does (exit 2, could not run)."""
+    path = onnx_with_two_failures(tmp_path / "two.onnx")
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(path), "-d", "CPU"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "cannot convert NoSuchOp-21, Cast-21 (" in done.stderr, done.stderr
+    said = done.stderr.strip().removeprefix("irtool: error: ")
+    (tmp_path / "suite.toml").write_text(f'[suite]\nname = "s"\n\n[[models]]\npath = "{path}"\n')
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(tmp_path / "suite.toml"), "-d", "CPU",
+                           "--precision", "f32", "--no-progress", "--report-dir", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    (result,) = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert done.returncode == 1 and result["verdict"] == "error", done.stdout + done.stderr
+    assert result["message"] == said

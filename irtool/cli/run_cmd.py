@@ -124,7 +124,8 @@ def _handle(args: argparse.Namespace) -> int:
         result = run(options)
     except RunSkipped as error:
         return stopped(args, "unjudged", f"skipped: {error.message}", NOTHING_JUDGED)
-    except Unsupported as error:  # OpenVINO lacks what the model needs: said so (the harness skips it)
+    except Unsupported as error:  # OpenVINO lacks what the model needs: said so (the harness skips it, or
+        # says error where a frontend cannot convert the file: NotConvertible)
         return stopped(args, "error", error.message, 2, unsupported=True, lacks=error.ops)
     except (IrtoolError, IrtoolBug) as error:
         return stopped(args, "error", error.message, 2)

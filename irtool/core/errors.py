@@ -43,12 +43,18 @@ class OpenVINOFailed(RunError):
 
 class Unsupported(RunError):
     """OpenVINO does not implement a feature the model uses (an ONNX activation beyond Relu, Sigmoid and
-    Tanh, an op its frontend cannot convert): reported as unsupported, never as a wrong result (``irtool
-    run`` exits 2; the harness skips); ``ops`` names the ops (or tensor types) it lacks, where known."""
+    Tanh, an opset a release lacks): reported as unsupported, never as a wrong result (``irtool run``
+    exits 2; the harness skips, but for :class:`NotConvertible`); ``ops`` names the ops (or tensor types) it lacks, where known."""
 
     def __init__(self, message: str, ops: tuple[str, ...] = ()):
         super().__init__(message)
         self.ops = ops
+
+
+class NotConvertible(Unsupported):
+    """A frontend cannot convert a model file (its report names the ops and why): an error of the run in
+    ``irtool run`` and the harness alike, never a skip, which could hide a conversion regression (an
+    IR of an opset a release lacks, or a feature OpenVINO does not implement, stays Unsupported)."""
 
 
 class RunSkipped(IrtoolError):

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from irtool.core import activity
-from irtool.core.errors import IrtoolError, RunError, RunSkipped, Unsupported
+from irtool.core.errors import IrtoolError, NotConvertible, RunError, RunSkipped, Unsupported
 from irtool.core.text import cut, joined
 from irtool.jobs import faults
 from irtool.jobs.conditions import node_conditions
@@ -215,6 +215,8 @@ class Runner:
                 keep_job(self.options.report_dir, reproducer_name(job), job, prepared, data.inputs, compiled, executed,
                          results, len(runs))
             return results
+        except NotConvertible as error:  # a model file its frontend cannot convert: an error, as irtool run says
+            result.verdict, result.message = ERROR, error.message
         except Unsupported as error:  # a feature OpenVINO lacks: skipped, as a precision a device lacks is
             result.verdict, result.message = SKIP, error.message
         except MemoryError:  # past what the estimates foresaw: the job crashed for memory, as one the kernel kills

@@ -15,7 +15,7 @@ from irtool.lowering.cells import GATES, Candidate, Cell, Refusal
 from irtool.lowering.folded_states import zero_state_step
 from irtool.lowering.gate_sums import Reader
 from irtool.lowering.graph import Key, key, label, last_dim, root, rounding, roundings, zeros
-from irtool.lowering.recognize import find_candidates, resolve, state_by_width
+from irtool.lowering.recognize import find_candidates, resolve, state_by_stream, state_by_width
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def _first_step(head: Candidate, after: tuple[Candidate, Key] | None) -> Cell | 
     variables = head.variables
     if len(variables) == 1:
         return _folded_state(head, after)
-    state = state_by_width(head)
+    state = state_by_width(head) or state_by_stream(head)
     if state is None and after is not None:
         following, after_state = after
         r = {g: following.gates[g].terms[after_state].weight for g in GATES[following.kind]

@@ -72,6 +72,52 @@ def state_by_width(found: Candidate) -> Key | None:
     return matches[0] if len(matches) == 1 and len(found.variables) == 2 else None
 
 
+MOVES = ("Reshape", "Squeeze", "Unsqueeze", "Convert", "StridedSlice", "Slice", "Split", "VariadicSplit", "Gather",
+         "Transpose", "Concat", "Identity")  # ops that move data without computing on it
+
+
+def state_by_stream(found: Candidate) -> Key | None:
+    """The variable a streaming model passes in as its state: the one that model input's data reaches
+    through data moves alone (a slice of it, reshaped) where the cell's h_t reaches, through data moves
+    alone, a model output of that input's shape (the state in/out pair a streaming model returns to be
+    fed back at its next call); None unless exactly one variable is so (an input would be the other
+    cell's h_t or a layer's output, computed)."""
+    returned = _returned_shapes(found.outputs[0])
+    matches = [k for k, value in found.variables.items()
+               if last_dim(value) == found.hidden_size and (source := _moved_from(value)) is not None
+               and source.get_type_name() == "Parameter" and source.get_output_partial_shape(0).is_static
+               and tuple(source.get_output_shape(0)) in returned]
+    return matches[0] if len(matches) == 1 and len(found.variables) == 2 else None
+
+
+def _moved_from(value: Any) -> Any | None:
+    """The node whose data ``value`` is through data moves (each one's data its first input; a Concat's,
+    its only one), or None."""
+    node = value.get_node()
+    for _ in range(32):
+        if node.get_type_name() not in MOVES:
+            return node
+        if node.get_type_name() == "Concat" and node.get_input_size() != 1:
+            return None
+        node = node.input_value(0).get_node()
+    return None
+
+
+def _returned_shapes(value: Any) -> set[tuple[int, ...]]:
+    """The shapes of the model outputs ``value`` reaches through data moves alone (static ones)."""
+    shapes, pending, seen = set(), [value], 0
+    while pending and seen < 256:
+        current = pending.pop()
+        seen += 1
+        for target in current.get_target_inputs():
+            node = target.get_node()
+            if node.get_type_name() == "Result" and node.get_output_partial_shape(0).is_static:
+                shapes.add(tuple(node.get_output_shape(0)))
+            elif node.get_type_name() in MOVES:
+                pending += list(node.outputs())
+    return shapes
+
+
 def resolve(found: Candidate, state: Key | None, folded: bool = False,
             joined: dict[tuple, np.ndarray] | None = None) -> Cell | Refusal:
     """The cell of a candidate whose state is ``state`` (a key among its variables; a GRU's is known),
@@ -82,8 +128,9 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
     of an unrolled chain share one constant: joined once, not per step)."""
     variables = found.variables
     if state is None and not folded:
-        why = f"cannot tell its input from its state: {named(variables)} are both {found.hidden_size} wide and " \
-              f"no loop or next step carries either" if len(variables) == 2 else \
+        why = f"cannot tell its input from its state: {named(variables)} are both {found.hidden_size} wide, no " \
+              f"loop or next step carries either, nor is one alone a model input the cell returns updated" \
+            if len(variables) == 2 else \
             f"its gates multiply {named(variables)} by weights, which no loop or next step carries as its state"
         return Refusal(found.kind, why, found.parts, found.outputs[0])
     inputs = [k for k in variables if k != state]

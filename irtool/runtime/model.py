@@ -14,7 +14,7 @@ import numpy as np
 
 from irtool.core.activity import doing
 from irtool.core.element_types import NOT_ARRAYS
-from irtool.core.errors import OpenVINOFailed, RunError, Unsupported
+from irtool.core.errors import NotConvertible, OpenVINOFailed, RunError, Unsupported
 from irtool.core.formats import SAVED_MODEL_FILE, WEIGHTS_BESIDE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
 from irtool.runtime.core import core, openvino_message, openvino_release
@@ -174,7 +174,8 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
 
 
 _FAILED_OP = re.compile(r"--\s*(\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)")
-_NOISE = re.compile(r"While validating (?:ONNX )?node '[^']*':\s*|Check '[^']*' failed at \S+:\d+:\s*|"
+_NOISE = re.compile(r"While validating (?:ONNX )?node '[^']*':\s*|"
+                    r"(?:Check '[^']*' failed at|Exception from) \S+:\d+:\s*|"
                     r"FrontEnd API failed with \w+:\s*|\[[\w ]+\] Conversion failed for \S+\s*")
 
 
@@ -229,9 +230,10 @@ _TFLITE_REASON = re.compile(r"(?:^|\n)([^\n]*?)\s*Error is encountered while wor
 
 
 def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsupported | None:
-    """OpenVINO refusing an op or a feature that this release (its opsets, or the frontend that
-    reads the model) lacks, as Unsupported naming it: a release that cannot run the model,
-    skipped as an absent device is, not an error of the model.  ``message``: the exception's
+    """OpenVINO refusing an op or a feature that this release lacks: an opset, as Unsupported naming
+    it (a release that cannot run the model, skipped as an absent device is); an op its frontend
+    cannot convert, as NotConvertible naming every op the frontend's report lists and why (an
+    error: a skip could hide a conversion regression).  ``message``: the exception's
     whole text (the op is named in lines openvino_message drops).  An IR op that no opset of any
     release irtool knows holds (ErfInv claimed of opset5) is left to the reader's own error: the
     file is wrong, not the release."""
@@ -252,15 +254,26 @@ def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsuppor
                for op, why in _REASON.findall(message)}
     if any(_WANTS_SHAPES.search(why) for why in reasons.values()):  # a shape would let it convert
         return None
+    found: dict[str, str] = {}  # op (or tensor type) -> how it is said; every report line, not the first alone
     for pattern, what in _LACKS:
         if match := pattern.search(message):
             ops = tuple(op.strip() for op in match.group(1).split(",") if op.strip())
             if tflite := _TFLITE_REASON.search(message):
                 reasons[ops[0]] = tflite.group(1).strip()
-            said = ", ".join(f"{op} ({reasons[op]})" if reasons.get(op) else op for op in ops)
-            return Unsupported(f"{name}: the {frontend} frontend of openvino {release} cannot convert "
-                               f"{'the tensor type ' if what != 'op' else ''}{said}", ops)
-    return None
+            for op in ops:
+                why = f" ({_bounded(reasons[op], MAX_REASON)})" if reasons.get(op) else ""
+                found.setdefault(op, f"{'the tensor type ' if what != 'op' else ''}{op}{why}")
+    if not found:
+        return None
+    said = _bounded(", ".join(found.values()), MAX_REASONS)
+    return NotConvertible(f"{name}: the {frontend} frontend of openvino {release} cannot convert {said}", tuple(found))
+
+
+MAX_REASON, MAX_REASONS = 160, 600  # characters of one op's reason, and of all ops said: one readable line
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
 
 
 MAX_SAVED_MODEL_ENTRIES = 10_000  # files checked in a SavedModel folder before OpenVINO reads it
