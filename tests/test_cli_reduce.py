@@ -241,7 +241,8 @@ def test_a_fault_that_matched_no_run_of_the_reduction_is_an_error_at_its_end(sui
     IRTOOL_FAULT asked and no run met is said at the end (exit 2), the reproducer kept."""
     script, env = hanging_check(tmp_path)
     env["IRTOOL_FAULT"] = "abort:batch_size=4;abort:batch_size=9"
-    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--check-script", str(script), "--budget", "6",
+    # the budget ends the hang; 10 s leaves the original's two judgments time on a loaded machine
+    done = irtool("reduce", f"{suite}::{GRU}", "-d", "CPU", "--check-script", str(script), "--budget", "10",
                   "-o", str(tmp_path), env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [

@@ -80,9 +80,11 @@ def test_the_onnx_suite_covers_every_attribute_and_input_at_its_opsets():
 
 @pytest.fixture(scope="module")
 def onnx_run(tmp_path_factory):
+    """A third of the suite (CI's time: each third holds every known frontend fault; the docs test runs
+    the whole, as docs/onnx.md shows it)."""
     out = tmp_path_factory.mktemp("onnx-suite") / "out"
-    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(ONNX_SUITE), "-d", "CPU", "--report-dir",
-                           str(out)], capture_output=True, text=True, timeout=900)
+    done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(ONNX_SUITE), "-d", "CPU", "--shard", "1/3",
+                           "--report-dir", str(out)], capture_output=True, text=True, timeout=900)
     return done, json.loads((out / "results.json").read_text())["results"]
 
 
