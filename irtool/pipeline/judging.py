@@ -14,7 +14,7 @@ import numpy as np
 from irtool.core.precisions import largest_magnitude
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
-from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
+from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, check_expected_shapes, judge_expected
 from irtool.judge.nodes import Reference, evaluate_node, judge_node
 from irtool.judge.precision import Emulation, Ran, node_emulation
 from irtool.judge.verdicts import FAIL, PASS, NodeResult, run_verdict, verdict_basis
@@ -75,6 +75,8 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
                 costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
             if flowing is None:
                 flowing = _flowing_magnitude(prepared, inputs, executed)
+            if key == "expected":  # the user's file: not matching the model is a usage error
+                check_expected_shapes(prepared.labels, executed.outputs, given)
             found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
                                         time_axes(prepared), prepared.stored, costs, flowing)
     if not found:
