@@ -302,8 +302,8 @@ def _unrolled(model: Any, unsized: list[Any]) -> tuple[int, str, list[Any]] | No
     """For dims nothing else sized (their symbols ``unsized``): the steps of the longest recurrence a
     converter unrolled at ``model``'s top level (irtool.lowering's chains: a torch.export of nn.GRU
     or a loop of LSTMCell traced at one example's length, which fixes it), that recurrence in
-    words, and the symbols its steps' inputs carry (their batch, which the steps leave alone:
-    a dim they do not carry is the one the steps were sliced from); None where there is none."""
+    words, and the symbols its steps' inputs and states carry (their batch, which the steps leave
+    alone: a dim they do not carry is the one the steps were sliced from); None where there is none."""
     if not unsized:
         return None
     from irtool.lowering.chains import Chain, find_chains
@@ -314,8 +314,8 @@ def _unrolled(model: Any, unsized: list[Any]) -> tuple[int, str, list[Any]] | No
     longest = max(chains, key=lambda chain: len(chain.steps))
     first = longest.steps[0]
     carried = [dim.get_symbol() for chain in chains for cell in chain.steps
-               for dim in (cell.x.get_partial_shape() if cell.x.get_partial_shape().rank.is_static else ())
-               if dim.has_symbol()]
+               for value in (cell.x, cell.h, cell.c) if value is not None and value.get_partial_shape().rank.is_static
+               for dim in value.get_partial_shape() if dim.has_symbol()]
     return len(longest.steps), (f"steps of the {first.kind} recurrence a converter unrolled "
                                 f"({first.parts[0]} first): the graph fixes them"), carried
 
