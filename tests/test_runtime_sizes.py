@@ -206,25 +206,54 @@ def test_a_batch_given_that_the_graph_refuses_is_named_with_what_fixes_each_dim(
             "unrolled recurrence's steps)): Add 'add/aten.add.Tensor/Add': Argument shapes are inconsistent") in err
 
 
+def dense_model(path: Path, weight: np.ndarray, sliced: int | None = None, transposed: bool = False) -> Path:
+    """x [?, ?, ?] -> (Slice of step ``sliced`` along dim 1) -> MatMul by ``weight`` (or by its
+    transpose, behind a Transpose OpenVINO folds into the MatMul) -> Tanh: onnx.helper, converted
+    by ov.convert_model."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, first = [], [numpy_helper.from_array(weight, "w")], "x"
+    if sliced is not None:
+        inits += [numpy_helper.from_array(np.array([value], dtype=np.int64), name)
+                  for name, value in (("starts", sliced), ("ends", sliced + 1), ("axes", 1))]
+        nodes.append(helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["xs"]))
+        first = "xs"
+    if transposed:
+        nodes.append(helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]))
+    nodes += [helper.make_node("MatMul", [first, "wt" if transposed else "w"], ["m"]),
+              helper.make_node("Tanh", ["m"], ["y"])]
+    graph = helper.make_graph(nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None] * 3)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 3)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path.with_suffix(".onnx"))
+    ov.save_model(ov.convert_model(str(path.with_suffix(".onnx"))), path)
+    return path
+
+
+@pytest.mark.parametrize("argv, steps", [([], 4), (["--seq-length", "2"], 3), (["--seq-length", "6"], 6)])
+def test_a_dim_the_graph_takes_a_fixed_step_of_is_at_least_that_long(argv, steps, tmp_path, capsys):
+    """A converter that unrolls a recurrence over a traced example slices each step at its index
+    (torch.export of an LSTM with proj_size, which irtool cannot read as a cell, and whose
+    shapes OpenVINO's shape inference does not check against the steps): the dim takes
+    --seq-length, but at least the entries the graph takes (here step 2 of x, by an onnx.helper
+    Slice converted by ov.convert_model)."""
+    weight = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    code, result, err = run_json(capsys, str(dense_model(tmp_path / "sliced.xml", weight, sliced=2)), "-d", "CPU",
+                                 *argv)
+    assert code == 3 and result["inputs"][0]["shape"] == [2, steps, 5], err
+    assert result["shapes_chosen"]["x"].startswith(
+        f"dim 1 = {steps}, the steps the graph takes: at least the 3 entries Slice '")
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 def test_a_matmul_by_a_constant_weight_sizes_the_dim_it_contracts(transposed, tmp_path, capsys):
     """An onnx.helper graph x [?, ?, ?] -> MatMul by a constant [5, 7] (Gemm-style transposed:
     [7, 5] behind a Transpose that OpenVINO folds into the MatMul) -> Tanh, converted by
     ov.convert_model: no recurrent op, so the batch and steps take --batch, but the feature dim
     must be 5, the weight's input width."""
-    import onnx
-    import openvino as ov
-    from onnx import TensorProto, helper, numpy_helper
-
     weight = np.random.default_rng(0).standard_normal((7, 5) if transposed else (5, 7)).astype(np.float32)
-    nodes = [helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0])] if transposed else []
-    nodes += [helper.make_node("MatMul", ["x", "wt" if transposed else "w"], ["m"]),
-              helper.make_node("Tanh", ["m"], ["y"])]
-    graph = helper.make_graph(nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None] * 3)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 3)],
-                              [numpy_helper.from_array(weight, "w")])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "dense.onnx")
-    ov.save_model(ov.convert_model(str(tmp_path / "dense.onnx")), tmp_path / "dense.xml")
-    code, result, err = run_json(capsys, str(tmp_path / "dense.xml"), "-d", "CPU")
+    code, result, err = run_json(capsys, str(dense_model(tmp_path / "dense.xml", weight, transposed=transposed)),
+                                 "-d", "CPU")
     assert code == 3 and result["inputs"][0]["shape"] == [2, 2, 5], err  # nothing to judge: exit 3
     assert result["shapes_chosen"]["x"].startswith("dim 2 = 5, the input width of the constant weight of MatMul '")

@@ -253,6 +253,14 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
         _follow_links(links, representatives, assign)
     batch = sizes.get("batch_size", default_batch())
     unrolled = _unrolled(copy, [symbols[key] for key in symbols if size_of(key) is None])
+    extents = sliced_extents(ops) if unrolled is None else []
+    for key in symbols:  # a dim the graph takes fixed steps of (an unrolled recurrence irtool cannot read)
+        needed = [(size, op) for symbol, size, op in extents if symbols[key] == symbol]
+        if size_of(key) is None and needed:
+            size, op = max(needed, key=lambda found: found[0])
+            assign(symbols[key], max(size, steps))
+            counted[key] = f"steps the graph takes: at least the {size} entries {op} takes of it (--seq-length)"
+            _follow_links(links, representatives, assign)
     defaulted = []  # dims that move no node dim: the batch, or the nearest size their bounds allow
     stepped: set[tuple[str, int]] = set()  # of those, the batch of an unrolled recurrence's steps
     for key in symbols:
@@ -318,6 +326,48 @@ def _unrolled(model: Any, unsized: list[Any]) -> tuple[int, str, list[Any]] | No
                for dim in value.get_partial_shape() if dim.has_symbol()]
     return len(longest.steps), (f"steps of the {first.kind} recurrence a converter unrolled "
                                 f"({first.parts[0]} first): the graph fixes them"), carried
+
+
+MAX_SLICED = 1 << 20  # a Slice's stop beyond this is "to the end", not a fixed step
+
+
+def sliced_extents(ops: list[Any]) -> list[tuple[Any, int, str]]:
+    """The dims the graph takes fixed indices of: for a Slice whose starts are constant, or a Gather
+    whose indices are (each above 0; a Slice's stop bounded too), the symbol of its data's dim
+    along each such axis, how many entries the dim needs (the largest index taken, plus one), and
+    the op in words.  A converter that unrolls
+    a recurrence over a traced example's steps slices each step at its index."""
+    found = []
+    for op in ops:
+        kind = op.get_type_name()
+        if kind not in ("Slice", "Gather") or op.get_input_size() < (4 if kind == "Slice" else 3):
+            continue
+        data = op.input_value(0).get_partial_shape()
+        if data.rank.is_dynamic:
+            continue
+        starts = _constants(op.input_value(1))
+        axes = _constants(op.input_value(4)) if kind == "Slice" and op.get_input_size() > 4 else (
+            _constants(op.input_value(2)) if kind == "Gather" else list(range(len(starts or ()))))
+        if not starts or axes is None or (kind == "Gather" and len(axes) != 1):
+            continue
+        stops = _constants(op.input_value(2)) if kind == "Slice" else [index + 1 for index in starts]
+        if stops is None or len(stops) != len(starts):
+            continue
+        # a Slice to the end (stop past any size) takes no fixed entry; index 0 alone says nothing of the size
+        pairs = [(axes[0], max(starts))] if kind == "Gather" else [
+            (axis, start) for axis, start, stop in zip(axes, starts, stops) if start < stop <= MAX_SLICED]
+        for axis, start in pairs:
+            axis = axis + len(data) if axis < 0 else axis
+            if 0 <= axis < len(data) and start >= 1 and data[axis].is_dynamic and data[axis].has_symbol():
+                found.append((data[axis].get_symbol(), start + 1, f"{kind} '{op.get_friendly_name()}'"))
+    return found
+
+
+def _constants(value: Any) -> list[int] | None:
+    node = value.get_node()
+    if node.get_type_name() != "Constant" or node.get_output_element_type(0).is_real():
+        return None
+    return [int(v) for v in node.get_data().reshape(-1)]
 
 
 def contraction_widths(ops: list[Any]) -> list[tuple[Any, int, str]]:
