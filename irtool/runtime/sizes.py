@@ -12,14 +12,21 @@ the chosen batch and sequence length.
 A dim the symbols do not carry to a node (a Conv, a Pool or a TopK ends them) is sized by
 asking OpenVINO: clones of the model reshaped with candidate sizes tell the nodes' dims
 (irtool.runtime.sizes_probe).  A Gather by a TopK's indices (a sort) links its gathered dim to
-the sorted axis.  A dim that moves no node dim (a Keras model's batch that reaches only a cell
-lowered to plain ops, a model with no recurrent op) gets the batch size (``--batch``, default 2).
+the sorted axis.  A dim a MatMul by a constant weight contracts takes the weight's width (a cell a
+converter lowered to plain ops: its input_size).  Where irtool.lowering finds a recurrence a
+converter unrolled at the top level, a dim its steps' inputs and states do not carry takes its
+number of steps; else a dim the graph takes fixed entries of (a Slice or Gather at constant
+indices) takes the sequence length, at least those entries.  A dim that moves no node dim (a
+Keras model's batch that reaches only a cell lowered to plain ops, a model with no recurrent
+op) gets the batch size (``--batch``, default 2).
 
 The sizes are then checked with OpenVINO's shape inference on the whole model made static: a
 model may take only batch 1 (a Loop that concatenates each step with a state of fixed batch 1,
 as a streaming TFLite model carries it), which its dynamic shapes do not say and the CPU
-finds only when it runs.  Where it refuses the default batch, batch 1 is tried (and the plan
-says why); where it refuses every size tried, the error says which sizes and why.
+finds only when it runs.  Where it refuses the default batch for dims nothing sized, the
+nearest sizes from 2 it accepts are taken (a graph traced at one example's batch holds it in
+constants); else batch 1 is tried (and the plan says why); where it refuses every size tried,
+the error says which sizes, how each was chosen, and why.
 
 Model inputs that feed a node's sequence_lengths (directly or through a Convert, a TopK or a
 Gather) are reported too, so that their values can be made valid (1..seq_length).
