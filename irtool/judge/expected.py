@@ -47,10 +47,11 @@ class ExpectedJudgment:
     missing: tuple[str, ...] = ()  # model outputs the file has no array for
     extra: tuple[str, ...] = ()  # arrays of the file that name no model output
     bound: str | None = None  # how the bound was chosen, where not the precision's default alone
+    mismatch: str | None = None  # the file does not match the model (a usage error): nothing was compared
 
     @property
     def passed(self) -> bool:
-        return all(diff.passed for diff in self.outputs)
+        return self.mismatch is None and all(diff.passed for diff in self.outputs)
 
     @property
     def verdict(self) -> str:
@@ -96,17 +97,18 @@ def check_expected_names(labels: Sequence[tuple[str, ...]], expected: ExpectedOu
                            f"{', '.join(expected.arrays)} (irtool run --save-outputs shows the outputs' names)")
 
 
-def check_expected_shapes(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray],
-                          expected: ExpectedOutputs) -> None:
-    """RunError where an array of the file has another shape than the output the model computed
-    on these inputs: the file does not match the model (or was computed on other inputs), which
-    says nothing of the device."""
+def shape_mismatch(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray],
+                   expected: ExpectedOutputs) -> str | None:
+    """Where an array of the file has another shape than the output the model computed on these
+    inputs, that in words (the file does not match the model, or was computed on other inputs,
+    which says nothing of the device: a usage error), else None."""
     for names, got in zip(labels, actual):
         key = names[0] if names[0] in expected.arrays else next((n for n in names if n in expected.arrays), None)
         if key is not None and expected.arrays[key].shape != got.shape:
-            raise RunError(f"{expected.source}: array {key} has shape {list(expected.arrays[key].shape)}, but the "
-                           f"model's output {names[0]} is {list(got.shape)} on these inputs: the file does not "
-                           f"match the model (or its inputs)")
+            return (f"{expected.source}: array {key} has shape {list(expected.arrays[key].shape)}, but the "
+                    f"model's output {names[0]} is {list(got.shape)} on these inputs: the file does not "
+                    f"match the model (or its inputs)")
+    return None
 
 
 def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: ExpectedOutputs,

@@ -211,6 +211,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
                      oracle=oracle.expected if oracle is not None else None, runs=compiled.runs,
                      dynamic_quantization=compiled.run.dynamic_quantization)
+    if judgment.expected is not None and judgment.expected.mismatch is not None:
+        raise RunError(judgment.expected.mismatch)
     judgment = with_implementations(judgment, compiled)
     reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
     note = None
