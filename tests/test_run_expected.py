@@ -210,6 +210,22 @@ def test_a_suite_case_whose_expected_file_does_not_match_the_model_is_an_error(d
     assert "1 error" in done.stdout and "fail" not in done.stdout.lower().replace("failed in", ""), done.stdout
 
 
+def test_a_suite_case_keeps_its_nodes_results_beside_an_expected_file_of_another_shape(tmp_path):
+    saved = tmp_path / "saved.npz"
+    assert main(["run", str(LSTM2), "-d", "CPU", "--save-outputs", str(saved)]) == 0
+    arrays = read_npz(saved)
+    first = next(iter(arrays))
+    np.savez(tmp_path / "bad.npz", **{**arrays, first: arrays[first][:1].copy()})
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\nid = "lstm2"\npath = "{LSTM2}"\nexpected = "bad.npz"\n')
+    irtool("harness", str(suite), "-d", "CPU", "--report-dir", str(tmp_path / "out"), "--no-progress")
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert {case: r["verdict"] for case, r in results.items()} == {
+        "lstm2[seed=0]::LSTMSequence_54": "pass", "lstm2[seed=0]::LSTMSequence_117": "pass",
+        "lstm2[seed=0]::outputs": "error"}
+    assert f"array {first} has shape [1, " in results["lstm2[seed=0]::outputs"]["message"]
+
+
 def test_a_suite_expected_file_must_exist(tmp_path):
     suite = tmp_path / "s.toml"
     suite.write_text(f'[[models]]\npath = "{LSTM2}"\nexpected = "nowhere.npz"\n')
