@@ -25,6 +25,9 @@ dependency; its files are committed).
   [1, batch, 8], and the first step's product of the zero state is folded into constants.  Each
   has a twin NAME_fault.xml whose recurrent bias at step FAULT_STEP (the Add after that step's
   h·R) has one value changed by 0.5.
+- export_static_gru.xml: export_gru's layer through torch.export.export with its default settings
+  (no dynamic_shapes, as a new user writes it): the IR's input is [?,?,?] all the same, but the
+  graph holds batch 3 and 6 steps in its constants (docs/run.md, Sizes for dynamic dims).
 
 Each has NAME.inputs.npz and NAME.outputs.npz (torch's own outputs on those inputs), keyed by
 the names the converted model gives its inputs and outputs (as ``irtool run --inputs`` takes
@@ -33,7 +36,7 @@ them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expect
     python -m venv --system-site-packages /tmp/torchenv && /tmp/torchenv/bin/pip install torch openvino
     /tmp/torchenv/bin/python samples/make_torch_models.py [NAME ...]  # from the repository root
 
-NAMEs (packed_lstm, gru, gru_cell_loop, export) rewrite only those (default: all).
+NAMEs (packed_lstm, gru, gru_cell_loop, export, export_static) rewrite only those (default: all).
 """
 from __future__ import annotations
 
@@ -108,6 +111,19 @@ EXPORTED = {"export_gru": lambda: nn.GRU(SIZE, HIDDEN, batch_first=True),
             "export_rnn_relu": lambda: nn.RNN(SIZE, HIDDEN, nonlinearity="relu", batch_first=True)}
 
 
+def exported_static(x: torch.Tensor) -> None:
+    """export_gru's layer through torch.export with its default settings: the shapes of ``x`` fixed."""
+    module = Layer(EXPORTED["export_gru"]()).eval()
+    program = torch.export.export(module, (x,))
+    with torch.no_grad():
+        outputs = [module(x)]
+    ov.save_model(ov.convert_model(program), OUT / "export_static_gru.xml", compress_to_fp16=False)
+    model = ov.Core().read_model(OUT / "export_static_gru.xml")
+    np.savez(OUT / "export_static_gru.inputs.npz", **{port_name(model.inputs[0]): x.numpy()})
+    np.savez(OUT / "export_static_gru.outputs.npz",
+             **{port_name(p): t.numpy() for p, t in zip(model.outputs, outputs)})
+
+
 def exported(name: str, x: torch.Tensor) -> None:
     """A layer through torch.export (dynamic batch) and ov.convert_model, and its twin with a fault at
     step FAULT_STEP: the bias the step adds to its h·R (PyTorch names that Add linear_<step + 1>)."""
@@ -174,6 +190,9 @@ def main(names: list[str]) -> None:
         x = torch.randn(BATCH, STEPS, SIZE)
         for name in EXPORTED:
             exported(name, x)
+    if "export_static" in wanted:
+        torch.manual_seed(3)
+        exported_static(torch.randn(BATCH, STEPS, SIZE))
 
 
 if __name__ == "__main__":

@@ -84,12 +84,28 @@ def test_one_changed_value_fails_naming_the_output_and_the_worst_index(dense, ca
 
 
 @pytest.mark.parametrize("arrays, said", [
-    (lambda y: {"z": y}, ["y [2, 4] FAIL: ", "has no array for it", "z [2, 4] FAIL: ",
-                          "but the model has no output of that name (its outputs: y)"]),
+    (lambda y: {"z": y}, "{bad}: has no array for the model's output y; it has z (irtool run --save-outputs shows "
+                         "the outputs' names)"),
+    (lambda y: {"y": y[:, :3].copy(), "h": y},
+     "{bad}: array y has shape [2, 3], but the model's output y is [2, 4] on these inputs: the file does not match "
+     "the model (or its inputs)"),
+    (lambda y: {"y": y.T.copy()}, "{bad}: array y has shape [4, 2], but the model's output y is [2, 4] on these "
+                                  "inputs: the file does not match the model (or its inputs)"),
+], ids=["missing", "narrower", "transposed"])
+def test_a_file_that_does_not_match_the_model_is_one_line_exit_2(dense, capsys, tmp_path, arrays, said):
+    """An output the file lacks, or an array of another shape than the model computed, says nothing of
+    the device: a usage error naming the file, the output and what the file has (not a FAIL)."""
+    y = read_npz(dense / "out.npz")["y"]
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays(y))
+    code, out, err = run_dense(capsys, dense, bad)
+    assert code == 2 and out == "" and err == f"irtool: error: {said.format(bad=bad)}\n", err
+
+
+@pytest.mark.parametrize("arrays, said", [
     (lambda y: {"y": y, "extra": y}, ["extra [2, 4] FAIL: ", "but the model has no output of that name"]),
-    (lambda y: {"y": y.T.copy()}, ["y [2, 4] FAIL: shape [2, 4] differs from expected [4, 2]"]),
     (lambda y: {"y": np.zeros((2, 4), dtype=np.int64)}, ["y [2, 4] FAIL: dtype float32 differs from expected int64"]),
-], ids=["missing", "extra", "shape", "dtype"])
+], ids=["extra", "dtype"])
 def test_a_mismatch_of_the_outputs_is_a_failure_that_says_so(dense, capsys, tmp_path, arrays, said):
     y = read_npz(dense / "out.npz")["y"]
     np.savez(tmp_path / "bad.npz", **arrays(y))
@@ -176,6 +192,38 @@ def test_harness_models_take_expected_outputs_as_a_result_of_their_own(dense, tm
     cases = [case.get("name") for case in ET.parse(str(tmp_path / "out" / "junit.xml")).getroot().iter("testcase")]
     assert sorted(cases) == sorted(f"{case} on CPU at f32" for case in results)
     assert "dense[inputs]::outputs" in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize("arrays, said", [
+    (lambda y: {"z": y}, "has no array for the model's output y; it has z"),
+    (lambda y: {"y": y.T.copy()}, "array y has shape [4, 2], but the model's output y is [2, 4] on these inputs"),
+], ids=["missing", "shape"])
+def test_a_suite_case_whose_expected_file_does_not_match_the_model_is_an_error(dense, tmp_path, arrays, said):
+    np.savez(tmp_path / "bad.npz", **arrays(read_npz(dense / "out.npz")["y"]))
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\nid = "dense"\npath = "{dense / "dense.onnx"}"\ninputs = "{dense / "in.npz"}"\n'
+                     f'expected = "bad.npz"\n')
+    done = irtool("harness", str(suite), "-d", "CPU", "--report-dir", str(tmp_path / "out"), "--no-progress")
+    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert [r["verdict"] for r in results] == ["error"], done.stdout + done.stderr
+    assert said in results[0]["message"] and "bad.npz" in results[0]["message"], results[0]["message"]
+    assert "1 error" in done.stdout and "fail" not in done.stdout.lower().replace("failed in", ""), done.stdout
+
+
+def test_a_suite_case_keeps_its_nodes_results_beside_an_expected_file_of_another_shape(tmp_path):
+    saved = tmp_path / "saved.npz"
+    assert main(["run", str(LSTM2), "-d", "CPU", "--save-outputs", str(saved)]) == 0
+    arrays = read_npz(saved)
+    first = next(iter(arrays))
+    np.savez(tmp_path / "bad.npz", **{**arrays, first: arrays[first][:1].copy()})
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\nid = "lstm2"\npath = "{LSTM2}"\nexpected = "bad.npz"\n')
+    irtool("harness", str(suite), "-d", "CPU", "--report-dir", str(tmp_path / "out"), "--no-progress")
+    results = {r["case"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert {case: r["verdict"] for case, r in results.items()} == {
+        "lstm2[seed=0]::LSTMSequence_54": "pass", "lstm2[seed=0]::LSTMSequence_117": "pass",
+        "lstm2[seed=0]::outputs": "error"}
+    assert f"array {first} has shape [1, " in results["lstm2[seed=0]::outputs"]["message"]
 
 
 def test_a_suite_expected_file_must_exist(tmp_path):

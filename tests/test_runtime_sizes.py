@@ -151,3 +151,109 @@ def test_a_bounded_dim_that_reaches_no_node_takes_the_batch_within_its_bounds(tm
     assert code == 3 and result["inputs"][0]["shape"] == [3, 2], err  # 2 is below 3..6: its lower bound
     code, result, err = run_json(capsys, str(tmp_path / "bounded.xml"), "-d", "CPU", "--batch", "9")
     assert code == 3 and result["inputs"][0]["shape"] == [6, 8], err  # 9 is above both: their upper bounds
+
+
+EXPORTED = ("export_gru", "export_lstm", "export_bilstm", "export_rnn_relu")
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+@pytest.mark.parametrize("argv, batch", [([], 2), (["--batch", "4"], 4)])
+def test_a_torch_export_with_a_dynamic_batch_runs_without_shapes(name, argv, batch, capsys):
+    """torch.export of nn.GRU/LSTM/RNN (dynamic batch; samples/make_torch_models.py) makes x
+    [?,?,?] and lowers the layer to plain ops: the feature dim is the width of the first
+    MatMul's constant weight, the time dim the steps of the recurrence irtool recognizes as
+    unrolled (the graph fixes them), and the batch --batch; the header says which is which."""
+    code, result, err = run_json(capsys, str(SAMPLES / "torch" / f"{name}.xml"), "-d", "CPU", *argv)
+    assert code == 0 and result["verdict"] == "pass", err
+    assert result["inputs"][0]["shape"] == [batch, 6, 3]
+    how = result["shapes_chosen"]["x"]
+    assert how.startswith("dim 1 = 6, the steps of the ") and " recurrence a converter unrolled (" in how, how
+    assert "dim 2 = 3, the input width of the constant weight of MatMul '" in how, how
+    assert how.endswith(f"dim 0 = {batch} (--batch; the batch of the unrolled recurrence's steps)"), how
+    assert all(node["verdict"] == "pass" and node["iterations"] == 6 for node in result["nodes"])
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_a_torch_export_fault_still_fails_at_the_sizes_chosen(name, capsys):
+    code, result, err = run_json(capsys, str(SAMPLES / "torch" / f"{name}_fault.xml"), "-d", "CPU")
+    assert code == 1 and result["verdict"] == "fail", err
+    assert result["inputs"][0]["shape"] == [2, 6, 3]
+
+
+def test_a_torch_export_with_default_settings_gets_the_batch_its_graph_fixes(capsys):
+    """torch.export's defaults (samples/models/torch/export_static_gru.xml): the IR's x is still
+    [?,?,?], but the graph's constants hold batch 3, which OpenVINO's shape inference alone
+    tells: the nearest batch it accepts is taken (not batch 1, which a broadcast would let
+    through), and the run agrees with torch's own outputs at the inputs irtool drew."""
+    path = SAMPLES / "torch" / "export_static_gru.xml"
+    code, result, err = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass", err
+    assert result["inputs"][0]["shape"] == [3, 6, 3]
+    assert result["shapes_chosen"]["x"].endswith(
+        "dim 0 = 3 (the size nearest --batch OpenVINO's shape inference accepts: the graph fixes it)")
+    code, result, err = run_json(capsys, str(path), "-d", "CPU", "--inputs", str(path.with_suffix(".inputs.npz")),
+                                 "--expected", str(path.with_suffix(".outputs.npz")))
+    assert code == 0 and result["verdict"] == "pass", err
+
+
+def test_a_batch_given_that_the_graph_refuses_is_named_with_what_fixes_each_dim(capsys):
+    code = main(["run", str(SAMPLES / "torch" / "export_static_gru.xml"), "-d", "CPU", "--batch", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert ("x[2, 6, 3] (dim 1 = 6, the steps of the GRU recurrence a converter unrolled (MatMul "
+            "'linear/aten.linear.default/MatMul' first): the graph fixes them; dim 2 = 3, the input width of the "
+            "constant weight of MatMul 'linear/aten.linear.default/MatMul'; dim 0 = 2 (--batch; the batch of the "
+            "unrolled recurrence's steps)): Add 'add/aten.add.Tensor/Add': Argument shapes are inconsistent") in err
+
+
+def dense_model(path: Path, weight: np.ndarray, sliced: int | None = None, transposed: bool = False) -> Path:
+    """x [?, ?, ?] -> (Slice of step ``sliced`` along dim 1) -> MatMul by ``weight`` (or by its
+    transpose, behind a Transpose OpenVINO folds into the MatMul) -> Tanh: onnx.helper, converted
+    by ov.convert_model."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, first = [], [numpy_helper.from_array(weight, "w")], "x"
+    if sliced is not None:
+        inits += [numpy_helper.from_array(np.array([value], dtype=np.int64), name)
+                  for name, value in (("starts", sliced), ("ends", sliced + 1), ("axes", 1))]
+        nodes.append(helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["xs"]))
+        first = "xs"
+    if transposed:
+        nodes.append(helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]))
+    nodes += [helper.make_node("MatMul", [first, "wt" if transposed else "w"], ["m"]),
+              helper.make_node("Tanh", ["m"], ["y"])]
+    graph = helper.make_graph(nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None] * 3)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 3)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path.with_suffix(".onnx"))
+    ov.save_model(ov.convert_model(str(path.with_suffix(".onnx"))), path)
+    return path
+
+
+@pytest.mark.parametrize("argv, steps", [([], 4), (["--seq-length", "2"], 3), (["--seq-length", "6"], 6)])
+def test_a_dim_the_graph_takes_a_fixed_step_of_is_at_least_that_long(argv, steps, tmp_path, capsys):
+    """A converter that unrolls a recurrence over a traced example slices each step at its index
+    (torch.export of an LSTM with proj_size, which irtool cannot read as a cell, and whose
+    shapes OpenVINO's shape inference does not check against the steps): the dim takes
+    --seq-length, but at least the entries the graph takes (here step 2 of x, by an onnx.helper
+    Slice converted by ov.convert_model)."""
+    weight = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    code, result, err = run_json(capsys, str(dense_model(tmp_path / "sliced.xml", weight, sliced=2)), "-d", "CPU",
+                                 *argv)
+    assert code == 3 and result["inputs"][0]["shape"] == [2, steps, 5], err
+    assert result["shapes_chosen"]["x"].startswith(
+        f"dim 1 = {steps}, the steps the graph takes: at least the 3 entries Slice '")
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_matmul_by_a_constant_weight_sizes_the_dim_it_contracts(transposed, tmp_path, capsys):
+    """An onnx.helper graph x [?, ?, ?] -> MatMul by a constant [5, 7] (Gemm-style transposed:
+    [7, 5] behind a Transpose that OpenVINO folds into the MatMul) -> Tanh, converted by
+    ov.convert_model: no recurrent op, so the batch and steps take --batch, but the feature dim
+    must be 5, the weight's input width."""
+    weight = np.random.default_rng(0).standard_normal((7, 5) if transposed else (5, 7)).astype(np.float32)
+    code, result, err = run_json(capsys, str(dense_model(tmp_path / "dense.xml", weight, transposed=transposed)),
+                                 "-d", "CPU")
+    assert code == 3 and result["inputs"][0]["shape"] == [2, 2, 5], err  # nothing to judge: exit 3
+    assert result["shapes_chosen"]["x"].startswith("dim 2 = 5, the input width of the constant weight of MatMul '")

@@ -84,6 +84,9 @@ def expected_result(base: CaseResult, expected: Any, name: str, nodes: Any) -> C
                                  outputs=[output_record(d) for d in diffs], reproducer=None, unwritten=None,
                                  max_abs=max((d.max_abs for d in diffs if not d.problem), default=None),
                                  conditions={}, implementations={})  # its nodes have results of their own
+    if expected is not None and expected.mismatch is not None:  # the file does not match the model: no verdict
+        result.verdict, result.message = ERROR, expected.mismatch
+        return result
     result.message = "" if expected is None or expected.passed else \
         f"outside tolerance of {Path(expected.source).name}: " + ", ".join(output_problem(d) for d in diffs if not d.passed)
     return result

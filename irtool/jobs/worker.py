@@ -389,9 +389,10 @@ class Runner:
                                        data=kind)
             expected = oracle = None
             if case.expected is not None:
-                from irtool.judge.expected import load_expected
+                from irtool.judge.expected import check_expected_names, load_expected
 
                 expected = load_expected(case.expected, "suite's expected outputs")
+                check_expected_names(prepared.labels, expected)
             if case.compare_with is not None:
                 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 

@@ -5,9 +5,11 @@ first name of each output; any of its names is taken), typically what the framew
 came from computed on the same inputs.  Each output is compared with the statistics and
 tolerances of a node's outputs (irtool.judge.compare), the default atol scaled to the output's
 magnitude (irtool.judge.bounds), with a per-step series where the output is a
-recurrent node's output that has a time axis.  An output the file lacks, an array the model has
-no output for, and a shape or element kind that differs are failures that say so.  This judges
-any model, whether or not it holds a recurrent node.
+recurrent node's output that has a time axis.  An output the file lacks, or an array of another
+shape than the model computed, is a usage error (nothing was computed wrong: the file does not
+match the model); an array the model has no output for, and an element kind that differs are
+failures that say so (and, for a framework runtime's outputs, a lacking output or another shape
+too).  This judges any model, whether or not it holds a recurrent node.
 """
 from __future__ import annotations
 
@@ -45,10 +47,11 @@ class ExpectedJudgment:
     missing: tuple[str, ...] = ()  # model outputs the file has no array for
     extra: tuple[str, ...] = ()  # arrays of the file that name no model output
     bound: str | None = None  # how the bound was chosen, where not the precision's default alone
+    mismatch: str | None = None  # the file does not match the model (a usage error): nothing was compared
 
     @property
     def passed(self) -> bool:
-        return all(diff.passed for diff in self.outputs)
+        return self.mismatch is None and all(diff.passed for diff in self.outputs)
 
     @property
     def verdict(self) -> str:
@@ -81,6 +84,31 @@ def load_expected(path: str | Path, what: str = "--expected file") -> ExpectedOu
             raise RunError(f"{path}: array {name!r} has dtype {describe_dtype(array.dtype)}; expected outputs are "
                            f"numbers (float, int or bool arrays)")
     return ExpectedOutputs(str(path), arrays)
+
+
+def check_expected_names(labels: Sequence[tuple[str, ...]], expected: ExpectedOutputs) -> None:
+    """RunError (a usage error: nothing was computed wrong) where the file has no array for one of
+    the model's outputs (by any of its names, ``labels[k]``): one line naming the file, the output
+    and the arrays the file has."""
+    for names in labels:
+        if not any(name in expected.arrays for name in names):
+            also = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
+            raise RunError(f"{expected.source}: has no array for the model's output {names[0]}{also}; it has "
+                           f"{', '.join(expected.arrays)} (irtool run --save-outputs shows the outputs' names)")
+
+
+def shape_mismatch(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray],
+                   expected: ExpectedOutputs) -> str | None:
+    """Where an array of the file has another shape than the output the model computed on these
+    inputs, that in words (the file does not match the model, or was computed on other inputs,
+    which says nothing of the device: a usage error), else None."""
+    for names, got in zip(labels, actual):
+        key = names[0] if names[0] in expected.arrays else next((n for n in names if n in expected.arrays), None)
+        if key is not None and expected.arrays[key].shape != got.shape:
+            return (f"{expected.source}: array {key} has shape {list(expected.arrays[key].shape)}, but the "
+                    f"model's output {names[0]} is {list(got.shape)} on these inputs: the file does not "
+                    f"match the model (or its inputs)")
+    return None
 
 
 def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarray], expected: ExpectedOutputs,

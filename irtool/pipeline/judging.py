@@ -14,7 +14,7 @@ import numpy as np
 from irtool.core.precisions import largest_magnitude
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
-from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected
+from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, judge_expected, shape_mismatch
 from irtool.judge.nodes import Reference, evaluate_node, judge_node
 from irtool.judge.precision import Emulation, Ran, node_emulation
 from irtool.judge.verdicts import FAIL, PASS, NodeResult, run_verdict, verdict_basis
@@ -75,11 +75,17 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
                 costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
             if flowing is None:
                 flowing = _flowing_magnitude(prepared, inputs, executed)
+            mismatch = shape_mismatch(prepared.labels, executed.outputs, given) if key == "expected" else None
+            if mismatch is not None:  # the user's file does not match the model: nothing to compare
+                found[key] = ExpectedJudgment(given.source, (), mismatch=mismatch)
+                continue
             found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
                                         time_axes(prepared), prepared.stored, costs, flowing)
     if not found:
         return judgment
-    compared = [found[key].outputs for key in found]
+    compared = [found[key].outputs for key in found if found[key].mismatch is None]
+    if not compared:
+        return dataclasses.replace(judgment, **found)
     verdict = run_verdict(judgment.nodes, judgment.probe_check is None or judgment.probe_check.passed, compared)
     return dataclasses.replace(judgment, **found, node_verdict=judgment.verdict, verdict=verdict,
                                verdict_from=verdict_basis(judgment.nodes, compared))

@@ -20,7 +20,7 @@ from irtool.core.npz import write_npz
 from irtool.core.precisions import loosest_precision
 from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
-from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, load_expected
+from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, check_expected_names, load_expected
 from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult, run_verdict, verdict_basis
 from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
@@ -137,6 +137,8 @@ def run(options: RunOptions) -> RunResult:
         for name in prepared.node_names:
             check_holds_no_input(Path(options.reproducers) / node_folder_name(name), inputs_read,
                                  f"reproducer folder of node '{name}'")
+    if expected is not None:
+        check_expected_names(prepared.labels, expected)
     inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
@@ -209,6 +211,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
                      oracle=oracle.expected if oracle is not None else None, runs=compiled.runs,
                      dynamic_quantization=compiled.run.dynamic_quantization)
+    if judgment.expected is not None and judgment.expected.mismatch is not None:
+        raise RunError(judgment.expected.mismatch)
     judgment = with_implementations(judgment, compiled)
     reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
     note = None

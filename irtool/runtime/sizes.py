@@ -12,14 +12,21 @@ the chosen batch and sequence length.
 A dim the symbols do not carry to a node (a Conv, a Pool or a TopK ends them) is sized by
 asking OpenVINO: clones of the model reshaped with candidate sizes tell the nodes' dims
 (irtool.runtime.sizes_probe).  A Gather by a TopK's indices (a sort) links its gathered dim to
-the sorted axis.  A dim that moves no node dim (a Keras model's batch that reaches only a cell
-lowered to plain ops, a model with no recurrent op) gets the batch size (``--batch``, default 2).
+the sorted axis.  A dim a MatMul by a constant weight contracts takes the weight's width (a cell a
+converter lowered to plain ops: its input_size).  Where irtool.lowering finds a recurrence a
+converter unrolled at the top level, a dim its steps' inputs and states do not carry takes its
+number of steps; else a dim the graph takes fixed entries of (a Slice or Gather at constant
+indices) takes the sequence length, at least those entries.  A dim that moves no node dim (a
+Keras model's batch that reaches only a cell lowered to plain ops, a model with no recurrent
+op) gets the batch size (``--batch``, default 2).
 
 The sizes are then checked with OpenVINO's shape inference on the whole model made static: a
 model may take only batch 1 (a Loop that concatenates each step with a state of fixed batch 1,
 as a streaming TFLite model carries it), which its dynamic shapes do not say and the CPU
-finds only when it runs.  Where it refuses the default batch, batch 1 is tried (and the plan
-says why); where it refuses every size tried, the error says which sizes and why.
+finds only when it runs.  Where it refuses the default batch for dims nothing sized, the
+nearest sizes from 2 it accepts are taken (a graph traced at one example's batch holds it in
+constants); else batch 1 is tried (and the plan says why); where it refuses every size tried,
+the error says which sizes, how each was chosen, and why.
 
 Model inputs that feed a node's sequence_lengths (directly or through a Convert, a TopK or a
 Gather) are reported too, so that their values can be made valid (1..seq_length).
@@ -40,6 +47,10 @@ from irtool.specs.expressions import Sym
 VALUE_PRESERVING = ("Convert", "Reshape", "Squeeze", "Unsqueeze", "TopK", "Gather")
 
 
+NO_NODE_DIMS = "it reaches no recurrent op's dims"
+BATCH_OF_STEPS = "the batch of the unrolled recurrence's steps"
+
+
 @dataclass(frozen=True)
 class InputPlan:
     """The concrete shape of every model input, and which inputs are sequence lengths (and of what
@@ -48,6 +59,7 @@ class InputPlan:
     shapes: Mapping[str, tuple[int, ...]]
     lengths: Mapping[str, int]  # input name -> the seq_length its values must not exceed
     chosen: Mapping[str, str]  # input name -> how its dynamic dims were chosen, for the report
+    defaulted: tuple[tuple[str, int], ...] = ()  # (input, dim) that took --batch for want of anything to size them
 
 
 def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, int],
@@ -64,6 +76,9 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     if refused is None:
         return plan
     tried = [(plan, refused)]
+    fitted = None if "batch_size" in sizes else _fitted(model, plan, SEARCHED[1:])
+    if fitted is not None:
+        return fitted
     batch = default_batch()
     if "batch_size" not in sizes and batch != 1:
         fallback = _plan(model, given, {**sizes, "batch_size": 1}, source)
@@ -80,6 +95,40 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     raise RunError(f"{source}: OpenVINO's shape inference refuses the sizes irtool chose for its inputs' dynamic "
                    f"dims ({said}): give them with --shape NAME=[...]"
                    + ("" if "batch_size" in sizes else " or --batch N") + " (or every input with --inputs IN.npz)")
+
+
+SEARCHED = range(1, 17)  # sizes tried for the dims nothing sized, when OpenVINO refuses the batch for them
+MAX_COMBINATIONS = 4096
+
+
+def _fitted(model: Any, plan: InputPlan, searched: Sequence[int]) -> InputPlan | None:
+    """The plan with the dims nothing sized (they took the batch) set to the sizes of ``searched``
+    OpenVINO's shape inference accepts nearest to it, or None.  A graph traced at one example's
+    shape (a torch.export of nn.GRU, its cells lowered to plain ops and its steps unrolled) fixes
+    its batch in constants (a Reshape's, an Add's) which no symbol carries.  1 is not searched:
+    a broadcast takes it where the graph wants another size (batch 1 is tried after, as for a
+    streaming model)."""
+    import itertools
+
+    keys = list(plan.defaulted)
+    if not keys or len(searched) ** len(keys) > MAX_COMBINATIONS:
+        return None
+    wanted = [plan.shapes[name][k] for name, k in keys]
+    for sizes in sorted(itertools.product(searched, repeat=len(keys)),
+                        key=lambda sizes: (sum(abs(size - want) for size, want in zip(sizes, wanted)), sizes)):
+        if tuple(sizes) == tuple(wanted):
+            continue
+        shapes = {name: list(shape) for name, shape in plan.shapes.items()}
+        for (name, k), size in zip(keys, sizes):
+            shapes[name][k] = size
+        if _shapes_refused(model, shapes) is None:
+            changed = {(name, k): size for (name, k), size in zip(keys, sizes) if plan.shapes[name][k] != size}
+            chosen = dict(plan.chosen)
+            for (name, k), size in changed.items():
+                chosen[name] = re.sub(rf"dim {k} = \d+ \(--batch; [^)]*\)", f"dim {k} = {size} (the size nearest "
+                                      f"--batch OpenVINO's shape inference accepts: the graph fixes it)", chosen[name])
+            return replace(plan, shapes={name: tuple(shape) for name, shape in shapes.items()}, chosen=chosen)
+    return None
 
 
 def _shapes_refused(model: Any, shapes: Mapping[str, Sequence[int]]) -> str | None:
@@ -195,6 +244,13 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
             assign(symbols[key], steps)
             counted[key] = loop
     _follow_links(links, representatives, assign)
+    weighed: dict[tuple[str, int], str] = {}  # a dim a MatMul's constant weight fixes -> the MatMul
+    for symbol, width, matmul in contraction_widths(ops):
+        keys = [key for key in symbols if size_of(key) is None and symbols[key] == symbol]
+        if keys:
+            assign(symbol, width)
+            weighed.update((key, matmul) for key in keys)
+    _follow_links(links, representatives, assign)
     unsized = [key for key in symbols if size_of(key) is None]
     if unsized and targets:  # dims the symbols do not carry to a node (Conv, Pool, TopK...): OpenVINO is asked
         known = {key: size for key in symbols if (size := size_of(key)) is not None}
@@ -203,13 +259,30 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
             assign(symbols[key], size)
         _follow_links(links, representatives, assign)
     batch = sizes.get("batch_size", default_batch())
+    unrolled = _unrolled(copy, [symbols[key] for key in symbols if size_of(key) is None])
+    extents = sliced_extents(ops) if unrolled is None else []
+    for key in symbols:  # a dim the graph takes fixed steps of (an unrolled recurrence irtool cannot read)
+        needed = [(size, op) for symbol, size, op in extents if symbols[key] == symbol]
+        if size_of(key) is None and needed:
+            size, op = max(needed, key=lambda found: found[0])
+            assign(symbols[key], max(size, steps))
+            counted[key] = f"steps the graph takes: at least the {size} entries {op} takes of it (--seq-length)"
+            _follow_links(links, representatives, assign)
     defaulted = []  # dims that move no node dim: the batch, or the nearest size their bounds allow
+    stepped: set[tuple[str, int]] = set()  # of those, the batch of an unrolled recurrence's steps
     for key in symbols:
+        if size_of(key) is None and unrolled is not None and not any(
+                symbols[key] == symbol for symbol in unrolled[2]):  # not a cell's batch: its steps
+            assign(symbols[key], unrolled[0])
+            counted[key] = unrolled[1]
+            _follow_links(links, representatives, assign)
         if size_of(key) is None:
             dim = next(p for p, n in zip(parameters, names) if n == key[0]).get_partial_shape()[key[1]]
             size, upper = max(batch, dim.get_min_length()), dim.get_max_length()
             assign(symbols[key], min(size, upper) if upper >= 0 else size)
             defaulted.append(key)
+            if unrolled is not None:
+                stepped.add(key)
             _follow_links(links, representatives, assign)
     shapes: dict[str, tuple[int, ...]] = {}
     chosen: dict[str, str] = {}
@@ -226,13 +299,115 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
             shape.append(size_of((name, k)))
         shapes[name] = tuple(shape)
         if any(dim.is_dynamic for dim in parameter.get_partial_shape()):
-            loops = [f"dim {k} = {shape[k]}, the iterations of {loop} (--seq-length)"
+            loops = [f"dim {k} = {shape[k]}, the " + (loop if loop.startswith("steps") else
+                                                      f"iterations of {loop} (--seq-length)")
                      for (input_name, k), loop in counted.items() if input_name == name]
-            alone = [f"dim {k} = {shape[k]} (--batch; it reaches no recurrent op's dims)"
+            widths = [f"dim {k} = {shape[k]}, the input width of the constant weight of {matmul}"
+                      for (input_name, k), matmul in weighed.items() if input_name == name]
+            alone = [f"dim {k} = {shape[k]} (--batch; " + (f"{BATCH_OF_STEPS})" if (input_name, k) in stepped else
+                                                           f"{NO_NODE_DIMS})")
                      for input_name, k in defaulted if input_name == name]
-            nodes = len(loops) + len(alone) < sum(dim.is_dynamic for dim in parameter.get_partial_shape())
-            chosen[name] = "; ".join((["from the recurrent nodes"] if nodes else []) + loops + alone)
-    return InputPlan(shapes, lengths, chosen)
+            nodes = len(loops) + len(widths) + len(alone) < sum(
+                dim.is_dynamic for dim in parameter.get_partial_shape())
+            chosen[name] = "; ".join((["from the recurrent nodes"] if nodes else []) + loops + widths + alone)
+    return InputPlan(shapes, lengths, chosen, tuple(defaulted))
+
+
+def _unrolled(model: Any, unsized: list[Any]) -> tuple[int, str, list[Any]] | None:
+    """For dims nothing else sized (their symbols ``unsized``): the steps of the longest recurrence a
+    converter unrolled at ``model``'s top level (irtool.lowering's chains: a torch.export of nn.GRU
+    or a loop of LSTMCell traced at one example's length, which fixes it), that recurrence in
+    words, and the symbols its steps' inputs and states carry (their batch, which the steps leave
+    alone: a dim they do not carry is the one the steps were sliced from); None where there is none."""
+    if not unsized:
+        return None
+    from irtool.lowering.chains import Chain, find_chains
+
+    chains = [chain for chain in find_chains(model) if isinstance(chain, Chain)]
+    if not chains:
+        return None
+    longest = max(chains, key=lambda chain: len(chain.steps))
+    first = longest.steps[0]
+    carried = [dim.get_symbol() for chain in chains for cell in chain.steps
+               for value in (cell.x, cell.h, cell.c) if value is not None and value.get_partial_shape().rank.is_static
+               for dim in value.get_partial_shape() if dim.has_symbol()]
+    return len(longest.steps), (f"steps of the {first.kind} recurrence a converter unrolled "
+                                f"({first.parts[0]} first): the graph fixes them"), carried
+
+
+MAX_SLICED = 1 << 20  # a Slice's stop beyond this is "to the end", not a fixed step
+
+
+def sliced_extents(ops: list[Any]) -> list[tuple[Any, int, str]]:
+    """The dims the graph takes fixed indices of: for a Slice whose starts are constant, or a Gather
+    whose indices are (each above 0; a Slice's stop bounded too), the symbol of its data's dim
+    along each such axis, how many entries the dim needs (the largest index taken, plus one), and
+    the op in words.  A converter that unrolls
+    a recurrence over a traced example's steps slices each step at its index."""
+    found = []
+    for op in ops:
+        kind = op.get_type_name()
+        if kind not in ("Slice", "Gather") or op.get_input_size() < (4 if kind == "Slice" else 3):
+            continue
+        data = op.input_value(0).get_partial_shape()
+        if data.rank.is_dynamic:
+            continue
+        starts = _constants(op.input_value(1))
+        axes = _constants(op.input_value(4)) if kind == "Slice" and op.get_input_size() > 4 else (
+            _constants(op.input_value(2)) if kind == "Gather" else list(range(len(starts or ()))))
+        if not starts or axes is None or (kind == "Gather" and len(axes) != 1):
+            continue
+        stops = _constants(op.input_value(2)) if kind == "Slice" else [index + 1 for index in starts]
+        if stops is None or len(stops) != len(starts):
+            continue
+        # a Slice to the end (stop past any size) takes no fixed entry; index 0 alone says nothing of the size
+        pairs = [(axes[0], max(starts))] if kind == "Gather" else [
+            (axis, start) for axis, start, stop in zip(axes, starts, stops) if start < stop <= MAX_SLICED]
+        for axis, start in pairs:
+            axis = axis + len(data) if axis < 0 else axis
+            if 0 <= axis < len(data) and start >= 1 and data[axis].is_dynamic and data[axis].has_symbol():
+                found.append((data[axis].get_symbol(), start + 1, f"{kind} '{op.get_friendly_name()}'"))
+    return found
+
+
+def _constants(value: Any) -> list[int] | None:
+    node = value.get_node()
+    if node.get_type_name() != "Constant" or node.get_output_element_type(0).is_real():
+        return None
+    return [int(v) for v in node.get_data().reshape(-1)]
+
+
+def contraction_widths(ops: list[Any]) -> list[tuple[Any, int, str]]:
+    """The dims a MatMul by a constant weight fixes: for each MatMul (of ``ops``) one of whose
+    inputs is a Constant (through Converts: a compressed or cast weight) of static shape, the
+    symbol of the other input's contraction dim, the weight's width along it (a Dense layer's,
+    or a cell a converter lowered to plain ops: its input width is its weight's), and the
+    MatMul in words."""
+    found = []
+    for op in ops:
+        if op.get_type_name() != "MatMul":
+            continue
+        attributes = op.get_attributes()
+        for data, weight in ((0, 1), (1, 0)):
+            source = op.input_value(weight).get_node()
+            while source.get_type_name() == "Convert":
+                source = source.input_value(0).get_node()
+            shape, other = op.input_value(weight).get_partial_shape(), op.input_value(data).get_partial_shape()
+            if source.get_type_name() != "Constant" or not shape.is_static or other.rank.is_dynamic:
+                continue
+            if len(shape) < 1 or len(other) < 1:
+                continue
+            # The contraction runs along the data's last dim (first, as the right operand) unless transposed;
+            # a rank-1 operand contracts along its only dim.
+            transposed = {0: bool(attributes.get("transpose_a")), 1: bool(attributes.get("transpose_b"))}
+            along_data = (len(other) - 1 if (data == 0) != transposed[data] else len(other) - 2) \
+                if len(other) > 1 else 0
+            along_weight = (len(shape) - 2 if (weight == 1) != transposed[weight] else len(shape) - 1) \
+                if len(shape) > 1 else 0
+            dim = other[along_data]
+            if dim.is_dynamic and dim.has_symbol():
+                found.append((dim.get_symbol(), shape[along_weight].get_length(), f"MatMul '{op.get_friendly_name()}'"))
+    return found
 
 
 def default_batch() -> int:
