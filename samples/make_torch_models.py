@@ -25,6 +25,7 @@ dependency; its files are committed).
   [1, batch, 8], and the first step's product of the zero state is folded into constants.  Each
   has a twin NAME_fault.xml whose recurrent bias at step FAULT_STEP (the Add after that step's
   h·R) has one value changed by 0.5.
+- export_gru_h0.xml: a GRU through torch.export given its initial state as a model input
 - export_static_gru.xml: export_gru's layer through torch.export.export with its default settings
   (no dynamic_shapes, as a new user writes it): the IR's input is [?,?,?] all the same, but the
   graph holds batch 3 and 6 steps in its constants (docs/run.md, Sizes for dynamic dims).
@@ -36,7 +37,7 @@ them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expect
     python -m venv --system-site-packages /tmp/torchenv && /tmp/torchenv/bin/pip install torch openvino
     /tmp/torchenv/bin/python samples/make_torch_models.py [NAME ...]  # from the repository root
 
-NAMEs (packed_lstm, gru, gru_cell_loop, export, export_static) rewrite only those (default: all).
+NAMEs (packed_lstm, gru, gru_cell_loop, export, export_static, export_h0) rewrite only those (default: all).
 """
 from __future__ import annotations
 
@@ -124,6 +125,30 @@ def exported_static(x: torch.Tensor) -> None:
              **{port_name(p): t.numpy() for p, t in zip(model.outputs, outputs)})
 
 
+class WithState(nn.Module):
+    """A GRU layer given its initial state as a second input (h0 [1, batch, hidden])."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.GRU(SIZE, HIDDEN, batch_first=True)
+
+    def forward(self, x: torch.Tensor, h0: torch.Tensor):
+        return self.layer(x, h0)[0]
+
+
+def exported_h0(x: torch.Tensor, h0: torch.Tensor) -> None:
+    """export_gru_h0.xml: a GRU through torch.export whose initial state is a model input (both inputs
+    of dynamic dims once converted)."""
+    module = WithState().eval()
+    program = torch.export.export(module, (x, h0))
+    with torch.no_grad():
+        outputs = [module(x, h0)]
+    ov.save_model(ov.convert_model(program), OUT / "export_gru_h0.xml", compress_to_fp16=False)
+    model = ov.Core().read_model(OUT / "export_gru_h0.xml")
+    np.savez(OUT / "export_gru_h0.inputs.npz", **{port_name(p): t.numpy() for p, t in zip(model.inputs, (x, h0))})
+    np.savez(OUT / "export_gru_h0.outputs.npz", **{port_name(p): t.numpy() for p, t in zip(model.outputs, outputs)})
+
+
 def exported(name: str, x: torch.Tensor) -> None:
     """A layer through torch.export (dynamic batch) and ov.convert_model, and its twin with a fault at
     step FAULT_STEP: the bias the step adds to its h·R (PyTorch names that Add linear_<step + 1>)."""
@@ -193,6 +218,9 @@ def main(names: list[str]) -> None:
     if "export_static" in wanted:
         torch.manual_seed(3)
         exported_static(torch.randn(BATCH, STEPS, SIZE))
+    if "export_h0" in wanted:
+        torch.manual_seed(4)
+        exported_h0(torch.randn(BATCH, STEPS, SIZE), torch.randn(1, BATCH, HIDDEN))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ CLEAN = [
     ("torch/export_lstm.xml", "LSTMCell", "top level", 6),
     ("torch/export_bilstm.xml", "LSTMCell", "top level", 6),  # two nodes: each direction
     ("torch/export_rnn_relu.xml", "RNNCell", "top level", 6),
+    ("torch/export_gru_h0.xml", "GRUCell", "top level", 6),  # its initial state a model input; sized by irtool
 ]
 SIZED_BY = {"torch/export_gru.xml": "torch/export_gru.inputs.npz", "torch/export_lstm.xml": "torch/export_lstm.inputs.npz",
             "torch/export_bilstm.xml": "torch/export_bilstm.inputs.npz",
@@ -65,6 +66,17 @@ def test_a_lowered_recurrence_gets_a_node_verdict_at_every_step_with_no_expected
         assert node["iterations"] == steps and node["max_abs"] < 1e-5
         assert node["lowered"].startswith(f"{cell[:-4].upper()} cell lowered to plain ops")
         assert ("its input's product is computed for every step at once" in node["lowered"]) == ("export" in model)
+
+
+def test_a_torch_export_whose_initial_state_is_an_input_agrees_with_torch(capsys):
+    """The state a step reads is the model's h0 input [1, batch, hidden] (its dims dynamic once
+    converted: its width is read from the steps), then each step's h_t."""
+    code, result = run_json(capsys, str(MODELS / "torch/export_gru_h0.xml"), "--inputs",
+                            str(MODELS / "torch/export_gru_h0.inputs.npz"), "--expected",
+                            str(MODELS / "torch/export_gru_h0.outputs.npz"))
+    assert code == 0 and result["expected"]["verdict"] == "pass", result
+    (node,) = result["nodes"]
+    assert node["verdict"] == "pass" and node["iterations"] == 6, node
 
 
 # (faulty model, its clean model's inputs, the step the fault is planted at)

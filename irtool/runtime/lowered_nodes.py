@@ -149,9 +149,10 @@ def after(first: Any, stacked: Any) -> Any:
 
     zero, one = ops.constant(np.array([0], np.int64)), ops.constant(np.array([1], np.int64))
     before_last = ops.slice(stacked, zero, ops.constant(np.array([-1], np.int64)), one, zero)
-    width = last_dim(first)
+    # the state's width from the steps where the first is given as a model input of dynamic dims
+    width, rank = last_dim(first) or last_dim(stacked), first.get_partial_shape().rank
     # [batch, width] (PyTorch's states: [1, batch, width]) as one step of [steps, batch, width]
-    leading = ops.unsqueeze(first, zero) if width is None or first.get_partial_shape().rank.get_length() == 2 else \
+    leading = ops.unsqueeze(first, zero) if width is None or (rank.is_static and rank.get_length() == 2) else \
         ops.reshape(first, ops.constant(np.array([1, -1, width], np.int64)), False)
     return ops.concat([leading, before_last], 0).output(0)
 
