@@ -17,7 +17,8 @@ from irtool.lowering.gate_sums import Sum
 from irtool.lowering.graph import Key, constant_data, key, label, op_of, operands, root
 
 SUPPORTED = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}  # the activations OpenVINO's cells take
-FUNCTION_OPS = frozenset(SUPPORTED) | {"HSigmoid", "HardSigmoid", "Clamp", "Minimum"}  # :func:`function` reads (+ Multiply, Divide)
+# the ops :func:`function` reads (and a scaled clamp's Multiply or Divide, which :func:`activation_of` checks)
+FUNCTION_OPS = frozenset(SUPPORTED) | {"HSigmoid", "HardSigmoid", "Clamp", "Minimum"}
 ACTIVATION_OPS = FUNCTION_OPS | {"Elu", "SoftSign", "Swish", "HSwish", "Gelu", "SoftPlus", "Mish", "Exp"}
 CELL_TYPES = {"LSTM": ("LSTMCell", 4), "GRU": ("GRUCell", 3), "RNN": ("RNNCell", 0)}
 GATES = {"LSTM": ("f", "i", "c", "o"), "GRU": ("z", "r", "h"), "RNN": ("h",)}  # OpenVINO's order
