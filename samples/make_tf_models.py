@@ -26,6 +26,10 @@ reads directly (not run by CI: tensorflow is not a test dependency; its files ar
   model OpenVINO converts, with a fault planted in its Loop body's cell: at iteration FAULT_STEP
   only, the cell's bias gets a vector more (B + v*(t == FAULT_STEP), t the counter the body reads
   x_t with); run on the clean model's .inputs.npz.
+- keras_lstm_hard_sigmoid.tflite, keras_gru_hard_sigmoid.tflite and their SavedModel folders, with
+  .saved_model and _fault twins as keras_lstm's and keras_gru's: the same layers with
+  recurrent_activation="hard_sigmoid" (Keras 3: relu6(x + 3) / 6), which OpenVINO reads as a
+  Clamp times 1/6 (ov.convert_model fuses it into an HSigmoid, as in the _fault.xml files).
 - keras_lstm_unrolled.tflite, keras_gru_unrolled.tflite, keras_simple_rnn_unrolled.tflite: a Keras
   LSTM, GRU and SimpleRNN (hidden 8, random biases) with unroll=True: their six steps written out
   at the top level, the first one's zero states folded away by the converter (no forget product:
@@ -59,7 +63,7 @@ keras_gru.saved_model.*).
 
 NAMEs (block_lstm_while, gru_block_while, block_lstm_steps, gru_block_steps, keras_lstm, keras_lstm_export, keras_lstm_fused,
 keras_gru, keras_simple_rnn, keras_lstm_unrolled, keras_gru_unrolled, keras_simple_rnn_unrolled, irfft,
-keras_lstm_int8, bench_lstm) rewrite only those (default: all; Keras's weights are
+keras_lstm_int8, bench_lstm, keras_lstm_hard_sigmoid, keras_gru_hard_sigmoid) rewrite only those (default: all; Keras's weights are
 seeded, TensorFlow's versions may still differ).
 """
 from __future__ import annotations
@@ -269,7 +273,8 @@ def main(names: list[str]) -> None:
     batch_first = x.transpose(1, 0, 2)
     wanted = set(names) or {"block_lstm_while", "gru_block_while", "block_lstm_steps", "gru_block_steps",
                             "keras_lstm", "keras_lstm_export", "keras_lstm_fused", "keras_gru", "keras_simple_rnn", "keras_lstm_unrolled",
-                            "keras_gru_unrolled", "keras_simple_rnn_unrolled", "irfft", "keras_lstm_int8", "bench_lstm"}
+                            "keras_gru_unrolled", "keras_simple_rnn_unrolled", "irfft", "keras_lstm_int8", "bench_lstm",
+                            "keras_lstm_hard_sigmoid", "keras_gru_hard_sigmoid"}
 
     for name, make, steps in (("block_lstm_while", block_lstm_function, STEPS),
                               ("gru_block_while", gru_block_function, STEPS),
@@ -321,6 +326,11 @@ def main(names: list[str]) -> None:
             path = OUT / f"{name}.tflite"
             path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(keras).convert())
             save_keras_io(name, path, batch_first, keras_outputs(keras, batch_first))
+    for kind, name, options in (("LSTM", "keras_lstm_hard_sigmoid", {}),
+                                ("GRU", "keras_gru_hard_sigmoid", {"return_sequences": True, "return_state": True})):
+        if name in wanted:
+            keras_files(name, keras_layer(kind, recurrent_activation="hard_sigmoid", **options), batch_first,
+                        saved_model=True)
     if "keras_lstm_int8" in wanted:
         keras_int8_files(INT8_SIZE)
     if "bench_lstm" in wanted:

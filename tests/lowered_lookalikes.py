@@ -19,6 +19,8 @@ changes one thing:
 - ``coupled`` (LSTM): the input gate is 1 - f (coupled input-forget gates);
 - ``hard_sigmoid``: the gates' sigmoids HardSigmoid (alpha 0.2, beta 0.5), Keras's old default;
 - ``clipped``: that written out as Keras 2 lowers it, Clip(0.2x + 0.5, 0, 1);
+- ``relu6``: the gates' sigmoids as Keras 3's hard_sigmoid, Clip(x + 3, 0, 6) / 6;
+- ``relu6_wide``: Clip(x + 3, 0, 6) / 5, which reaches 1.2: no hardsigmoid;
 - ``shared`` : two recurrences side by side (X and X2) sharing their W, their R apart; the GRU
   of the other convention (h_t = z*n + (1-z)*h), whose z weights the recognizer negates.
 """
@@ -77,6 +79,12 @@ class _Graph:
             shifted = self.op("Add", [scaled, self.init(name + "_b", np.array(0.5, np.float32))], name + "_axb")
             return self.op("Clip", [shifted, self.init(name + "_lo", np.array(0, np.float32)),
                                     self.init(name + "_hi", np.array(1, np.float32))], name)
+        if variant in ("relu6", "relu6_wide"):
+            shifted = self.op("Add", [value, self.init(name + "_b", np.array(3, np.float32))], name + "_x3")
+            clipped = self.op("Clip", [shifted, self.init(name + "_lo", np.array(0, np.float32)),
+                                       self.init(name + "_hi", np.array(6, np.float32))], name + "_relu6")
+            divisor = 6 if variant == "relu6" else 5
+            return self.op("Div", [clipped, self.init(name + "_d", np.array(divisor, np.float32))], name)
         return self.op("Sigmoid", [value], name)
 
     def rounded(self, value: str, name: str) -> str:

@@ -41,6 +41,8 @@ CASES = [
     ("GRU", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh)"),
     ("LSTM", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh, tanh)"),  # 0.2, 0.5: in W, B
     ("GRU", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh)"),
+    ("LSTM", "relu6", "pass", "(activations hardsigmoid (alpha 0.166667, beta 0.5), tanh, tanh)"),
+    ("GRU", "relu6", "pass", "(activations hardsigmoid (alpha 0.166667, beta 0.5), tanh)"),
     ("GRU", "z_reads_reset", "unjudged", "its gate z also multiplies the reset product r*h (Multiply 's0_rh')"),
     ("LSTM", "batch_gather", "unjudged", "gate f adds Gather 's0_f_rows'"),
     ("GRU", "batch_gather", "unjudged", "its update gate z reads its products through Gather 's0_z_rows'"),
@@ -154,3 +156,11 @@ def test_a_fault_in_the_second_streaming_cell_fails_that_cell(capsys, tmp_path):
     result = json.loads(capsys.readouterr().out)
     assert code == 1 and [n["verdict"] for n in result["nodes"]] == ["pass", "fail"], result["nodes"]
     assert result["nodes"][1]["max_abs"] == pytest.approx(0.5, abs=1e-5)
+
+
+@pytest.mark.parametrize("form", ["onnx", "ir"])
+def test_a_clip_scaled_past_one_is_no_hard_sigmoid_and_no_cell(capsys, tmp_path, form):
+    """Clip(x + 3, 0, 6) / 5 reaches 1.2: not a hardsigmoid (relu6 / 6 is), so the gates have no
+    activation irtool computes and no cell is claimed."""
+    code, result = run_json(capsys, lookalikes.save("LSTM", "relu6_wide", tmp_path, form))
+    assert code == 3 and result["verdict"] == "unjudged" and result["nodes"] == [], result["nodes"]

@@ -35,6 +35,12 @@ CLEAN = [
     ("tf/keras_simple_rnn.tflite", "RNNCell", "body of Loop", 6),
     ("tf/keras_lstm", "LSTMCell", "body of Loop", 6),  # SavedModel folders
     ("tf/keras_gru", "GRUCell", "body of Loop", 6),
+    # recurrent_activation="hard_sigmoid": relu6(x + 3) / 6, a scaled Clamp read from the .tflite and the
+    # SavedModel, an HSigmoid once OpenVINO's conversion fuses it (their _fault.xml)
+    ("tf/keras_lstm_hard_sigmoid.tflite", "LSTMCell", "body of Loop", 6),
+    ("tf/keras_gru_hard_sigmoid.tflite", "GRUCell", "body of Loop", 6),
+    ("tf/keras_lstm_hard_sigmoid", "LSTMCell", "body of Loop", 6),
+    ("tf/keras_gru_hard_sigmoid", "GRUCell", "body of Loop", 6),
     ("lowered/loop_lstm.onnx", "LSTMCell", "body of Loop", 6),
     ("lowered/unrolled_lstm.onnx", "LSTMCell", "top level", 6),
     ("torch/gru_cell_loop.xml", "GRUCell", "top level", 6),
@@ -85,6 +91,10 @@ FAULTS = [
     ("tf/keras_gru_fault.xml", "tf/keras_gru.inputs.npz", 3),
     ("tf/keras_lstm.saved_model_fault.xml", "tf/keras_lstm.saved_model.inputs.npz", 3),
     ("tf/keras_gru.saved_model_fault.xml", "tf/keras_gru.saved_model.inputs.npz", 3),
+    ("tf/keras_lstm_hard_sigmoid_fault.xml", "tf/keras_lstm_hard_sigmoid.inputs.npz", 3),  # hard_sigmoid gates
+    ("tf/keras_gru_hard_sigmoid_fault.xml", "tf/keras_gru_hard_sigmoid.inputs.npz", 3),
+    ("tf/keras_lstm_hard_sigmoid.saved_model_fault.xml", "tf/keras_lstm_hard_sigmoid.saved_model.inputs.npz", 3),
+    ("tf/keras_gru_hard_sigmoid.saved_model_fault.xml", "tf/keras_gru_hard_sigmoid.saved_model.inputs.npz", 3),
     ("lowered/loop_lstm_fault.onnx", "lowered/lstm.inputs.npz", 3),
     ("lowered/unrolled_lstm_fault.onnx", "lowered/lstm.inputs.npz", 3),
     ("torch/gru_cell_loop_fault.xml", "torch/gru_cell_loop.inputs.npz", 2),

@@ -17,7 +17,8 @@ from irtool.lowering.gate_sums import Sum
 from irtool.lowering.graph import Key, constant_data, key, label, op_of, operands, root
 
 SUPPORTED = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}  # the activations OpenVINO's cells take
-FUNCTION_OPS = frozenset(SUPPORTED) | {"HSigmoid", "HardSigmoid", "Clamp", "Minimum"}  # the ops :func:`function` reads
+# the ops :func:`function` reads (and a scaled clamp's Multiply or Divide, which :func:`activation_of` checks)
+FUNCTION_OPS = frozenset(SUPPORTED) | {"HSigmoid", "HardSigmoid", "Clamp", "Minimum"}
 ACTIVATION_OPS = FUNCTION_OPS | {"Elu", "SoftSign", "Swish", "HSwish", "Gelu", "SoftPlus", "Mish", "Exp"}
 CELL_TYPES = {"LSTM": ("LSTMCell", 4), "GRU": ("GRUCell", 3), "RNN": ("RNNCell", 0)}
 GATES = {"LSTM": ("f", "i", "c", "o"), "GRU": ("z", "r", "h"), "RNN": ("h",)}  # OpenVINO's order
@@ -39,8 +40,8 @@ class Activation:
 def function(node: Any) -> Activation | None:
     """The activation an op computes, where irtool's reference computes it too: Sigmoid, Tanh, Relu;
     HardSigmoid (its alpha and beta constant), HSigmoid (``min(max(x + 3, 0), 6) / 6``: alpha 1/6,
-    beta 0.5) and Clamp to [0, 1] (alpha 1, beta 0: Keras's ``clip(0.2x + 0.5)`` leaves its affine
-    part to the gate's sum) as hardsigmoid; else None."""
+    beta 0.5), Clamp to [0, 1] (alpha 1, beta 0: Keras's ``clip(0.2x + 0.5)`` leaves its affine
+    part to the gate's sum) and a scaled clamp (:func:`_scaled_clamp`) as hardsigmoid; else None."""
     kind = node.get_type_name()
     if kind in SUPPORTED:
         return Activation(SUPPORTED[kind])
@@ -51,31 +52,75 @@ def function(node: Any) -> Activation | None:
         if alpha is None or beta is None or alpha.size != 1 or beta.size != 1:
             return None
         return Activation("hardsigmoid", float(alpha.reshape(-1)[0]), float(beta.reshape(-1)[0]))
-    if kind == "Clamp":
-        attributes = node.get_attributes()
-        return Activation("hardsigmoid", 1.0, 0.0) if (attributes.get("min"), attributes.get("max")) == (0, 1) else None
-    if kind == "Minimum" and _clamped(node) is not None:  # ONNX's Clip of constant bounds: Minimum(1, Maximum(x, 0))
+    if kind in ("Clamp", "Minimum") and _clamped(node) is not None:  # ONNX's Clip: Minimum(1, Maximum(x, 0))
         return Activation("hardsigmoid", 1.0, 0.0)
-    return None
+    scaled = _scaled_clamp(node) if kind in ("Multiply", "Divide") else None
+    return Activation("hardsigmoid", scaled[0], scaled[1]) if scaled is not None else None
 
 
 def argument(node: Any) -> Any:
-    """What an activation op applies its function to (its first input; a Minimum(1, Maximum(x, 0)): x)."""
-    clamped = _clamped(node) if node.get_type_name() == "Minimum" else None
+    """What an activation op applies its function to (its first input; a Minimum(1, Maximum(x, 0)): x;
+    a scaled clamp: the x of its ``x + k``)."""
+    kind = node.get_type_name()
+    if kind in ("Multiply", "Divide"):
+        scaled = _scaled_clamp(node)
+        if scaled is not None:
+            return scaled[2]
+    clamped = _clamped(node) if kind == "Minimum" else None
     return clamped if clamped is not None else node.input_value(0)
 
 
+def _scalar(value: Any) -> float | None:
+    data = constant_data(value.get_node())
+    return float(data.reshape(-1)[0]) if data is not None and data.size == 1 else None
+
+
+def _scaled_clamp(node: Any) -> tuple[float, float, Any] | None:
+    """(alpha, beta, x) where ``node`` computes ``clip(x + k, 0, m) * s`` (or ``/ d``, s = 1/d; the clip as
+    :func:`_clip` reads it) with s·m = 1, which is hardsigmoid of alpha s and beta s·k: Keras 3's
+    ``relu6(x + 3) / 6`` as its .tflite and SavedModel are read (ov.convert_model fuses it into an
+    HSigmoid, read_model does not; a ``+ k`` absent: beta 0); else None."""
+    kind = node.get_type_name()
+    pairs = [node.input_values()] if kind == "Divide" else [node.input_values(), node.input_values()[::-1]]
+    for clamp, factor in pairs:
+        number, clip = _scalar(factor), _clip(clamp.get_node())
+        if number is None or number <= 0 or clip is None:
+            continue
+        scale = float(np.float32(1 / number)) if kind == "Divide" else number
+        if abs(scale * clip[1] - 1) > 1e-6:
+            continue
+        x, shift = clip[0], 0.0
+        if x.get_node().get_type_name() == "Add":
+            for operand, other in (x.get_node().input_values(), x.get_node().input_values()[::-1]):
+                k = _scalar(other)
+                if k is not None and constant_data(operand.get_node()) is None:
+                    x, shift = operand, k
+                    break
+        return scale, float(np.float32(scale * shift)), x
+    return None
+
+
 def _clamped(node: Any) -> Any | None:
-    """x, where ``node`` (a Minimum) computes Minimum(1, Maximum(x, 0)) in either operand order, else None."""
+    """x, where ``node`` clips x to [0, 1] (:func:`_clip`), else None."""
+    clip = _clip(node)
+    return clip[0] if clip is not None and clip[1] == 1 else None
+
+
+def _clip(node: Any) -> tuple[Any, float] | None:
+    """(x, m) where ``node`` clips x to [0, m] of a constant m: a Clamp of min 0, or ONNX's Clip of constant
+    bounds, Minimum(m, Maximum(x, 0)) in either operand order; else None."""
+    if node.get_type_name() == "Clamp":
+        bounds = node.get_attributes()
+        return (node.input_value(0), float(bounds["max"])) if bounds.get("min") == 0 and "max" in bounds else None
+    if node.get_type_name() != "Minimum":
+        return None
     for bound, inner in (node.input_values(), node.input_values()[::-1]):
-        data, maximum = constant_data(bound.get_node()), inner.get_node()
-        if data is None or data.size != 1 or float(data.reshape(-1)[0]) != 1 or maximum.get_type_name() != "Maximum":
+        top, maximum = _scalar(bound), inner.get_node()
+        if top is None or maximum.get_type_name() != "Maximum":
             continue
         for low, x in (maximum.input_values(), maximum.input_values()[::-1]):
-            zero = constant_data(low.get_node())
-            if zero is not None and zero.size == 1 and float(zero.reshape(-1)[0]) == 0 and \
-                    constant_data(x.get_node()) is None:
-                return x
+            if _scalar(low) == 0 and constant_data(x.get_node()) is None:
+                return x, top
     return None
 
 
@@ -195,7 +240,9 @@ def activation_of(value: Any) -> Any | None:
     """The activation op computing ``value`` (through layout ops), or None."""
     node = root(value).get_node()
     kind = node.get_type_name()
-    return node if kind in ACTIVATION_OPS and (kind != "Minimum" or _clamped(node) is not None) else None
+    if kind in ("Minimum", "Multiply", "Divide"):
+        return node if function(node) is not None else None
+    return node if kind in ACTIVATION_OPS else None
 
 
 def checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[str, Any]) -> Candidate | Refusal:
