@@ -31,11 +31,16 @@ def dynamic_symbols(text: str, symbols: list[str]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def add_judging_options(parser: argparse.ArgumentParser) -> None:
+def add_tolerance_options(parser: argparse.ArgumentParser, given: str = "") -> None:
+    """--atol and --rtol (``given``: what they replace, said in their help)."""
     parser.add_argument("--atol", action="append", default=[], metavar="[OUTPUT:]A",
-                        help="absolute tolerance, for all outputs or one (repeatable: --atol Y:1e-4)")
+                        help=f"absolute tolerance{given}, for all outputs or one (repeatable: --atol Y:1e-4)")
     parser.add_argument("--rtol", action="append", default=[], metavar="[OUTPUT:]R",
-                        help="relative tolerance, for all outputs or one (repeatable)")
+                        help=f"relative tolerance{given}, for all outputs or one (repeatable)")
+
+
+def add_judging_options(parser: argparse.ArgumentParser) -> None:
+    add_tolerance_options(parser)
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="extra compile property (repeatable), e.g. NUM_STREAMS=1")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from irtool.cli.common import fail, sigterm_as_interrupt
-from irtool.cli.options import parse_tolerances, seconds
+from irtool.cli.options import add_tolerance_options, parse_tolerances, seconds
 from irtool.core.jsonable import json_text
 from irtool.core.text import cut, escaped_lines
 
@@ -32,10 +32,7 @@ def register(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR", help="report folder to write")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     parser.add_argument("--timeout", type=seconds, default=120.0, metavar="S", help="seconds per job (default 120)")
-    parser.add_argument("--atol", action="append", default=[], metavar="[OUTPUT:]A",
-                        help="absolute tolerance in place of each case's, as irtool harness --atol (repeatable)")
-    parser.add_argument("--rtol", action="append", default=[], metavar="[OUTPUT:]R",
-                        help="relative tolerance in place of each case's, as irtool harness --rtol (repeatable)")
+    add_tolerance_options(parser, " in place of each case's")
     parser.add_argument("--xfail", action="append", default=[], type=Path, metavar="FILE",
                         help="known-failures file (repeatable)")
     parser.add_argument("--only", default="", metavar="TEXT", help="only the jobs whose folder name holds TEXT")
