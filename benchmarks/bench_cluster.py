@@ -1,8 +1,8 @@
 """The overhead of ``irtool harness --cluster`` with two local workers, against ``-j 2`` on one machine.
 
-Both sides run the smoke suite's jobs on CPU and AUTO:CPU at f32, each timed as a whole fresh
-``irtool harness`` process (its start-up, the reports and, for ``-j 2``, its two worker
-processes' start-up count):
+Each suite's jobs run on CPU and AUTO:CPU at f32, each side timed as a whole fresh ``irtool
+harness`` process (its start-up, the reports and, for ``-j 2``, its two worker processes'
+start-up count):
 
   (a) ``irtool harness SUITE -d CPU,AUTO:CPU --precision f32 -j 2``
   (b) the same with ``--scheduler-file F``: an ``irtool scheduler`` and two ``irtool worker``
@@ -11,9 +11,11 @@ processes' start-up count):
       starts each worker's pool process, and is shown apart; the median is over the others.
 
 Rounds are interleaved (the machines have 2 cores and other work on them); the script prints
-each side's median and the overhead (b - a) / a.
+each side's median and the overhead (b - a) / a, per suite.  The smoke suite (72 jobs, about
+5 s) shows the fixed cost of a cluster run (the harness imports dask distributed, about 0.7 s
+of CPU, and connects); full.toml (1,230 jobs, about a minute) is a lab-sized run.
 
-    python benchmarks/bench_cluster.py [--rounds 5] [--suite samples/suites/smoke.toml]
+    python benchmarks/bench_cluster.py [--rounds 3] [--suite samples/suites/smoke.toml ...]
 """
 from __future__ import annotations
 
@@ -54,29 +56,38 @@ def timed(command: list[str]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--suite", type=Path, default=ROOT / "samples" / "suites" / "smoke.toml")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--suite", type=Path, action="append",
+                        help="a suite to run (repeatable; default: samples/suites/smoke.toml and full.toml)")
     args = parser.parse_args()
+    suites = args.suite or [ROOT / "samples" / "suites" / name for name in ("smoke.toml", "full.toml")]
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "scheduler.json"
         processes = [started([*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(file)], 1)]
         try:
             processes += [started([*IRTOOL, "worker", "--scheduler-file", str(file), "--name", name,
                                   "--devices", "CPU,AUTO:CPU", "--precisions", "f32"], 2) for name in ("w1", "w2")]
-            run = [*IRTOOL, "harness", str(args.suite), "-d", "CPU,AUTO:CPU", "--precision", "f32", "--force",
-                   "--no-progress", "--report-dir"]
-            local, cluster = [], []
-            for round_ in range(args.rounds + 1):
-                local.append(timed([*run, f"{folder}/local", "-j", "2"]))
-                cluster.append(timed([*run, f"{folder}/cluster", "--scheduler-file", str(file)]))
-                print(f"round {round_}: -j 2 {local[-1]:.2f} s, --cluster {cluster[-1]:.2f} s", flush=True)
+            for suite in suites:
+                compare(suite, args.rounds, folder, file)
         finally:
             for process in reversed(processes):
                 process.kill()
                 process.wait()
+
+
+def compare(suite: Path, rounds: int, folder: str, file: Path) -> None:
+    """Interleaved rounds of ``suite`` with -j 2 and on the cluster; the medians and the overhead."""
+    run = [*IRTOOL, "harness", str(suite), "-d", "CPU,AUTO:CPU", "--precision", "f32", "--force", "--no-progress",
+           "--report-dir"]
+    local, cluster = [], []
+    for round_ in range(rounds + 1):
+        local.append(timed([*run, f"{folder}/local", "-j", "2"]))
+        cluster.append(timed([*run, f"{folder}/cluster", "--scheduler-file", str(file)]))
+        print(f"{suite.name} round {round_}: -j 2 {local[-1]:.2f} s, --cluster {cluster[-1]:.2f} s", flush=True)
     a, b = statistics.median(local[1:] or local), statistics.median(cluster[1:] or cluster)
-    print(f"first round (the workers' pools start): -j 2 {local[0]:.2f} s, --cluster {cluster[0]:.2f} s")
-    print(f"median of {len(local[1:]) or 1}: -j 2 {a:.2f} s, --cluster {b:.2f} s: overhead {(b - a) / a:+.1%}")
+    print(f"{suite.name}: first round (a new pool's workers start): -j 2 {local[0]:.2f} s, --cluster {cluster[0]:.2f} s")
+    print(f"{suite.name}: median of {len(local[1:]) or 1}: -j 2 {a:.2f} s, --cluster {b:.2f} s: "
+          f"overhead {(b - a) / a:+.1%}", flush=True)
 
 
 if __name__ == "__main__":

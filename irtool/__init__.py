@@ -10,6 +10,7 @@ one line and exit 130; nothing has been started or written yet that would need c
 """
 from __future__ import annotations
 
+import functools as _functools
 import os as _os
 import signal as _signal
 import sys as _sys
@@ -40,8 +41,10 @@ if _is_the_program() and _signal.getsignal(_signal.SIGINT) is _signal.default_in
     _signal.signal(_signal.SIGINT, _interrupted_while_starting)
 
 
+@_functools.cache
 def version() -> str:
-    """irtool's version, as its installed metadata says (pyproject.toml is the one source)."""
+    """irtool's version, as its installed metadata says (pyproject.toml is the one source); read
+    once per process (a cluster run names it in each task's resource)."""
     from importlib import metadata
 
     try:

@@ -241,6 +241,51 @@ def test_the_smoke_suite_on_two_workers_gives_what_it_gives_without_them(lab, tm
     assert len(on_lab) == len(local.run.results) == 72
 
 
+def test_kept_outputs_come_back_from_the_workers_and_judge_again_as_the_run_judged(lab, tmp_path):
+    import psutil
+
+    outcome = run_harness(lab.options(tmp_path, "CPU,HETERO:CPU", "f32", keep_outputs=True))
+    assert outcome.exit_code == 0 and {r.verdict for r in outcome.run.results} == {PASS}
+    assert {r.host for r in outcome.run.results if r.device == "HETERO:CPU"} == {"b"}
+    kept = tmp_path / "out" / "kept"
+    assert len(list(kept.glob("*/job.json"))) == len(list(kept.glob("*/outputs.npz"))) == 12  # 6 cases, 2 devices
+    assert len(list((kept / "shared").glob("*.npz"))) == 6  # each case's inputs once, whichever worker ran it
+    done = subprocess.run([*IRTOOL, "report", "rejudge", str(tmp_path / "out"), "-o", str(tmp_path / "again"),
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert {(r["case"], r["device"]): r["verdict"] for r in again["results"]} == \
+        {(r.case, r.device): r.verdict for r in outcome.run.results}
+    assert all(r["replayed"] for r in again["results"]) and again["rejudged"]["changed"] == []
+    # b ran this run's jobs with --keep-outputs and others without: it keeps one process for its one lane
+    (tmp_path / "plain").mkdir()
+    assert run_harness(lab.options(tmp_path / "plain", "HETERO:CPU", "f32")).exit_code == 0
+    worker_b = lab.processes[2]
+    assert len(psutil.Process(worker_b.pid).children()) == 1
+
+
+def test_tasks_take_whole_groups_fewer_jobs_as_the_queue_empties_and_files_within_the_bound(monkeypatch):
+    from collections import deque
+
+    from irtool.harness import cluster
+    from irtool.harness.matrix import make_jobs
+    from irtool.jobs.pool import groups_of
+    from irtool.jobs.suite import load_suite
+
+    groups = groups_of(make_jobs(load_suite(SMOKE).cases, ["CPU"], ["f32"], None, [None]))
+    queue = deque(groups)
+    tasks = []
+    while queue:
+        tasks.append(cluster._task_jobs(queue, 2))
+    assert [job for task in tasks for job in task] == [job for group in groups for job in group]  # in order, once
+    assert all(any(all(job in task for job in group) for task in tasks) for group in groups)  # none split
+    sizes = [len(task) for task in tasks]
+    assert sizes[0] == -(-36 // (2 * cluster.CHUNKS_PER_LANE)) and sizes == sorted(sizes, reverse=True)
+    assert len(tasks) < len(groups) and sizes[-1] == 1
+    monkeypatch.setattr(cluster, "files_size", lambda jobs: cluster.MAX_BYTES // 2 + 1)  # two groups' files: too many
+    assert len(cluster._task_jobs(deque(groups), 2)) == len(groups[0])
+
+
 def test_without_the_cluster_nothing_of_it_is_imported(tmp_path):
     suite = tmp_path / "lab.toml"
     suite.write_text(SUITE.replace("[2, 3, 4, 5, 6, 7]", "2"))

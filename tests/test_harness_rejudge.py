@@ -174,13 +174,6 @@ def test_what_cannot_be_rejudged_is_one_line_and_exit_2(kept, tmp_path, make):
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_keep_outputs_on_a_cluster_is_refused_before_anything_runs(tmp_path):
-    from irtool.harness.session import HarnessOptions, SessionError
-
-    with pytest.raises(SessionError, match="--keep-outputs with --cluster: not yet"):
-        HarnessOptions(suites=[tmp_path / "suite.toml"], keep_outputs=True, cluster="tcp://127.0.0.1:8786")
-
-
 def test_a_job_of_several_shapes_in_order_is_not_kept_and_says_so(tmp_path):
     (tmp_path / "suite.toml").write_text("""\
 [suite]

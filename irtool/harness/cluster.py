@@ -6,9 +6,9 @@ calls back with each result).  Before the run it looks at the workers connected
 version is refused by name (its resources name its version, so no task reaches it), and a job
 that no worker offers is a skip naming the workers looked at (:meth:`Cluster.skip_reason`).
 
-Each group of jobs that share a compiled model is one Dask task
-(:func:`irtool.jobs.cluster_task.run_group`), placed by its resource (device, precision,
-release), at most as many at a time per resource as the workers offer lanes of it, and in all
+Jobs go out in Dask tasks (:func:`irtool.jobs.cluster_task.run_group`) of whole groups of jobs
+that share a compiled model, a few tasks per lane (:func:`_task_jobs`), placed by their
+resource (device, precision, release), at most as many at a time per resource as the workers offer lanes of it, and in all
 at most one more per worker than the workers have lanes (a task queued on a worker that dies
 is charged for its death).  Results are recorded as each task
 ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
@@ -39,10 +39,11 @@ from irtool.jobs.cluster import (
     distributed,
     offered,
     published,
+    quiet,
     resource,
     scheduler_address,
 )
-from irtool.jobs.cluster_files import pack, too_big, unland
+from irtool.jobs.cluster_files import MAX_BYTES, files_size, pack, too_big, unland
 from irtool.jobs.cluster_task import run_group, unpack
 from irtool.jobs.environments import CURRENT, Environment, ensure, release_order
 from irtool.jobs.pool import groups_of
@@ -50,6 +51,8 @@ from irtool.jobs.records import CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions
 
 POLL = 0.5  # seconds between looks at the workers while tasks run
+CHUNKS_PER_LANE = 2  # a resource's jobs go out in at least this many tasks per lane offering it (_task_jobs)
+MAX_TASK_JOBS = 16  # jobs of one task at most: its results come back when all of them end
 
 
 class Cluster:
@@ -57,7 +60,7 @@ class Cluster:
 
     def __init__(self, address: str | None, scheduler_file: Path | None, options: RunnerOptions, timeout: float,
                  report_dir: Path, fault: str | None, lost_after: float):
-        dask = distributed()
+        dask = quiet(distributed())
         where = scheduler_address(address, scheduler_file)
         try:
             self.client = dask.Client(where, timeout=CONNECT_TIMEOUT, set_as_default=False)
@@ -66,8 +69,10 @@ class Cluster:
         self.options = {key: value for key, value in options.to_json().items() if key != "report_dir"}
         self.timeout, self.report_dir, self.fault, self.lost_after = timeout, report_dir, fault, lost_after
         self.lost: list[tuple[str, str]] = []  # (job name, why) of each job given up
+        self.openvino_versions: list[str] = []  # of the workers accepted, each once
         self.notes: list[str] = []
         self._last: dict[str, list[str]] = {}  # resource -> the workers that offered it when last seen
+        self._seen: tuple[float, tuple[dict[str, float], int]] | None = None  # when _lanes last asked, and what
         infos = self.client.run(published, on_error="return")  # what each worker published
         workers = self._workers()
         self.looked = sorted(_name(workers.get(address, {}), address) for address in infos)  # by name, for skips
@@ -82,6 +87,8 @@ class Cluster:
                                   f"this harness irtool {irtool.__version__}")
             else:
                 self.offers.update(workers.get(address, {}).get("resources", {}))
+                if info.get("openvino") and info["openvino"] not in self.openvino_versions:
+                    self.openvino_versions.append(str(info["openvino"]))
                 for label, release in (info.get("releases") or {}).items():
                     self.published.setdefault(label, release)
 
@@ -133,7 +140,7 @@ class Cluster:
                         missing_since.setdefault(name, now)
                     busy = sum(1 for held, *_ in running.values() if held == name)
                     while queue and busy < lanes.get(name, 0) and len(running) < slots:
-                        group = queue.popleft()
+                        group = _task_jobs(queue, lanes[name])
                         shipment = pack(group)
                         with warnings.catch_warnings():  # a large task: its files, bounded (cluster_files.MAX_BYTES)
                             warnings.simplefilter("ignore", UserWarning)
@@ -165,7 +172,14 @@ class Cluster:
 
     def _lanes(self) -> tuple[dict[str, float], int]:
         """Resource -> lanes the connected workers offer of it now, and the tasks to hold at most in
-        all: their lanes and one more each (who offers a resource is kept for _give_up)."""
+        all: their lanes and one more each (who offers a resource is kept for _give_up).  The
+        scheduler is asked at most once per POLL: a run of many short tasks asked it per task."""
+        now = time.monotonic()
+        if self._seen is None or now - self._seen[0] >= POLL:
+            self._seen = (now, self._ask_lanes())
+        return self._seen[1]
+
+    def _ask_lanes(self) -> tuple[dict[str, float], int]:
         lanes: dict[str, float] = {}
         offering: dict[str, list[str]] = {}
         slots = 0
@@ -223,6 +237,23 @@ class Cluster:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _task_jobs(queue: deque, lanes: float) -> list[Job]:
+    """The jobs of the next task of a resource: whole groups from the front of its ``queue``, as
+    many as make it one of CHUNKS_PER_LANE tasks per lane of what is left (at most MAX_TASK_JOBS,
+    and files of at most MAX_BYTES unless one group has more).  A task costs tens of ms of the
+    workers' and scheduler's CPU: a task per job of a few ms slowed a run by a tenth."""
+    budget = min(MAX_TASK_JOBS, max(1, -(-sum(map(len, queue)) // int(lanes * CHUNKS_PER_LANE))))
+    jobs: list[Job] = []
+    size = 0
+    while queue and len(jobs) < budget:
+        more = files_size(queue[0])
+        if jobs and size + more > MAX_BYTES:
+            break
+        jobs += queue.popleft()
+        size += more
+    return jobs
 
 
 def _name(worker: dict, address: str) -> str:

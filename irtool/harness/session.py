@@ -116,8 +116,6 @@ class HarnessOptions:
             raise SessionError(f"--time-floor {self.time_floor:g}: expected seconds >= 0 (a finite number)")
         if not (self.lost_after > 0 and math.isfinite(self.lost_after)):
             raise SessionError(f"--lost-after {self.lost_after:g}: expected seconds > 0 (a finite number)")
-        if self.keep_outputs and (self.cluster or self.scheduler_file):
-            raise SessionError("--keep-outputs with --cluster: not yet; a cluster's workers send back reproducers only")
         if (self.cluster or self.scheduler_file) and any(r.startswith(("wheel:", "env:")) for r in self.openvino):
             raise SessionError("--openvino with --cluster names versions: a wheel or environment is a worker's own")
         if not (self.reduce_budget > 0 and math.isfinite(self.reduce_budget)):
@@ -351,8 +349,11 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
          expect_coverage: Sequence[tuple[str | None, str]] = (), cluster: Any = None) -> HarnessOutcome:
     from irtool.runtime.core import openvino_version
 
+    # on a cluster, the workers' openvino ran the jobs (the harness need not import its own)
+    version = ", ".join(sorted(cluster.openvino_versions)) if cluster and cluster.openvino_versions \
+        else openvino_version()
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
-                    str(options.shard) if options.shard else None, openvino_version())
+                    str(options.shard) if options.shard else None, version)
     meta["suite_digests"] = sorted(suite.digest for suite in suites)
     meta["matrix"] = matrix_digest(jobs)
     if releases:  # the reports compare the releases by the rules of this run

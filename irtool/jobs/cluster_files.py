@@ -86,9 +86,14 @@ def _external_data(path: Path) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def _size(case: SuiteCase) -> int:
+def files_size(jobs: Sequence[Job]) -> int:
+    """The bytes of the files ``jobs`` name, each file once (what :func:`pack` sends of them)."""
+    return _size(*(job.case for job in jobs))
+
+
+def _size(*cases: SuiteCase) -> int:
     size = 0
-    for file in (file for path in _named(case) for file in _files(path)):
+    for file in dict.fromkeys(file for case in cases for path in _named(case) for file in _files(path)):
         try:
             size += file.stat().st_size
         except OSError:  # gone since: not sent, as an absent file
@@ -145,14 +150,14 @@ def land(files: bytes, jobs: Sequence[dict[str, Any]], folder: Path) -> list[dic
     return landed
 
 
-def extract(packed: bytes, folder: Path, top: str | None = None) -> None:
-    """A tar.gz into ``folder``: only its files and folders (under ``top``, if given), no link, no
-    absolute path, no ``..``, whoever made it."""
+def extract(packed: bytes, folder: Path, tops: Sequence[str] | None = None) -> None:
+    """A tar.gz into ``folder``: only its files and folders (under one of ``tops``, if given), no
+    link, no absolute path, no ``..``, whoever made it."""
     if not packed:
         return
     with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
         members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and not os.path.isabs(m.name)
-                   and ".." not in m.name.split("/") and (top is None or m.name.split("/")[0] == top)]
+                   and ".." not in m.name.split("/") and (tops is None or m.name.split("/")[0] in tops)]
         tar.extractall(folder, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 

@@ -1,8 +1,9 @@
-"""The task a harness sends to an ``irtool worker``: one group of jobs, run in irtool's own pool.
+"""The task a harness sends to an ``irtool worker``: some groups of jobs, run in irtool's own pool.
 
 :func:`run_group` runs on a Dask worker's thread (one per lane).  Each lane keeps a
 :class:`irtool.jobs.pool.Pool` of one isolated worker process between tasks (a process costs
-about a second to start), so a job that segfaults or hangs is one ``crash`` or ``timeout``
+about a second to start; the worker keeps at most one idle per lane, the last used, whatever
+the harnesses' options), so a job that segfaults or hangs is one ``crash`` or ``timeout``
 result, as in ``irtool harness``, and the Dask worker goes on.  The pool writes reproducers
 into the lane's own folder; the task sends them back packed (tar), with the results, each
 result naming the worker that ran it (``host``); the harness unpacks them into its report
@@ -28,7 +29,10 @@ from irtool.jobs.cluster import published
 from irtool.jobs.cluster_files import extract, land
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import CaseResult, result_to_json
+from irtool.jobs.kept import KEPT
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions, job_from_json
+
+SENT_BACK = (REPRODUCERS, KEPT)  # the folders of the lane's report dir a task sends back
 
 
 @dataclass
@@ -46,6 +50,7 @@ def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | N
     with _lock:
         for index, lane in enumerate(_free):
             if lane.key == key:
+                lane.pool.timeout = timeout  # per job, read as each starts: the suites of one lab differ in it
                 return _free.pop(index)
     folder = tempfile.mkdtemp(prefix="irtool-lane-")
     atexit.register(shutil.rmtree, folder, True)  # when the worker ends (a killed one leaves it in the temp folder)
@@ -53,6 +58,11 @@ def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | N
     pool = Pool(1, timeout, RunnerOptions.from_json({**options, "report_dir": folder}), env, python)
     pool.__enter__()  # keeps its worker process between tasks
     return _Lane(key, pool, folder)
+
+
+def _drop(lane: _Lane) -> None:
+    lane.pool.close()
+    shutil.rmtree(lane.folder, ignore_errors=True)
 
 
 def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[str, Any], timeout: float,
@@ -64,42 +74,47 @@ def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[
     from distributed import get_worker
 
     worker = get_worker()
+    info: dict[str, Any] = published(worker) or {}
     release = jobs[0].get("openvino") if jobs else None
-    python = published(worker)["releases"][release]["python"] if release else None  # type: ignore[index]
-    key = (repr(sorted(options.items())), timeout, fault, python)
+    python = info["releases"][release]["python"] if release else None
+    key = (repr(sorted(options.items())), fault, python)
     lane = _take(key, options, timeout, fault, python)
     results: list[CaseResult] = []
     landed = tempfile.mkdtemp(prefix="files-", dir=lane.folder)
     try:
         lane.pool.run([job_from_json(job) for job in land(files, jobs, Path(landed))], results.append)
-        packed = _pack(Path(lane.folder), [r.reproducer for r in results if r.reproducer])
+        packed = _pack(Path(lane.folder))
     except BaseException:
-        lane.pool.close()
-        shutil.rmtree(lane.folder, ignore_errors=True)
+        _drop(lane)
         raise
     finally:
         shutil.rmtree(landed, ignore_errors=True)
     with _lock:
         _free.append(lane)
+        unused = _free[:max(0, len(_free) - int(info.get("lanes", 1)))]  # the longest unused first
+        del _free[:len(unused)]
+    for old in unused:  # at most a process per lane: one per harness's options would pile up
+        _drop(old)
     for result in results:
         result.host = str(worker.name)
     return {"results": [result_to_json(result) for result in results], "reproducers": packed, "landed": landed}
 
 
-def _pack(folder: Path, reproducers: list[str]) -> bytes:
-    """The reproducer folders (relative to ``folder``) as a tar, removed from ``folder``."""
-    if not reproducers:
+def _pack(folder: Path) -> bytes:
+    """What the jobs wrote into the lane's report dir ``folder`` (reproducers/, and kept/ with
+    --keep-outputs) as a tar, removed from ``folder``; b"" when they wrote nothing."""
+    written = [folder / top for top in SENT_BACK if (folder / top).is_dir() and any((folder / top).iterdir())]
+    if not written:
         return b""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for relative in dict.fromkeys(reproducers):
-            if (folder / relative).exists():
-                tar.add(folder / relative, arcname=relative)
-    shutil.rmtree(folder / REPRODUCERS, ignore_errors=True)
+        for top in written:
+            tar.add(top, arcname=top.name)
+            shutil.rmtree(top, ignore_errors=True)
     return buffer.getvalue()
 
 
 def unpack(packed: bytes, report_dir: Path) -> None:
-    """A task's reproducers into ``report_dir``: only files and folders under reproducers/ (no link,
-    no absolute path, no ``..``), whatever the worker sent."""
-    extract(packed, report_dir, REPRODUCERS)
+    """A task's reproducers (and kept outputs) into ``report_dir``: only files and folders under
+    reproducers/ and kept/ (no link, no absolute path, no ``..``), whatever the worker sent."""
+    extract(packed, report_dir, SENT_BACK)
