@@ -61,6 +61,9 @@ def main() -> None:
                         help="a suite to run (repeatable; default: samples/suites/smoke.toml and full.toml)")
     args = parser.parse_args()
     suites = args.suite or [ROOT / "samples" / "suites" / name for name in ("smoke.toml", "full.toml")]
+    # irtool's bytecode, as an installed wheel has it: where PYTHONDONTWRITEBYTECODE is set, each
+    # process would compile the modules changed since, and the cluster's are imported by one side only
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "irtool")], check=True)
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "scheduler.json"
         processes = [started([*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(file)], 1)]

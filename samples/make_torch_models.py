@@ -30,6 +30,13 @@ dependency; its files are committed).
   (no dynamic_shapes, as a new user writes it): the IR's input is [?,?,?] all the same, but the
   graph holds batch 3 and 6 steps in its constants (docs/run.md, Sizes for dynamic dims).
 
+- sliced_lstm.xml, sliced_gru.xml: an LSTM and a GRU cell written by hand as tutorials write them
+  (one nn.Linear of the input and one of the state give all gates at once; each gate is a slice
+  of their sum, ``gates[:, H:2 * H]``), applied once per step of x [3, 6, 3] (batch first) in a
+  Python loop from a zero state, through torch.export (dynamic batch): each gate is a Slice of a
+  MatMul's output, not a Split.  NAME_fault.xml: the same with the cell of step FAULT_STEP a copy
+  whose state bias has one value of the second gate changed by 0.5.
+
 Each has NAME.inputs.npz and NAME.outputs.npz (torch's own outputs on those inputs), keyed by
 the names the converted model gives its inputs and outputs (as ``irtool run --inputs`` takes
 them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expected ...``.
@@ -37,7 +44,7 @@ them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expect
     python -m venv --system-site-packages /tmp/torchenv && /tmp/torchenv/bin/pip install torch openvino
     /tmp/torchenv/bin/python samples/make_torch_models.py [NAME ...]  # from the repository root
 
-NAMEs (packed_lstm, gru, gru_cell_loop, export, export_static, export_h0) rewrite only those (default: all).
+NAMEs (packed_lstm, gru, gru_cell_loop, export, export_static, export_h0, sliced) rewrite only those (default: all).
 """
 from __future__ import annotations
 
@@ -104,6 +111,67 @@ class Layer(nn.Module):
 
     def forward(self, x: torch.Tensor):
         return self.layer(x)[0]
+
+
+class SlicedCell(nn.Module):
+    """An LSTM (``kind`` "lstm") or GRU cell written by hand: gates sliced from two Linear layers' outputs."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        gates = 4 if kind == "lstm" else 3
+        self.input = nn.Linear(SIZE, gates * HIDDEN)
+        self.state = nn.Linear(HIDDEN, gates * HIDDEN)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor | None):
+        H = HIDDEN
+        if self.kind == "lstm":
+            gates = self.input(x) + self.state(h)
+            i, f = torch.sigmoid(gates[:, :H]), torch.sigmoid(gates[:, H:2 * H])
+            g, o = torch.tanh(gates[:, 2 * H:3 * H]), torch.sigmoid(gates[:, 3 * H:])
+            c = f * c + i * g
+            return o * torch.tanh(c), c
+        xs, hs = self.input(x), self.state(h)
+        r = torch.sigmoid(xs[:, :H] + hs[:, :H])
+        z = torch.sigmoid(xs[:, H:2 * H] + hs[:, H:2 * H])
+        n = torch.tanh(xs[:, 2 * H:] + r * hs[:, 2 * H:])
+        return (1 - z) * n + z * h, None
+
+
+class SlicedLoop(nn.Module):
+    """A SlicedCell once per step of x [batch, T, size], from a zero state; every h_t stacked
+    (batch first); at step FAULT_STEP, ``changed`` where one is given."""
+
+    def __init__(self, cell: SlicedCell, changed: SlicedCell | None = None) -> None:
+        super().__init__()
+        self.cell, self.changed = cell, changed
+
+    def forward(self, x: torch.Tensor):
+        h = x.new_zeros(x.shape[0], HIDDEN)
+        c = x.new_zeros(x.shape[0], HIDDEN) if self.cell.kind == "lstm" else None
+        states = []
+        for t in range(x.shape[1]):
+            h, c = (self.changed if self.changed is not None and t == FAULT_STEP else self.cell)(x[:, t], h, c)
+            states.append(h)
+        return torch.stack(states, dim=1)
+
+
+def sliced(kind: str, x: torch.Tensor) -> None:
+    """sliced_KIND.xml and its _fault twin, through torch.export with a dynamic batch."""
+    cell = SlicedCell(kind).eval()
+    changed = copy.deepcopy(cell)
+    with torch.no_grad():
+        changed.state.bias[HIDDEN + 2] += 0.5  # a value of the second gate's (f; z) state bias
+    batch = torch.export.Dim("batch", min=1, max=64)
+    name = f"sliced_{kind}"
+    for suffix, module in (("", SlicedLoop(cell)), ("_fault", SlicedLoop(cell, changed))):
+        program = torch.export.export(module.eval(), (x,), dynamic_shapes={"x": {0: batch}})
+        ov.save_model(ov.convert_model(program), OUT / f"{name}{suffix}.xml", compress_to_fp16=False)
+    with torch.no_grad():
+        outputs = [SlicedLoop(cell)(x)]
+    model = ov.Core().read_model(OUT / f"{name}.xml")
+    np.savez(OUT / f"{name}.inputs.npz", **{port_name(model.inputs[0]): x.numpy()})
+    np.savez(OUT / f"{name}.outputs.npz", **{port_name(p): t.numpy() for p, t in zip(model.outputs, outputs)})
 
 
 EXPORTED = {"export_gru": lambda: nn.GRU(SIZE, HIDDEN, batch_first=True),
@@ -218,6 +286,11 @@ def main(names: list[str]) -> None:
     if "export_static" in wanted:
         torch.manual_seed(3)
         exported_static(torch.randn(BATCH, STEPS, SIZE))
+    if "sliced" in wanted:
+        torch.manual_seed(5)
+        x = torch.randn(BATCH, STEPS, SIZE)
+        for kind in ("lstm", "gru"):
+            sliced(kind, x)
     if "export_h0" in wanted:
         torch.manual_seed(4)
         exported_h0(torch.randn(BATCH, STEPS, SIZE), torch.randn(1, BATCH, HIDDEN))

@@ -54,10 +54,14 @@ CLEAN = [
     ("torch/export_bilstm.xml", "LSTMCell", "top level", 6),  # two nodes: each direction
     ("torch/export_rnn_relu.xml", "RNNCell", "top level", 6),
     ("torch/export_gru_h0.xml", "GRUCell", "top level", 6),  # its initial state a model input; sized by irtool
+    # cells written by hand through torch.export: each gate a Slice of the MatMuls' outputs, not a Split
+    ("torch/sliced_lstm.xml", "LSTMCell", "top level", 6),
+    ("torch/sliced_gru.xml", "GRUCell", "top level", 6),
 ]
 SIZED_BY = {"torch/export_gru.xml": "torch/export_gru.inputs.npz", "torch/export_lstm.xml": "torch/export_lstm.inputs.npz",
             "torch/export_bilstm.xml": "torch/export_bilstm.inputs.npz",
-            "torch/export_rnn_relu.xml": "torch/export_rnn_relu.inputs.npz"}
+            "torch/export_rnn_relu.xml": "torch/export_rnn_relu.inputs.npz",
+            "torch/sliced_lstm.xml": "torch/sliced_lstm.inputs.npz", "torch/sliced_gru.xml": "torch/sliced_gru.inputs.npz"}
 
 
 @pytest.mark.parametrize("model, cell, where, steps", CLEAN)
@@ -102,6 +106,8 @@ FAULTS = [
     ("torch/export_lstm_fault.xml", "torch/export_lstm.inputs.npz", 2),
     ("torch/export_bilstm_fault.xml", "torch/export_bilstm.inputs.npz", 2),  # the forward direction's
     ("torch/export_rnn_relu_fault.xml", "torch/export_rnn_relu.inputs.npz", 2),
+    ("torch/sliced_lstm_fault.xml", "torch/sliced_lstm.inputs.npz", 2),  # the state bias of step 2's forget gate
+    ("torch/sliced_gru_fault.xml", "torch/sliced_gru.inputs.npz", 2),  # of its update gate
 ]
 
 
