@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from irtool.cli.program import main
-from irtool.cli.run_cmd import WIDTH, _node_table, step_summary
+from irtool.cli.run_text import WIDTH, _node_table, step_summary
 from irtool.judge.verdicts import NodeResult
 from irtool.pipeline.build import build_and_save
 from irtool.specs.cases import OpCase
@@ -82,7 +82,7 @@ def test_a_run_of_120_steps_fits_120_columns(tmp_path, capsys):
 def test_a_probed_copy_that_differs_by_nan_says_so_not_max_abs_0():
     import numpy as np
 
-    from irtool.cli.run_cmd import probe_line
+    from irtool.cli.run_text import probe_line
     from irtool.judge.compare import Tolerance, compare_output
     from irtool.pipeline.judging import ProbeCheck
 
@@ -97,6 +97,6 @@ def test_a_probed_copy_that_differs_by_nan_says_so_not_max_abs_0():
 @pytest.mark.parametrize("value, dtype, shown", [(1.7000000476837158, "float32", "1.7"), (True, "bool", "True"),
                                                  (3, "int64", "3")])
 def test_a_scalar_input_is_shown_in_its_own_types_digits(value, dtype, shown):
-    from irtool.cli.run_cmd import _scalar
+    from irtool.cli.run_text import _scalar
 
     assert _scalar(value, dtype) == shown

@@ -296,7 +296,7 @@ def test_text_lines_never_wrap_inside_a_field(capsys, tmp_path, length):
     it broke inside them (`outside 0/32` / `(0.0%)`, `outside` / `0/32 (0.0%)`)."""
     import openvino as ov
 
-    from irtool.cli.run_cmd import WIDTH
+    from irtool.cli.run_text import WIDTH
 
     model = ov.Core().read_model(str(LSTM2))
     for k, output in enumerate(model.outputs):
