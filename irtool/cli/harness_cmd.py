@@ -101,7 +101,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.cluster or args.scheduler_file:
         from irtool.jobs.cluster import import_early
 
-        import_early()  # the run's own start-up goes on beside it: about a second less before the first job
+        import_early()  # about a second of imports, begun while the run's own start-up goes on
     from irtool.core.device_names import parse_device_list
     from irtool.harness.matrix import check_precisions, parse_list, parse_shard
     from irtool.harness.session import HarnessOptions, run_harness

@@ -8,9 +8,9 @@ that no worker offers is a skip naming the workers looked at (:meth:`Cluster.ski
 
 Jobs go out in Dask tasks (:func:`irtool.jobs.cluster_task.run_group`) of whole groups of jobs
 that share a compiled model, a few tasks per lane (:func:`_task_jobs`), placed by their
-resource (device, precision, release), at most as many at a time per resource as the workers offer lanes of it, and in all
-at most one more per worker than the workers have lanes (a task queued on a worker that dies
-is charged for its death).  Results are recorded as each task
+resource (device, precision, release), at most as many at a time per resource as the workers
+offer lanes of it, and in all at most one more per worker than the workers have lanes (a task
+queued on a worker that dies is charged for its death).  Results are recorded as each task
 ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
 worker lost mid-run (killed, frozen, its network gone: the scheduler drops it after its
 worker-ttl) takes its tasks with it; Dask runs them on another worker that offers their
