@@ -116,16 +116,3 @@ def small_disk(tmp_path):
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
     yield folder
     subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
-def pytest_collection_modifyitems(items: list) -> None:
-    """The tests that use a module- or class-scoped fixture go to one pytest-xdist worker, a group
-    per module (--dist loadgroup, pyproject.toml): the fixture is made once."""
-    for item in items:
-        definitions = getattr(item, "_fixtureinfo", None)
-        shared = definitions is not None and any(
-            fixture.scope in ("module", "class", "package")
-            for name in item.fixturenames for fixture in definitions.name2fixturedefs.get(name, ()))
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-
