@@ -269,8 +269,24 @@ def _git(copy: Path, *argv: str) -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if commands(p)], ids=lambda p: p.name)
+# pages whose commands tests/test_docs_walkthroughs.py runs: a module of their own, which pytest-xdist
+# (--dist loadscope: a module to a worker) runs beside this one's pages, not after them
+WALKTHROUGHS = ("README.md", "reduce.md", "run.md")
+
+
+def pages_with_commands(walkthroughs: bool) -> list[Path]:
+    """The pages that show commands: those of WALKTHROUGHS, or the others."""
+    return [page for page in PAGES if commands(page) and (page.name in WALKTHROUGHS) == walkthroughs]
+
+
+@pytest.mark.parametrize("page", pages_with_commands(False), ids=lambda p: p.name)
 def test_the_commands_of_a_page_run_as_written(page, tmp_path, openvino_cache):
+    run_page(page, tmp_path, openvino_cache)
+
+
+def run_page(page: Path, tmp_path: Path, openvino_cache: Path) -> None:
+    """Each command ``page`` shows, run as written in a fresh copy of the repository: its exit code,
+    the key lines of its output, no traceback, and nothing left that git does not ignore."""
     copy = fresh_copy(tmp_path / "repo")
     _git(copy, "init", "-q")  # to see what the commands leave in the checkout, as the reader's git status would
     _git(copy, "add", "-A")
