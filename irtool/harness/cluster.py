@@ -39,7 +39,6 @@ from irtool.jobs.cluster import (
     distributed,
     offered,
     published,
-    quiet,
     resource,
     scheduler_address,
 )
@@ -60,7 +59,7 @@ class Cluster:
 
     def __init__(self, address: str | None, scheduler_file: Path | None, options: RunnerOptions, timeout: float,
                  report_dir: Path, fault: str | None, lost_after: float):
-        dask = quiet(distributed())
+        dask = distributed()
         where = scheduler_address(address, scheduler_file)
         try:
             self.client = dask.Client(where, timeout=CONNECT_TIMEOUT, set_as_default=False)
@@ -211,7 +210,7 @@ class Cluster:
     def _collect(self, future: Any, group: list[Job], folders: dict[str, str], on_result: Callable[[CaseResult], None],
                  recorded: set) -> None:
         """A task's results recorded (each job once, the worker's paths of its files said as this machine's)
-        and its reproducers unpacked; or its jobs lost, with why."""
+        and what it wrote (reproducers, kept outputs) unpacked; or its jobs lost, with why."""
         try:
             answer = future.result()
         except Exception as error:  # KilledWorker: its workers died allowed-failures times; or a task that failed
@@ -222,14 +221,14 @@ class Cluster:
         finally:
             future.release()
         try:
-            unpack(answer["reproducers"], self.report_dir)
+            unpack(answer["written"], self.report_dir)
             unwritten = None
-        except OSError as error:  # a full disk: the verdicts stand, their reproducers are said to be missing
-            unwritten = f"its reproducer, sent back by the worker: {error.strerror or error}"
+        except OSError as error:  # a full disk: the verdicts stand, what was not written is said to be missing
+            unwritten = f"its reproducer or kept outputs, sent back by the worker: {error.strerror or error}"
         keys = {job.key for job in group}
         for data in answer["results"]:
             result = result_from_json(unland(data, answer["landed"], folders))
-            if unwritten and result.reproducer:
+            if unwritten and (result.reproducer or self.options.get("keep_outputs")):
                 result.reproducer, result.unwritten = None, unwritten
             if result.job_key in keys and result.job_key not in recorded:
                 on_result(result)

@@ -19,6 +19,7 @@ when a cluster command runs (the ``cluster`` extra).
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,25 +42,27 @@ class ClusterError(IrtoolError):
 
 
 def distributed() -> Any:
-    """The distributed package, or ClusterError naming the extra that installs it."""
+    """The distributed package, set as irtool uses it (:func:`_quieted`), or ClusterError naming the
+    extra that installs it."""
     try:
         import distributed as module
     except ImportError:
         raise ClusterError(f"the cluster needs dask distributed, which is not installed here: {EXTRA}") from None
+    _quieted()
     return module
 
 
-def quiet(dask: Any) -> Any:
-    """``dask`` (the distributed package), set to take as little CPU as irtool's use allows: the jobs
-    run in the lanes' own processes, often on the same cores.  Dask's sampling profiler (every 10
-    ms) profiles nothing of theirs; its event-loop health check (every 20 ms) and system monitor
-    (every 0.5 s) only feed warnings and a dashboard irtool does not open.  Idle, a scheduler and
-    two workers took 0.09 s of CPU a second with Dask's settings, 0.03 s with these."""
-    import dask as dask_config
+@functools.cache
+def _quieted() -> None:
+    """Dask set, once per process, to take as little CPU as irtool's use allows: the jobs run in the
+    lanes' own processes, often on the same cores.  Dask's sampling profiler (every 10 ms) profiles
+    nothing of theirs; its event-loop health check (every 20 ms) and system monitor (every 0.5 s)
+    only feed warnings and a dashboard irtool does not open.  Idle, a scheduler and two workers
+    took 0.09 s of CPU a second with Dask's settings, 0.03 s with these."""
+    import dask
 
-    dask_config.config.set({"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
-                            "distributed.admin.system-monitor.interval": "2s"})
-    return dask
+    dask.config.set({"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+                     "distributed.admin.system-monitor.interval": "2s"})
 
 
 def import_early() -> None:
@@ -207,7 +210,7 @@ def published(dask_worker: Any) -> dict[str, Any] | None:
 def serve_worker(address: str, plan: WorkerPlan, joined: Callable[[str], None] | None = None) -> None:
     """Join the scheduler at ``address`` and work until the scheduler (for DEATH_TIMEOUT) or this
     process ends; ``joined`` is told the scheduler's address once joined."""
-    dask = quiet(distributed())
+    dask = distributed()
 
     async def work() -> None:
         try:
@@ -226,7 +229,7 @@ def serve_worker(address: str, plan: WorkerPlan, joined: Callable[[str], None] |
 def serve_scheduler(host: str, port: int, scheduler_file: str | None = None, worker_ttl: float = WORKER_TTL,
                     allowed_failures: int = ALLOWED_FAILURES, ready: Callable[[str], None] | None = None) -> None:
     """A Dask scheduler with irtool's settings, until this process ends; ``ready`` is told its address."""
-    dask = quiet(distributed())
+    dask = distributed()
 
     async def schedule() -> None:
         try:

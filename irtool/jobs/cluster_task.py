@@ -27,9 +27,9 @@ from typing import Any, Mapping, Sequence
 from irtool.jobs import faults
 from irtool.jobs.cluster import published
 from irtool.jobs.cluster_files import extract, land
+from irtool.jobs.kept import KEPT
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import CaseResult, result_to_json
-from irtool.jobs.kept import KEPT
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions, job_from_json
 
 SENT_BACK = (REPRODUCERS, KEPT)  # the folders of the lane's report dir a task sends back
@@ -69,8 +69,9 @@ def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[
               fault: str | None) -> dict[str, Any]:
     """Run ``jobs`` (a :class:`irtool.jobs.cluster_files.Shipment`'s, with its ``files``) with the
     harness's runner ``options`` and ``timeout`` per job (``fault``: its IRTOOL_FAULT, for tests),
-    under their release's openvino; their results (each with ``host``), their reproducers (a tar of
-    REPORT_DIR/reproducers/... as the results name them) and the folder the files were unpacked in."""
+    under their release's openvino; their results (each with ``host``), what they wrote into the
+    report dir (a tar of its reproducers/ and kept/: :func:`_pack`) and the folder the files were
+    unpacked in."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -97,7 +98,7 @@ def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[
         _drop(old)
     for result in results:
         result.host = str(worker.name)
-    return {"results": [result_to_json(result) for result in results], "reproducers": packed, "landed": landed}
+    return {"results": [result_to_json(result) for result in results], "written": packed, "landed": landed}
 
 
 def _pack(folder: Path) -> bytes:
