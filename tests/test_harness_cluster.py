@@ -228,6 +228,56 @@ def test_a_worker_of_another_irtool_version_is_refused_by_name(lab, tmp_path):
     assert "(looked at: a, b, old)" in outcome.run.results[0].message
 
 
+def test_the_scheduler_lost_mid_run_leaves_the_run_partial_naming_each_job_without_a_result(tmp_path):
+    own = Lab(tmp_path)  # a scheduler of this test's own: it is killed
+    try:
+        own.workers(("s", "CPU", "f32"))
+        scheduler = own.processes[0]
+
+        def kill_scheduler(result, done, total):
+            if scheduler.poll() is None:
+                scheduler.send_signal(signal.SIGKILL)
+
+        outcome = run_harness(own.options(tmp_path, "CPU", "f32", suite=SMOKE), progress=kill_scheduler)
+    finally:
+        _stop(*reversed(own.processes))
+    assert outcome.exit_code == 2 and outcome.word == "PARTIAL" and outcome.run.partial
+    ran = {r.name for r in outcome.run.results}
+    lost = [job for job, _ in outcome.lost]
+    assert ran and lost and len(ran) + len(lost) == outcome.jobs == 36 and not ran & set(lost)
+    assert all(why.startswith("the scheduler was lost mid-run") for _, why in outcome.lost), outcome.lost
+
+
+def test_outputs_a_report_dir_cannot_take_are_said_missing_and_the_verdicts_stand(lab, tmp_path):
+    """A task's answer from a worker, its kept outputs unpacked into a report dir that cannot take them
+    (a file where its folder should be): each result keeps its verdict and says what was not written."""
+    from distributed import Client
+
+    from irtool.harness.cluster import Cluster
+    from irtool.harness.matrix import make_jobs
+    from irtool.jobs.cluster import resource
+    from irtool.jobs.cluster_files import pack
+    from irtool.jobs.cluster_task import run_group
+    from irtool.jobs.pool import groups_of
+    from irtool.jobs.suite import load_suite
+
+    suite = tmp_path / "lab.toml"
+    suite.write_text(SUITE.replace("[2, 3, 4, 5, 6, 7]", "[2, 3]"))
+    group = [job for group in groups_of(make_jobs(load_suite(suite).cases, ["CPU"], ["f32"])) for job in group]
+    shipment = pack(group)
+    with Client(scheduler_file=str(lab.file), timeout=30, set_as_default=False) as client:
+        answer = client.submit(run_group, shipment.jobs, shipment.files, {"keep_outputs": True}, 60.0, None,
+                               pure=False, resources={resource("CPU", "f32"): 1}).result(timeout=300)
+    (tmp_path / "blocked").write_text("a file where the report dir should be")
+    collector = Cluster.__new__(Cluster)  # the harness's side of a task's end, without a scheduler of its own
+    collector.report_dir, collector.options, collector.lost = tmp_path / "blocked" / "out", {"keep_outputs": True}, []
+    results: list = []
+    collector._collect(("done", 0, answer), group, shipment.folders, results.append, set())
+    assert [r.verdict for r in results] == [PASS, PASS] and not collector.lost
+    assert all(r.unwritten.startswith("its reproducer or kept outputs, sent back by the worker: ")
+               and r.reproducer is None for r in results), [r.unwritten for r in results]
+
+
 def test_the_smoke_suite_on_two_workers_gives_what_it_gives_without_them(lab, tmp_path):
     local = run_harness(HarnessOptions(suites=[SMOKE], devices=["CPU", "AUTO:CPU"], precisions=["f32"],
                                        report_dir=tmp_path / "local", jobs=2))
@@ -308,6 +358,13 @@ def test_without_distributed_one_line_names_the_extra(tmp_path):
         assert done.returncode == 2 and done.stderr.strip().splitlines() == [
             "irtool: error: the cluster needs dask distributed, which is not installed here: "
             "pip install 'irtool[cluster]'"], (argv, done.stderr)
+
+
+def test_a_scheduler_file_in_no_folder_is_one_line_not_an_internal_error(tmp_path):
+    done = subprocess.run([*IRTOOL, "scheduler", "--port", "0", "--scheduler-file", str(tmp_path / "no" / "s.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        f"irtool: error: {tmp_path / 'no' / 's.json'}: folder {tmp_path / 'no'} does not exist"], done.stderr
 
 
 def test_lost_jobs_are_listed_and_the_run_is_partial_exit_2(tmp_path):

@@ -40,6 +40,10 @@ def handle(args: argparse.Namespace) -> int:
     if not 0 <= args.port < 65536 or args.allowed_failures < 0:
         raise UsageError(f"scheduler: --port {args.port} --allowed-failures {args.allowed_failures}: expected "
                          "a port from 0 to 65535 and failures >= 0")
+    if args.scheduler_file:  # Dask says only "Scheduler failed to start" when it cannot write the file
+        from irtool.core.files import writable_target
+
+        writable_target(args.scheduler_file, "scheduler file")
     _quiet()
     serve_scheduler(args.host, args.port, str(args.scheduler_file) if args.scheduler_file else None,
                     args.worker_ttl, args.allowed_failures,

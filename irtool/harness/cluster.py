@@ -1,8 +1,9 @@
 """``irtool harness --cluster ADDRESS``: a run's jobs placed on the workers of a Dask scheduler.
 
 :class:`Cluster` stands where the session's pool stands (:meth:`Cluster.run` takes jobs and
-calls back with each result).  Before the run it looks at the workers connected
-(:mod:`irtool.jobs.cluster`: what each offers and published): a worker of another irtool
+calls back with each result).  It talks to the scheduler through a client in a process of its
+own (:mod:`irtool.jobs.cluster_client`), so this process never imports dask.  Before the run
+it looks at the workers connected (:mod:`irtool.jobs.cluster`: what each offers and published): a worker of another irtool
 version is refused by name (its resources name its version, so no task reaches it), and a job
 that no worker offers is a skip naming the workers looked at (:meth:`Cluster.skip_reason`).
 
@@ -16,7 +17,8 @@ worker lost mid-run (killed, frozen, its network gone: the scheduler drops it af
 worker-ttl) takes its tasks with it; Dask runs them on another worker that offers their
 resource.  When none has offered a resource for ``lost_after`` seconds, its jobs are given up
 as lost (:attr:`Cluster.lost`: job name and why): the run is partial, and ``--resume`` runs
-them, on whichever workers have joined since.
+them, on whichever workers have joined since.  The scheduler lost ends the run at once, every
+job without a result lost.
 
 With ``--openvino``, the releases are the workers' (``irtool worker --openvino``): each job goes
 to a worker that offers its release (:meth:`Cluster.releases` says what the workers published of
@@ -25,31 +27,22 @@ with its task (:mod:`irtool.jobs.cluster_files`): the workers need not share thi
 """
 from __future__ import annotations
 
+import itertools
 import time
-import warnings
 from collections import deque
-from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import irtool
-from irtool.jobs.cluster import (
-    CONNECT_TIMEOUT,
-    ClusterError,
-    distributed,
-    offered,
-    published,
-    resource,
-    scheduler_address,
-)
+from irtool.jobs.cluster import offered, resource, scheduler_address
+from irtool.jobs.cluster_client import POLL, connect
 from irtool.jobs.cluster_files import MAX_BYTES, files_size, pack, too_big, unland
-from irtool.jobs.cluster_task import run_group, unpack
+from irtool.jobs.cluster_task import unpack
 from irtool.jobs.environments import CURRENT, Environment, ensure, release_order
 from irtool.jobs.pool import groups_of
 from irtool.jobs.records import CaseResult, Job, result_from_json
 from irtool.jobs.worker import RunnerOptions
 
-POLL = 0.5  # seconds between looks at the workers while tasks run
 CHUNKS_PER_LANE = 2  # a resource's jobs go out in at least this many tasks per lane offering it (_task_jobs)
 MAX_TASK_JOBS = 16  # jobs of one task at most: its results come back when all of them end
 
@@ -59,25 +52,18 @@ class Cluster:
 
     def __init__(self, address: str | None, scheduler_file: Path | None, options: RunnerOptions, timeout: float,
                  report_dir: Path, fault: str | None, lost_after: float):
-        dask = distributed()
-        where = scheduler_address(address, scheduler_file)
-        try:
-            self.client = dask.Client(where, timeout=CONNECT_TIMEOUT, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as error:
-            raise ClusterError(f"--cluster {where}: cannot reach the scheduler ({error})") from None
+        self.client = connect(scheduler_address(address, scheduler_file))
         self.options = {key: value for key, value in options.to_json().items() if key != "report_dir"}
         self.timeout, self.report_dir, self.fault, self.lost_after = timeout, report_dir, fault, lost_after
         self.lost: list[tuple[str, str]] = []  # (job name, why) of each job given up
         self.openvino_versions: list[str] = []  # of the workers accepted, each once
         self.notes: list[str] = []
         self._last: dict[str, list[str]] = {}  # resource -> the workers that offered it when last seen
-        self._seen: tuple[float, tuple[dict[str, float], int]] | None = None  # when _lanes last asked, and what
-        infos = self.client.run(published, on_error="return")  # what each worker published
-        workers = self._workers()
-        self.looked = sorted(_name(workers.get(address, {}), address) for address in infos)  # by name, for skips
+        workers = self.client.workers
+        self.looked = sorted(_name(workers.get(address, {}), address) for address in self.client.published)
         self.offers: set[str] = set()  # the resources of the workers accepted
         self.published: dict[str, dict] = {}  # release label -> what the first worker offering it published of it
-        for address, info in infos.items():
+        for address, info in self.client.published.items():
             name = _name(workers.get(address, {}), address)
             if not isinstance(info, dict):
                 self.notes.append(f"cluster: worker {name} refused: it is not an irtool worker (irtool worker ADDRESS)")
@@ -90,10 +76,6 @@ class Cluster:
                     self.openvino_versions.append(str(info["openvino"]))
                 for label, release in (info.get("releases") or {}).items():
                     self.published.setdefault(label, release)
-
-    def _workers(self) -> dict[str, dict]:
-        """The scheduler's view of each connected worker, by address (its name, resources)."""
-        return self.client.scheduler_info(n_workers=-1).get("workers", {})
 
     def releases(self, asked: Sequence[str], cache: Path | None = None, log: Any = None) -> dict[str, Environment]:
         """Label -> the release of each of ``asked`` (``--openvino``: versions, and ``current``, this
@@ -120,14 +102,14 @@ class Cluster:
 
     def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
         """Run ``jobs`` on the workers, ``on_result`` told each result as its task ends."""
-        dask = distributed()
         waiting: dict[str, deque] = {}
         for group in groups_of(jobs):
             first = group[0]
             waiting.setdefault(resource(first.device, first.precision, first.openvino), deque()).append(group)
-        running: dict[Any, tuple[str, list[Job], dict[str, str]]] = {}
+        running: dict[int, tuple[str, list[Job], dict[str, str]]] = {}  # task -> (resource, jobs, their folders)
         missing_since: dict[str, float] = {}
         recorded: set = set()
+        tasks = itertools.count()
         try:
             while any(waiting.values()) or running:
                 lanes, slots = self._lanes()
@@ -141,57 +123,47 @@ class Cluster:
                     while queue and busy < lanes.get(name, 0) and len(running) < slots:
                         group = _task_jobs(queue, lanes[name])
                         shipment = pack(group)
-                        with warnings.catch_warnings():  # a large task: its files, bounded (cluster_files.MAX_BYTES)
-                            warnings.simplefilter("ignore", UserWarning)
-                            future = self.client.submit(run_group, shipment.jobs, shipment.files, self.options,
-                                                        self.timeout, self.fault, resources={name: 1}, pure=False)
-                        running[future] = (name, group, shipment.folders)
+                        task = next(tasks)
+                        self.client.submit(task, name, (shipment.jobs, shipment.files, self.options, self.timeout,
+                                                        self.fault))
+                        running[task] = (name, group, shipment.folders)
                         busy += 1
                 for name, since in missing_since.items():
                     if now - since >= self.lost_after:
                         self._give_up(name, waiting, running)
-                if not running:
-                    time.sleep(POLL)
-                    continue
-                try:
-                    with self.client.as_current():
-                        done = dask.wait(list(running), timeout=POLL, return_when="FIRST_COMPLETED").done
-                except TimeoutError:
-                    continue
-                for future in done:
-                    _, group, folders = running.pop(future)
-                    self._collect(future, group, folders, on_result, recorded)
-        except (OSError, CancelledError) as error:  # the scheduler is gone: what has no result is lost
-            why = "the scheduler was lost mid-run" + (f" ({error})" if isinstance(error, OSError) else "")
+                for end in self.client.events(POLL):
+                    if end[0] in ("lost", "cancelled"):  # the scheduler is gone: what has no result is lost
+                        raise _SchedulerLost(end[-1])
+                    if end[1] in running:
+                        _, group, folders = running.pop(end[1])
+                        self._collect(end, group, folders, on_result, recorded)
+        except _SchedulerLost as error:
+            why = f"the scheduler was lost mid-run ({error})"
             groups = [group for queue in waiting.values() for group in queue] + [g for _, g, _ in running.values()]
             self.lost += [(job.name, why) for group in groups for job in group]
+            running.clear()
         finally:
-            for future in running:
-                future.cancel()
+            for task in running:
+                self.client.cancel(task)
 
     def _lanes(self) -> tuple[dict[str, float], int]:
-        """Resource -> lanes the connected workers offer of it now, and the tasks to hold at most in
-        all: their lanes and one more each (who offers a resource is kept for _give_up).  The
-        scheduler is asked at most once per POLL: a run of many short tasks asked it per task."""
-        now = time.monotonic()
-        if self._seen is None or now - self._seen[0] >= POLL:
-            self._seen = (now, self._ask_lanes())
-        return self._seen[1]
-
-    def _ask_lanes(self) -> tuple[dict[str, float], int]:
+        """Resource -> lanes the connected workers offer of it now (the client process's last view,
+        sent every POLL), and the tasks to hold at most in all: their lanes and one more each (who
+        offers a resource is kept for _give_up)."""
         lanes: dict[str, float] = {}
         offering: dict[str, list[str]] = {}
         slots = 0
-        for address, worker in self._workers().items():
-            ours = [name for name in worker.get("resources", {}) if name in self.offers]
+        for address, worker in self.client.workers.items():
+            resources = worker.get("resources") or {}
+            ours = [name for name in resources if name in self.offers]
             for name in ours:
-                lanes[name] = lanes.get(name, 0) + worker["resources"][name]
+                lanes[name] = lanes.get(name, 0) + resources[name]
                 offering.setdefault(name, []).append(_name(worker, address))
-            slots += (int(worker.get("nthreads", 1)) + 1) if ours else 0
+            slots += (int(worker.get("nthreads") or 1) + 1) if ours else 0
         self._last.update(offering)
         return lanes, slots
 
-    def _give_up(self, name: str, waiting: dict[str, deque], running: dict[Any, tuple]) -> None:
+    def _give_up(self, name: str, waiting: dict[str, deque], running: dict[int, tuple]) -> None:
         """Every job of resource ``name``, waiting or running: lost, with why."""
         _, device, precision, release = offered(name) or ("", "?", "?", CURRENT)
         who = ", ".join(self._last.get(name, [])) or "none"
@@ -200,26 +172,24 @@ class Cluster:
                + f" for {self.lost_after:g} s (it was offered by: {who})")
         groups = list(waiting[name])
         waiting[name].clear()
-        for future, (held, group, _) in list(running.items()):
+        for task, (held, group, _) in list(running.items()):
             if held == name:
-                future.cancel()
-                del running[future]
+                self.client.cancel(task)
+                del running[task]
                 groups.append(group)
         self.lost += [(job.name, why) for group in groups for job in group]
 
-    def _collect(self, future: Any, group: list[Job], folders: dict[str, str], on_result: Callable[[CaseResult], None],
+    def _collect(self, end: tuple, group: list[Job], folders: dict[str, str], on_result: Callable[[CaseResult], None],
                  recorded: set) -> None:
         """A task's results recorded (each job once, the worker's paths of its files said as this machine's)
         and what it wrote (reproducers, kept outputs) unpacked; or its jobs lost, with why."""
-        try:
-            answer = future.result()
-        except Exception as error:  # KilledWorker: its workers died allowed-failures times; or a task that failed
-            why = "its workers died while running it, too many times" if type(error).__name__ == "KilledWorker" \
-                else f"its task failed: {type(error).__name__}: {error}"
+        if end[0] == "failed":  # KilledWorker: its workers died allowed-failures times; or a task that failed
+            kind, message = end[2:]
+            why = "its workers died while running it, too many times" if kind == "KilledWorker" \
+                else f"its task failed: {kind}: {message}"
             self.lost += [(job.name, why) for job in group]
             return
-        finally:
-            future.release()
+        answer = end[2]
         try:
             unpack(answer["written"], self.report_dir)
             unwritten = None
@@ -236,6 +206,10 @@ class Cluster:
 
     def close(self) -> None:
         self.client.close()
+
+
+class _SchedulerLost(Exception):
+    """The client process lost the scheduler (or ended): the run's jobs without a result are lost."""
 
 
 def _task_jobs(queue: deque, lanes: float) -> list[Job]:

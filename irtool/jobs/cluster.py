@@ -65,21 +65,6 @@ def _quieted() -> None:
                      "distributed.admin.system-monitor.interval": "2s"})
 
 
-def import_early() -> None:
-    """Start importing distributed on a thread of its own (about a second), while the caller goes on
-    with its own start-up; :func:`distributed` then finds it imported, or says what is missing."""
-    import importlib
-    import threading
-
-    def load() -> None:
-        try:
-            importlib.import_module("distributed")
-        except Exception:  # not installed, or broken: distributed() says so where it is needed
-            pass
-
-    threading.Thread(target=load, name="import distributed", daemon=True).start()
-
-
 def scheduler_address(address: str | None, scheduler_file: str | Path | None) -> str:
     """The scheduler's address: ``address``, or the one ``scheduler_file`` names (Dask's scheduler file,
     written by irtool scheduler or dask scheduler); ClusterError for a file that names none, or for
