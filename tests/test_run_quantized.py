@@ -63,6 +63,23 @@ def test_a_fault_planted_in_the_int8_model_still_fails_at_its_step(capsys):
     assert node["max_abs"] > 0.01 and "the device agrees" not in node["reason"]
 
 
+def test_the_tflite_interpreter_judges_the_int8_sample_on_its_weights_dequantized(capsys):
+    """The interpreter's hybrid kernels quantize the float inputs of the int8-weight products at run
+    time, which moves the sample's output beyond f32's tolerance (a false FAIL before): the oracle
+    runs the model on its weights dequantized to f32, what OpenVINO computes with run-time
+    quantization off, and says how far the interpreter's run of the model as shipped is."""
+    import re
+
+    code, result = run_json(capsys, SAMPLE, "--inputs", INPUTS, "--compare-with", "tflite",
+                            "--config", f"{GROUP_SIZE}=0")
+    oracle = result["oracle"]
+    assert code == 0 and oracle["verdict"] == "pass" and oracle["source"].startswith("ai-edge-litert")
+    (output,) = oracle["outputs"]
+    assert output["max_abs"] < 1e-6, output
+    shipped = float(re.search(r"as shipped differs from that by up to ([\d.e-]+)$", oracle["note"]).group(1))
+    assert "2 ops as int8 (FULLY_CONNECTED x2)" in oracle["note"] and shipped > 100 * output["tolerance"]["atol"]
+
+
 def lstm_cell(hidden: int, size: int, stored: str | None) -> tuple[RecurrentNode, dict[str, np.ndarray]]:
     """A top-level LSTMCell fed by model inputs, its W and R constant (stored as ``stored``), and its inputs."""
     rng = np.random.default_rng(3)

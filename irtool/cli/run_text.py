@@ -185,6 +185,8 @@ def _render_expected(expected: Any, inputs_from: str, oracle: bool = False) -> l
              f"  expected outputs ({expected.source}): the model's outputs against them"]
     if expected.bound:
         lines += _wrapped(f"bound: {expected.bound}", "    ", "      ")
+    if expected.note:
+        lines += _wrapped(f"note: {expected.note}", "    ", "      ")
     width = max((len(d.name) for d in expected.outputs), default=0)
     for diff in expected.outputs:
         lines.extend("  " + line for line in _render_diff(diff, width))

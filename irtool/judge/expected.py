@@ -35,6 +35,7 @@ class ExpectedOutputs:
 
     source: str
     arrays: Mapping[str, np.ndarray]
+    note: str | None = None  # how a runtime computed them, where not from the model file as it is
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class ExpectedJudgment:
     extra: tuple[str, ...] = ()  # arrays of the file that name no model output
     bound: str | None = None  # how the bound was chosen, where not the precision's default alone
     mismatch: str | None = None  # the file does not match the model (a usage error): nothing was compared
+    note: str | None = None  # how the expected values were computed, where it matters (ExpectedOutputs.note)
 
     @property
     def passed(self) -> bool:
@@ -168,7 +170,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
         diffs.append(OutputDiff(key, tuple(array.shape), output_tolerance(policy, (key,), precision, array.dtype),
                                 passed=False, problem=f"in {file}, but the model has no output of that "
                                                       f"name (its outputs: {outputs})"))
-    return ExpectedJudgment(expected.source, tuple(diffs), tuple(missing), tuple(extra), said)
+    return ExpectedJudgment(expected.source, tuple(diffs), tuple(missing), tuple(extra), said, note=expected.note)
 
 
 def _family(dtype: np.dtype) -> str:

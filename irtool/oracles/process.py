@@ -44,6 +44,7 @@ class OracleRun:
     tool: str  # "tensorflow 2.21.0"
     outputs: Mapping[str, np.ndarray] = field(default_factory=dict)
     refused: str | None = None  # the runtime would not run the model: why
+    note: str | None = None  # how it ran the model, where not as the file is (tflite_run: int8 weights)
 
 
 def check_installed(oracle: str) -> None:
@@ -78,7 +79,7 @@ def run_oracle(oracle: str, model: str | Path, feeds: Mapping[str, np.ndarray],
         record = json.loads(said)
         if record["refused"] is not None:
             return OracleRun(record["tool"], refused=record["refused"])
-        return OracleRun(record["tool"], read_npz(target, "the runtime's outputs"))
+        return OracleRun(record["tool"], read_npz(target, "the runtime's outputs"), note=record.get("note"))
 
 
 def oracle_environment(environ: Mapping[str, str], scratch: Path) -> dict[str, str]:

@@ -68,4 +68,4 @@ def oracle_outputs(oracle: str, model: str | Path, prepared: Any, inputs: Mappin
     done = run_oracle(oracle, model, inputs, prepared.labels)
     if done.refused is not None:
         return OracleOutputs(done.tool, None, f"{done.tool} refuses the model: {done.refused}")
-    return OracleOutputs(done.tool, ExpectedOutputs(done.tool, done.outputs))
+    return OracleOutputs(done.tool, ExpectedOutputs(done.tool, done.outputs, done.note))
