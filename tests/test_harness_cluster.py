@@ -367,6 +367,14 @@ def test_a_scheduler_file_in_no_folder_is_one_line_not_an_internal_error(tmp_pat
         f"irtool: error: {tmp_path / 'no' / 's.json'}: folder {tmp_path / 'no'} does not exist"], done.stderr
 
 
+def test_a_scheduler_address_dask_cannot_use_is_one_line_from_the_client_process(tmp_path):
+    done = subprocess.run([*IRTOOL, "harness", str(SMOKE), "--cluster", "nothing://here:1", "--report-dir",
+                           str(tmp_path / "o")], capture_output=True, text=True, timeout=300)
+    (line,) = done.stderr.strip().splitlines()  # Dask's own words, after irtool's: its schemes vary by release
+    assert done.returncode == 2 and line.startswith(
+        "irtool: error: --cluster nothing://here:1: cannot reach the scheduler (unknown address scheme 'nothing'"), line
+
+
 def test_lost_jobs_are_listed_and_the_run_is_partial_exit_2(tmp_path):
     from irtool.cli.harness_cmd import render, summary_json
     from irtool.harness.session import HarnessOutcome

@@ -35,6 +35,7 @@ from irtool.jobs.cluster import CONNECT_TIMEOUT, EXTRA, ClusterError
 
 POLL = 0.5  # seconds between the scheduler's views of its workers sent to the harness
 LOST = "the connection to the scheduler was lost"
+IMPORT_TIMEOUT = 60.0  # seconds for the client process to import dask, beside CONNECT_TIMEOUT to connect
 ANSWER_TIMEOUT = 5.0  # seconds for the scheduler to say what workers it holds
 CLOSE_TIMEOUT = 10.0  # seconds the client process has to close its connection before it is killed
 
@@ -59,12 +60,12 @@ class ClientProcess:
 
     def connected(self) -> ClientProcess:
         """This, once its client has connected and read what the workers published; ClusterError if it cannot."""
-        message = self._next(CONNECT_TIMEOUT + 60.0)
-        if message is None or message[0] != "ready":
+        message = self._next(CONNECT_TIMEOUT + IMPORT_TIMEOUT)
+        if not message or message[0] != "ready":
             self.close()
             raise ClusterError(message[1] if message and message[0] == "error" else
                                f"--cluster {self.where}: the cluster's client process "
-                               + ("ended" if message is None or message[0] == "lost" else "did not connect in time"))
+                               + ("did not connect in time" if message is False else "ended"))
         self.published, self.workers = message[1], message[2]
         return self
 
@@ -157,10 +158,10 @@ def main() -> None:
               _workers(client)))
     except IrtoolError as error:
         send(("error", error.message))
-        return
+        os._exit(0)  # not Dask's: a Client that failed to connect waits 60 s in its __del__ at exit
     except (OSError, TimeoutError, ValueError) as error:
         send(("error", f"--cluster {sys.argv[1]}: cannot reach the scheduler ({error})"))
-        return
+        os._exit(0)
     futures: dict[int, Any] = {}
     threading.Thread(target=_watch, args=(client, send), name="irtool-workers", daemon=True).start()
 
