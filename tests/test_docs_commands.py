@@ -37,9 +37,9 @@ SUBSTITUTIONS = [
      "the copy runs from PYTHONPATH; a new virtual environment would download every dependency"),
     (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q -n 2$", None,
      "the test suite itself, of which this test is a part"),
-    (r" -o crash$", " --budget 10 -o crash",
-     "each crash costs a fresh worker (28 runs, 15 s and more): 10 s (the budget counts the original's two "
-     "crashing runs too) shows the same exit code"),
+    (r" -o crash$", " --budget 15 -o crash",
+     "each crash costs a fresh worker (28 runs, 15 s and more): 15 s shows the same exit code (the budget counts "
+     "the original's two crashing runs too, each a worker's start: on 2 loaded cores they used up 10 s, exit 2)"),
     (r"--reduce-budget 120$", "--reduce-budget 3", "two reductions within 3 s each: the same exit code, sooner"),
     (r"^python benchmarks/(\S+) --rounds \d+$", r"python benchmarks/\1 --rounds 1",
      "the page's figures are its own; one round shows the command runs"),
