@@ -41,8 +41,9 @@ SUBSTITUTIONS = [
      "each crash costs a fresh worker (28 runs, 15 s and more): 15 s shows the same exit code (the budget counts "
      "the original's two crashing runs too, each a worker's start: on 2 loaded cores they used up 10 s, exit 2)"),
     (r"--reduce-budget 120$", "--reduce-budget 3", "two reductions within 3 s each: the same exit code, sooner"),
-    (r"^python benchmarks/(\S+) --rounds \d+$", r"python benchmarks/\1 --rounds 1",
-     "the page's figures are its own; one round shows the command runs"),
+    (r"^python benchmarks/bench_onnx_node\.py --rounds \d+$",
+     "python benchmarks/bench_onnx_node.py --rounds 1 --repeats 1",
+     "the page's figures are its own; one call of each peer shows the command runs"),
     (r"--compare-with (tflite|tensorflow|paddle)$", None,
      "the extras are no test dependency (21 to 274 MB wheels); tests/test_run_oracles.py runs them where installed"),
     (r"^irtool harness samples/suites/onnx\.toml -d CPU --report-dir onnx-out$", None,
