@@ -17,7 +17,7 @@ the machines have 2 cores and other work on them, which wall-clock medians canno
 every peer here is the same numpy code in the same process.
 
     python benchmarks/bench_onnx_node.py            # 5 rounds
-    python benchmarks/bench_onnx_node.py --rounds 1
+    python benchmarks/bench_onnx_node.py --rounds 1 --repeats 1   # runs once each: that it works
 """
 from __future__ import annotations
 
@@ -84,13 +84,15 @@ def runners(shape: tuple[int, int, int, int]) -> dict[str, Callable[[], object]]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed calls per peer and round, each median's (default: 5 at batch 16, 15 at batch 1)")
     args = parser.parse_args()
     best: dict[tuple, float] = {}
     prepared = {shape: runners(shape) for shape in SHAPES}
     for _ in range(args.rounds):
         for shape, named in prepared.items():
             for name, run in named.items():
-                seconds = cpu_time(run, 5 if shape[0] > 1 else 15)
+                seconds = cpu_time(run, args.repeats or (5 if shape[0] > 1 else 15))
                 best[shape, name] = min(best.get((shape, name), seconds), seconds)
     names = list(prepared[SHAPES[0]])
     print(f"{'batch,seq,in,hid':17} " + " ".join(f"{n:>16}" for n in names))
