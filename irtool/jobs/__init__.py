@@ -8,8 +8,9 @@ processes with timeouts (:mod:`.pool`), the lifeline that ends workers with thei
 (:mod:`.lifeline`), environments of other OpenVINO releases that workers run in
 (:mod:`.environments`), fault injection for tests (:mod:`.faults`), and the Dask side of a run
 across machines: the scheduler and ``irtool worker`` (:mod:`.cluster`) and the task a worker
-runs (:mod:`.cluster_task`) with the files its jobs name (:mod:`.cluster_files`); distributed
-is imported only there, only when used.
+runs (:mod:`.cluster_task`) with the files its jobs name (:mod:`.cluster_files`), and the
+harness's client in a process of its own (:mod:`.cluster_client`); distributed is imported only
+there, only when used.
 
 May import the pipeline and every layer below it; never harness, reduce or cli.
 """
