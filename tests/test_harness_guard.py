@@ -212,6 +212,7 @@ def test_a_full_disk_stops_the_run_and_says_what_was_saved(tmp_path, small_disk)
     hidden = list(range(1, 121))
     suite = tmp_path / "suite.toml"
     suite.write_text(SUITE.replace("[1, 2, 3]", str(hidden)))
+    (small_disk / "taken").write_bytes(bytes(64 << 10))  # of its 96 KiB: full after some 15 results, not 60
     out = small_disk / "out"
     done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "--report-dir", str(out),
                            "--no-progress"], capture_output=True, text=True, timeout=600)
