@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -87,8 +88,24 @@ def test_a_lock_left_by_a_dead_run_is_taken_over(tmp_path):
     assert not (tmp_path / "out" / LOCK_NAME).exists()
 
 
-def test_an_earlier_run_is_kept_unless_forced(tmp_path):
-    assert harness(tmp_path).returncode == 0
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    """A folder holding suite.toml and out/, a finished harness run of it (made once: the tests
+    that start from an earlier run each get a copy)."""
+    folder = tmp_path_factory.mktemp("finished")
+    done = harness(folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder
+
+
+def earlier_run(finished_run: Path, tmp_path: Path) -> None:
+    """tmp_path holds a copy of the finished run: its suite, and out/ as that run left it."""
+    shutil.copytree(finished_run, tmp_path, dirs_exist_ok=True)
+    assert not (tmp_path / "out" / LOCK_NAME).exists() and (tmp_path / "out" / "results.json").is_file()
+
+
+def test_an_earlier_run_is_kept_unless_forced(tmp_path, finished_run):
+    earlier_run(finished_run, tmp_path)
     before = (tmp_path / "out" / "results.json").read_bytes()
     one_error_line(harness(tmp_path), r"out holds a run started .* of .*suite.toml; --resume continues it, --force "
                                       r"replaces it, or give this run another --report-dir")
@@ -97,8 +114,8 @@ def test_an_earlier_run_is_kept_unless_forced(tmp_path):
     assert done.returncode == 0 and re.search(r"^PASSED in [\d.]+ s: 3 pass$", done.stdout, re.MULTILINE)
 
 
-def test_a_baseline_in_the_report_dir_is_read_before_it_is_replaced(tmp_path):
-    assert harness(tmp_path).returncode == 0
+def test_a_baseline_in_the_report_dir_is_read_before_it_is_replaced(tmp_path, finished_run):
+    earlier_run(finished_run, tmp_path)
     one_error_line(harness(tmp_path, "--baseline", str(tmp_path / "out")), "out holds a run started")
     done = harness(tmp_path, "--baseline", str(tmp_path / "out"), "--force")
     assert done.returncode == 0, done.stderr
@@ -212,6 +229,7 @@ def test_a_full_disk_stops_the_run_and_says_what_was_saved(tmp_path, small_disk)
     hidden = list(range(1, 121))
     suite = tmp_path / "suite.toml"
     suite.write_text(SUITE.replace("[1, 2, 3]", str(hidden)))
+    (small_disk / "taken").write_bytes(bytes(64 << 10))  # of its 96 KiB: full after some 15 results, not 60
     out = small_disk / "out"
     done = subprocess.run([sys.executable, "-m", "irtool", "harness", str(suite), "--report-dir", str(out),
                            "--no-progress"], capture_output=True, text=True, timeout=600)

@@ -51,10 +51,17 @@ def suite(tmp_path):
 
 
 def pytest_run(folder, *args: str, env=None) -> subprocess.CompletedProcess:
-    # without hypothesis's plugin, which these sessions do not use: it costs 1.2 s of every pytest start
+    # without hypothesis's plugin, which these sessions do not use: it costs 1.2 s of every pytest start;
+    # and without assertion rewriting: these sessions hold no assert statement, yet pytest rewrites every
+    # module of a plugin's distribution it imports (irtool's, 0.6 s of CPU a process where no bytecode is kept)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                           "-rs", *args],
+                           "--assert=plain", "-rs", *args],
                           cwd=folder, capture_output=True, text=True, timeout=300, env=env)
+
+
+def harness_run(folder, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--no-progress", *args],
+                          cwd=folder, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("spread", [[], XDIST], ids=["in-process", "xdist"])
@@ -66,13 +73,24 @@ def test_a_suite_runs_as_tests(suite, spread):
     assert "tight[seed=0] on CPU at f32" in done.stdout and "outside tolerance: Y" in done.stdout
 
 
-def test_precision_default_judges_what_the_device_chose(suite, cpu_default_precision):
+@pytest.fixture(scope="module")
+def gru_at_default(tmp_path_factory):
+    """One session of the suite's two GRU jobs at --irtool-precision default (its folder and outcome),
+    which tests asserting different things of a judged session share."""
+    folder = tmp_path_factory.mktemp("gru-default")
+    (folder / "suite.toml").write_text(SUITE)
+    (folder / "xfail.toml").write_text(XFAIL)
+    done = pytest_run(folder, "suite.toml", "--irtool-device", "CPU", "--irtool-precision", "default", "-k", "gru",
+                      "--junitxml", "junit.xml")
+    return folder, done
+
+
+def test_precision_default_judges_what_the_device_chose(gru_at_default, cpu_default_precision):
     """--irtool-precision default: no hint; each job is judged at the precision the CPU picked (bf16
     with bf16, f32 without), which junit.xml records per test."""
     import lxml.etree as ET
 
-    done = pytest_run(suite, "suite.toml", "--irtool-device", "CPU", "--irtool-precision", "default", "-k", "gru",
-                      "--junitxml", "junit.xml")
+    suite, done = gru_at_default
     assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
     cases = ET.parse(str(suite / "junit.xml")).findall(".//testcase")
     assert len(cases) == 2 and all(case.get("name").endswith("-CPU-default]") for case in cases)
@@ -109,8 +127,8 @@ def test_a_device_typo_is_a_collection_error_with_a_suggestion(suite):
     assert done.returncode != 0 and "'GPUU' is not a device OpenVINO knows (did you mean GPU?)" in done.stdout
 
 
-def test_a_judged_session_says_passed(suite):
-    done = pytest_run(suite, "suite.toml", "-k", "gru")
+def test_a_judged_session_says_passed(gru_at_default):
+    _, done = gru_at_default
     assert done.returncode == 0, done.stdout + done.stderr
     assert "irtool: PASSED: 2 pass (suite jobs)" in done.stdout
 
@@ -197,8 +215,7 @@ def test_a_known_failure_that_passes_alone_is_a_passed_session(one_gru):
 def test_a_regression_against_a_baseline_fails_and_a_reproducer_is_written(one_gru):
     """The baseline is a harness run of the same suite; the plugin's run is slowed down (a compile
     of more than twice the time, by more than a second) for one job and breaks another."""
-    harness = subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--report-dir", "old",
-                              "--no-progress"], cwd=one_gru, capture_output=True, text=True, timeout=300)
+    harness = harness_run(one_gru, "--report-dir", "old")
     assert harness.returncode == 0, harness.stdout + harness.stderr
     done = pytest_run(one_gru, "suite.toml", "--irtool-baseline", "old", "--irtool-reproducers", "repro",
                       env={**os.environ, "IRTOOL_FAULT": "slow:2,case=gru*"})
@@ -224,18 +241,32 @@ COVERED = ('[suite]\nname = "covered"\nexpect_coverage = {expect}\n[[grid]]\nid 
            'attributes = {{ hidden_size = 4, direction = "forward" }}\nseeds = [0, 1]\n')
 
 
+@pytest.fixture(scope="module")
+def harness_of_covered(tmp_path_factory):
+    """irtool harness's run of COVERED with an expect_coverage, once per expect_coverage (the xdist
+    variant compares its pytest session with the same harness run)."""
+    runs: dict[str, subprocess.CompletedProcess] = {}
+
+    def run(expect: str) -> subprocess.CompletedProcess:
+        if expect not in runs:
+            folder = tmp_path_factory.mktemp("covered")
+            (folder / "suite.toml").write_text(COVERED.format(expect=expect))
+            runs[expect] = harness_run(folder, "--report-dir", "out")
+        return runs[expect]
+    return run
+
+
 @pytest.mark.parametrize("expect, code, spread", [('["GRUSequence:TensorIterator"]', 0, []),
                                                   ('["TensorIterator", "GRUSequence:Loop"]', 1, []),
                                                   ('["TensorIterator", "GRUSequence:Loop"]', 1, XDIST)],
                          ids=["reached", "missed", "missed-xdist"])
-def test_expect_coverage_is_held_as_the_harness_holds_it(tmp_path, expect, code, spread):
+def test_expect_coverage_is_held_as_the_harness_holds_it(tmp_path, harness_of_covered, expect, code, spread):
     """The same suite, the same exit code and COVERAGE line from pytest (in one process or spread
     over xdist workers, whose reports carry what each job ran as) and from irtool harness."""
     (tmp_path / "suite.toml").write_text(COVERED.format(expect=expect))
     done = pytest_run(tmp_path, "suite.toml", *spread)
     assert done.returncode == code, done.stdout + done.stderr
-    harness = subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--no-progress",
-                              "--report-dir", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    harness = harness_of_covered(expect)
     assert harness.returncode == code, harness.stdout + harness.stderr
     said = [line for line in harness.stdout.splitlines() if line.startswith("COVERAGE: ")]
     assert said == ([] if code == 0 else ["COVERAGE: no job of GRUSequence ran as Loop"])
@@ -259,9 +290,7 @@ def test_irtool_expect_coverage_holds_the_session_as_harness_expect_coverage_doe
     done = pytest_run(tmp_path, "suite.toml", "--irtool-expect-coverage", option)
     assert done.returncode == code, done.stdout + done.stderr
     assert [line for line in done.stdout.splitlines() if line.startswith("COVERAGE: ")] == said
-    harness = subprocess.run([sys.executable, "-m", "irtool", "harness", "suite.toml", "--no-progress",
-                              "--report-dir", "out", "--expect-coverage", option], cwd=tmp_path, capture_output=True,
-                             text=True, timeout=300)
+    harness = harness_run(tmp_path, "--report-dir", "out", "--expect-coverage", option)
     assert harness.returncode == code and [line for line in harness.stdout.splitlines()
                                            if line.startswith("COVERAGE: ")] == said
 
@@ -308,11 +337,11 @@ def test_junit_names_each_test_by_its_pytest_id(tmp_path):
     end, and junit.xml's name is that id (CI tools read ``name[params]``; text after the brackets
     came out as ``gru[direction=forward,seed=0] on CPU at f32]``)."""
     (tmp_path / "suite.toml").write_text(TIGHT.replace("atol = 0.0\nrtol = 0.0\n", ""))
-    collected = pytest_run(tmp_path, "suite.toml", "--collect-only", "--irtool-device", "CPU,AUTO:CPU")
-    ids = [line.split("::", 1)[1] for line in collected.stdout.splitlines() if "::" in line]
+    # -rA: pytest's summary names each test by its id (as --collect-only lists them), in the order run
+    done = pytest_run(tmp_path, "suite.toml", "--irtool-device", "CPU,AUTO:CPU", "--junitxml", "junit.xml", "-rA")
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [line.split("::", 1)[1] for line in done.stdout.splitlines() if line.startswith("PASSED suite.toml::")]
     assert ids == ["gru[direction=forward,seed=0-CPU-f32]", "gru[direction=forward,seed=0-AUTO:CPU-f32]",
                    "gru[direction=reverse,seed=0-CPU-f32]", "gru[direction=reverse,seed=0-AUTO:CPU-f32]"], ids
-    done = pytest_run(tmp_path, "suite.toml", "--irtool-device", "CPU,AUTO:CPU", "--junitxml", "junit.xml")
-    assert done.returncode == 0, done.stdout + done.stderr
     names = [case.get("name") for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")]
     assert names == ids

@@ -140,11 +140,19 @@ def _started(endless: Path, **kwargs) -> subprocess.Popen:
     process = subprocess.Popen([sys.executable, "-m", "irtool", "run", endless.name, "-d", "CPU"], cwd=endless.parent,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _children(process.pid):
+    while time.monotonic() < deadline and not any(_reading_onnx(child) for child in _children(process.pid)):
         time.sleep(0.05)
-    time.sleep(3)  # importing openvino, reading, compiling: then the endless inference (earlier, the same outcome)
+    time.sleep(1)  # reading the model, compiling it: then the endless inference (earlier, the same outcome)
     assert process.poll() is None
     return process
+
+
+def _reading_onnx(pid: int) -> bool:
+    """The process has loaded OpenVINO's ONNX frontend: it is past its imports, reading the model."""
+    try:
+        return "libopenvino_onnx_frontend" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
 
 
 def _children(pid: int) -> list[int]:

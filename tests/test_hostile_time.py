@@ -98,7 +98,7 @@ def test_the_pytest_plugin_with_a_backtracking_glob_ends(tmp_path):
     (tmp_path / "suite.toml").write_text(SUITE)
     (tmp_path / "xfail.toml").write_text(XFAIL)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                           "suite.toml",
+                           "--assert=plain", "suite.toml",
                            "--irtool-device", "CPU", "--irtool-xfail", "xfail.toml"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr

@@ -8,6 +8,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from irtool.core import activity
 from irtool.core.errors import IrtoolError
 from irtool.core.jsonable import json_text
 from irtool.core.text import cut, shown
@@ -44,7 +45,8 @@ _last_interrupt = [float("-inf")]
 def interrupt_once(signum: int, frame: Any) -> None:
     """A SIGINT (or SIGTERM) handler raising KeyboardInterrupt, but not again for one that comes
     within a second of the last: the same interrupt, sent to the process group and passed on by
-    the supervisor (irtool.cli.supervisor)."""
+    the supervisor (irtool.cli.supervisor), which it tells that the interrupt was taken."""
+    activity.answer_interrupt()
     now = time.monotonic()
     if now - _last_interrupt[0] < _REPEAT:
         return

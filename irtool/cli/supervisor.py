@@ -16,9 +16,10 @@ unsupervised process would, noting each risky step (irtool.core.activity), and t
 - passes on SIGINT, SIGTERM and SIGHUP sent to it alone (``kill PID``, a test's
   ``send_signal``); a terminal's Ctrl-C reaches the child as it always did (the parent leaves it
   to the child), and a child that dies of a signal the parent was sent too makes the parent die
-  of it as well.  A child that has not ended 5 s after such a signal (Python cannot act on it
-  while a plugin's call holds the process: an endless inference) is killed, and the parent ends
-  as the child would have: ``interrupted``, exit 130, for Ctrl-C.
+  of it as well.  A child whose Python code has not taken such a signal within 2 s (it cannot
+  while a plugin's call holds the process: an endless inference), or has not ended 5 s after it
+  took it, is killed, and the parent ends as the child would have: ``interrupted``, exit 130,
+  for Ctrl-C.  (The child's handler says it took the signal in the shared note.)
 
 What it costs a run: one fork of a small process, and a parent asleep in sigtimedwait, which
 wakes twice a second to read the child's note for a step's deadline.
@@ -41,7 +42,8 @@ _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _WAITED = frozenset({signal.SIGCHLD, *_FORWARDED})
 _SI_KERNEL = 0x80  # si_code of a signal the kernel sent (a terminal's Ctrl-C or hangup), on Linux
 _POLL = 0.5  # seconds between looks at the child's note, for its step's deadline
-_GRACE = 5.0  # seconds an interrupted child has to end by itself (a plugin's call it is in may not return)
+_GRACE = 5.0  # seconds an interrupted child that took the interrupt has to end by itself
+_UNANSWERED = 2.0  # seconds after which a child that has not taken it is held in a plugin's call that may not return
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -100,8 +102,9 @@ def _wait(child: int, shared: object, command: str, mask: object) -> int:
         if stopped is None and note.deadline is not None and now > note.deadline:
             stopped = note
             _send(child, signal.SIGKILL)
-        if received and now - min(received.values()) > _GRACE:  # held in a plugin's call: it cannot stop itself
-            _send(child, signal.SIGKILL)
+        if received and now - min(received.values()) > (
+                _GRACE if activity.interrupt_answered(shared) else _UNANSWERED):
+            _send(child, signal.SIGKILL)  # held in a plugin's call it cannot stop itself; or it did not in time
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if stopped is not None:
         return _said(command, stopped, "timeout", _timeout_text(command, stopped))

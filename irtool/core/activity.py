@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # the supervising parent imports this module before anything 
 _SLOT = 1 << 15  # bytes of one note: a path, a line of what is done, a JSON report
 _HEADER = 1  # the byte that says which slot holds the current note
 _TEXT_LIMIT = 2000  # characters of a path or a step's words kept in a note
-SIZE = _HEADER + 2 * _SLOT  # bytes of the shared note
+_ANSWERED = _HEADER + 2 * _SLOT  # the byte a child sets once its Python code has taken an interrupt
+SIZE = _ANSWERED + 1  # bytes of the shared note
 FILE_ENV = "IRTOOL_ACTIVITY_FD"  # names the note file's descriptor in a child that keeps its notes in one
 
 _shared: mmap.mmap | None = None
@@ -156,6 +157,19 @@ def _write() -> None:
     _shared[start:start + 4] = len(data).to_bytes(4, "little")
     _shared[start + 4:start + 4 + len(data)] = data
     _shared[0] = slot
+
+
+def answer_interrupt() -> None:
+    """Say that this process's Python code has taken an interrupt: it is not held in a plugin's
+    call, and its supervisor leaves it time to end by itself (irtool.cli.supervisor).  One byte,
+    set from a signal handler: nothing to tear."""
+    if _shared is not None:
+        _shared[_ANSWERED] = 1
+
+
+def interrupt_answered(shared: mmap.mmap | bytes) -> bool:
+    """Whether the child has said (:func:`answer_interrupt`) that it took an interrupt."""
+    return len(shared) >= SIZE and shared[_ANSWERED] == 1
 
 
 def read(shared: mmap.mmap | bytes) -> Note:
