@@ -38,6 +38,30 @@ def older(older_openvino):
     return older_openvino
 
 
+@pytest.fixture(scope="module")
+def wheelhouse(tmp_path_factory) -> Path:
+    """The older release's wheel and every wheel it and irtool's run-time dependencies need, downloaded
+    by pip once: the environments this module makes again are made from it, offline."""
+    import sys
+
+    folder = tmp_path_factory.mktemp("wheelhouse")
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet", "-d",
+                           str(folder), f"openvino=={OLDER}", *worker_requirements()], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.fixture
+def offline(wheelhouse, monkeypatch) -> Path:
+    """pip as set up for a machine without an index (PIP_NO_INDEX, PIP_FIND_LINKS): irtool's pip
+    installs from the wheelhouse alone, as a user's offline mirror has it (a make then takes the
+    time of unpacking, not of asking an index about each requirement)."""
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheelhouse))
+    return wheelhouse
+
+
 def test_releases_are_versions_or_current():
     assert parse_releases("2025.4.1, current,2025.4.1") == ["2025.4.1", "current"]
     # as pip matches them (PEP 440): one environment per release however it is written
@@ -119,7 +143,7 @@ def _made_for_other_dependencies(folder: Path) -> str:
 
 
 @pytest.mark.parametrize("spoil", [_half_made, _made_for_other_dependencies])
-def test_an_environment_that_is_not_whole_is_made_again(older, tmp_path, spoil):
+def test_an_environment_that_is_not_whole_is_made_again(older, offline, tmp_path, spoil):
     env, _ = older
     cache = tmp_path / "cache"
     folder = cache / f"openvino-{OLDER}"
@@ -237,17 +261,12 @@ def test_a_dev_version_reaches_pip_as_its_exact_spec(tmp_path):
     assert "making an environment" in log[0]
 
 
-def test_a_wheel_is_installed_in_an_environment_keyed_by_its_hash(cache, tmp_path):
-    """The older release's wheel, downloaded by pip (from pip's cache where the older release's
-    environment was made from it), installed as a file; a copy under another name is the same wheel."""
+def test_a_wheel_is_installed_in_an_environment_keyed_by_its_hash(cache, offline, tmp_path):
+    """The older release's wheel, downloaded by pip, installed as a file (its dependencies from the
+    wheelhouse beside it); a copy under another name is the same wheel."""
     import hashlib
-    import sys
 
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                           "--quiet", "-d", str(tmp_path), f"openvino=={OLDER}"], capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, done.stderr
-    [wheel] = tmp_path.glob("openvino-*.whl")
+    [wheel] = offline.glob("openvino-*.whl")
     env = ensure(parse_releases(str(wheel))[0], cache)
     assert env.usable, env.problem
     assert env.distribution == OLDER and env.openvino_version.startswith(OLDER) and env.label == OLDER
