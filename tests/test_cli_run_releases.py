@@ -25,9 +25,9 @@ def releases(older_openvino, openvino_cache):
     return ["--openvino", f"{OLDER},current", "--openvino-cache", str(openvino_cache)]
 
 
-def irtool(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def irtool(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "irtool", *args], capture_output=True, text=True, timeout=600,
-                          cwd=cwd)
+                          cwd=cwd, env=env)
 
 
 def test_a_model_both_releases_get_wrong_fails_under_both(releases):
@@ -73,15 +73,20 @@ def test_one_release_is_that_releases_own_run(releases):
 
 
 def test_a_release_that_cannot_be_installed_is_skipped(openvino_cache):
+    """pip refuses the release (offline, PIP_NO_INDEX: at once; tests/test_harness_openvino.py has pip
+    refuse one the index lacks, with the releases it offers)."""
+    import os
+
+    offline = {**os.environ, "PIP_NO_INDEX": "1"}
     alone = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
-                   "--openvino-cache", str(openvino_cache))
+                   "--openvino-cache", str(openvino_cache), env=offline)
     assert alone.returncode == 3, alone.stdout + alone.stderr
     assert "skipped: openvino 2099.1.0 cannot run here:" in alone.stderr and "openvino==2099.1.0" in alone.stderr
     as_json = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
-                     "--openvino-cache", str(openvino_cache), "--format", "json")
+                     "--openvino-cache", str(openvino_cache), "--format", "json", env=offline)
     assert as_json.returncode == 3 and json.loads(as_json.stdout)["verdict"] == "unjudged"  # JSON, as any run's
     both = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1,current",
-                  "--openvino-cache", str(openvino_cache))
+                  "--openvino-cache", str(openvino_cache), env=offline)
     assert both.returncode == 0, both.stdout + both.stderr
     assert both.stdout.splitlines()[-1] == f"PASS on {CURRENT}; SKIPPED on 2099.1.0"
 

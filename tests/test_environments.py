@@ -3,6 +3,8 @@
 One real older release is installed from the package registry (once per test run, into the
 run's temporary cache, conftest.older_openvino) and imported there; a folder without the ready
 marker, as a killed pip leaves it, is made again (in a copy, so that other tests keep theirs).
+The environments made again, and the older release's wheel, are made offline from a wheelhouse
+pip downloads once (PIP_NO_INDEX, as on a machine with a local mirror only).
 """
 from __future__ import annotations
 
@@ -36,6 +38,34 @@ def cache(openvino_cache) -> Path:
 @pytest.fixture(scope="session")
 def older(older_openvino):
     return older_openvino
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(tmp_path_factory) -> Path:
+    """The older release's wheel and every wheel it and irtool's run-time dependencies need, downloaded
+    by pip once: the environments this module makes again are made from it, offline."""
+    import sys
+
+    folder = tmp_path_factory.mktemp("wheelhouse")
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet", "-d",
+                           str(folder), f"openvino=={OLDER}", *worker_requirements()], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.fixture
+def offline(wheelhouse, monkeypatch) -> Path:
+    """pip as set up for a machine without an index (PIP_NO_INDEX, PIP_FIND_LINKS): irtool's pip
+    installs from the wheelhouse alone, as a user's offline mirror has it (a make then takes the
+    time of unpacking, not of asking an index about each requirement)."""
+    return _offline(monkeypatch, wheelhouse)
+
+
+def _offline(patch: pytest.MonkeyPatch, wheelhouse: Path) -> Path:
+    patch.setenv("PIP_NO_INDEX", "1")
+    patch.setenv("PIP_FIND_LINKS", str(wheelhouse))
+    return wheelhouse
 
 
 def test_releases_are_versions_or_current():
@@ -118,22 +148,57 @@ def _made_for_other_dependencies(folder: Path) -> str:
     return "was made for other dependencies (numpy>=1.24, lxml>=4.9; irtool needs "
 
 
-@pytest.mark.parametrize("spoil", [_half_made, _made_for_other_dependencies])
-def test_an_environment_that_is_not_whole_is_made_again(older, tmp_path, spoil):
-    env, _ = older
-    cache = tmp_path / "cache"
-    folder = cache / f"openvino-{OLDER}"
-    made = Path(env.python).parent.parent  # what ensure() reads of it: its marker and its python
+def _spoilt_copy(env, folder: Path, spoil) -> str:
+    """What ensure() reads of ``env``'s environment (its marker and its python), copied to ``folder``
+    and spoilt; what ensure() then says of it."""
+    made = Path(env.python).parent.parent
     shutil.copytree(made / "bin", folder / "bin", symlinks=True)
     shutil.copyfile(made / MARKER, folder / MARKER)
-    says = spoil(folder)
+    return spoil(folder)
+
+
+@pytest.fixture(scope="module")
+def wheel_made(older_openvino, openvino_cache, wheelhouse):
+    """(the older release's wheel, its environment, its folder, what ensure() logged making it, what it
+    said of the half-made folder found there): made offline from the wheelhouse in the run's cache, where a pip
+    killed before the end had left the wheel's folder half-made.  One make, read by two tests."""
+    import hashlib
+
+    [wheel] = wheelhouse.glob("openvino-*.whl")
+    folder = openvino_cache / f"openvino-wheel-{hashlib.sha256(wheel.read_bytes()).hexdigest()[:16]}"
+    says = _spoilt_copy(older_openvino[0], folder, _half_made)
     log: list[str] = []
-    again = ensure(OLDER, cache, log.append)
+    with pytest.MonkeyPatch.context() as patch:
+        _offline(patch, wheelhouse)
+        env = ensure(parse_releases(str(wheel))[0], openvino_cache, log.append)
+    return wheel, env, folder, log, says
+
+
+def _made_again(env, again, folder: Path) -> None:
+    """``again``, made in ``folder`` where a spoilt ``env`` was, is whole: usable, the same openvino,
+    nothing of the spoilt folder left, its marker written, what a worker imports importable."""
     assert again.usable and again.openvino_version == env.openvino_version
-    assert says in log[0]
+    assert Path(again.python).parent.parent == folder
     assert not (folder / "half-made").exists() and (folder / MARKER).is_file()
     done = subprocess.run([again.python, "-c", "import onnx, numpy, lxml"], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_half_made_environment_is_made_again(older, wheel_made):
+    env, _ = older
+    _, again, folder, log, says = wheel_made
+    assert says in log[0] and "making an environment" in log[1]
+    _made_again(env, again, folder)
+
+
+def test_an_environment_made_for_other_dependencies_is_made_again(older, offline, tmp_path):
+    env, _ = older
+    folder = tmp_path / "cache" / f"openvino-{OLDER}"
+    says = _spoilt_copy(env, folder, _made_for_other_dependencies)
+    log: list[str] = []
+    again = ensure(OLDER, tmp_path / "cache", log.append)
+    assert says in log[0]
+    _made_again(env, again, folder)
 
 
 def test_workers_get_irtools_dependencies_from_pyproject_without_openvino():
@@ -237,18 +302,12 @@ def test_a_dev_version_reaches_pip_as_its_exact_spec(tmp_path):
     assert "making an environment" in log[0]
 
 
-def test_a_wheel_is_installed_in_an_environment_keyed_by_its_hash(cache, tmp_path):
-    """The older release's wheel, downloaded by pip (from pip's cache where the older release's
-    environment was made from it), installed as a file; a copy under another name is the same wheel."""
+def test_a_wheel_is_installed_in_an_environment_keyed_by_its_hash(cache, wheel_made, tmp_path):
+    """The older release's wheel, downloaded by pip, installed as a file (its dependencies from the
+    wheelhouse beside it); a copy under another name is the same wheel."""
     import hashlib
-    import sys
 
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                           "--quiet", "-d", str(tmp_path), f"openvino=={OLDER}"], capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, done.stderr
-    [wheel] = tmp_path.glob("openvino-*.whl")
-    env = ensure(parse_releases(str(wheel))[0], cache)
+    wheel, env, _, _, _ = wheel_made
     assert env.usable, env.problem
     assert env.distribution == OLDER and env.openvino_version.startswith(OLDER) and env.label == OLDER
     key = hashlib.sha256(wheel.read_bytes()).hexdigest()[:16]

@@ -99,7 +99,7 @@ def handle(args: argparse.Namespace) -> int:
 def _handle(args: argparse.Namespace) -> int:
     from irtool.core.device_names import parse_device
     from irtool.core.errors import IrtoolBug, IrtoolError, RunSkipped, Unsupported
-    from irtool.pipeline.run import RunOptions, run
+    from irtool.pipeline.options import RunOptions
 
     options = RunOptions(
         model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,
@@ -114,6 +114,8 @@ def _handle(args: argparse.Namespace) -> int:
         from irtool.cli.run_releases import run_releases
 
         return run_releases(args, lambda line: print(shown(line), file=sys.stderr, flush=True))
+    from irtool.pipeline.run import run  # not before: a run of several releases runs each in its own process
+
     try:
         result = run(options)
     except RunSkipped as error:

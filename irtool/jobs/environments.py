@@ -59,7 +59,7 @@ from irtool.core.diagnostics import clipped
 from irtool.core.documents import load_json
 from irtool.core.errors import IrtoolError
 from irtool.core.files import FileError, open_lock_file, read_bytes
-from irtool.runtime.core import release_label
+from irtool.runtime.core import installed_openvino, release_label
 
 CURRENT = "current"
 ENV_PREFIX = "env:"
@@ -265,7 +265,7 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
     for ``current``, the named one for ``env:PATH``, else the cached one of a version or wheel,
     made first if it is absent or half-made."""
     if release == CURRENT:
-        return Environment(CURRENT, sys.executable, *_version(sys.executable))
+        return _current()
     if release.startswith(ENV_PREFIX):
         return _existing(release)
     if release.startswith(WHEEL_PREFIX):
@@ -290,6 +290,21 @@ def ensure(release: str, cache: Path, log: Callable[[str], None] | None = None) 
     with os.fdopen(fd, "r+b") as lock:  # one process makes a release's environment; the others wait, then use it
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _ensure(release, key, install, cache, log)
+
+
+def _current() -> Environment:
+    """This Python, and what its openvino says, asked here: no second interpreter to start (that
+    took a second of every run under ``--openvino ...,current``)."""
+    from importlib import metadata
+
+    version, why = installed_openvino()
+    if version is None:
+        return Environment(CURRENT, sys.executable, None, f"importing openvino failed: {why}")
+    try:
+        distribution = metadata.version("openvino")
+    except metadata.PackageNotFoundError:
+        distribution = None
+    return Environment(CURRENT, sys.executable, version, distribution=distribution or None)
 
 
 def _existing(release: str) -> Environment:
@@ -393,7 +408,7 @@ def _ensure(release: str, key: str, install: Sequence[str], cache: Path,
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
-    version, problem, distribution = _version(python)
+    version, problem, distribution = _version(python, first_import=True)
     if problem:
         shutil.rmtree(folder, ignore_errors=True)
         return Environment(release, python, None, problem)
@@ -410,9 +425,10 @@ def _make(folder: Path, install: Sequence[str], requirements: Sequence[str]) -> 
     pip of its own: that is 5 of the 16 s an environment takes (measured with openvino 2024.6.0
     from pip's cache).  pip compiles no bytecode (``--no-compile``): precompiling every module took
     half of the rest (openvino 2025.4.1 with numpy, lxml and onnx from pip's cache: 14.6 s, 7.6 s
-    without).  Instead one import of what a worker imports compiles those modules (1.3 s), with
-    bytecode written even where PYTHONDONTWRITEBYTECODE is set: without it each worker start
-    compiled them again (1.1 s to import them, 0.5 s compiled)."""
+    without).  Instead the version check's import of what a worker imports compiles those modules
+    (:func:`_version` with ``first_import``, 1.3 s), with bytecode written even where
+    PYTHONDONTWRITEBYTECODE is set: without it each worker start compiled them again (1.1 s to
+    import them, 0.5 s compiled)."""
     pip = ["--quiet", "--disable-pip-version-check", "install", "--no-compile", *install,
            *requirements]
     python = str(folder / "bin" / "python")
@@ -428,16 +444,7 @@ def _make(folder: Path, install: Sequence[str], requirements: Sequence[str]) -> 
             return f"{Path(command[0]).name} {command[2]} failed: {error}"
         if done.returncode != 0:
             return _reason(done.stderr or done.stdout)
-    compile_env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-    try:  # a failure here is the version check's to say (_version): this only saves time
-        subprocess.run([python, "-c", _WORKER_IMPORTS], capture_output=True, timeout=PIP_TIMEOUT,
-                       stdin=subprocess.DEVNULL, env=compile_env)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
     return None
-
-
-_WORKER_IMPORTS = "import openvino, numpy, lxml.etree, onnx"  # what every worker imports (irtool.jobs.worker)
 
 
 def _pip_installs_elsewhere() -> bool:
@@ -459,14 +466,26 @@ try:
 except importlib.metadata.PackageNotFoundError:
     print("", flush=True)
 """
+# Imported after the version is said, in a new environment (_version's first_import): what every worker
+# imports besides openvino (irtool.jobs.worker), compiled once; its failure is a worker's to say.
+_WORKER_IMPORTS = """try:
+    import numpy, lxml.etree, onnx
+except Exception:
+    pass
+"""
 
 
-def _version(python: str, whole_pipeline: bool = False) -> tuple[str | None, str | None, str | None]:
+def _version(python: str, whole_pipeline: bool = False,
+             first_import: bool = False) -> tuple[str | None, str | None, str | None]:
     """(openvino.get_version(), None, the distribution's version) as ``python`` imports it, or
     (None, why not, None).  ``whole_pipeline``: irtool's run pipeline must import there too (an
-    environment irtool did not make may lack its dependencies)."""
-    code = _SAY_VERSION + ("import irtool.pipeline.run\n" if whole_pipeline else "")
+    environment irtool did not make may lack its dependencies).  ``first_import``: a new
+    environment's first start, which also imports what a worker imports and writes the bytecode
+    of it all, whatever PYTHONDONTWRITEBYTECODE says (:func:`_make`)."""
+    code = _SAY_VERSION + ("import irtool.pipeline.run\n" if whole_pipeline else _WORKER_IMPORTS if first_import else "")
     env = worker_environment() if whole_pipeline else {**os.environ, "CI": "true"}
+    if first_import:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300,
                               stdin=subprocess.DEVNULL, env=env)

@@ -25,37 +25,13 @@ from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult, run_verdict,
 from irtool.pipeline.device_run import Executed, compile_prepared, execute
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
+from irtool.pipeline.options import RunOptions
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, validation_findings, with_validation
 from irtool.pipeline.recording import load_recording, replayed_run, saved_outputs
 from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    model: Path
-    device: str
-    precision: str = "f32"
-    inputs: Path | None = None
-    seed: int = 0
-    save_outputs: Path | None = None
-    tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
-    config: Mapping[str, str] = field(default_factory=dict)
-    compare_with: tuple[str, str] | None = None  # (device, precision)
-    oracle: str | None = None  # --compare-with onnxruntime|tflite|tensorflow|paddle: the framework's runtime
-    fill_defaults: bool = False
-    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # --shape NAME=[...]
-    sizes: Mapping[str, int] = field(default_factory=dict)  # batch_size, seq_length for dynamic dims
-    reproducers: Path | None = None  # a folder for one reproducer per failing node
-    expected: Path | None = None  # an .npz of the model's expected outputs (keyed as --save-outputs writes them)
-    device_outputs: Path | None = None  # replay: outputs the device gave elsewhere (--save-outputs), judged here
-
-    def __post_init__(self) -> None:
-        for name, size in self.sizes.items():
-            if not (isinstance(size, int) and size >= 1):
-                raise RunError(f"--{name.replace('_size', '').replace('_', '-')} {size}: expected a whole number >= 1")
 
 
 @dataclass(frozen=True)
