@@ -97,20 +97,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=handle)
 
 
-def start_client(address: str | None, scheduler_file: Path | None) -> None:
-    """The cluster's client process begun now (it imports dask and connects, about a second of CPU, on
-    another core while the run's own start-up goes on); a scheduler named wrongly is said later, by the run."""
-    from irtool.jobs.cluster import ClusterError, scheduler_address
-    from irtool.jobs.cluster_client import start
-
-    try:
-        start(scheduler_address(address, scheduler_file))
-    except ClusterError:
-        pass
-
-
 def handle(args: argparse.Namespace) -> int:
-    if args.cluster or args.scheduler_file:
+    if args.cluster or args.scheduler_file:  # started already, unless the command line abbreviated its option
+        from irtool.cli.cluster_early import start_client
+
         start_client(args.cluster, args.scheduler_file)
     from irtool.core.device_names import parse_device_list
     from irtool.harness.matrix import check_precisions, parse_list, parse_shard

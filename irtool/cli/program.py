@@ -103,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     propagates: the console entry says it and exits 130."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = next((w for w in words if not w.startswith("-")), None)
+    if command == "harness":
+        from irtool.cli.cluster_early import start_from_words
+
+        start_from_words(words)
     parser = build_parser(command)
     if command is not None and command not in COMMANDS:
         parser.print_usage(sys.stderr)

@@ -150,8 +150,6 @@ def main() -> None:
         from irtool.jobs.cluster import distributed, published
 
         dask = distributed()
-        from irtool.jobs.cluster_task import run_group
-
         client = dask.Client(sys.argv[1], timeout=CONNECT_TIMEOUT, set_as_default=False)
         infos = client.run(published, on_error="return")
         send(("ready", {address: info if isinstance(info, dict) else None for address, info in infos.items()},
@@ -162,6 +160,8 @@ def main() -> None:
     except (OSError, TimeoutError, ValueError) as error:
         send(("error", f"--cluster {sys.argv[1]}: cannot reach the scheduler ({error})"))
         os._exit(0)
+    from irtool.jobs.cluster_task import run_group  # after "ready": the harness waits for that alone
+
     futures: dict[int, Any] = {}
     threading.Thread(target=_watch, args=(client, send), name="irtool-workers", daemon=True).start()
 
