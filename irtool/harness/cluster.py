@@ -3,9 +3,10 @@
 :class:`Cluster` stands where the session's pool stands (:meth:`Cluster.run` takes jobs and
 calls back with each result).  It talks to the scheduler through a client in a process of its
 own (:mod:`irtool.jobs.cluster_client`), so this process never imports dask.  Before the run
-it looks at the workers connected (:mod:`irtool.jobs.cluster`: what each offers and published): a worker of another irtool
-version is refused by name (its resources name its version, so no task reaches it), and a job
-that no worker offers is a skip naming the workers looked at (:meth:`Cluster.skip_reason`).
+it looks at the workers connected (:mod:`irtool.jobs.cluster`: what each offers and
+published): a worker of another irtool version is refused by name (its resources name its
+version, so no task reaches it), and a job that no worker offers is a skip naming the workers
+looked at (:meth:`Cluster.skip_reason`).
 
 Jobs go out in Dask tasks (:func:`irtool.jobs.cluster_task.run_group`) of whole groups of jobs
 that share a compiled model, a few tasks per lane (:func:`_task_jobs`), placed by their

@@ -482,7 +482,8 @@ def _version(python: str, whole_pipeline: bool = False,
     environment irtool did not make may lack its dependencies).  ``first_import``: a new
     environment's first start, which also imports what a worker imports and writes the bytecode
     of it all, whatever PYTHONDONTWRITEBYTECODE says (:func:`_make`)."""
-    code = _SAY_VERSION + ("import irtool.pipeline.run\n" if whole_pipeline else _WORKER_IMPORTS if first_import else "")
+    code = _SAY_VERSION + ("import irtool.pipeline.run\n" if whole_pipeline else
+                           _WORKER_IMPORTS if first_import else "")
     env = worker_environment() if whole_pipeline else {**os.environ, "CI": "true"}
     if first_import:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
