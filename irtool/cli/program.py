@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     propagates: the console entry says it and exits 130."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = next((w for w in words if not w.startswith("-")), None)
-    if command == "harness":
+    if command == "harness" and any(word.startswith(("--cluster", "--scheduler-file")) for word in words):
         from irtool.cli.cluster_early import start_from_words
 
         start_from_words(words)
