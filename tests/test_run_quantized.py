@@ -80,6 +80,21 @@ def test_the_tflite_interpreter_judges_the_int8_sample_on_its_weights_dequantize
     assert "2 ops as int8 (FULLY_CONNECTED x2)" in oracle["note"] and shipped > 100 * output["tolerance"]["atol"]
 
 
+def test_a_tflite_file_past_a_flatbuffers_size_goes_to_the_interpreter_by_path(tmp_path):
+    """Such a file keeps its buffers outside the flatbuffer, so nothing of it is dequantized: the
+    interpreter opens it as before (a sparse file of zeros: its own refusal, not a file-size error)."""
+    import pytest
+
+    from irtool.oracles.common import OracleRefused
+    from irtool.oracles.tflite_run import FLATBUFFER_LIMIT, run_tflite
+
+    big = tmp_path / "big.tflite"
+    with open(big, "wb") as handle:
+        handle.truncate(FLATBUFFER_LIMIT + 1)
+    with pytest.raises(OracleRefused):  # the interpreter's refusal (a FileError if irtool had read it)
+        run_tflite(big, {})
+
+
 def lstm_cell(hidden: int, size: int, stored: str | None) -> tuple[RecurrentNode, dict[str, np.ndarray]]:
     """A top-level LSTMCell fed by model inputs, its W and R constant (stored as ``stored``), and its inputs."""
     rng = np.random.default_rng(3)

@@ -20,6 +20,8 @@ import numpy as np
 from irtool.core.files import read_bytes
 from irtool.oracles.common import not_installed, refused
 
+FLATBUFFER_LIMIT = 2**31 - 1  # bytes: the most a .tflite holds in itself (larger models keep buffers outside)
+
 
 def _interpreter_class() -> tuple[Any, str] | None:
     try:
@@ -49,12 +51,15 @@ def run_tflite(path: str | Path, feeds: Mapping[str, np.ndarray]) -> tuple[dict[
     found = _interpreter_class()
     if found is None:
         raise not_installed("tflite", "the TFLite interpreter (ai-edge-litert)")
-    content = read_bytes(Path(path), "model")
+    if Path(path).stat().st_size > FLATBUFFER_LIMIT:  # its buffers outside the flatbuffer: run as it is
+        return _run(found[0], {"model_path": str(path)}, feeds), None
+    content = read_bytes(Path(path), "model", FLATBUFFER_LIMIT)
     made = dequantized(content)
     if made is None:
-        return _run(found[0], content, feeds), None
+        return _run(found[0], {"model_content": content}, feeds), None
     exact, ops = made
-    outputs, shipped = _run(found[0], exact, feeds), _run(found[0], content, feeds)
+    outputs = _run(found[0], {"model_content": exact}, feeds)
+    shipped = _run(found[0], {"model_content": content}, feeds)
     moved = max((float(np.max(np.abs(outputs[name].astype(np.float64) - shipped[name])))
                  for name in outputs if outputs[name].size and outputs[name].dtype.kind == "f"), default=0.0)
     counted = ", ".join(f"{name} x{count}" if count > 1 else name for name, count in sorted(ops.items()))
@@ -78,7 +83,7 @@ def dequantized(content: bytes) -> tuple[bytes, dict[str, int]] | None:
     kinds = {value: name for name, value in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
     quantized = {schema.TensorType.INT8: np.int8, schema.TensorType.UINT8: np.uint8}
     ops: dict[str, int] = {}
-    made: dict[int, int] = {}  # tensor index of a subgraph -> its new buffer
+    made: set[int] = set()  # the tensors of a subgraph made f32
     for graph in model.subgraphs or []:
         made.clear()
         for op in graph.operators or []:
@@ -96,8 +101,9 @@ def dequantized(content: bytes) -> tuple[bytes, dict[str, int]] | None:
                 elif tensor.type in quantized and data is not None and tensor.quantization is not None \
                         and tensor.quantization.scale is not None and len(tensor.quantization.scale):
                     model.buffers.append(_f32_buffer(schema, tensor, np.asarray(data, np.uint8), quantized))
-                    made[index] = tensor.buffer = len(model.buffers) - 1
+                    tensor.buffer = len(model.buffers) - 1
                     tensor.type, tensor.quantization, read = schema.TensorType.FLOAT32, None, True
+                    made.add(index)
             if read:
                 ops[kind] = ops.get(kind, 0) + 1
     if not ops:
@@ -122,9 +128,10 @@ def _f32_buffer(schema: Any, tensor: Any, data: np.ndarray, quantized: Mapping[i
     return buffer
 
 
-def _run(interpreter_class: Any, content: bytes, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _run(interpreter_class: Any, model: Mapping[str, Any], feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The outputs of the model given as the interpreter takes it (``model_content`` or ``model_path``)."""
     try:
-        interpreter = interpreter_class(model_content=content, num_threads=1)
+        interpreter = interpreter_class(**model, num_threads=1)
         inputs = interpreter.get_input_details()
         for detail in inputs:
             if detail["name"] in feeds and list(detail["shape"]) != list(feeds[detail["name"]].shape):
