@@ -121,9 +121,9 @@ class ClientProcess:
 
 
 def start(where: str) -> None:
-    """Start the client process for the scheduler at ``where`` now, for :func:`connect` to take later;
-    nothing if distributed is not installed (:func:`connect` says so)."""
-    if where not in _started and importlib.util.find_spec("distributed") is not None:
+    """Start the client process for the scheduler at ``where`` now, for :func:`connect` to take later
+    (ClusterError if distributed is not installed)."""
+    if where not in _started:
         _started[where] = ClientProcess(where)
 
 
