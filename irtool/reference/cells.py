@@ -28,6 +28,8 @@ from irtool.reference.activations import Activation, Kernel
 from irtool.reference.rounding import EXACT, Rounding
 
 Step = Callable[[np.ndarray, Sequence[np.ndarray], Sequence[np.ndarray]], None]
+Carry = Callable[[int, np.ndarray, np.ndarray], np.ndarray]  # (step k, its new cell state, the one before) -> what step k+1 reads
+Wide = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, Carry], np.ndarray | None]
 Product = Callable[[np.ndarray], None]
 Alloc = Callable[[tuple[int, ...], np.dtype], np.ndarray]  # uninitialised scratch (workspace.Workspace.take)
 Activations = tuple[Activation, ...]  # a gate's activation: one for all directions, or one per direction
@@ -61,12 +63,25 @@ class Stepper:
     (xw is [D, G*H, batch]) and writes the new states ([D, H, batch] each, h first).  A cell
     decomposed into FullyConnected layers (Rounding.products) rounds X W^T before any bias
     (``input_rounding``) and adds the bias per step, where its layers do.
+
+    ``wide(xw, h, h_out, c, carry)``, for a stepper made with ``batch`` = steps x the run's batch:
+    every step of a chunk from the hidden state given for it (xw, h and h_out [D, rows, steps*batch],
+    column k*batch + b step k of element b), so nothing waits on the step before but LSTM's cell
+    state: from ``c`` (the chunk's first, [D, H, batch]), each step's is computed in turn and passed
+    to ``carry``, which gives what the next step reads (rounded, frozen past a length); the last step's
+    is returned (None for a cell without one).
     """
 
     input_weights: np.ndarray
     input_bias: np.ndarray | None  # None: the cell adds the bias at every step (after a rounded product)
     step: Step
     input_rounding: Callable[[np.ndarray], None] | None = None  # X W^T rounded as a FullyConnected gives it
+    wide: Wide | None = None  # the steps of a chunk at once, each from a given hidden state (below); None: not so
+
+
+def _one_state(step: Step) -> Wide:
+    """:attr:`Stepper.wide` of a cell whose only state is h: its step itself, over columns of all the steps."""
+    return lambda xw, h, h_out, c, carry: step(xw, (h,), (h_out,))
 
 
 def _distinct(activations: Activations) -> Activations:
@@ -257,7 +272,7 @@ class GRU:
         step = self._step(gates, scratch, hidden, update_and_reset, recurrent_candidate, operand,
                           rounding.per_step_of("gates", (d, 2 * hidden, batch)) or _keep,
                           rounding.per_step_of("gates", (d, hidden, batch)) or _keep)
-        return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc, _one_state(step))
 
     def _step(self, gates: np.ndarray, scratch: np.ndarray, hidden: int, update_and_reset: Product,
               recurrent_candidate: Product, operand: Callable[[np.ndarray], np.ndarray],
@@ -315,28 +330,40 @@ class LSTM:
                                                        (d, hidden, batch), alloc)
         f, g = _activation(self.f, self.clip, dtype), _activation(self.g, self.clip, dtype)
         round_gates = rounding.per_step_of("gates", gates.shape)
+        wide = None
         if self.peepholes is None and not self.input_forget:
-            step = self._step(gates, squashed, hidden, product, f, g, round_gates or _keep)
+            activated = self._activated(gates, hidden, product, f, g, round_gates or _keep)
+            step = self._step(gates, squashed, hidden, activated)
+            wide = self._wide(gates, squashed, hidden, activated, alloc)
         elif round_gates is not None or round_fc is not None:
             raise IrtoolBug("rounding the gates is emulated for OpenVINO's LSTM, without peepholes or coupled gates")
-        else:
+        else:  # (peepholes read Ct-1 into the gates: no step goes before the one it follows)
             step = self._extended_step(gates, squashed, hidden, product, f, g, scales[0], alloc)
-        return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc)
+        return Stepper(_gate_rows(w, hidden, order, scales, alloc), input_bias, step, round_fc, wide)
 
-    def _step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int, product: Product, f: Kernel,
-              g: Kernel, round_gates: Callable[[np.ndarray], None]) -> Step:
+    @staticmethod
+    def _activated(gates: np.ndarray, hidden: int, product: Product, f: Kernel, g: Kernel,
+                   round_gates: Callable[[np.ndarray], None]) -> Callable[[np.ndarray, np.ndarray], None]:
+        """(xw, h) -> the gates activated, in ``gates``: f, i, o by f and c by g."""
         sigmoid_part, cell_part = gates[:, :3 * hidden], gates[:, 3 * hidden:]
-        forget, input_, output = (gates[:, k * hidden:(k + 1) * hidden] for k in range(3))
-        h_of_c = _plain(self.h)
 
-        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
-            (h, c), (h_out, c_out) = states_in, states_out
+        def activated(xw: np.ndarray, h: np.ndarray) -> None:
             product(h)
             np.add(gates, xw, gates)
             round_gates(gates)
             f(sigmoid_part, sigmoid_part)
             g(cell_part, cell_part)
             round_gates(gates)
+        return activated
+
+    def _step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int,
+              activated: Callable[[np.ndarray, np.ndarray], None]) -> Step:
+        forget, input_, output, cell_part = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        h_of_c = _plain(self.h)
+
+        def step(xw: np.ndarray, states_in: Sequence[np.ndarray], states_out: Sequence[np.ndarray]) -> None:
+            (h, c), (h_out, c_out) = states_in, states_out
+            activated(xw, h)
             np.multiply(forget, c, c_out)
             np.multiply(input_, cell_part, input_)
             np.add(c_out, input_, c_out)
@@ -344,6 +371,34 @@ class LSTM:
             np.multiply(output, squashed, h_out)
 
         return step
+
+    def _wide(self, gates: np.ndarray, squashed: np.ndarray, hidden: int,
+              activated: Callable[[np.ndarray, np.ndarray], None], alloc: Alloc) -> Wide:
+        """:attr:`Stepper.wide`: the gates and h of every step at once; Ct = ft Ct-1 + it ct step by
+        step in between, as :meth:`_step` computes it (h from Ct as computed, before ``carry`` rounds)."""
+        forget, input_, output, cell_part = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        h_of_c = _plain(self.h)
+        cells = alloc(squashed.shape, squashed.dtype)  # Ct of each step, [D, H, steps*batch]
+        views: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # per batch: each step's columns
+
+        def wide(xw: np.ndarray, h: np.ndarray, h_out: np.ndarray, c: np.ndarray | None,
+                 carry: Carry) -> np.ndarray:
+            batch = c.shape[2]
+            steps = views.get(batch)
+            if steps is None:
+                columns = [slice(k * batch, (k + 1) * batch) for k in range(cells.shape[2] // batch)]
+                steps = views[batch] = [(forget[:, :, s], input_[:, :, s], cells[:, :, s]) for s in columns]
+            activated(xw, h)
+            np.multiply(input_, cell_part, input_)
+            for k, (forget_k, input_k, c_k) in enumerate(steps):
+                np.multiply(forget_k, c, c_k)
+                np.add(c_k, input_k, c_k)
+                c = carry(k, c_k, c)
+            h_of_c(cells, squashed)
+            np.multiply(output, squashed, h_out)
+            return c
+
+        return wide
 
     def _extended_step(self, gates: np.ndarray, squashed: np.ndarray, hidden: int, product: Product, f: Kernel,
                        g: Kernel, f_scale: Scale, alloc: Alloc) -> Step:
@@ -412,4 +467,4 @@ class RNN:
             round_gates(gates)
             f(gates, states_out[0])
 
-        return Stepper(_gate_rows(w, hidden, (0,), scales, alloc), input_bias, step, round_fc)
+        return Stepper(_gate_rows(w, hidden, (0,), scales, alloc), input_bias, step, round_fc, _one_state(step))

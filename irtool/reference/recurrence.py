@@ -10,12 +10,14 @@ A run, in the OpenVINO sequence layouts (X [batch, seq, input], states [batch, d
 3. The time loop runs both directions together: per step, one batched matmul with R and
    the cell's element-wise formula, in preallocated buffers; no loop over batch elements.
    Scratch memory comes from this thread's workspace (workspace.py), mapped once.
-4. A batch element past its length keeps its states (so Ho is its last valid step), its Y
+4. From given hidden states (a device's Y), no step waits for the one before but through LSTM's
+   cell state: a chunk of steps runs as one wide step, its columns the steps (``_run_given``).
+5. A batch element past its length keeps its states (so Ho is its last valid step), its Y
    is 0, and a length of 0 gives states of 0, as OpenVINO's reference and CPU plugin do.
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -100,6 +102,12 @@ class _InputGates:
             self.product = alloc((self.gate_rows * chunk,), x.dtype)
 
     def fill(self, first: int, last: int) -> list[np.ndarray]:
+        """A [D, G*H, batch] view per step, made in one call (a view in either layout)."""
+        gates = self.chunk(first, last)
+        return list(gates.reshape(self.directions, self.gate_rows, last - first, self.batch).transpose(2, 0, 1, 3))
+
+    def chunk(self, first: int, last: int) -> np.ndarray:
+        """The gates of steps [first, last), [D, G*H, (last - first) * batch]."""
         columns = (last - first) * self.batch
         size = self.directions * self.gate_rows * columns
         if self.batch == 1:
@@ -119,8 +127,7 @@ class _InputGates:
                 self.stepper.input_rounding(gates[d])
             if bias is not None:
                 np.add(gates[d], bias[d][:, None], out=gates[d])
-        # a [D, G*H, batch] view per step, made in one call (a view in either layout)
-        return list(gates.reshape(self.directions, self.gate_rows, last - first, self.batch).transpose(2, 0, 1, 3))
+        return gates
 
 
 def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray,
@@ -143,7 +150,9 @@ def run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nda
     run's throughout.
     """
     with scratch() as workspace, np.errstate(over="ignore"):
-        return _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding, given)
+        outputs = None if given is None else _run_given(cell, x, states, lengths, w, r, b, reverse, workspace.take,
+                                                         rounding, given)
+        return outputs or _run(cell, x, states, lengths, w, r, b, reverse, workspace.take, rounding, given)
 
 
 def _forced(given: np.ndarray, orders: Sequence[np.ndarray | None], steps: int, initial: np.ndarray,
@@ -220,6 +229,77 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
     finals = [_final_state(history[0], lengths, shortest) for history in histories]
     if given is not None:
         finals[0] = _last_step(y, lengths, reverse)
+    return (y, *finals)
+
+
+def _run_given(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.ndarray, w: np.ndarray,
+               r: np.ndarray, b: np.ndarray, reverse: Sequence[bool], alloc: Alloc, rounding: Rounding,
+               given: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """:func:`run` from given hidden states, a chunk of steps at a time (``Stepper.wide``): each step
+    reads its h from ``given``, not from the step before, so a chunk's products are one GEMM and its
+    element-wise formulas one call each, where the sequential run makes them once a step.  The
+    formulas of :func:`_run`, a product's sums perhaps ordered otherwise (one GEMM over more columns);
+    None where the cell has no such step (its gates read Ct-1)."""
+    batch, seq, _ = x.shape
+    directions, hidden = len(reverse), r.shape[2]
+    steps, shortest = int(lengths.max(initial=0)), int(lengths.min(initial=seq))
+    chunk = min(chunk_steps(cell.gates * hidden, batch, x.dtype.itemsize, directions), max(steps, 1))
+    made: dict[int, tuple[Stepper, Callable[[np.ndarray], None] | None]] = {}
+
+    def stepper(count: int) -> tuple[Stepper, Callable[[np.ndarray], None] | None]:
+        """The stepper of ``count`` steps a call, and the rounding of its h."""
+        if count not in made:
+            made[count] = (cell.stepper(w, r, b, count * batch, alloc, rounding),
+                           rounding.per_step_of("state", (directions, hidden, count * batch)))
+        return made[count]
+
+    if stepper(chunk)[0].wide is None:
+        return None
+    orders = [reverse_order(lengths, seq) if flag else None for flag in reverse]
+    finished = np.arange(steps)[:, None] >= lengths[None, :]
+    freeze = finished.any(axis=1).tolist()
+    initial = states[0].transpose(1, 2, 0)
+    forced = _forced(given.astype(x.dtype, copy=False), orders, steps, initial, finished, freeze)
+    input_gates = _InputGates(x, stepper(chunk)[0], [_x_rows(order, batch, seq) for order in orders], chunk, alloc)
+    y = np.empty((batch, directions, seq, hidden), dtype=x.dtype)
+    h_in, h_out = (alloc((directions * hidden * chunk * batch,), x.dtype) for _ in range(2))
+    c = None
+    if len(states) > 1:  # LSTM's cell state, carried from step to step: its own, not a given one
+        c = alloc((directions, hidden, batch), x.dtype)
+        np.copyto(c, states[1].transpose(1, 2, 0))
+    round_c = rounding.per_step_of("cell_state", (directions, hidden, batch))
+    kept = [alloc((directions, hidden, batch), x.dtype) for _ in range(2 if round_c is not None else 0)]
+
+    for first in range(0, steps, chunk):
+        count = min(chunk, steps - first)
+        wide, round_h = stepper(count)
+        shape = (directions, hidden, count * batch)
+        into, out = h_in[:int(np.prod(shape))].reshape(shape), h_out[:int(np.prod(shape))].reshape(shape)
+        np.copyto(into.reshape(directions, hidden, count, batch), forced[first:first + count].transpose(1, 2, 0, 3))
+
+        def carry(k: int, new: np.ndarray, old: np.ndarray, first: int = first) -> np.ndarray:
+            """Ct of step k as step k+1 reads it: rounded where the run rounds it, frozen past a length."""
+            if round_c is not None:
+                round_c(new, kept[k % 2])
+                new = kept[k % 2]
+            if freeze[first + k]:
+                np.copyto(new, old, where=finished[first + k])
+            return new
+
+        last = wide.wide(input_gates.chunk(first, first + count), into, out, c, carry)
+        if round_h is not None:
+            round_h(out)
+        _to_outputs(y, out.reshape(directions, hidden, count, batch).transpose(2, 0, 1, 3), orders, first,
+                    first + count)
+        if c is not None:
+            np.copyto(c, last)  # (``last`` may be scratch of the chunk's)
+
+    if shortest < seq:
+        past_end = np.arange(seq)[None, :] >= lengths[:, None]
+        np.copyto(y, 0, where=past_end[:, None, :, None])
+    finals = [_last_step(y, lengths, reverse)]
+    if c is not None:
+        finals.append(_final_state(c, lengths, shortest))
     return (y, *finals)
 
 
