@@ -290,3 +290,71 @@ def save_streaming(folder: Path, form: str = "onnx") -> Path:
     target = folder / "streaming_lstm.xml"
     ov.save_model(ov.convert_model(path), target, compress_to_fp16=False)
     return target
+
+
+def _vad_branch(prefix: str, seed: int, features: int):
+    """One branch of :func:`vad`: the encoder x = Relu(X·E), an LSTM cell of Gemms whose h and c are
+    Gathers of the state input S, S_out stacking its h_t and c_t, Y a sigmoid of h_t·D."""
+    from onnx import TensorProto, helper
+
+    g, p = _Graph(seed), prefix
+    x = g.op("Relu", [g.op("MatMul", ["X", g.init(p + "E", _rng_weights(g.rng, features, HIDDEN))], p + "enc")],
+             p + "x")
+    h, c = (g.op("Gather", ["S", g.init(p + name + "_k", np.array(k, np.int64))], p + name, axis=0)
+            for k, name in enumerate(("h", "c")))
+    gemms = [g.op("Gemm", [v, g.init(p + n, _rng_weights(g.rng, 4 * HIDDEN, HIDDEN)),
+                          g.init(p + n + "b", _rng_weights(g.rng, 4 * HIDDEN))], p + n + "_gemm", transB=1)
+             for v, n in ((x, "W"), (h, "R"))]
+    i, f, cc, o = g.split(g.op("Add", gemms, p + "g"), [p + "gate_" + k for k in "ifco"])
+    c_t = g.op("Add", [g.op("Mul", [g.op("Sigmoid", [f], p + "sf"), c], p + "fc"),
+                       g.op("Mul", [g.op("Sigmoid", [i], p + "si"), g.op("Tanh", [cc], p + "tc")], p + "ic")], p + "c_t")
+    h_t = g.op("Mul", [g.op("Sigmoid", [o], p + "so"), g.op("Tanh", [c_t], p + "th")], p + "h_t")
+    zero = g.init(p + "axis", np.array([0], np.int64))
+    g.op("Concat", [g.op("Unsqueeze", [t, zero], t + "_1") for t in (h_t, c_t)], p + "S_out", axis=0)
+    g.op("Sigmoid", [g.op("MatMul", [h_t, g.init(p + "D", _rng_weights(g.rng, HIDDEN, 1))], p + "dec")], p + "Y")
+    return helper.make_graph(g.nodes, prefix + "branch", [], [
+        helper.make_tensor_value_info(p + "Y", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info(p + "S_out", TensorProto.FLOAT, None)], g.inits)
+
+
+def vad(in_if: bool = True, features: int = 5):
+    """A voice-activity model as Silero VAD's op18 'ifless' export writes it: one step of an LSTM cell
+    (Gemms, a Split, sigmoids and tanhs) between an encoder and a decoder, its state a model input S
+    [2, batch, HIDDEN] (h and c taken by Gather) returned updated as S_out, the batch dynamic; x is as
+    wide as the state, so the widths tell the cell's input from its state nowhere.  ``in_if``: the
+    whole model sits in the branches of an If on the sample rate ``sr`` (16000: the then branch; else
+    another model, as Silero's 8 kHz one), as that export puts it."""
+    from onnx import TensorProto, helper
+
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", features]),
+              helper.make_tensor_value_info("S", TensorProto.FLOAT, [2, "batch", HIDDEN])]
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", 1]),
+               helper.make_tensor_value_info("S_out", TensorProto.FLOAT, [2, "batch", HIDDEN])]
+    if not in_if:
+        branch = _vad_branch("", 0, features)
+        graph = helper.make_graph(list(branch.node), "vad", inputs, outputs, list(branch.initializer))
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    rate = helper.make_tensor("rate", TensorProto.INT64, [], [16000])
+    nodes = [helper.make_node("Constant", [], ["rate"], value=rate, name="rate"),
+             helper.make_node("Equal", ["sr", "rate"], ["is16k"], name="is16k"),
+             helper.make_node("If", ["is16k"], ["Y", "S_out"], name="by_rate",
+                              then_branch=_vad_branch("k16_", 0, features),
+                              else_branch=_vad_branch("k8_", 1, features))]
+    graph = helper.make_graph(nodes, "vad", inputs[:1] + [helper.make_tensor_value_info("sr", TensorProto.INT64, [])]
+                              + inputs[1:], outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def save_vad(folder: Path, form: str = "onnx", in_if: bool = True) -> Path:
+    """:func:`vad` as .onnx, or (``form`` "ir") as the IR ov.convert_model and ov.save_model make."""
+    import onnx
+
+    path = folder / f"vad{'_if' if in_if else ''}.onnx"
+    onnx.save(vad(in_if), path)
+    if form == "onnx":
+        return path
+    import openvino as ov
+
+    target = path.with_suffix(".xml")
+    ov.save_model(ov.convert_model(path), target, compress_to_fp16=False)
+    return target

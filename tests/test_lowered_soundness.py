@@ -164,3 +164,55 @@ def test_a_clip_scaled_past_one_is_no_hard_sigmoid_and_no_cell(capsys, tmp_path,
     activation irtool computes and no cell is claimed."""
     code, result = run_json(capsys, lookalikes.save("LSTM", "relu6_wide", tmp_path, form))
     assert code == 3 and result["verdict"] == "unjudged" and result["nodes"] == [], result["nodes"]
+
+
+VAD_INPUTS = {"X": np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5),
+              "S": np.linspace(-2, 2, 24, dtype=np.float32).reshape(2, 3, 4)}
+
+
+def _vad_inputs(folder: Path, in_if: bool, rate: int = 16000) -> Path:
+    path = folder / "vad.inputs.npz"
+    np.savez(path, **VAD_INPUTS, **({"sr": np.array(rate, np.int64)} if in_if else {}))
+    return path
+
+
+@pytest.mark.parametrize("form", ["onnx", "ir"])
+@pytest.mark.parametrize("in_if", [True, False], ids=["in-if", "top-level"])
+def test_a_cell_whose_state_is_a_dynamic_model_input_returned_updated_is_judged(capsys, tmp_path, form, in_if):
+    """Silero VAD's op18 export: one LSTM step of Gemms, h and c Gathers of the state input [2, batch,
+    128] (the batch dynamic), h_t and c_t stacked into the output of that shape; x as wide as the
+    state. In an If's branch (the whole model in one per sample rate) and at the top level, the state
+    is the input returned updated (the branch's Parameters and Results for the model's), and the cell
+    is judged; in an If, the branch not taken is named as not reached."""
+    path = lookalikes.save_vad(tmp_path, form, in_if)
+    code = main(["run", str(path), "-d", "CPU", "--inputs", str(_vad_inputs(tmp_path, in_if)), "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    verdicts = [(n["name"], n["verdict"]) for n in result["nodes"]]
+    assert code == 0, verdicts
+    judged = [n for n in result["nodes"] if n["verdict"] == "pass"]
+    assert len(judged) == 1 and judged[0]["max_abs"] < 1e-5, verdicts
+    assert ("k16_" in judged[0]["name"]) if in_if else True
+    assert len(result["nodes"]) == (2 if in_if else 1)
+    assert all("not reached" in said(n) for n in result["nodes"] if n["verdict"] != "pass"), result["nodes"]
+
+
+def test_a_fault_in_a_cell_inside_an_if_branch_fails_it(capsys, tmp_path):
+    """The device's h_t of the branch taken 0.5 off (replayed: wherever it was captured and returned):
+    that cell fails, and so the run."""
+    path = lookalikes.save_vad(tmp_path, "ir", in_if=True)
+    inputs, saved, bad = _vad_inputs(tmp_path, True), tmp_path / "out.npz", tmp_path / "bad.npz"
+    assert main(["run", str(path), "-d", "CPU", "--inputs", str(inputs), "--save-outputs", str(saved)]) == 0
+    capsys.readouterr()
+    arrays = dict(np.load(saved))
+    h_t = arrays["S_out"][0].copy()
+    changed = [name for name, array in arrays.items() if array.shape == h_t.shape and np.array_equal(array, h_t)]
+    assert changed  # the captured h_t
+    for name in changed:
+        arrays[name] = arrays[name] + np.float32(0.5)
+    arrays["S_out"][0] += np.float32(0.5)
+    np.savez(bad, **arrays)
+    code = main(["run", str(path), "-d", "CPU", "--inputs", str(inputs), "--device-outputs", str(bad),
+                 "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    failed = [n for n in result["nodes"] if n["verdict"] == "fail"]
+    assert code == 1 and len(failed) == 1 and failed[0]["max_abs"] == pytest.approx(0.5, abs=1e-5), result["nodes"]

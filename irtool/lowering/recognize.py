@@ -54,7 +54,9 @@ def find_cells(graph: Any, context: Context) -> list[Cell | Refusal]:
         state = state_by_carry(found, context.carried)
         if state is None and found.kind == "RNN":
             continue  # a Dense layer and its activation, not a recurrence: its output is carried nowhere
-        cells.append(resolve(found, state if state is not None else state_by_width(found), joined=joined))
+        if state is None:  # no loop carries it (an If's branch, a loop's cell of one iteration)
+            state = state_by_width(found) or state_by_stream(found)
+        cells.append(resolve(found, state, joined=joined))
     return cells
 
 
@@ -81,12 +83,13 @@ def state_by_stream(found: Candidate) -> Key | None:
     through data moves alone (a slice of it, reshaped) where the cell's h_t reaches, through data moves
     alone, a model output of that input's shape (the state in/out pair a streaming model returns to be
     fed back at its next call); None unless exactly one variable is so (an input would be the other
-    cell's h_t or a layer's output, computed)."""
+    cell's h_t or a layer's output, computed).  In a body (an If's branch, as Silero VAD's exports put
+    their whole model in one) the body's Parameters and Results stand for the container's.  Shapes are
+    compared as OpenVINO declares them, dynamic dims too (``[2,?,128]``: a dynamic batch)."""
     returned = _returned_shapes(found.outputs[0])
     matches = [k for k, value in found.variables.items()
                if last_dim(value) == found.hidden_size and (source := _moved_from(value)) is not None
-               and source.get_type_name() == "Parameter" and source.get_output_partial_shape(0).is_static
-               and tuple(source.get_output_shape(0)) in returned]
+               and source.get_type_name() == "Parameter" and _shape(source.output(0)) in returned]
     return matches[0] if len(matches) == 1 and len(found.variables) == 2 else None
 
 
@@ -103,16 +106,23 @@ def _moved_from(value: Any) -> Any | None:
     return None
 
 
-def _returned_shapes(value: Any) -> set[tuple[int, ...]]:
-    """The shapes of the model outputs ``value`` reaches through data moves alone (static ones)."""
+def _shape(value: Any) -> tuple[str, ...] | None:
+    """A tensor's shape as OpenVINO declares it, each dim in words (``?`` for a dynamic one); None for
+    a dynamic rank."""
+    shape = value.get_partial_shape()
+    return tuple(str(dim) for dim in shape) if shape.rank.is_static else None
+
+
+def _returned_shapes(value: Any) -> set[tuple[str, ...]]:
+    """The shapes (:func:`_shape`) of the model outputs ``value`` reaches through data moves alone."""
     shapes, pending, seen = set(), [value], 0
     while pending and seen < 256:
         current = pending.pop()
         seen += 1
         for target in current.get_target_inputs():
             node = target.get_node()
-            if node.get_type_name() == "Result" and node.get_output_partial_shape(0).is_static:
-                shapes.add(tuple(node.get_output_shape(0)))
+            if node.get_type_name() == "Result" and (shape := _shape(node.input_value(0))) is not None:
+                shapes.add(shape)
             elif node.get_type_name() in MOVES:
                 pending += list(node.outputs())
     return shapes
