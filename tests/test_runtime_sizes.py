@@ -257,3 +257,34 @@ def test_a_matmul_by_a_constant_weight_sizes_the_dim_it_contracts(transposed, tm
                                  "-d", "CPU")
     assert code == 3 and result["inputs"][0]["shape"] == [2, 2, 5], err  # nothing to judge: exit 3
     assert result["shapes_chosen"]["x"].startswith("dim 2 = 5, the input width of the constant weight of MatMul '")
+
+
+def padded_model(path: Path, pad: int = 40) -> Path:
+    """x [?, ?] (a batch of audio samples) -> a reflect Pad of ``pad`` samples each side (Silero VAD's
+    STFT front end; a reflect pad needs more samples than it pads) -> Tanh: onnx.helper, converted by
+    ov.convert_model."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+
+    pads = numpy_helper.from_array(np.array([0, pad, 0, pad], np.int64), "pads")
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["padded"], mode="reflect"),
+             helper.make_node("Tanh", ["padded"], ["y"])]
+    graph = helper.make_graph(nodes, "padded", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, None])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])], [pads])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path.with_suffix(".onnx"))
+    ov.save_model(ov.convert_model(str(path.with_suffix(".onnx"))), path)
+    return path
+
+
+def test_a_dim_no_small_size_fits_grows_alone_to_the_smallest_power_of_two_that_does(tmp_path, capsys):
+    """A reflect Pad of 40 refuses every size of 1..16 for the samples: that dim alone takes 64, the
+    smallest of 32, 64, ... shape inference accepts; the batch keeps --batch; the header says why."""
+    code, result, err = run_json(capsys, str(padded_model(tmp_path / "padded.xml")), "-d", "CPU")
+    assert code == 3 and result["inputs"][0]["shape"] == [2, 64], err  # nothing recurrent to judge: exit 3
+    how = result["shapes_chosen"]["x"]
+    assert how.startswith("dim 0 = 2 (--batch; it reaches no recurrent op's dims); dim 1 = 64 (the smallest of "
+                          "2..16, 32, 64, ... 4096 OpenVINO's shape inference accepts, the other dims kept: it "
+                          "refuses 2 (Pad '"), how
+    code, result, err = run_json(capsys, str(tmp_path / "padded.xml"), "-d", "CPU", "--batch", "3")
+    assert code == 2 and "x[3, 3]" in err and "Pad '" in err, err  # a batch given is not changed

@@ -25,7 +25,9 @@ model may take only batch 1 (a Loop that concatenates each step with a state of 
 as a streaming TFLite model carries it), which its dynamic shapes do not say and the CPU
 finds only when it runs.  Where it refuses the default batch for dims nothing sized, the
 nearest sizes from 2 it accepts are taken (a graph traced at one example's batch holds it in
-constants); else batch 1 is tried (and the plan says why); where it refuses every size tried,
+constants), else one such dim alone grown to the smallest of 32..4096 it accepts (an audio
+model's samples, which a reflect Pad wants by the hundred); else batch 1 is tried (and the plan
+says why); where it refuses every size tried,
 the error says which sizes, how each was chosen, and why.
 
 Model inputs that feed a node's sequence_lengths (directly or through a Convert, a TopK or a
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
@@ -72,18 +74,19 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     plan = _plan(model, given, sizes, source)
     if all(how == "--shape" for how in plan.chosen.values()):  # every size the user's
         return plan
-    refused = _shapes_refused(model, plan.shapes)
+    refusal = _shape_inference(model)
+    refused = refusal(plan.shapes)
     if refused is None:
         return plan
     tried = [(plan, refused)]
-    fitted = None if "batch_size" in sizes else _fitted(model, plan, SEARCHED[1:])
+    fitted = None if "batch_size" in sizes else _fitted(model, plan, SEARCHED[1:], refusal, refused)
     if fitted is not None:
         return fitted
     batch = default_batch()
     if "batch_size" not in sizes and batch != 1:
         fallback = _plan(model, given, {**sizes, "batch_size": 1}, source)
         if fallback.shapes != plan.shapes:
-            again = _shapes_refused(model, fallback.shapes)
+            again = refusal(fallback.shapes)
             if again is None:
                 why = f"batch 1: OpenVINO's shape inference refuses batch {batch} ({refused})"
                 return replace(fallback, chosen={name: how if fallback.shapes[name] == plan.shapes[name] else
@@ -98,61 +101,96 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
 
 
 SEARCHED = range(1, 17)  # sizes tried for the dims nothing sized, when OpenVINO refuses the batch for them
+GROWN = tuple(2 ** k for k in range(5, 13))  # then for one such dim alone, the others kept: 32 to 4096
 MAX_COMBINATIONS = 4096
 
 
-def _fitted(model: Any, plan: InputPlan, searched: Sequence[int]) -> InputPlan | None:
-    """The plan with the dims nothing sized (they took the batch) set to the sizes of ``searched``
-    OpenVINO's shape inference accepts nearest to it, or None.  A graph traced at one example's
-    shape (a torch.export of nn.GRU, its cells lowered to plain ops and its steps unrolled) fixes
-    its batch in constants (a Reshape's, an Add's) which no symbol carries.  1 is not searched:
-    a broadcast takes it where the graph wants another size (batch 1 is tried after, as for a
-    streaming model)."""
+def _fitted(model: Any, plan: InputPlan, searched: Sequence[int], refusal: Callable[[Mapping[str, Sequence[int]]],
+            str | None], refused: str) -> InputPlan | None:
+    """The plan with the dims nothing sized (they took the batch) set to sizes OpenVINO's shape
+    inference accepts, or None: first the sizes of ``searched`` nearest the batch, every dim at once
+    (a graph traced at one example's shape, a torch.export of nn.GRU, its cells lowered to plain ops
+    and its steps unrolled, fixes its batch in constants, a Reshape's, an Add's, which no symbol
+    carries); then one dim alone, the others kept, at the smallest of :data:`GROWN` it takes (an
+    audio model's samples: Silero VAD's reflect Pad and STFT Conv want 256 and more, where none of
+    1..16 does).  1 is not searched: a broadcast takes it where the graph wants another size (batch 1
+    is tried after, as for a streaming model).  ``refused``: what it says of the plan's own sizes."""
     import itertools
 
     keys = list(plan.defaulted)
-    if not keys or len(searched) ** len(keys) > MAX_COMBINATIONS:
+    if not keys:
         return None
     wanted = [plan.shapes[name][k] for name, k in keys]
-    for sizes in sorted(itertools.product(searched, repeat=len(keys)),
-                        key=lambda sizes: (sum(abs(size - want) for size, want in zip(sizes, wanted)), sizes)):
-        if tuple(sizes) == tuple(wanted):
-            continue
+
+    def fitted(sizes: Sequence[int], how: str) -> InputPlan | None:
         shapes = {name: list(shape) for name, shape in plan.shapes.items()}
         for (name, k), size in zip(keys, sizes):
             shapes[name][k] = size
-        if _shapes_refused(model, shapes) is None:
-            changed = {(name, k): size for (name, k), size in zip(keys, sizes) if plan.shapes[name][k] != size}
-            chosen = dict(plan.chosen)
-            for (name, k), size in changed.items():
-                chosen[name] = re.sub(rf"dim {k} = \d+ \(--batch; [^)]*\)", f"dim {k} = {size} (the size nearest "
-                                      f"--batch OpenVINO's shape inference accepts: the graph fixes it)", chosen[name])
-            return replace(plan, shapes={name: tuple(shape) for name, shape in shapes.items()}, chosen=chosen)
+        if refusal(shapes) is not None:
+            return None
+        chosen = dict(plan.chosen)
+        for (name, k), size in zip(keys, sizes):
+            if plan.shapes[name][k] != size:
+                chosen[name] = re.sub(rf"dim {k} = \d+ \(--batch; [^)]*\)", f"dim {k} = {size} ({how})", chosen[name])
+        return replace(plan, shapes={name: tuple(shape) for name, shape in shapes.items()}, chosen=chosen)
+
+    if len(searched) ** len(keys) <= MAX_COMBINATIONS:
+        for sizes in sorted(itertools.product(searched, repeat=len(keys)),
+                            key=lambda sizes: (sum(abs(size - want) for size, want in zip(sizes, wanted)), sizes)):
+            if tuple(sizes) != tuple(wanted) and (found := fitted(
+                    sizes, "the size nearest --batch OpenVINO's shape inference accepts: the graph fixes it")):
+                return found
+    bounds = _dim_bounds(model)
+    for index, key in enumerate(keys):
+        low, high = bounds.get(key, (0, -1))
+        for size in GROWN:
+            if size > wanted[index] and size >= low and (high < 0 or size <= high) and (found := fitted(
+                    [*wanted[:index], size, *wanted[index + 1:]],
+                    f"the smallest of {searched[0]}..{searched[-1]}, {GROWN[0]}, {GROWN[1]}, ... {GROWN[-1]} OpenVINO's "
+                    f"shape inference accepts, the other dims kept: it refuses {wanted[index]} ({refused})")):
+                return found
     return None
 
 
-def _shapes_refused(model: Any, shapes: Mapping[str, Sequence[int]]) -> str | None:
-    """What OpenVINO's shape inference says against ``model`` with its inputs (by name) of
-    ``shapes``, in short (the op, its name, the reason), or None if it accepts them."""
+def _dim_bounds(model: Any) -> dict[tuple[str, int], tuple[int, int]]:
+    """The bounds OpenVINO declares for each dynamic dim of the model's inputs (by input name and
+    axis): its least and greatest length, -1 for none."""
+    from irtool.runtime.model import tensor_name
+
+    return {(tensor_name(parameter.output(0)), k): (dim.get_min_length(), dim.get_max_length())
+            for parameter in model.get_parameters() if parameter.get_partial_shape().rank.is_static
+            for k, dim in enumerate(parameter.get_partial_shape()) if dim.is_dynamic}
+
+
+def _shape_inference(model: Any) -> Callable[[Mapping[str, Sequence[int]]], str | None]:
+    """A function telling what OpenVINO's shape inference says against ``model`` with its inputs (by
+    name) of the shapes it is given, in short (the op, its name, the reason), or None if it accepts
+    them.  One copy of the model is reshaped for every question (copying it each time cost 26 of a
+    run's 30 s on a model whose sizes took 3,375 questions)."""
     import openvino as ov
 
     from irtool.runtime.core import openvino_message
     from irtool.runtime.model import clone_model, tensor_name
 
     copy = clone_model(model)
-    for parameter in copy.get_parameters():
-        parameter.set_partial_shape(ov.PartialShape(list(shapes[tensor_name(parameter.output(0))])))
-    try:
-        copy.validate_nodes_and_infer_types()
-    except RuntimeError as error:
-        text = str(error)
-        node = re.search(r"While validating node '\S+::(\w+) .*?with friendly_name '([^']*)'", text, re.S)
-        shapes_in = re.search(r"Shape inference input shapes (\S+)", text)
-        reason = [line.strip() for line in text.splitlines() if line.strip()][-1].split(";")[0].rstrip(".")
-        if node is None:
-            return openvino_message(error)
-        return f"{node[1]} '{node[2]}'" + (f" of input shapes {shapes_in[1]}" if shapes_in else "") + f": {reason}"
-    return None
+    parameters = [(parameter, tensor_name(parameter.output(0))) for parameter in copy.get_parameters()]
+
+    def refused(shapes: Mapping[str, Sequence[int]]) -> str | None:
+        for parameter, name in parameters:
+            parameter.set_partial_shape(ov.PartialShape(list(shapes[name])))
+        try:
+            copy.validate_nodes_and_infer_types()
+        except RuntimeError as error:
+            text = str(error)
+            node = re.search(r"While validating node '\S+::(\w+) .*?with friendly_name '([^']*)'", text, re.S)
+            shapes_in = re.search(r"Shape inference input shapes (\S+)", text)
+            reason = [line.strip() for line in text.splitlines() if line.strip()][-1].split(";")[0].rstrip(".")
+            if node is None:
+                return openvino_message(error)
+            return f"{node[1]} '{node[2]}'" + (f" of input shapes {shapes_in[1]}" if shapes_in else "") + f": {reason}"
+        return None
+
+    return refused
 
 
 def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, int], source: str) -> InputPlan:
