@@ -307,7 +307,8 @@ def _vad_branch(prefix: str, seed: int, features: int):
              for v, n in ((x, "W"), (h, "R"))]
     i, f, cc, o = g.split(g.op("Add", gemms, p + "g"), [p + "gate_" + k for k in "ifco"])
     c_t = g.op("Add", [g.op("Mul", [g.op("Sigmoid", [f], p + "sf"), c], p + "fc"),
-                       g.op("Mul", [g.op("Sigmoid", [i], p + "si"), g.op("Tanh", [cc], p + "tc")], p + "ic")], p + "c_t")
+                       g.op("Mul", [g.op("Sigmoid", [i], p + "si"), g.op("Tanh", [cc], p + "tc")], p + "ic")],
+               p + "c_t")
     h_t = g.op("Mul", [g.op("Sigmoid", [o], p + "so"), g.op("Tanh", [c_t], p + "th")], p + "h_t")
     zero = g.init(p + "axis", np.array([0], np.int64))
     g.op("Concat", [g.op("Unsqueeze", [t, zero], t + "_1") for t in (h_t, c_t)], p + "S_out", axis=0)

@@ -128,7 +128,8 @@ def test_weights_stored_as_f16_are_said_and_the_framework_outputs_judged_with_wh
     expected = result["expected"]
     assert "stored as f16" in expected["bound"]
     head = next(o for o in expected["outputs"] if o["name"] == "z")
-    assert head["tolerance"]["source"] == "f16 default"
+    assert head["tolerance"]["source"].startswith("f16 default, plus 3 x "), head["tolerance"]
+    assert "what moving the weights within their rounding moved it by" in head["tolerance"]["source"]
     off = abs(head["worst_actual"] - head["worst_expected"])
     assert off > 1e-5 + 1e-4 * abs(head["worst_expected"]), "f32's tolerance alone would fail it"
 
@@ -148,3 +149,67 @@ def test_an_f16_model_and_a_gru_with_linear_before_reset_take_their_own_paths(ki
     rounds = dict(path.round)
     assert (rounds.get("cell_output") == "f16") is ("f16-model" in expected)
     assert ("reset_gate_sum" in rounds) is (expected == "cpu-loop-decomposed-bf16")
+
+
+def cancelling_model(folder: Path) -> tuple[Path, Path, Path]:
+    """y = x·A - x·B, B within 0.1% of A (weights of magnitude 10, 256 of them per output): the
+    difference is small, the products large, so rounding A and B to f16 (ov.save_model's default
+    compress_to_fp16) moves y by some 0.05, past f16's tolerance of y (0.003), though OpenVINO computes
+    the IR it was given right.  onnx.helper, converted by ov.convert_model; returns the IR, the inputs
+    and onnxruntime's outputs of the f32 ONNX model."""
+    import onnx
+    import onnxruntime
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    a = rng.uniform(5, 15, (256, 4)).astype(np.float32)
+    b = (a * (1 + rng.uniform(-1e-3, 1e-3, a.shape))).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "A"], ["xa"]), helper.make_node("MatMul", ["x", "B"], ["xb"]),
+             helper.make_node("Sub", ["xa", "xb"], ["y"])]
+    graph = helper.make_graph(nodes, "cancelling", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+                              [numpy_helper.from_array(a, "A"), numpy_helper.from_array(b, "B")])
+    onnx_path, xml = folder / "cancelling.onnx", folder / "cancelling.xml"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), onnx_path)
+    ov.save_model(ov.convert_model(str(onnx_path)), xml)  # compress_to_fp16 by default
+    x = rng.standard_normal((2, 256)).astype(np.float32)
+    (y,) = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.savez(folder / "in.npz", x=x)
+    np.savez(folder / "out.npz", y=y)
+    return xml, folder / "in.npz", folder / "out.npz"
+
+
+def test_what_rounding_the_weights_to_f16_costs_is_measured_not_assumed(capsys, tmp_path):
+    """A model whose f16 weights move its output past f16's tolerance passes against its framework's
+    f32 outputs: each output is allowed 3 times what moving the weights within their f16 rounding moved
+    it by (copies compiled and run); the same outputs 0.5 off still fail."""
+    xml, inputs, expected = cancelling_model(tmp_path)
+    code = main(["run", str(xml), "-d", "CPU", "--inputs", str(inputs), "--expected", str(expected), "--format",
+                 "json"])
+    result = json.loads(capsys.readouterr().out)
+    (y,) = result["expected"]["outputs"]
+    assert y["max_abs"] > 0.01, y  # past f16's tolerance: f16 alone would fail it
+    assert code == 0 and result["verdict"] == "pass", y
+    assert "3 times what moving the weights within their f16 rounding" in result["expected"]["bound"]
+    assert 0.01 < y["tolerance"]["atol"] < 1, y["tolerance"]
+    off = dict(np.load(expected))
+    off["y"] = off["y"] + np.float32(0.5)
+    np.savez(tmp_path / "off.npz", **off)
+    code = main(["run", str(xml), "-d", "CPU", "--inputs", str(inputs), "--expected", str(tmp_path / "off.npz")])
+    assert code == 1, capsys.readouterr().out
+
+
+def test_the_harness_measures_what_rounding_the_weights_costs_as_run_does(tmp_path):
+    """The same model as a suite's [[models]] entry with its expected outputs: its outputs' result
+    passes, allowed what rounding the weights costs (the harness's workers go through the same stage)."""
+    from irtool.harness.session import HarnessOptions, run_harness
+
+    xml, inputs, expected = cancelling_model(tmp_path)
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[models]]\nid = "cancelling"\npath = "{xml}"\ninputs = "{inputs}"\nexpected = "{expected}"\n')
+    run = run_harness(HarnessOptions(suites=[suite], report_dir=tmp_path / "out")).run
+    (result,) = [r for r in run.results if r.case.endswith("::outputs")]
+    assert result.verdict == "pass", result.message
+    (y,) = result.outputs
+    assert "what moving the weights within their rounding moved it by" in y["tolerance_source"], y

@@ -132,7 +132,7 @@ class Runner:
         One result for a model of one recurrent op fed by its inputs (what ``irtool build`` writes)
         or with no recurrent node; one per recurrent node for any other model (case ids
         ``CASE::NODE``): each judged node is a result of its own in results and reports."""
-        from irtool.pipeline.device_run import execute
+        from irtool.pipeline.device_run import execute, weights_rounding_cost
         from irtool.pipeline.judging import judge, with_implementations
 
         case = job.case
@@ -162,12 +162,15 @@ class Runner:
                 inputs = data.inputs
                 executed = replayed if job.replay is not None else \
                     faults.skewed(execute(compiled, inputs, job.device), changes.skew)
+                cost = weights_rounding_cost(prepared, compiled, inputs, executed, self.options.config) \
+                    if (data.expected is not None or data.oracle is not None) and job.replay is None else None
                 judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                       compiled.run.precision, self._reference(case),
                                                       expected=data.expected,
                                                       oracle=data.oracle.expected if data.oracle else None,
                                                       runs=compiled.runs,
-                                                      dynamic_quantization=compiled.run.dynamic_quantization),
+                                                      dynamic_quantization=compiled.run.dynamic_quantization,
+                                                      weights_cost=cost),
                                                 compiled)
                 if judgment.verdict != PASS:
                     break

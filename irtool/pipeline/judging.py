@@ -54,7 +54,7 @@ class Judgment:
 def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Executed, policy: TolerancePolicy,
           precision: str, reference: Reference | None = None, expected: ExpectedOutputs | None = None,
           oracle: ExpectedOutputs | None = None, runs: Mapping[str, Ran] | None = None,
-          dynamic_quantization: int | None = None) -> Judgment:
+          dynamic_quantization: int | None = None, weights_cost: Mapping[int, float] | None = None) -> Judgment:
     """Every node judged on what the device computed, and the model's outputs against ``expected``
     and ``oracle`` (a framework runtime's outputs) where given (irtool.judge.expected); the
     verdict from all of them by the one rule (irtool.judge.verdicts.run_verdict): where the model's
@@ -63,7 +63,8 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     says the rounding of the path it ran at bf16 or f16 (irtool.judge.precision).  A node fed straight by an input the device narrowed
     (int64 run as int32) is judged on the values it received.  ``dynamic_quantization``: the CPU's
     DYNAMIC_QUANTIZATION_GROUP_SIZE on the compiled model (DeviceRun), for the cells whose weights are
-    stored as integers (irtool.judge.quantized)."""
+    stored as integers (irtool.judge.quantized).  ``weights_cost``: per model output, what moving its f16
+    weights within their rounding moves it by (irtool.pipeline.device_run.weights_rounding_cost)."""
     emulations = node_emulations(prepared, runs or {})
     judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
                             emulations, dynamic_quantization)
@@ -80,7 +81,7 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
                 found[key] = ExpectedJudgment(given.source, (), mismatch=mismatch)
                 continue
             found[key] = judge_expected(prepared.labels, executed.outputs, given, policy, precision,
-                                        time_axes(prepared), prepared.stored, costs, flowing)
+                                        time_axes(prepared), prepared.stored, costs, flowing, weights_cost)
     if not found:
         return judgment
     compared = [found[key].outputs for key in found if found[key].mismatch is None]

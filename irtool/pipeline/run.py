@@ -22,7 +22,7 @@ from irtool.core.text import joined
 from irtool.judge.compare import OutputDiff, TolerancePolicy, diff_outputs
 from irtool.judge.expected import ExpectedJudgment, ExpectedOutputs, check_expected_names, load_expected
 from irtool.judge.verdicts import FAIL, PASS, UNJUDGED, NodeResult, run_verdict, verdict_basis
-from irtool.pipeline.device_run import Executed, compile_prepared, execute
+from irtool.pipeline.device_run import Executed, compile_prepared, execute, weights_rounding_cost
 from irtool.pipeline.inputs import case_inputs
 from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_implementations
 from irtool.pipeline.options import RunOptions
@@ -184,9 +184,12 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                          verdict_from=verdict_basis(nodes, [diffs]))
     oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
         if options.oracle is not None else None
+    # a framework's outputs come from f32 weights: what rounding them to the model's f16 ones costs is measured
+    cost = weights_rounding_cost(prepared, compiled, inputs, executed, options.config) \
+        if (expected is not None or oracle is not None) and options.device_outputs is None else None
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,
                      oracle=oracle.expected if oracle is not None else None, runs=compiled.runs,
-                     dynamic_quantization=compiled.run.dynamic_quantization)
+                     dynamic_quantization=compiled.run.dynamic_quantization, weights_cost=cost)
     if judgment.expected is not None and judgment.expected.mismatch is not None:
         raise RunError(judgment.expected.mismatch)
     judgment = with_implementations(judgment, compiled)

@@ -382,6 +382,39 @@ def clone_model(model: Any) -> Any:
     return copy
 
 
+SHORT_BITS = 0x3F  # an f16 whose 6 low significand bits are 0 is short: kept (2.0, 0.5, 6.0, 0)
+
+
+def weights_moved(model: Any, seed: int) -> Any | None:
+    """A copy of ``model`` whose weights stored as f16 behind a Convert (as compress_to_fp16 writes
+    them, irtool.runtime.nodes.stored_type; its bodies' too) are each moved by a random amount within
+    half a unit of f16, in f32: one of the f32 weights that round to the stored ones, as the
+    framework's may be; None where the model stores none so (bf16 ones are left: not measured).  Short values (at
+    most 4 significant bits: 0, 2.0, 0.5, 6.0) and non-finite ones are kept: a framework's are exact
+    (an exponent of 2 moved makes a power of a negative number NaN), where a rounded weight keeps its
+    low bits 0 once in 64.  What the copy computes against the model is what rounding its weights
+    costs (a bias of 2 values too: a head's, which moves its output by up to half a unit)."""
+    import openvino as ov
+
+    from irtool.runtime.bodies import all_ops
+    from irtool.runtime.nodes import stored_type
+
+    copy = clone_model(model)
+    rng = np.random.default_rng(seed)
+    count = 0
+    for op in all_ops(copy):
+        if stored_type(op) != "f16" or op.get_output_element_type(0) != ov.Type.f32:
+            continue
+        stored = np.asarray(op.input_value(0).get_node().get_data(), dtype=np.float16)
+        values = stored.astype(np.float32)
+        short = (stored.view(np.uint16) & SHORT_BITS) == 0
+        unit = np.where(np.isfinite(values) & ~short, np.spacing(np.abs(stored)), 0).astype(np.float32)
+        moved = values + rng.uniform(-0.5, 0.5, values.shape).astype(np.float32) * unit
+        op.output(0).replace(ov.op.Constant(np.asarray(moved, np.float32).reshape(stored.shape)).output(0))
+        count += 1
+    return copy if count else None
+
+
 def tensor_name(output: Any) -> str:
     """The name a model input or output goes by: its tensor name (the first in order, of several: a
     clone or a compiled model may give another as OpenVINO's "any" name, measured with 2026.4.1 on a

@@ -143,11 +143,11 @@ def _fitted(model: Any, plan: InputPlan, searched: Sequence[int], refusal: Calla
     bounds = _dim_bounds(model)
     for index, key in enumerate(keys):
         low, high = bounds.get(key, (0, -1))
+        how = (f"the smallest of {searched[0]}..{searched[-1]}, {GROWN[0]}, {GROWN[1]}, ... {GROWN[-1]} OpenVINO's "
+               f"shape inference accepts, the other dims kept: it refuses {wanted[index]} ({refused})")
         for size in GROWN:
-            if size > wanted[index] and size >= low and (high < 0 or size <= high) and (found := fitted(
-                    [*wanted[:index], size, *wanted[index + 1:]],
-                    f"the smallest of {searched[0]}..{searched[-1]}, {GROWN[0]}, {GROWN[1]}, ... {GROWN[-1]} OpenVINO's "
-                    f"shape inference accepts, the other dims kept: it refuses {wanted[index]} ({refused})")):
+            if size > wanted[index] and size >= low and (high < 0 or size <= high) and (
+                    found := fitted([*wanted[:index], size, *wanted[index + 1:]], how)):
                 return found
     return None
 
