@@ -9,7 +9,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import onnx
 import onnx.helper as oh
 import pytest
@@ -164,6 +166,63 @@ def test_shapes_the_frontend_cannot_convert_with_are_one_line(shape, says, undec
     code, _, err = run_json(capsys, str(undeclared), "-d", "CPU", "--shape", shape)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert all(text in err for text in says), err
+
+
+def if_rank_model(path: Path, pad: int = 40, hidden: int = 4) -> Path:
+    """x [N, 3, T] -> an If on T > 0 (from the input's shape) whose branches give tensors of different
+    ranks (a reflect Pad of ``pad`` samples, or x unsqueezed) -> Conv1d -> Relu -> LSTM: OpenVINO's ONNX
+    frontend converts the Conv only once static shapes fold the If's condition, as Silero VAD's
+    exports (onnx.helper)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+
+    def weight(name: str, shape: tuple[int, ...]) -> Any:
+        return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+
+    def value(name: str, data: Any) -> Any:
+        return numpy_helper.from_array(np.array(data, np.int64), name)
+
+    then = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["a_y"], mode="reflect")], "then", [],
+                             [helper.make_tensor_value_info("a_y", TensorProto.FLOAT, None)])
+    other = helper.make_graph([helper.make_node("Unsqueeze", ["x", "axis3"], ["b_y"])], "else", [],
+                              [helper.make_tensor_value_info("b_y", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Gather", ["shape", "two"], ["steps"], axis=0),
+             helper.make_node("Greater", ["steps", "zero"], ["flag"]),
+             helper.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=other, name="by_length"),
+             helper.make_node("Conv", ["y", "K"], ["c"], strides=[16], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[2, 0, 1]),
+             helper.make_node("LSTM", ["t", "W", "R", "B"], ["Y", "Y_h"], hidden_size=hidden, name="lstm")]
+    inits = [value("pads", [0, 0, pad, 0, 0, pad]), value("two", 2), value("zero", 0), value("axis3", [3]),
+             weight("K", (6, 3, 32)), weight("W", (1, 4 * hidden, 6)), weight("R", (1, 4 * hidden, hidden)),
+             weight("B", (1, 8 * hidden))]
+    graph = helper.make_graph(nodes, "if_rank", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "T"])],
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [1, "N", hidden])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_a_model_converted_only_with_shapes_runs_at_sizes_irtool_chooses(capsys, tmp_path):
+    """Every input's rank declared: irtool converts it with 2 for each dynamic dim, and where the
+    frontend refuses that, one dim at a time at the smallest of 32, 64, ... it converts at (a reflect
+    Pad of 40 wants 41 samples: 64), said in the header; the LSTM is judged."""
+    code, result, err = run_json(capsys, str(if_rank_model(tmp_path / "if_rank.onnx")), "-d", "CPU")
+    assert code == 0 and result["verdict"] == "pass", err
+    assert result["inputs"][0]["shape"] == [2, 3, 64]
+    how = result["shapes_chosen"]["x"]
+    assert how.startswith(f"dim 0 = 2, dim 2 = 64 ({WANTS_SHAPES.replace('-14', '-17')}: irtool converted it with 2 "
+                          "for each dynamic dim, x dim 2 = 64, the smallest of 32, 64, ... 4096 it converts at (at 2: "
+                          "Conv-17:"), how
+    assert [node["verdict"] for node in result["nodes"]] == ["pass"]
+
+
+def test_a_model_no_size_converts_says_what_irtool_tried(capsys, tmp_path):
+    code, _, err = run_json(capsys, str(if_rank_model(tmp_path / "if_rank.onnx", pad=5000)), "-d", "CPU")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "give them with --shape NAME=[...]" in err and "its inputs: x (rank 3: [?,3,?]); irtool tried x=[2, 3, " \
+        "2]: " in err, err
 
 
 def test_a_readable_model_keeps_its_dynamic_dims_with_shape(tmp_path):

@@ -27,6 +27,7 @@ def case_inputs(prepared: Prepared, inputs_file: str | Path | None = None, seed:
         chosen: dict[str, str] = {}
     else:
         (arrays, chosen), notes = generate_inputs(prepared, seed, shapes or {}, sizes or {}, data), []
+        chosen = {**prepared.converted_at, **chosen}  # sizes it was converted at, where a frontend needed them
     check_nodes_memory(prepared, arrays)
     return arrays, chosen, notes
 

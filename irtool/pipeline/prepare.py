@@ -37,6 +37,8 @@ class Prepared:
     filled_defaults: tuple[str, ...] = ()
     onnx: Any = None  # an .onnx model's irtool.onnx.graph.OnnxGraph: its nodes are judged in ONNX semantics
     stored: str | None = None  # the coarsest type the model's constants are stored as behind a Convert (f16)
+    # input name -> the sizes irtool converted it at and why (a frontend that converts it only with shapes)
+    converted_at: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def nodes(self) -> tuple[RecurrentNode, ...]:
@@ -110,8 +112,9 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False,
     except RunError as error:
         raise onnx_failure(graph, error) from None
     found = model_format(path)
-    return prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph,
-                   generated_names=found is not None and found.frontend != "ir")
+    prepared = prepare(loaded.model, loaded.path.name, loaded.filled_defaults, graph,
+                       generated_names=found is not None and found.frontend != "ir")
+    return dataclasses.replace(prepared, converted_at=dict(loaded.converted_at)) if loaded.converted_at else prepared
 
 
 def with_validation(error: RunError, path: str | Path | None) -> RunError:

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -26,6 +26,8 @@ class LoadedModel:
     path: Path
     model: Any  # ov.Model
     filled_defaults: tuple[str, ...] = ()  # "layer 'name' (GRUSequence): activations=sigmoid,tanh"
+    # input name -> the sizes irtool converted it at, and why, where its frontend needs shapes and none were given
+    converted_at: Mapping[str, str] = field(default_factory=dict)
 
 
 Shapes = Mapping[str, Sequence[int]]
@@ -40,7 +42,9 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
     A model a frontend converts only with input shapes (an ONNX Conv needs its input's rank,
     which an If branch or an undeclared input does not give) is converted again with
     ``shapes()`` (the --shape and --inputs shapes, input name -> shape), as ``ovc --input`` and
-    ``ov.convert_model(input=...)`` do; without any, the error names the inputs to give.  Only
+    ``ov.convert_model(input=...)`` do; without any, at sizes irtool chooses (every input's rank
+    declared: :func:`_converted_at_sizes`, said in ``converted_at``), else the error names the inputs
+    to give.  Only
     then: a model OpenVINO reads as it is keeps the dynamic dims its file declares (the code
     path deployments compile, where shapes are given at inference), whatever --shape says."""
     xml_path = Path(xml_path)
@@ -55,11 +59,12 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
 
 
 def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
-          shapes: Callable[[], Shapes] | None) -> tuple[Any, tuple[str, ...]]:
+          shapes: Callable[[], Shapes] | None) -> tuple[Any, tuple[str, ...], dict[str, str]]:
     """read_model's work: the ov.Model and the defaults written into the XML."""
     import openvino as ov
 
     filled: tuple[str, ...] = ()
+    chosen: dict[str, str] = {}
     try:
         if found is not None and found.frontend not in ("ir", "onnx"):  # TensorFlow, TFLite, Paddle
             with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
@@ -69,7 +74,7 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
             if lacks is not None:
                 raise lacks
             if model is None:
-                model = _read_with_shapes(xml_path, found, problem, shapes)
+                model = _read_with_shapes(xml_path, found, problem, shapes, chosen)
             if model is None:
                 raise RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}")
         elif fill_defaults:
@@ -95,7 +100,7 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
             except RuntimeError as error:
                 if found is None or found.frontend == "ir":
                     raise
-                model = _read_with_shapes(xml_path, found, openvino_message(error), shapes)
+                model = _read_with_shapes(xml_path, found, openvino_message(error), shapes, chosen)
                 if model is None:
                     raise
     except RuntimeError as error:
@@ -104,7 +109,7 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
     if not model.outputs:  # a frontend that reads a broken file as an empty model
         raise RunError(f"{xml_path}: OpenVINO reads it as a model without outputs, so nothing would run (a cut-off "
                        f"or broken file?)")
-    return model, filled
+    return model, filled, chosen
 
 
 def _empty(path: Path) -> bool:
@@ -118,12 +123,15 @@ def _empty(path: Path) -> bool:
 _WANTS_SHAPES = re.compile(r"rank|static|dynamic", re.IGNORECASE)
 
 
-def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None) -> Any | None:
+def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None,
+                      chosen: dict[str, str]) -> Any | None:
     """The model converted by its frontend with the given input shapes (static, as ``ovc --input``
     gives them), when reading it as it is failed saying ``problem``.  None when shapes cannot help:
     every input's shape is declared static, the frontend failed for another reason, or it has no
-    conversion for an op.  RunError when the frontend wants shapes and none given name its
-    inputs (the error names them, with their declared ranks), or when it fails with them."""
+    conversion for an op.  Without shapes given, sizes irtool chooses (:func:`_converted_at_sizes`),
+    said in ``chosen`` (input name -> the sizes and why); RunError when none converts (the error
+    names the inputs to give, with their declared ranks, and what was tried), or when it fails with
+    the shapes given."""
     import openvino as ov
     from openvino.frontend import FrontEndManager
 
@@ -148,8 +156,13 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
         wants = f"{path}: OpenVINO's {found.label} frontend converts it only with input shapes ({_first_failure(problem)})"
         if given:
             raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
+        model, tried = _converted_at_sizes(path, frontend, names, declared, chosen,
+                                           f"OpenVINO's {found.label} frontend converts it only with input "
+                                           f"shapes ({_first_failure(problem)})")
+        if model is not None:
+            return model
         raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
-                       f"its inputs: {inputs}")
+                       f"its inputs: {inputs}" + (f"; irtool tried {tried}" if tried else ""))
     from irtool.core.memory import check_memory
 
     # a frontend may fold constants of the inputs' sizes: bounded like the inputs themselves
@@ -171,6 +184,56 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
         used = ", ".join(f"{names[index]}={list(shape)}" for index, shape in matched.items())
         raise RunError(f"{path}: OpenVINO's {found.label} frontend cannot convert it with the input shapes "
                        f"{used}: {_first_failure(message)}{more} (its inputs: {inputs})") from None
+
+
+CONVERSION_SIZES = (2,) + tuple(2 ** k for k in range(5, 13))  # each dynamic dim 2, then one dim at a time 32..4096
+
+
+def _converted_at_sizes(path: Path, frontend: Any, names: list[str], declared: list[Any], chosen: dict[str, str],
+                        why: str) -> tuple[Any | None, str]:
+    """The model converted at sizes irtool chooses for its inputs' dynamic dims (every input's rank
+    declared): 2 each, else one dim at a time (the others 2; dims past the first of an input before
+    the first ones: an audio model's samples before its batch) at the smallest of 32, 64, ... 4096
+    the frontend converts it at (Silero VAD's ONNX exports: a reflect Pad and an STFT Conv want 256
+    samples and more).  ``chosen`` gets each input's sizes and why; returns the model, or None and
+    the first sizes tried with what the frontend said of them."""
+    import openvino as ov
+
+    if any(shape.rank.is_dynamic for shape in declared):
+        return None, ""
+    dims = [(index, k) for index, shape in enumerate(declared) for k, dim in enumerate(shape) if dim.is_dynamic]
+    base = {key: CONVERSION_SIZES[0] for key in dims}
+    attempts = [base] + [{**base, key: size} for key in sorted(dims, key=lambda key: (key[1] == 0, key))
+                         for size in CONVERSION_SIZES[1:]]
+    first = ""
+    for sizes in attempts:
+        shapes = [[sizes.get((index, k), dim.get_length() if dim.is_static else 0) for k, dim in enumerate(shape)]
+                  for index, shape in enumerate(declared)]
+        loaded = frontend.load(str(path))
+        for place, shape in zip(loaded.get_inputs(), shapes):
+            loaded.set_partial_shape(place, ov.PartialShape(shape))
+        try:
+            with _quiet_stderr(), doing(path, f"converting it at input shapes irtool chose ({shapes})"):
+                model = frontend.convert(loaded)
+        except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
+            if not first:
+                first = (", ".join(f"{name}={shape}" for name, shape in zip(names, shapes)) + ": "
+                         + _first_failure(openvino_message(error)))
+            continue
+        grown = [key for key in dims if sizes[key] != base[key]]
+        how = (f"{why}: irtool converted it with {CONVERSION_SIZES[0]} for each dynamic dim"
+               + "".join(f", {names[index]} dim {k} = {sizes[(index, k)]}, the smallest of {CONVERSION_SIZES[1]}, "
+                         f"{CONVERSION_SIZES[2]}, ... {CONVERSION_SIZES[-1]} it converts at (at {CONVERSION_SIZES[0]}: "
+                         f"{first.split(': ', 1)[1]})" for index, k in grown)
+               + "; --shape or --inputs sets others")
+        said = None
+        for index, shape in enumerate(declared):
+            sized = ", ".join(f"dim {k} = {sizes[(index, k)]}" for k, dim in enumerate(shape) if dim.is_dynamic)
+            if sized:
+                chosen[names[index]] = f"{sized} ({how if said is None else f'converted at these: see {said}'})"
+                said = said or names[index]
+        return model, first
+    return None, first
 
 
 _FAILED_OP = re.compile(r"--\s*(\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)")
