@@ -657,3 +657,47 @@ def test_an_input_the_frontend_names_twice_is_fed_by_the_models_name(folder, cap
     code, result = run_json(capsys, str(folder / "folded.onnx"), "-d", "CPU", "--precision", "f32")
     assert code == 3 and result["verdict"] == "unjudged", result  # the node's tensors went with the Loop
     assert [i["name"] for i in result["inputs"]] == ["X", "Yl"]
+
+
+def folded_if_model(path: Path, hidden: int = 4) -> Path:
+    """An If on the batch of the initial state H0 (Cast(Shape(H0)[1]) to bool, as Silero VAD's exports
+    test their state) between an LSTM given H0 and one without, every shape static (onnx.helper):
+    OpenVINO's ONNX frontend keeps the If, and the CPU plugin folds it, running the branch's LSTM
+    at the top level."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+
+    def weight(name: str, shape: tuple[int, ...]):
+        return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+
+    def branch(prefix: str, with_state: bool):
+        node = helper.make_node("LSTM", ["X", prefix + "W", prefix + "R", prefix + "B", "", "H0" if with_state else ""],
+                                ["", prefix + "h"], hidden_size=hidden, name=prefix + "lstm")
+        weights = [weight(prefix + "W", (1, 4 * hidden, 3)), weight(prefix + "R", (1, 4 * hidden, hidden)),
+                   weight(prefix + "B", (1, 8 * hidden))]
+        return helper.make_graph([node], prefix, [], [helper.make_tensor_value_info(prefix + "h", TensorProto.FLOAT,
+                                                                                     None)], weights)
+
+    nodes = [helper.make_node("Shape", ["H0"], ["shape"]), helper.make_node("Gather", ["shape", "one"], ["batch"]),
+             helper.make_node("Cast", ["batch"], ["given"], to=TensorProto.BOOL),
+             helper.make_node("If", ["given"], ["Y_h"], then_branch=branch("a_", True),
+                              else_branch=branch("b_", False), name="by_state")]
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [5, 1, 3]),
+              helper.make_tensor_value_info("H0", TensorProto.FLOAT, [1, 1, hidden])]
+    graph = helper.make_graph(nodes, "folded_if", inputs,
+                              [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [1, 1, hidden])],
+                              [numpy_helper.from_array(np.array(1, np.int64), "one")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_a_node_whose_if_the_device_folds_says_what_it_ran_as(capsys, tmp_path):
+    """The If is gone from what the CPU runs: the LSTM of the branch taken ran as RNNSeq at the top
+    level, and says so (it said '-', its container's implementation not reported)."""
+    code, result = run_json(capsys, str(folded_if_model(tmp_path / "folded_if.onnx")), "-d", "CPU")
+    nodes = {node["name"]: node for node in result["nodes"]}
+    assert code == 0 and nodes["a_lstm"]["verdict"] == PASS, nodes
+    assert nodes["a_lstm"]["implementation"] == "RNNSeq (f32)", nodes["a_lstm"]
+    assert nodes["b_lstm"]["verdict"] == UNJUDGED and nodes["b_lstm"]["implementation"] is None

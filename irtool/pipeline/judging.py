@@ -222,6 +222,9 @@ def with_implementations(judgment: Judgment, compiled: Compiled) -> Judgment:
 
     def described(node: NodeResult) -> str | None:
         found = compiled.implementations.get(node.container or node.runs_as)
+        if node.container and (found is None or not found.layer_types):  # the device folded its container
+            found = compiled.implementations.get(node.runs_as)
+            return found.describe() if found is not None and found.layer_types else None
         if found is None or not node.container:
             return found.describe() if found is not None else None
         # the container's own precision and form say nothing of the node inside it: its layer only

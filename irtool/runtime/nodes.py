@@ -165,11 +165,15 @@ class ProbedModel:
 
     @property
     def run_as(self) -> tuple[str, ...]:
-        """The top-level nodes whose implementation says what ran for the judged nodes: each top-level
-        node's own, and the containers of those in bodies and of the named tensors there."""
+        """The nodes whose implementation says what ran for the judged nodes: each top-level node's
+        own, and the containers of those in bodies and of the named tensors there; and the recurrent
+        nodes in bodies themselves, which run at the top level where the device folds their container
+        (an If whose condition static shapes decide: OpenVINO's CPU keeps its branch's ops alone)."""
         names = [node.container if node.in_body else node.name for node in self.judgeable
                  if node.in_body or node.lowered is None]  # an unrolled chain is no node OpenVINO has
         names += [placement.container for placement in self.placed.values() if placement.container]
+        names += [node.name for node in self.judgeable if node.in_body and node.lowered is None]
+        names += [placement.source for placement in self.placed.values() if placement.container and placement.source]
         return tuple(dict.fromkeys(names))
 
 
