@@ -162,7 +162,7 @@ class Runner:
                 inputs = data.inputs
                 executed = replayed if job.replay is not None else \
                     faults.skewed(execute(compiled, inputs, job.device), changes.skew)
-                cost = weights_rounding_cost(prepared, compiled, inputs, executed, self.options.config) \
+                cost = weights_rounding_cost(prepared, compiled, inputs, self.options.config) \
                     if (data.expected is not None or data.oracle is not None) and job.replay is None else None
                 judgment = with_implementations(judge(prepared, inputs, executed, self._policy(case),
                                                       compiled.run.precision, self._reference(case),
