@@ -484,6 +484,56 @@ def test_a_jobs_files_go_with_its_task_to_a_worker_that_cannot_read_them(lab, tm
     assert {r.file for r in results} == {str(folder / "m" / "gru_lengths.xml"), str(folder / "m" / "lstm_f16w.xml")}
 
 
+def test_a_worker_holds_a_task_set_up_beside_its_lane_and_runs_one_job_at_a_time_on_it(lab, tmp_path):
+    """Worker b (one lane) given six tasks at once: it runs two at a time, one on its lane and one
+    set up, waiting for the lane (irtool.jobs.cluster.WAITING), and never starts a second lane
+    process for them; each job's result comes back once, from b."""
+    from distributed import Client
+
+    from irtool.harness.matrix import make_jobs
+    from irtool.jobs.cluster import WAITING, resource
+    from irtool.jobs.cluster_client import run_task
+    from irtool.jobs.cluster_files import pack
+    from irtool.jobs.pool import groups_of
+    from irtool.jobs.suite import load_suite
+
+    suite = tmp_path / "lab.toml"
+    suite.write_text(SUITE)
+    shipments = [pack(group) for group in groups_of(make_jobs(load_suite(suite).cases, ["HETERO:CPU"], ["f32"]))]
+    assert len(shipments) == 6
+
+    def seen(dask_worker) -> tuple[int, int]:  # on b: its tasks running, its lane processes
+        import psutil
+
+        lanes = 0
+        for child in psutil.Process().children():
+            try:
+                lanes += "irtool.jobs.lifeline" in child.cmdline()
+            except psutil.Error:  # a lane of other options, ending
+                pass
+        return len(dask_worker.state.executing), lanes
+
+    def submit(client, shipment):
+        return client.submit(run_task, shipment.jobs, shipment.files, {}, 60.0, None, pure=False,
+                             resources={resource("HETERO:CPU", "f32"): 1})
+
+    with Client(scheduler_file=str(lab.file), timeout=30, set_as_default=False) as client:
+        b = next(address for address, worker in client.scheduler_info(n_workers=-1)["workers"].items()
+                 if worker["name"] == "b")
+        submit(client, shipments[0]).result(timeout=300)  # b's lane is now one of these tasks' options
+        futures = [submit(client, shipment) for shipment in shipments]
+        views = []
+        while not all(future.done() for future in futures):
+            views.append(client.run(seen, workers=[b])[b])
+            time.sleep(0.02)
+        answers = [future.result(timeout=300) for future in futures]
+    assert max(running for running, _ in views) == 1 + WAITING
+    assert max(lanes for _, lanes in views) == 1
+    results = [data for answer in answers for data in answer["results"]]
+    assert len(results) == 6 and {data["host"] for data in results} == {"b"}
+    assert len({data["case"] for data in results}) == 6
+
+
 def test_a_job_whose_files_are_too_many_bytes_is_skipped_before_the_run(lab, tmp_path, monkeypatch):
     from irtool.jobs import cluster_files
 

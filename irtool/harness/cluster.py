@@ -11,9 +11,10 @@ looked at (:meth:`Cluster.skip_reason`).
 Jobs go out in Dask tasks (:func:`irtool.jobs.cluster_task.run_group`) of whole groups of jobs
 that share a compiled model, a few tasks per lane (:func:`_task_jobs`), placed by their
 resource (device, precision, release), at most as many at a time per resource as the workers
-offer lanes of it, and in all at most one more per worker than the workers have lanes (a task
-queued on a worker that dies is charged for its death).  Results are recorded as each task
-ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
+offer lanes of it and one more each (a worker runs a task beside its lanes', set up and waiting
+for the next lane that frees), and in all at most one more per worker than the workers have
+lanes (a task held on a worker that dies is charged for its death).  Results are recorded as
+each task ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
 worker lost mid-run (killed, frozen, its network gone: the scheduler drops it after its
 worker-ttl) takes its tasks with it; Dask runs them on another worker that offers their
 resource.  When none has offered a resource for ``lost_after`` seconds, its jobs are given up
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import irtool
-from irtool.jobs.cluster import offered, resource, scheduler_address
+from irtool.jobs.cluster import WAITING, offered, resource, scheduler_address
 from irtool.jobs.cluster_client import POLL, connect
 from irtool.jobs.cluster_files import MAX_BYTES, files_size, pack, too_big, unland
 from irtool.jobs.cluster_task import unpack
@@ -113,7 +114,7 @@ class Cluster:
         tasks = itertools.count()
         try:
             while any(waiting.values()) or running:
-                lanes, slots = self._lanes()
+                lanes, room, slots = self._lanes()
                 now = time.monotonic()
                 for name, queue in waiting.items():
                     if lanes.get(name):
@@ -121,7 +122,7 @@ class Cluster:
                     else:
                         missing_since.setdefault(name, now)
                     busy = sum(1 for held, *_ in running.values() if held == name)
-                    while queue and busy < lanes.get(name, 0) and len(running) < slots:
+                    while queue and busy < room.get(name, 0) and len(running) < slots:
                         group = _task_jobs(queue, lanes[name])
                         shipment = pack(group)
                         task = next(tasks)
@@ -147,22 +148,26 @@ class Cluster:
             for task in running:
                 self.client.cancel(task)
 
-    def _lanes(self) -> tuple[dict[str, float], int]:
+    def _lanes(self) -> tuple[dict[str, float], dict[str, float], int]:
         """Resource -> lanes the connected workers offer of it now (the client process's last view,
-        sent every POLL), and the tasks to hold at most in all: their lanes and one more each (who
-        offers a resource is kept for _give_up)."""
+        sent every POLL); resource -> tasks of it they may hold (a unit of the resource each: their
+        lanes and WAITING each); and the tasks to hold at most in all (their Dask threads: lanes and
+        WAITING each; a task held on a worker that dies is charged for its death).  Who offers a
+        resource is kept for _give_up."""
         lanes: dict[str, float] = {}
+        room: dict[str, float] = {}
         offering: dict[str, list[str]] = {}
         slots = 0
         for address, worker in self.client.workers.items():
             resources = worker.get("resources") or {}
             ours = [name for name in resources if name in self.offers]
             for name in ours:
-                lanes[name] = lanes.get(name, 0) + resources[name]
+                room[name] = room.get(name, 0) + resources[name]
+                lanes[name] = lanes.get(name, 0) + max(resources[name] - WAITING, 1)
                 offering.setdefault(name, []).append(_name(worker, address))
-            slots += (int(worker.get("nthreads") or 1) + 1) if ours else 0
+            slots += int(worker.get("nthreads") or 1) if ours else 0
         self._last.update(offering)
-        return lanes, slots
+        return lanes, room, slots
 
     def _give_up(self, name: str, waiting: dict[str, deque], running: dict[int, tuple]) -> None:
         """Every job of resource ``name``, waiting or running: lost, with why."""

@@ -7,7 +7,8 @@ worker silent for ``worker_ttl`` seconds is dropped, a task whose workers died
 precision it computes under each OpenVINO release asked for (environments made as
 ``irtool harness --openvino`` makes them), as one Dask resource per triple (:func:`resource`,
 carrying irtool's version, so that no task of one irtool lands on a worker of another), running ``lanes`` jobs
-at a time in all (a Dask thread each, each with its own isolated process); and
+at a time in all (a Dask thread each, each with its own isolated process, and a thread more whose
+task waits, set up, for the next lane that frees: :data:`WAITING`); and
 publishes what it is (its name, irtool and OpenVINO versions, device report) for the harness
 (:mod:`irtool.harness.cluster`) to read.  Each task the harness sends is
 :func:`irtool.jobs.cluster_task.run_group`.
@@ -35,6 +36,12 @@ WORKER_TTL = 60.0  # seconds: a worker silent this long (frozen, its network gon
 ALLOWED_FAILURES = 3  # deaths of the workers running one task before it is given up
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
 DEATH_TIMEOUT = 60.0  # seconds a worker waits for its scheduler (at start, or once lost) before it ends
+# Tasks a worker runs beside its lanes' (a Dask thread, and a unit of each resource, more than its lanes): the
+# task's files unpacked and jobs read while the lanes work, it takes the first lane that frees
+# (irtool.jobs.cluster_task._turns).  A lane then goes from task to task in a few milliseconds, not in the
+# 50 to 90 that a task's end and the next one's start took on a busy machine (the event loops of the worker
+# and the scheduler, and the worker's thread waiting for the GIL meanwhile).
+WAITING = 1
 
 
 class ClusterError(IrtoolError):
@@ -199,9 +206,10 @@ def serve_worker(address: str, plan: WorkerPlan, joined: Callable[[str], None] |
 
     async def work() -> None:
         try:
-            worker = await dask.Worker(address, name=plan.name, nthreads=plan.lanes, death_timeout=DEATH_TIMEOUT,
-                                       resources=plan.resources, plugins=[_published(plan)], dashboard=False,
-                                       dashboard_address="127.0.0.1:0", memory_limit=0)
+            worker = await dask.Worker(address, name=plan.name, nthreads=plan.lanes + WAITING,
+                                       death_timeout=DEATH_TIMEOUT, plugins=[_published(plan)],
+                                       resources={name: lanes + WAITING for name, lanes in plan.resources.items()},
+                                       dashboard=False, dashboard_address="127.0.0.1:0", memory_limit=0)
         except (OSError, TimeoutError) as error:
             raise ClusterError(f"cannot join the scheduler at {address}: {error}") from None
         if joined:

@@ -1,6 +1,9 @@
 """The task a harness sends to an ``irtool worker``: some groups of jobs, run in irtool's own pool.
 
-:func:`run_group` runs on a Dask worker's thread (one per lane).  Each lane keeps a
+:func:`run_group` runs on a Dask worker's thread (one per lane, and one more: the task the
+worker holds beside its lanes' unpacks its files and reads its jobs, then waits for the first
+lane that frees, :func:`_turns`, so that a lane goes from task to task without waiting for the
+worker's and the scheduler's event loops).  Each lane keeps a
 :class:`irtool.jobs.pool.Pool` of one isolated worker process between tasks (a process costs
 about a second to start; the worker keeps at most one idle per lane, the last used, whatever
 the harnesses' options), so a job that segfaults or hangs is one ``crash`` or ``timeout``
@@ -44,6 +47,7 @@ class _Lane:
 
 _free: list[_Lane] = []  # the lanes no task is using, kept for the next task
 _lock = threading.Lock()
+_lanes: list[threading.Semaphore] = []  # the worker's lanes (_turns), made by its first task
 
 
 def _take(key: tuple, options: Mapping[str, Any], timeout: float, fault: str | None, python: str | None) -> _Lane:
@@ -71,7 +75,8 @@ def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[
     harness's runner ``options`` and ``timeout`` per job (``fault``: its IRTOOL_FAULT, for tests),
     under their release's openvino; their results (each with ``host``), what they wrote into the
     report dir (a tar of its reproducers/ and kept/: :func:`_pack`) and the folder the files were
-    unpacked in."""
+    unpacked in.  The files are unpacked and the jobs read before the task waits for a lane
+    (:func:`_turns`): a task the worker holds beside its lanes' is ready when a lane frees."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -79,26 +84,40 @@ def run_group(jobs: Sequence[Mapping[str, Any]], files: bytes, options: Mapping[
     release = jobs[0].get("openvino") if jobs else None
     python = info["releases"][release]["python"] if release else None
     key = (repr(sorted(options.items())), fault, python)
-    lane = _take(key, options, timeout, fault, python)
     results: list[CaseResult] = []
-    landed = tempfile.mkdtemp(prefix="files-", dir=lane.folder)
+    landed = tempfile.mkdtemp(prefix="irtool-files-")
+    unused: list[_Lane] = []
     try:
-        lane.pool.run([job_from_json(job) for job in land(files, jobs, Path(landed))], results.append)
-        packed = _pack(Path(lane.folder))
-    except BaseException:
-        _drop(lane)
-        raise
+        todo = [job_from_json(job) for job in land(files, jobs, Path(landed))]
+        with _turns(int(info.get("lanes", 1))):
+            lane = _take(key, options, timeout, fault, python)
+            try:
+                lane.pool.run(todo, results.append)
+                packed = _pack(Path(lane.folder))
+            except BaseException:
+                _drop(lane)
+                raise
+            with _lock:
+                _free.append(lane)
+                unused = _free[:max(0, len(_free) - int(info.get("lanes", 1)))]  # the longest unused first
+                del _free[:len(unused)]
     finally:
         shutil.rmtree(landed, ignore_errors=True)
-    with _lock:
-        _free.append(lane)
-        unused = _free[:max(0, len(_free) - int(info.get("lanes", 1)))]  # the longest unused first
-        del _free[:len(unused)]
     for old in unused:  # at most a process per lane: one per harness's options would pile up
         _drop(old)
     for result in results:
         result.host = str(worker.name)
     return {"results": [result_to_json(result) for result in results], "written": packed, "landed": landed}
+
+
+def _turns(lanes: int) -> threading.Semaphore:
+    """The worker's lanes, one task on each at a time: the worker runs a thread more than it has
+    lanes (:data:`irtool.jobs.cluster.WAITING`), whose task waits here, set up, for the next lane
+    that frees, so that a lane goes from one task to the next without waiting for the scheduler."""
+    with _lock:
+        if not _lanes:
+            _lanes.append(threading.Semaphore(lanes))
+        return _lanes[0]
 
 
 def _pack(folder: Path) -> bytes:
