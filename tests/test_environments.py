@@ -290,6 +290,29 @@ def test_an_environment_without_openvino_cannot_be_used_and_says_why(tmp_path):
     assert envs[f"env:{tmp_path / 'bare'}"].problem == env.problem  # kept under its name, beside current
 
 
+def test_the_environments_of_several_releases_are_made_side_by_side(tmp_path, monkeypatch):
+    """environments() makes the releases it lacks at once: each make says so (its log line) and then
+    waits, at a barrier, for the other's to have begun too; made one after the other, the first
+    would wait in vain and fail.  Offline (no index), pip refuses both, each with its own reason."""
+    import threading
+
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    both_begun = threading.Barrier(2, timeout=120)
+    log: list[str] = []
+
+    def said(line: str) -> None:
+        log.append(line)
+        if "making an environment" in line:
+            both_begun.wait()
+
+    envs = environments(parse_releases("2099.1,current,2099.2"), tmp_path / "cache", said)
+    assert [label for label in envs if label.startswith("2099")] == ["2099.1.0", "2099.2.0"]
+    for release in ("2099.1.0", "2099.2.0"):
+        assert f"openvino=={release}" in envs[release].problem, envs[release].problem
+        assert not (tmp_path / "cache" / f"openvino-{release}").exists()
+    assert sorted(line.split(":")[0] for line in log) == ["openvino 2099.1.0", "openvino 2099.2.0"]
+
+
 def test_a_dev_version_reaches_pip_as_its_exact_spec(tmp_path):
     """A nightly that is not on the configured indexes: pip's own reason, naming the spec it was given."""
     log: list[str] = []
