@@ -238,7 +238,8 @@ def environments(releases: Sequence[str], cache: str | Path | None = None,
     return dict(sorted(found.items(), key=lambda item: release_order(item[0])))
 
 
-def ensure_all(releases: Sequence[str], cache: Path, log: Callable[[str], None] | None = None) -> dict[str, Environment]:
+def ensure_all(releases: Sequence[str], cache: Path,
+               log: Callable[[str], None] | None = None) -> dict[str, Environment]:
     """:func:`ensure` of each release, all at once: the environments to make are made side by side
     (each its own venv and pip, under its own lock), not one after the other: a pip install waits
     on its downloads and its disk much of its time (2023.3.0 and 2024.6.0 from pip's cache, on a
