@@ -33,11 +33,11 @@ SAMPLES = ROOT / "samples" / "ir"
 # long ones go first and the run ends on short ones on both workers.  (xdist's own order, by number
 # of tests, put these few-test long modules last: a minute with one worker idle.)
 LONGEST_FIRST = [
-    "test_harness_pytest_plugin", "test_docs_commands", "test_cli_reduce", "test_docs_walkthroughs",
-    "test_harness_cluster", "test_harness_openvino", "test_environments", "test_cli_run_releases",
-    "test_cli_harness", "test_harness_guard", "test_hostile_crash", "test_hostile_time", "test_harness_resume",
-    "test_hostile_writes", "test_run_lowered", "test_packaging", "test_lowered_soundness", "test_run_bodies",
-    "test_harness_axes", "test_run_real_models", "test_harness_onnx", "test_harness_rejudge",
+    "test_harness_cluster", "test_docs_walkthroughs", "test_cli_reduce", "test_harness_pytest_plugin",
+    "test_cli_harness", "test_docs_commands", "test_harness_openvino", "test_cli_run_releases", "test_harness_guard",
+    "test_environments", "test_hostile_writes", "test_hostile_time", "test_harness_onnx", "test_run_lowered",
+    "test_harness_resume", "test_harness_axes", "test_lowered_soundness", "test_hostile_crash", "test_run_bodies",
+    "test_run_real_models", "test_packaging", "test_harness_rejudge", "test_harness_models", "test_hostile_text",
 ]
 
 

@@ -77,16 +77,18 @@ def test_a_release_that_cannot_be_installed_is_skipped(openvino_cache):
     refuse one the index lacks, with the releases it offers)."""
     import os
 
+    from concurrent.futures import ThreadPoolExecutor
+
     offline = {**os.environ, "PIP_NO_INDEX": "1"}
-    alone = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
-                   "--openvino-cache", str(openvino_cache), env=offline)
+    model = str(MODELS / "lstm2_bidirectional.xml")
+    with ThreadPoolExecutor(3) as running:  # three runs side by side, each making (and failing) its own
+        alone, as_json, both = running.map(lambda args: irtool("run", model, "-d", "CPU", *args, env=offline), [
+            ["--openvino", "2099.1", "--openvino-cache", str(openvino_cache)],
+            ["--openvino", "2099.1", "--openvino-cache", str(openvino_cache), "--format", "json"],
+            ["--openvino", "2099.1,current", "--openvino-cache", str(openvino_cache)]])
     assert alone.returncode == 3, alone.stdout + alone.stderr
     assert "skipped: openvino 2099.1.0 cannot run here:" in alone.stderr and "openvino==2099.1.0" in alone.stderr
-    as_json = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1",
-                     "--openvino-cache", str(openvino_cache), "--format", "json", env=offline)
     assert as_json.returncode == 3 and json.loads(as_json.stdout)["verdict"] == "unjudged"  # JSON, as any run's
-    both = irtool("run", str(MODELS / "lstm2_bidirectional.xml"), "-d", "CPU", "--openvino", "2099.1,current",
-                  "--openvino-cache", str(openvino_cache), env=offline)
     assert both.returncode == 0, both.stdout + both.stderr
     assert both.stdout.splitlines()[-1] == f"PASS on {CURRENT}; SKIPPED on 2099.1.0"
 

@@ -38,7 +38,7 @@ SUBSTITUTIONS = [
     (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q -n 2$", None,
      "the test suite itself, of which this test is a part"),
     (r" -o crash$", " --budget 15 -o crash",
-     "each crash costs a fresh worker (28 runs, 15 s and more): 15 s shows the same exit code (the budget counts "
+     "each crash costs a worker's start (28 runs, 15 s and more): 15 s shows the same exit code (the budget counts "
      "the original's two crashing runs too, each a worker's start: on 2 loaded cores they used up 10 s, exit 2)"),
     (r"--reduce-budget 120$", "--reduce-budget 3", "two reductions within 3 s each: the same exit code, sooner"),
     (r"^python benchmarks/bench_onnx_node\.py --rounds \d+$",

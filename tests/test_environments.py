@@ -54,15 +54,10 @@ def wheelhouse(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture
-def offline(wheelhouse, monkeypatch) -> Path:
+def _offline(patch: pytest.MonkeyPatch, wheelhouse: Path) -> Path:
     """pip as set up for a machine without an index (PIP_NO_INDEX, PIP_FIND_LINKS): irtool's pip
     installs from the wheelhouse alone, as a user's offline mirror has it (a make then takes the
     time of unpacking, not of asking an index about each requirement)."""
-    return _offline(monkeypatch, wheelhouse)
-
-
-def _offline(patch: pytest.MonkeyPatch, wheelhouse: Path) -> Path:
     patch.setenv("PIP_NO_INDEX", "1")
     patch.setenv("PIP_FIND_LINKS", str(wheelhouse))
     return wheelhouse
@@ -158,20 +153,38 @@ def _spoilt_copy(env, folder: Path, spoil) -> str:
 
 
 @pytest.fixture(scope="module")
-def wheel_made(older_openvino, openvino_cache, wheelhouse):
-    """(the older release's wheel, its environment, its folder, what ensure() logged making it, what it
-    said of the half-made folder found there): made offline from the wheelhouse in the run's cache, where a pip
-    killed before the end had left the wheel's folder half-made.  One make, read by two tests."""
+def made_again(older_openvino, openvino_cache, wheelhouse, tmp_path_factory):
+    """Two spoilt environments made again offline from the wheelhouse, side by side (each make a
+    pip install of its own, as environments() makes several releases'):
+
+    - "wheel": (the older release's wheel, its environment, its folder, what ensure() logged making
+      it, what it said of the half-made folder found there), in the run's cache, where a pip killed
+      before the end had left the wheel's folder half-made; read by two tests;
+    - "other": (the older release's environment, its folder, what ensure() logged, what it said of
+      the folder), in a cache of its own, where an environment made for other dependencies was."""
     import hashlib
+    from concurrent.futures import ThreadPoolExecutor
 
     [wheel] = wheelhouse.glob("openvino-*.whl")
     folder = openvino_cache / f"openvino-wheel-{hashlib.sha256(wheel.read_bytes()).hexdigest()[:16]}"
     says = _spoilt_copy(older_openvino[0], folder, _half_made)
+    other_cache = tmp_path_factory.mktemp("other-dependencies") / "cache"
+    other_folder = other_cache / f"openvino-{OLDER}"
+    other_says = _spoilt_copy(older_openvino[0], other_folder, _made_for_other_dependencies)
     log: list[str] = []
-    with pytest.MonkeyPatch.context() as patch:
+    other_log: list[str] = []
+    with pytest.MonkeyPatch.context() as patch, ThreadPoolExecutor(2) as making:
         _offline(patch, wheelhouse)
-        env = ensure(parse_releases(str(wheel))[0], openvino_cache, log.append)
-    return wheel, env, folder, log, says
+        env = making.submit(ensure, parse_releases(str(wheel))[0], openvino_cache, log.append)
+        other = making.submit(ensure, OLDER, other_cache, other_log.append)
+        made = {"wheel": (wheel, env.result(), folder, log, says),
+                "other": (other.result(), other_folder, other_log, other_says)}
+    return made
+
+
+@pytest.fixture(scope="module")
+def wheel_made(made_again):
+    return made_again["wheel"]
 
 
 def _made_again(env, again, folder: Path) -> None:
@@ -191,13 +204,10 @@ def test_a_half_made_environment_is_made_again(older, wheel_made):
     _made_again(env, again, folder)
 
 
-def test_an_environment_made_for_other_dependencies_is_made_again(older, offline, tmp_path):
+def test_an_environment_made_for_other_dependencies_is_made_again(older, made_again):
     env, _ = older
-    folder = tmp_path / "cache" / f"openvino-{OLDER}"
-    says = _spoilt_copy(env, folder, _made_for_other_dependencies)
-    log: list[str] = []
-    again = ensure(OLDER, tmp_path / "cache", log.append)
-    assert says in log[0]
+    again, folder, log, says = made_again["other"]
+    assert says in log[0] and "making an environment" in log[1]
     _made_again(env, again, folder)
 
 
@@ -288,6 +298,29 @@ def test_an_environment_without_openvino_cannot_be_used_and_says_why(tmp_path):
     assert not env.usable and "importing openvino failed: " in env.problem and "openvino" in env.problem
     envs = environments(parse_releases(f"current,env:{tmp_path / 'bare'}"), tmp_path / "cache")
     assert envs[f"env:{tmp_path / 'bare'}"].problem == env.problem  # kept under its name, beside current
+
+
+def test_the_environments_of_several_releases_are_made_side_by_side(tmp_path, monkeypatch):
+    """environments() makes the releases it lacks at once: each make says so (its log line) and then
+    waits, at a barrier, for the other's to have begun too; made one after the other, the first
+    would wait in vain and fail.  Offline (no index), pip refuses both, each with its own reason."""
+    import threading
+
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    both_begun = threading.Barrier(2, timeout=120)
+    log: list[str] = []
+
+    def said(line: str) -> None:
+        log.append(line)
+        if "making an environment" in line:
+            both_begun.wait()
+
+    envs = environments(parse_releases("2099.1,current,2099.2"), tmp_path / "cache", said)
+    assert [label for label in envs if label.startswith("2099")] == ["2099.1.0", "2099.2.0"]
+    for release in ("2099.1.0", "2099.2.0"):
+        assert f"openvino=={release}" in envs[release].problem, envs[release].problem
+        assert not (tmp_path / "cache" / f"openvino-{release}").exists()
+    assert sorted(line.split(":")[0] for line in log) == ["openvino 2099.1.0", "openvino 2099.2.0"]
 
 
 def test_a_dev_version_reaches_pip_as_its_exact_spec(tmp_path):

@@ -1,5 +1,6 @@
 """The worker pool as reduce uses it: in a ``with`` block one worker serves run after run (a
-crashed one is replaced and the replacement kept), and all are closed at the end; outside
+crashed one is replaced and the replacement kept; with spare=True one more waits started to replace
+the next), and all are closed at the end; outside
 one, each run closes its workers as before."""
 from __future__ import annotations
 
@@ -42,6 +43,25 @@ def test_a_pool_in_a_with_block_keeps_its_worker_and_replaces_a_crashed_one():
         assert run(pool, 5) == "pass" and pids(pool) == replacement
         workers = list(pool._workers)
     assert pool._workers == [] and all(worker.process.poll() is not None for worker in workers)
+
+
+def test_a_spare_worker_is_started_after_the_first_loss_and_replaces_the_next_lost_worker():
+    """Pool(spare=True), as reduce uses it: none before a worker is lost; then one waits started, takes
+    over from the next crashed worker, and another is started in its place.  A spare that dies
+    while waiting is dropped, and the next replacement started then."""
+    env = dict(os.environ, IRTOOL_FAULT="abort:hidden_size=2")
+    with Pool(1, 60, RunnerOptions(), env, spare=True) as pool:
+        assert run(pool, 1) == "pass" and pool._spare is None
+        assert run(pool, 2) == "crash"
+        spare = pool._spare.process
+        assert spare.poll() is None and spare.pid not in pids(pool)
+        assert run(pool, 3) == "pass"
+        assert pids(pool) == [spare.pid] and pool._spare.process.pid != spare.pid  # it took over; another waits
+        pool._spare.process.kill()
+        assert run(pool, 2) == "crash" and run(pool, 4) == "pass"
+        assert pool._spare is not None and pool._spare.process.poll() is None
+        workers = [*pool._workers, pool._spare]
+    assert pool._workers == [] and pool._spare is None and all(w.process.poll() is not None for w in workers)
 
 
 def test_a_pool_outside_a_with_block_closes_its_workers_after_each_run():

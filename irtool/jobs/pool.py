@@ -218,10 +218,15 @@ class Pool:
     Used as a context manager, the pool keeps its idle workers between calls of :meth:`run`
     until the ``with`` block ends (``irtool reduce`` runs hundreds of one-job batches, and a
     worker costs about a second to start); otherwise each :meth:`run` closes them at its end.
+
+    With ``spare``, once a worker has been lost (a crash, a timeout) one more is kept started
+    in reserve: the next lost worker's replacement is then ready at once, its start having
+    overlapped the jobs run meanwhile, and another spare is started in its place (``irtool
+    reduce``: when a candidate crashes the worker, the next ones often do too).
     """
 
     def __init__(self, size: int, timeout: float, options: RunnerOptions, env: dict[str, str] | None = None,
-                 python: str | None = None):
+                 python: str | None = None, spare: bool = False):
         self.size = max(1, size)
         self.timeout = timeout
         self.options = options
@@ -231,6 +236,8 @@ class Pool:
         self.python = python or sys.executable
         self._selector = selectors.DefaultSelector()
         self._workers: list[_Worker] = []
+        self.spare = spare
+        self._spare: _Worker | None = None  # started, not in service: it takes no job until a worker is lost
         self._keep = False
         self._pending: deque = deque()
 
@@ -263,6 +270,9 @@ class Pool:
         for worker in self._workers:
             self._drop(worker)
         self._workers.clear()
+        if self._spare is not None:
+            self._drop(self._spare)
+            self._spare = None
 
     # ------------------------------------------------------------------ scheduling
     def _fill(self) -> None:
@@ -292,6 +302,16 @@ class Pool:
             pass  # it died before reading: the wait finds it gone and records the crash
 
     def _start(self, queue: deque | None = None) -> _Worker:
+        """A worker for service: the spare if there is one (another is started in its place), else a new one."""
+        worker, self._spare = self._spare, None
+        if worker is None:
+            worker = self._new_worker()
+        else:
+            self._spare = self._new_worker()
+        worker.queue = queue or deque()
+        return worker
+
+    def _new_worker(self) -> _Worker:
         stderr, notes = tempfile.TemporaryFile(), activity.note_file()
         read_end, write_end = lifeline()
         try:
@@ -305,8 +325,7 @@ class Pool:
             raise PoolError(f"cannot start a worker process ({error.strerror})") from None
         finally:
             os.close(read_end)
-        worker = _Worker(process, stderr, queue=queue or deque(), lifeline=write_end, notes=notes,
-                         oom_kills=memory.oom_kills())
+        worker = _Worker(process, stderr, lifeline=write_end, notes=notes, oom_kills=memory.oom_kills())
         worker.deadline = time.monotonic() + STARTUP_TIMEOUT
         os.set_blocking(process.stdout.fileno(), False)
         self._selector.register(process.stdout, selectors.EVENT_READ, worker)
@@ -361,6 +380,10 @@ class Pool:
 
     def _lost(self, worker: _Worker, verdict: str, on_result: Callable[[CaseResult], None]) -> None:
         """A worker that died or ran out of time: record its job, replace it, keep its group."""
+        if worker is self._spare:  # it ran nothing; a replacement started when one is needed says why it fails
+            self._drop(worker)
+            self._spare = None
+            return
         task = worker.task
         ended = time.monotonic()
         if verdict == CRASH:  # its output ended: give it the moment to end itself, so a SIGKILL is not ours
@@ -400,6 +423,8 @@ class Pool:
                 on_result(result)
         if rest:
             self._workers.append(self._start(rest))
+        if self.spare and self._spare is None:  # the first loss: from now on one waits in reserve
+            self._spare = self._new_worker()
 
     def _drop(self, worker: _Worker) -> None:
         try:

@@ -150,7 +150,7 @@ def reduce_case(origin: Origin, options: ReduceOptions, progress: Progress | Non
     runner = RunnerOptions(options.config, options.tolerance, report_dir=str(scratch))
     try:
         with (options.out_dir / LOG).open("w", encoding="utf-8") as log, \
-                Pool(1, options.timeout, runner, options.env, options.python) as pool:
+                Pool(1, options.timeout, runner, options.env, options.python, spare=True) as pool:
             return _Reduction(origin.case, options, runner, pool, log, progress, injected).reduce(original)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
