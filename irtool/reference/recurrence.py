@@ -223,9 +223,7 @@ def _run(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths: np.nd
         for history in histories:
             history[0] = history[count]
 
-    if shortest < seq:
-        past_end = np.arange(seq)[None, :] >= lengths[:, None]
-        np.copyto(y, 0, where=past_end[:, None, :, None])
+    _zero_past_end(y, lengths, shortest)
     finals = [_final_state(history[0], lengths, shortest) for history in histories]
     if given is not None:
         finals[0] = _last_step(y, lengths, reverse)
@@ -294,13 +292,19 @@ def _run_given(cell: Cell, x: np.ndarray, states: Sequence[np.ndarray], lengths:
         if c is not None:
             np.copyto(c, last)  # (``last`` may be scratch of the chunk's)
 
-    if shortest < seq:
-        past_end = np.arange(seq)[None, :] >= lengths[:, None]
-        np.copyto(y, 0, where=past_end[:, None, :, None])
+    _zero_past_end(y, lengths, shortest)
     finals = [_last_step(y, lengths, reverse)]
     if c is not None:
         finals.append(_final_state(c, lengths, shortest))
     return (y, *finals)
+
+
+def _zero_past_end(y: np.ndarray, lengths: np.ndarray, shortest: int) -> None:
+    """Y [batch, D, seq, H] set to 0 past each element's length."""
+    seq = y.shape[2]
+    if shortest < seq:
+        past_end = np.arange(seq)[None, :] >= lengths[:, None]
+        np.copyto(y, 0, where=past_end[:, None, :, None])
 
 
 def _last_step(y: np.ndarray, lengths: np.ndarray, reverse: Sequence[bool]) -> np.ndarray:
