@@ -186,7 +186,8 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
                        f"{used}: {_first_failure(message)}{more} (its inputs: {inputs})") from None
 
 
-CONVERSION_SIZES = (2,) + tuple(2 ** k for k in range(5, 13))  # each dynamic dim 2, then one dim at a time 32..4096
+GROWN = tuple(2 ** k for k in range(5, 13))  # sizes a dim alone grows to, where small ones fail: 32 to 4096
+CONVERSION_SIZES = (2, *GROWN)  # each dynamic dim 2, then one dim at a time 32..4096
 
 
 def _converted_at_sizes(path: Path, frontend: Any, names: list[str], declared: list[Any], chosen: dict[str, str],

@@ -41,6 +41,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
+from irtool.runtime.model import GROWN  # then for one such dim alone, the others kept
 from irtool.runtime.sizes_probe import Target, ops_with_bodies, probe
 from irtool.specs.expressions import Sym
 
@@ -101,7 +102,6 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
 
 
 SEARCHED = range(1, 17)  # sizes tried for the dims nothing sized, when OpenVINO refuses the batch for them
-GROWN = tuple(2 ** k for k in range(5, 13))  # then for one such dim alone, the others kept: 32 to 4096
 MAX_COMBINATIONS = 4096
 
 
