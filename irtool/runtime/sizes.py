@@ -42,7 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
 from irtool.runtime.model import GROWN  # then for one such dim alone, the others kept
-from irtool.runtime.sizes_probe import Target, ops_with_bodies, probe
+from irtool.runtime.sizes_probe import Target, dim_bounds, ops_with_bodies, probe, shape_inference
 from irtool.specs.expressions import Sym
 
 # Ops that pass a tensor's values through unchanged in what matters for sequence lengths.
@@ -75,7 +75,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     plan = _plan(model, given, sizes, source)
     if all(how == "--shape" for how in plan.chosen.values()):  # every size the user's
         return plan
-    refusal = _shape_inference(model)
+    refusal = shape_inference(model)
     refused = refusal(plan.shapes)
     if refused is None:
         return plan
@@ -140,7 +140,7 @@ def _fitted(model: Any, plan: InputPlan, searched: Sequence[int], refusal: Calla
             if tuple(sizes) != tuple(wanted) and (found := fitted(
                     sizes, "the size nearest --batch OpenVINO's shape inference accepts: the graph fixes it")):
                 return found
-    bounds = _dim_bounds(model)
+    bounds = dim_bounds(model)
     for index, key in enumerate(keys):
         low, high = bounds.get(key, (0, -1))
         how = (f"the smallest of {searched[0]}..{searched[-1]}, {GROWN[0]}, {GROWN[1]}, ... {GROWN[-1]} OpenVINO's "
@@ -150,47 +150,6 @@ def _fitted(model: Any, plan: InputPlan, searched: Sequence[int], refusal: Calla
                     found := fitted([*wanted[:index], size, *wanted[index + 1:]], how)):
                 return found
     return None
-
-
-def _dim_bounds(model: Any) -> dict[tuple[str, int], tuple[int, int]]:
-    """The bounds OpenVINO declares for each dynamic dim of the model's inputs (by input name and
-    axis): its least and greatest length, -1 for none."""
-    from irtool.runtime.model import tensor_name
-
-    return {(tensor_name(parameter.output(0)), k): (dim.get_min_length(), dim.get_max_length())
-            for parameter in model.get_parameters() if parameter.get_partial_shape().rank.is_static
-            for k, dim in enumerate(parameter.get_partial_shape()) if dim.is_dynamic}
-
-
-def _shape_inference(model: Any) -> Callable[[Mapping[str, Sequence[int]]], str | None]:
-    """A function telling what OpenVINO's shape inference says against ``model`` with its inputs (by
-    name) of the shapes it is given, in short (the op, its name, the reason), or None if it accepts
-    them.  One copy of the model is reshaped for every question (copying it each time cost 26 of a
-    run's 30 s on a model whose sizes took 3,375 questions)."""
-    import openvino as ov
-
-    from irtool.runtime.core import openvino_message
-    from irtool.runtime.model import clone_model, tensor_name
-
-    copy = clone_model(model)
-    parameters = [(parameter, tensor_name(parameter.output(0))) for parameter in copy.get_parameters()]
-
-    def refused(shapes: Mapping[str, Sequence[int]]) -> str | None:
-        for parameter, name in parameters:
-            parameter.set_partial_shape(ov.PartialShape(list(shapes[name])))
-        try:
-            copy.validate_nodes_and_infer_types()
-        except RuntimeError as error:
-            text = str(error)
-            node = re.search(r"While validating node '\S+::(\w+) .*?with friendly_name '([^']*)'", text, re.S)
-            shapes_in = re.search(r"Shape inference input shapes (\S+)", text)
-            reason = [line.strip() for line in text.splitlines() if line.strip()][-1].split(";")[0].rstrip(".")
-            if node is None:
-                return openvino_message(error)
-            return f"{node[1]} '{node[2]}'" + (f" of input shapes {shapes_in[1]}" if shapes_in else "") + f": {reason}"
-        return None
-
-    return refused
 
 
 def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, int], source: str) -> InputPlan:
