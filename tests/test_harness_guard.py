@@ -45,17 +45,23 @@ def one_error_line(done: subprocess.CompletedProcess, says: str) -> None:
     assert len(errors) == 1 and "internal error" not in done.stderr and "Traceback" not in done.stderr
 
 
-def children(pid: int) -> list[int]:
-    found = []
+def descendants(pid: int) -> dict[int, str]:
+    """Every process below ``pid``, by pid, with its name (workers are ``irtool-worker``, forked
+    from their pool's ``irtool-zygote`` on Linux)."""
+    parents, names = {}, {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                name, fields = (entry / "stat").read_text().rsplit(")", 1)
             except OSError:
                 continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
+            parents[int(entry.name)], names[int(entry.name)] = int(fields.split()[1]), name.split("(", 1)[1]
+    below = {pid}
+    while True:
+        more = {child for child, parent in parents.items() if parent in below} - below
+        if not more:
+            return {child: names[child] for child in below - {pid}}
+        below |= more
 
 
 def alive(pid: int) -> bool:
@@ -153,11 +159,12 @@ def test_kill_9_of_the_harness_leaves_no_worker(tmp_path):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         deadline = time.monotonic() + 120
-        workers: list[int] = []
-        while time.monotonic() < deadline and len(workers) < 2:
-            workers = children(process.pid)
+        below: dict[int, str] = {}
+        while time.monotonic() < deadline and list(below.values()).count("irtool-worker") < 2:
+            below = descendants(process.pid)
             time.sleep(0.1)
-        assert workers, "no worker started"
+        assert sorted(set(below.values())) == ["irtool-worker", "irtool-zygote"], below
+        workers = list(below)
         time.sleep(2)  # the workers have set their guards and hang in their first job
         assert all(alive(pid) for pid in workers)
     finally:

@@ -19,6 +19,7 @@ import signal
 import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+_LOST = [False]  # an interrupt whose KeyboardInterrupt Python dropped (see _unraisable)
 
 
 def main() -> int:
@@ -26,6 +27,7 @@ def main() -> int:
     try:
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # irtool/__init__.py's until here
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.unraisablehook = _unraisable
         _tolerant_streams()
         from irtool.cli.supervisor import supervise
 
@@ -36,8 +38,21 @@ def main() -> int:
             code = command_line()
     except KeyboardInterrupt:
         return interrupted()
+    if _LOST[0] and code != EXIT_INTERRUPTED:  # the command went on after an interrupt: it still was one
+        return interrupted()
     _ignore_interrupts()
     return code
+
+
+def _unraisable(unraisable: "sys.UnraisableHookArgs") -> None:
+    """Python's hook for an exception it cannot raise, but for a KeyboardInterrupt: one that a
+    Ctrl-C raised while Python ran a callback of its own (a module lock's, deep in an import) is
+    dropped, and printed as "Exception ignored in" with a traceback; here it is remembered
+    instead, and the command, which went on, ends as interrupted."""
+    if unraisable.exc_type is KeyboardInterrupt:
+        _LOST[0] = True
+    else:
+        sys.__unraisablehook__(unraisable)
 
 
 def interrupted() -> int:

@@ -6,6 +6,7 @@ import signal
 import sys
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 # What the signals a crash or a kill ends a process with mean, in the words a user knows.
 _MEANINGS = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error", "SIGFPE": "arithmetic error",
              "SIGILL": "illegal instruction", "SIGKILL": "killed", "SIGTERM": "terminated"}
@@ -30,11 +31,23 @@ def kill_with_parent(signum: int = signal.SIGKILL) -> None:
     """Linux: the kernel sends this process ``signum`` when its parent ends (prctl PR_SET_PDEATHSIG),
     so that a child left by a parent killed with SIGKILL does not run on alone.  Elsewhere, or
     where prctl cannot be called, nothing."""
+    _prctl(PR_SET_PDEATHSIG, signum)
+
+
+def set_name(name: str) -> None:
+    """Linux: the name ``ps -o comm``, ``top`` and ``pgrep`` show for this process (at most 15
+    bytes; its command line stays as it is).  Elsewhere nothing."""
+    import ctypes
+
+    _prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
+
+
+def _prctl(option: int, value: object) -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes
 
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)  # the process's libc
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)  # the process's libc
     except (OSError, AttributeError):
         pass

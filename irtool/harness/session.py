@@ -347,11 +347,10 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
          pools: dict, releases: dict, timeout: float, progress: Progress | None, start: Start | None,
          baseline: RunResults | None, reducer: Reducer | None = None,
          expect_coverage: Sequence[tuple[str | None, str]] = (), cluster: Any = None) -> HarnessOutcome:
-    from irtool.runtime.core import openvino_version
-
-    # on a cluster, the workers' openvino ran the jobs (the harness need not import its own)
+    seen: dict = {}  # release label -> (its DeviceReport, or None and why)
+    # the openvino of the jobs: on a cluster the workers', here this process's, as its workers say it
     version = ", ".join(sorted(cluster.openvino_versions)) if cluster and cluster.openvino_versions \
-        else openvino_version()
+        else _this_openvino(pools, releases, seen)
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
                     str(options.shard) if options.shard else None, version)
     meta["suite_digests"] = sorted(suite.digest for suite in suites)
@@ -378,7 +377,6 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
             progress(result, len(finished), len(jobs))
 
     reasons: dict[tuple, str | None] = {}  # (device, precision, release, on a cluster the case's files)
-    seen: dict = {}  # release label -> (its DeviceReport, or None and why)
     runnable: list[Job] = []
     skipped: list[CaseResult] = []
     for job in jobs:
@@ -387,7 +385,7 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
         pair = (job.device, job.precision, job.openvino, cluster and job.case.id)  # on a cluster: its files' size
         if pair not in reasons:
             reasons[pair] = (cluster.skip_reason(job) if cluster
-                             else _skip_reason(job, releases.get(job.openvino), seen))
+                             else _skip_reason(job, releases.get(job.openvino), pools, seen))
         if reasons[pair] is None:
             runnable.append(job)
         else:
@@ -445,21 +443,41 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
     return outcome
 
 
-def _skip_reason(job: Job, env: Any, seen: dict) -> str | None:
+def _skip_reason(job: Job, env: Any, pools: dict, seen: dict) -> str | None:
     """Why ``job`` cannot run here, or None: its release cannot be used, or that release's openvino
     lacks the device or the precision.  Each release is asked what it sees, once per run (in
     ``seen``): an older plugin may lack a precision the installed one has, or the other way round."""
-    from irtool.runtime.devices import list_devices, skip_reason
+    from irtool.runtime.devices import skip_reason
 
-    this = env is None or env.release == CURRENT
-    if job.openvino not in seen:
-        seen[job.openvino] = ((list_devices(), None) if this else device_report(env) if env.usable
-                              else (None, env.problem))
-    report, problem = seen[job.openvino]
+    report, problem = _devices(job.openvino, env, pools, seen)
     if report is None:
         return f"openvino {env.release} cannot run here: {problem}"
     reason = skip_reason(job.device, job.precision, report)
     return f"openvino {job.openvino}: {reason}" if reason and job.openvino else reason
+
+
+def _devices(label: str | None, env: Any, pools: dict, seen: dict) -> tuple[Any, str | None]:
+    """(DeviceReport, None) of the openvino of release ``label`` (None: this process's), or (None,
+    why it cannot say), once per run: as that release's workers say it, so that this process
+    imports no openvino of its own (0.6 s of CPU) nor starts one more of another release's."""
+    from irtool.runtime.devices import list_devices, report_from_json
+
+    if label not in seen:
+        said = pools[label].devices() if label in pools else None
+        if said is not None:
+            seen[label] = report_from_json(said), None
+        elif env is None or env.release == CURRENT:
+            seen[label] = list_devices(), None
+        else:
+            seen[label] = device_report(env) if env.usable else (None, env.problem)
+    return seen[label]
+
+
+def _this_openvino(pools: dict, releases: dict, seen: dict) -> str:
+    """The version of this process's openvino, as the workers running it say (see :func:`_devices`)."""
+    label = next((label for label, env in releases.items() if env.release == CURRENT), None)
+    report, _ = _devices(label, releases.get(label), pools, seen)
+    return report.openvino
 
 
 def _check_config(config: Mapping[str, str], devices: Sequence[str]) -> None:

@@ -4,8 +4,8 @@ Suites of cases (:mod:`.suite`, their frontends :mod:`.frontends`), the records 
 jobs and results (:mod:`.records`), the worker that runs a job through the one pipeline
 (:mod:`irtool.pipeline`) with its caches (:mod:`.worker`) and the results it makes
 (:mod:`.job_results`), the pool of isolated worker
-processes with timeouts (:mod:`.pool`), the lifeline that ends workers with their parent
-(:mod:`.lifeline`), environments of other OpenVINO releases that workers run in
+processes with timeouts (:mod:`.pool`), the zygote its workers are forked from
+(:mod:`.zygote`), the lifeline that ends workers with their parent (:mod:`.lifeline`), environments of other OpenVINO releases that workers run in
 (:mod:`.environments`), fault injection for tests (:mod:`.faults`), and the Dask side of a run
 across machines: the scheduler and ``irtool worker`` (:mod:`.cluster`) and the task a worker
 runs (:mod:`.cluster_task`) with the files its jobs name (:mod:`.cluster_files`), and the

@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 
-from irtool.core.processes import kill_with_parent
+from irtool.core.processes import kill_with_parent, set_name
 
 PARENT_ENV = "IRTOOL_PARENT_PID"
 PIPE_ENV = "IRTOOL_LIFELINE_FD"
@@ -60,6 +60,7 @@ def _watch(fd: int) -> None:
 
 
 def main() -> None:
+    set_name("irtool-worker")
     die_with_parent()
     from irtool.jobs.worker import main as worker_main
 

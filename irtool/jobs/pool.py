@@ -25,14 +25,15 @@ from typing import IO, Callable, Sequence
 
 import irtool
 from irtool.core import activity, memory
-from irtool.core.errors import IrtoolError
+from irtool.core.errors import IrtoolBug, IrtoolError
 from irtool.core.processes import exit_text
 from irtool.core.text import counted, cut
 from irtool.jobs.job_results import base_result
-from irtool.jobs.lifeline import lifeline
+from irtool.jobs.lifeline import PIPE_ENV, lifeline
 from irtool.jobs.lifeline import worker_env as lifeline_env
 from irtool.jobs.records import CRASH, TIMEOUT, CaseResult, Job, result_from_json, result_to_json
 from irtool.jobs.worker import RunnerOptions, job_to_json
+from irtool.jobs.zygote import Forked, Zygote
 
 STARTUP_TIMEOUT = 120.0  # importing openvino and creating a Core on a busy machine
 STDERR_LINES = 20
@@ -52,7 +53,7 @@ class _Task:
 
 @dataclass
 class _Worker:
-    process: subprocess.Popen
+    process: subprocess.Popen | Forked
     stderr: IO[bytes]
     ready: bool = False
     buffer: bytes = b""
@@ -64,6 +65,12 @@ class _Worker:
     openvino_version: str | None = None  # as its ready message says
     notes: IO[bytes] | None = None  # what it is doing (irtool.core.activity), read when it dies or hangs
     oom_kills: int | None = None  # the OOM killer's count in this process's memory cgroups when it started
+    asked: bool = False  # for its devices (Pool.devices), not answered yet
+
+    @property
+    def busy(self) -> bool:
+        """Whether the pool waits on it: starting, running a task or answering a question."""
+        return self.task is not None or not self.ready or self.asked
 
     def send(self, message: dict) -> None:
         assert self.process.stdin is not None
@@ -223,10 +230,14 @@ class Pool:
     in reserve: the next lost worker's replacement is then ready at once, its start having
     overlapped the jobs run meanwhile, and another spare is started in its place (``irtool
     reduce``: when a candidate crashes the worker, the next ones often do too).
+
+    Workers are forked from the pool's zygote where the OS allows (:mod:`irtool.jobs.zygote`):
+    a worker's imports are paid once a pool, not once a worker; ``fork=False`` starts each as a
+    process of its own (benchmarks/bench_pool_start.py compares the two).
     """
 
     def __init__(self, size: int, timeout: float, options: RunnerOptions, env: dict[str, str] | None = None,
-                 python: str | None = None, spare: bool = False):
+                 python: str | None = None, spare: bool = False, fork: bool = True):
         self.size = max(1, size)
         self.timeout = timeout
         self.options = options
@@ -240,6 +251,9 @@ class Pool:
         self._spare: _Worker | None = None  # started, not in service: it takes no job until a worker is lost
         self._keep = False
         self._pending: deque = deque()
+        self._fork = fork
+        self._zygote: Zygote | None = None
+        self._devices: dict | None = None
 
     def __enter__(self) -> "Pool":
         self._keep = True
@@ -253,6 +267,22 @@ class Pool:
         """Start up to ``count`` workers now, so that their start-up overlaps the caller's work."""
         while len(self._workers) < min(count, self.size):
             self._workers.append(self._start())
+
+    def devices(self) -> dict | None:
+        """What this pool's openvino sees here (:func:`irtool.runtime.devices.report_to_json`), as
+        a worker says it, so that the harness need not import an openvino of its own to ask (nor
+        start a process of another release's); None where the worker died first."""
+        if self._devices is None:
+            self.start(1)
+            worker = self._workers[0]
+            worker.asked, worker.deadline = True, max(worker.deadline, time.monotonic() + STARTUP_TIMEOUT)
+            try:
+                worker.send({"devices": True})
+            except (BrokenPipeError, OSError):
+                pass  # it died: the wait finds it gone
+            while worker.asked and worker in self._workers:
+                self._wait(_no_result)
+        return self._devices
 
     def run(self, jobs: Sequence[Job], on_result: Callable[[CaseResult], None]) -> None:
         self._pending = pending = deque(groups_of(jobs))
@@ -273,6 +303,9 @@ class Pool:
         if self._spare is not None:
             self._drop(self._spare)
             self._spare = None
+        if self._zygote is not None:  # the workers' parent: after them
+            self._zygote.stop()
+            self._zygote = None
 
     # ------------------------------------------------------------------ scheduling
     def _fill(self) -> None:
@@ -315,10 +348,10 @@ class Pool:
         stderr, notes = tempfile.TemporaryFile(), activity.note_file()
         read_end, write_end = lifeline()
         try:
-            process = subprocess.Popen((self.python, *WORKER_MODULE), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=stderr, env={**worker_environment(self.env), **lifeline_env(read_end),
-                                                           activity.FILE_ENV: str(notes.fileno())},
-                                       pass_fds=(read_end, notes.fileno()))
+            process = self._forked_worker(stderr, notes, read_end) or subprocess.Popen(
+                (self.python, *WORKER_MODULE), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                env={**worker_environment(self.env), **lifeline_env(read_end), activity.FILE_ENV: str(notes.fileno())},
+                pass_fds=(read_end, notes.fileno()))
         except OSError as error:
             os.close(write_end)
             notes.close()
@@ -331,10 +364,27 @@ class Pool:
         self._selector.register(process.stdout, selectors.EVENT_READ, worker)
         return worker
 
+    def _forked_worker(self, stderr: IO[bytes], notes: IO[bytes], read_end: int) -> Forked | None:
+        """A worker forked from the pool's zygote (started with the first) on pipes of its own, given
+        copies of ``stderr``, ``notes`` and ``read_end`` (its lifeline); None where it cannot be."""
+        if not self._fork:
+            return None
+        if self._zygote is None:
+            self._zygote = Zygote(self.python, worker_environment(self.env))
+        stdin_read, stdin_write = os.pipe()
+        stdout_read, stdout_write = os.pipe()
+        fds = (stdin_read, stdout_write, os.dup(stderr.fileno()))
+        passed = {PIPE_ENV: os.dup(read_end), activity.FILE_ENV: os.dup(notes.fileno())}
+        worker = self._zygote.fork(fds, passed, (stdin_write, stdout_read))
+        if worker is None:
+            for fd in (*fds, *passed.values(), stdin_write, stdout_read):
+                os.close(fd)
+        return worker
+
     # ------------------------------------------------------------------ events
     def _wait(self, on_result: Callable[[CaseResult], None]) -> None:
         now = time.monotonic()
-        busy = [w for w in self._workers if w.task is not None or not w.ready]
+        busy = [w for w in self._workers if w.busy]
         if not busy:
             return
         timeout = max(0.0, min(w.deadline for w in busy) - now)
@@ -342,7 +392,7 @@ class Pool:
             self._read(key.data, on_result)
         now = time.monotonic()
         for worker in list(self._workers):
-            if (worker.task is not None or not worker.ready) and now >= worker.deadline:
+            if worker.busy and now >= worker.deadline:
                 self._lost(worker, TIMEOUT, on_result)
 
     def _read(self, worker: _Worker, on_result: Callable[[CaseResult], None]) -> None:
@@ -359,6 +409,9 @@ class Pool:
             self._answer(worker, json.loads(line), on_result)
 
     def _answer(self, worker: _Worker, message: dict, on_result: Callable[[CaseResult], None]) -> None:
+        if "devices" in message:
+            worker.asked, self._devices = False, message["devices"]
+            return
         if "ready" in message:
             worker.ready = True
             worker.openvino_version = message["ready"].get("openvino")
@@ -395,8 +448,8 @@ class Pool:
         if ours:
             worker.process.kill()
         code = worker.process.wait()
-        died = ("it closed its output and was killed" if ours else _death(code, worker.oom_kills)) \
-            if verdict == CRASH else ""
+        died = ("it closed its output and was killed" if ours else getattr(worker.process, "ended_with", None)
+                or _death(code, worker.oom_kills)) if verdict == CRASH else ""
         tail = worker.stderr_tail()
         doing = activity.read_file(worker.notes).what if worker.notes is not None else None
         during = f" while {doing}" if doing else ""
@@ -432,6 +485,10 @@ class Pool:
         except (KeyError, ValueError):
             pass
         worker.kill()
+
+
+def _no_result(result: CaseResult) -> None:
+    raise IrtoolBug(f"a result of {result.name} when no job was sent")
 
 
 def _death(code: int, oom_kills_before: int | None) -> str:

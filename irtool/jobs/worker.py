@@ -557,6 +557,10 @@ def serve(requests: Any, answers: Any) -> None:
                 result.stderr = traceback.format_exc().splitlines()[-20:]
                 results = [result]
             _send(answers, {"results": [result_to_json(result) for result in results]})
+        elif "devices" in request:
+            from irtool.runtime.devices import list_devices, report_to_json
+
+            _send(answers, {"devices": report_to_json(list_devices())})
         elif "reproduce" in request:
             unwritten: list[str] = []
             try:
