@@ -12,10 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch", reason="torch is an optional oracle; these tests need it installed")
-
-from conftest_reference import Case, assert_close  # noqa: E402
+from conftest_reference import Case, assert_close
 
 # torch gate blocks in OpenVINO's order: GRU z, r, h from torch r, z, n; LSTM f, i, c, o from i, f, g, o
 TORCH_GATES = {"GRU": (1, 0, 2), "LSTM": (1, 0, 2, 3), "RNN": (0,)}
@@ -28,6 +25,9 @@ def _torch_blocks(array: np.ndarray, family: str) -> np.ndarray:
 
 
 def torch_outputs(case: Case, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    # imported here, not when the module is collected: every pytest-xdist worker collects every
+    # module, and importing torch costs each 2.7 s of CPU
+    torch = pytest.importorskip("torch", reason="torch is an optional oracle; these tests need it installed")
     family, hidden = case.family, case.hidden
     x, *states, lengths, w, r, b = inputs
     module_type = {"GRU": torch.nn.GRU, "LSTM": torch.nn.LSTM, "RNN": torch.nn.RNN}[family]

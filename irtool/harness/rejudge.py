@@ -215,13 +215,15 @@ def rejudge(options: RejudgeOptions, progress: Callable[[CaseResult, int, int], 
                 progress(result, len({r.job_key for r in results}), len(replays))
 
         meta = run_meta(sorted({r.job.case.suite for r in replays}), sorted({r.job.device for r in replays}),
-                        sorted({r.job.precision for r in replays}), None, openvino_version())
+                        sorted({r.job.precision for r in replays}), None, "")
         workers, note = worker_count(options.jobs, len(replays))
         outcome = HarnessOutcome(RunResults(meta, results, partial=True), jobs=len(replays), reran=len(replays),
                                  notes=[note] if note else [])
         pool = Pool(workers, options.timeout, RunnerOptions({}, options.tolerance, str(report_dir)))
         try:
             pool.start(workers)
+            said = pool.devices()  # the workers' openvino, as they say it: this process need not import one
+            meta["openvino_version"] = said["openvino"] if said else openvino_version()
             pool.run([replay.job for replay in replays], record)
             outcome.run.partial = False
         except KeyboardInterrupt:

@@ -348,9 +348,13 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
          baseline: RunResults | None, reducer: Reducer | None = None,
          expect_coverage: Sequence[tuple[str | None, str]] = (), cluster: Any = None) -> HarnessOutcome:
     seen: dict = {}  # release label -> (its DeviceReport, or None and why)
-    # the openvino of the jobs: on a cluster the workers', here this process's, as its workers say it
-    version = ", ".join(sorted(cluster.openvino_versions)) if cluster and cluster.openvino_versions \
-        else _this_openvino(pools, releases, seen)
+    if cluster:  # the workers' openvino ran the jobs (the harness need not import its own)
+        from irtool.runtime.core import openvino_version
+
+        version = ", ".join(sorted(cluster.openvino_versions)) or openvino_version()
+    else:  # this process's, as its workers say it
+        label = next((label for label, env in releases.items() if env.release == CURRENT), None)
+        version = _devices(label, releases.get(label), pools, seen)[0].openvino
     meta = run_meta([str(s.path) for s in suites], options.devices, options.precisions,
                     str(options.shard) if options.shard else None, version)
     meta["suite_digests"] = sorted(suite.digest for suite in suites)
@@ -466,18 +470,10 @@ def _devices(label: str | None, env: Any, pools: dict, seen: dict) -> tuple[Any,
         said = pools[label].devices() if label in pools else None
         if said is not None:
             seen[label] = report_from_json(said), None
-        elif env is None or env.release == CURRENT:
-            seen[label] = list_devices(), None
-        else:
-            seen[label] = device_report(env) if env.usable else (None, env.problem)
+        else:  # no worker said it: asked here (this openvino), or in the release's environment
+            seen[label] = (list_devices(), None) if env is None or env.release == CURRENT else \
+                device_report(env) if env.usable else (None, env.problem)
     return seen[label]
-
-
-def _this_openvino(pools: dict, releases: dict, seen: dict) -> str:
-    """The version of this process's openvino, as the workers running it say (see :func:`_devices`)."""
-    label = next((label for label, env in releases.items() if env.release == CURRENT), None)
-    report, _ = _devices(label, releases.get(label), pools, seen)
-    return report.openvino
 
 
 def _check_config(config: Mapping[str, str], devices: Sequence[str]) -> None:
