@@ -37,10 +37,12 @@ SUBSTITUTIONS = [
      "the copy runs from PYTHONPATH; a new virtual environment would download every dependency"),
     (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q -n 2$", None,
      "the test suite itself, of which this test is a part"),
-    (r" -o crash$", " --budget 15 -o crash",
-     "each crash costs a worker's start (28 runs, 15 s and more): 15 s shows the same exit code (the budget counts "
-     "the original's two crashing runs too, each a worker's start: on 2 loaded cores they used up 10 s, exit 2)"),
-    (r"--reduce-budget 120$", "--reduce-budget 3", "two reductions within 3 s each: the same exit code, sooner"),
+    (r"^IRTOOL_FAULT=\"abort:batch_size=3\" irtool reduce .* -o crash$", None,
+     "tests/test_cli_reduce.py (test_a_crash_on_a_chosen_shape_keeps_that_shape) runs this reduction of a crash on "
+     "batch 3 and checks what it keeps: 28 crashing runs"),
+    (r"--reduce-failures --reduce-budget 120$", None,
+     "tests/test_cli_reduce.py (test_harness_reduce_failures) runs a harness that reduces its failures and checks "
+     "the reproducer each gets: the page's two reductions take up to 120 s each"),
     (r"^python benchmarks/bench_onnx_node\.py --rounds \d+$",
      "python benchmarks/bench_onnx_node.py --rounds 1 --repeats 1",
      "the page's figures are its own; one call of each peer shows the command runs"),
@@ -69,8 +71,9 @@ SUBSTITUTIONS += [
     (r"--precision bf16 --atol 1e-5 --rtol 1e-4", "--atol 0 --rtol 0",
      "bf16 against the emulation of its path passes bit for bit; f32 held to no tolerance fails as bf16 "
      "held to f32's did"),
-    (r"--precision bf16 --check \"Y\.max_abs>2e-3\"", '--check "Y.max_abs>0"',
-     "a criterion of one's own on an error f32 also has (bf16's is measured against its emulation now)"),
+    (r"--precision bf16 --check \"Y\.max_abs>2e-3\"", None,
+     "bf16 against the emulation of its path passes bit for bit (nothing to reduce); tests/test_cli_reduce.py "
+     "(test_a_check_expression_is_the_criterion) reduces by a criterion of its own at f32"),
 ]
 # Outputs that depend on whether the CPU lists BF16 in OPTIMIZATION_CAPABILITIES, as the page
 # says: (pattern, whether the page's output is from a CPU with bf16, the exit code and the start

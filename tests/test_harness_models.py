@@ -48,6 +48,27 @@ def test_every_node_of_every_model_is_a_result_of_its_own(run):
     assert all(r["verdict"] == "pass" for m, rs in by_model.items() if m.startswith("lstm2") for r in rs)
 
 
+def test_each_result_says_how_irtool_sized_its_models_dynamic_dims_and_only_those(run):
+    """A model's dims the suite leaves dynamic are sized by irtool, as ``irtool run`` says in its
+    header: each result stores how (``sized``); dims the suite's shapes give, or a static model's,
+    store nothing."""
+    _, out, results = run
+    sized = {r["case"].split(NODE_SEPARATOR)[0]: r.get("sized") for r in results}
+    assert sized == {"lstm2_bidirectional[seed=0]": {"x": "from the recurrent nodes"},
+                     "lstm2_bidirectional[seed=1]": {"x": "from the recurrent nodes"}, "lstm2-onnx[seed=0]": None,
+                     "gru_lengths[seed=0]": {"x": "from the recurrent nodes", "lens": "from the recurrent nodes"},
+                     "erfinv_gru[seed=0]": None}
+    from conftest_harness import sample_run
+
+    from irtool.harness.html import render_html
+    from irtool.jobs.records import result_from_json
+
+    run_results = sample_run()
+    failed = next(r for r in run_results.results if r.verdict == "fail")
+    failed.sized = result_from_json({**next(r for r in results if r.get("sized")), "verdict": "fail"}).sized
+    assert "<td>sized by irtool</td><td>x: from the recurrent nodes</td>" in render_html(run_results)  # a failure's details
+
+
 def test_the_known_cpu_bug_is_a_known_failure_with_a_node_reproducer(run):
     _, out, results = run
     (gru,) = [r for r in results if r["case"].startswith("gru_lengths")]

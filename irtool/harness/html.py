@@ -325,7 +325,8 @@ def _problems(run: RunResults) -> str:
 def _problem(result: CaseResult) -> str:
     facts = [("suite", result.suite), ("op", result.op), ("file", result.file),
              ("attributes", ", ".join(f"{k}={v}" for k, v in result.attributes.items())),
-             ("shapes", ", ".join(f"{k} {v}" for k, v in result.shapes.items())), ("seed", result.seed),
+             ("shapes", ", ".join(f"{k} {v}" for k, v in result.shapes.items())),
+             ("sized by irtool", "; ".join(f"{k}: {v}" for k, v in result.sized.items())), ("seed", result.seed),
              ("effective precision", ", ".join(f"{p} on {d}" for d, p in result.effective_precision.items())),
              ("openvino", result.openvino_version), ("host", result.host), ("replayed", result.replayed),
              ("ran as", ", ".join(f"{node}: {impl}" for node, impl in result.implementations.items())),

@@ -371,6 +371,8 @@ class Pool:
             return None
         if self._zygote is None:
             self._zygote = Zygote(self.python, worker_environment(self.env))
+        if self._zygote.failed:  # not on this OS, or it could not start or has died
+            return None
         stdin_read, stdin_write = os.pipe()
         stdout_read, stdout_write = os.pipe()
         fds = (stdin_read, stdout_write, os.dup(stderr.fileno()))

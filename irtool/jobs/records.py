@@ -248,6 +248,7 @@ class CaseResult:
     conditions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     host: str | None = None  # the worker that ran it, in a run on a cluster (irtool worker --name); stored only then
     replayed: str | None = None  # judged from outputs recorded elsewhere (irtool report rejudge): from where; stored only then
+    sized: Mapping[str, str] = field(default_factory=dict)  # input -> how irtool sized its dynamic dims; stored only then
 
     @property
     def key(self) -> tuple[str, str, str, str | None]:
@@ -306,8 +307,8 @@ def case_from_json(data: Mapping[str, Any]) -> SuiteCase:
 
 def result_to_json(result: CaseResult) -> dict[str, Any]:
     data = plain(result)
-    for name in ("host", "replayed"):  # a run on one machine, of its own device, stores what it always stored
-        if data[name] is None:
+    for name in ("host", "replayed", "sized"):  # a run on one machine, of its own device, stores what it always stored
+        if not data[name]:
             del data[name]
     return data
 
@@ -335,6 +336,7 @@ RESULT_FIELDS: dict[str, tuple[Any, str]] = {
                         "an object of strings"),
     "openvino": (_optional(_is_str), "a string or null"), "openvino_version": (_optional(_is_str), "a string or null"),
     "host": (_optional(_is_str), "a string or null"), "replayed": (_optional(_is_str), "a string or null"),
+    "sized": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()), "an object of strings"),
     "known": (_optional(_is_str), "a string or null"), "raw_message": (_optional(_is_str), "a string or null"),
     "raw_verdict": (_optional(lambda v: v in VERDICTS), f"null or one of {', '.join(VERDICTS)}"),
     "conditions": (lambda v: isinstance(v, dict) and all(

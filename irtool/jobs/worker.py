@@ -96,6 +96,7 @@ class CaseData:
     inputs: dict[str, np.ndarray]
     expected: Any = None  # the case's expected outputs (irtool.judge.expected.ExpectedOutputs), where it has them
     oracle: Any = None  # its framework runtime's outputs (irtool.pipeline.oracle.OracleOutputs), with compare_with
+    sized: Mapping[str, str] = field(default_factory=dict)  # input -> how irtool sized its dynamic dims
 
 
 def job_to_json(job: Job) -> dict[str, Any]:
@@ -147,7 +148,7 @@ class Runner:
                 data = self.data(case, prepared)
             inputs = data.inputs
             changes = faults.inject(self.faults, job, op_fields(prepared, inputs)) if self.faults else faults.Changes()
-            result.shapes = {name: list(array.shape) for name, array in inputs.items()}
+            result.shapes, result.sized = {name: list(array.shape) for name, array in inputs.items()}, dict(data.sized)
             if job.replay is None:
                 compiled, reused = self._compile(case, prepared, job.device, job.precision, changes.slow)
             else:  # outputs the device gave elsewhere (irtool report rejudge), judged as if it just had
@@ -388,8 +389,8 @@ class Runner:
             found = self._data.put(key, CaseData(onnx_inputs(case)))
         if found is None:
             kind = op_case(case).data if case.op is not None and case.frontend == "ir" else DataKind()
-            inputs, _, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=sizes,
-                                       data=kind)
+            inputs, sized, _ = case_inputs(prepared, case.inputs, case.seed, shapes=case.shapes, sizes=sizes,
+                                           data=kind)
             expected = oracle = None
             if case.expected is not None:
                 from irtool.judge.expected import check_expected_names, load_expected
@@ -401,7 +402,8 @@ class Runner:
 
                 check_oracle(case.compare_with, case.file)
                 oracle = oracle_outputs(case.compare_with, case.file, prepared, inputs, self._policy(case))
-            found = self._data.put(key, CaseData(inputs, expected, oracle))
+            found = self._data.put(key, CaseData(inputs, expected, oracle,
+                                                 {name: how for name, how in sized.items() if how != "--shape"}))
         return found
 
     def prepare(self, case: SuiteCase) -> Any:

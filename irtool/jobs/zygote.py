@@ -6,9 +6,10 @@ worker, a spare).  A pool's zygote is started as a worker would be, with the sam
 and environment, imports the worker's modules once and then forks a worker for each request:
 a fork costs a few milliseconds.  The zygote imports only modules: it creates no Core and
 loads no plugin, so the forked worker starts from what a fresh process would have after its
-imports (numpy's BLAS threads stop and start again across a fork, by their own atfork
-handlers).  An import that fails in the zygote is left to each worker, which imports again
-and fails as a worker started on its own does, with its traceback on its own stderr.
+imports (the one thread besides the zygote's own is numpy's BLAS pool, which its library
+makes safe across a fork).  An import that fails in the zygote is left to each worker, which
+imports again and fails as a worker started on its own does, with its traceback on its own
+stderr.
 
 The pool's side (:class:`Zygote`) sends each request over a Unix socket with the worker's
 file descriptors (stdin, stdout and stderr, its activity notes, its end of the lifeline) and
@@ -16,9 +17,9 @@ gets back the worker's pid, and later its exit status: the worker is the zygote'
 the zygote reaps it and says how it ended (:class:`Forked` gives a pool what a ``Popen``
 does).  A worker still ends with the pool, however the pool ends: its lifeline pipe is the
 pool's (:mod:`irtool.jobs.lifeline`), and its parent, the zygote, ends with the pool too.
-Where no zygote can be started, the pool starts each worker as a process of its own; one that
-dies (importing, say) ends the workers it had not forked yet as it ended, with its stderr the
-first worker's.
+Where no zygote can be started, or it has died, the pool starts each worker as a process of
+its own.  A zygote that dies takes its running workers with it (each a crash saying so), and
+ends the workers it had not forked yet as it ended, its stderr being the first worker's.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from typing import IO, Sequence
+from typing import IO
 
 from irtool.core.processes import exit_text, set_name
 from irtool.jobs.lifeline import PARENT_ENV, PIPE_ENV, die_with_parent, lifeline
