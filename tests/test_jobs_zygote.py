@@ -79,7 +79,7 @@ def test_a_forked_worker_ends_as_a_worker_started_alone_would(action, said):
 def test_a_hung_forked_worker_is_killed_at_the_timeout_and_replaced():
     env = dict(os.environ, IRTOOL_FAULT="hang:hidden_size=2")
     results = []
-    with Pool(1, 3, RunnerOptions(), env) as pool:
+    with Pool(1, 5, RunnerOptions(), env) as pool:
         pool.run([job(2), job(3)], results.append)
     assert [r.verdict for r in results] == ["timeout", "pass"]
 
