@@ -41,6 +41,7 @@ from irtool.jobs.lifeline import worker_env as lifeline_env
 SOCKET_ENV = "IRTOOL_ZYGOTE_FD"
 MAX_FDS = 8  # a request's descriptors: stdin, stdout, stderr and those passed
 MESSAGE_BYTES = 1 << 16
+KILL_WAIT = 1.0  # seconds a worker killed before its pid is known waits for it (a fork takes milliseconds)
 
 
 def available() -> bool:
@@ -95,10 +96,11 @@ class Forked:
 
     def kill(self) -> None:
         self._killed = True
-        if self._pid is None:
-            self._zygote.pump(0.0)  # its pid may be on its way
+        end = time.monotonic() + KILL_WAIT
+        while self._pid is None and self.returncode is None and time.monotonic() < end:
+            self._zygote.pump(end - time.monotonic())  # its pid may be on its way
         if self._pid is None and self.returncode is None:  # not forked yet: the zygote is still importing
-            self._zygote.stop()  # and so holds no worker that runs
+            self._zygote.stop()  # and so has forked no worker that runs
         self._signal()
 
 
