@@ -136,7 +136,7 @@ def _reduce(tmp_path: Path, script: str, *more: str) -> subprocess.CompletedProc
 
 def test_a_check_script_that_loops_ends_at_the_budget_with_the_best_so_far(tmp_path):
     began = time.monotonic()
-    done = _reduce(tmp_path, "loops", "--budget", "10")
+    done = _reduce(tmp_path, "loops", "--budget", "8")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "stopped: the time budget is used up" in done.stdout
     assert (tmp_path / "out" / "reproducer" / "reproduce.py").is_file()
