@@ -300,3 +300,26 @@ def test_a_release_whose_cpu_refuses_a_model_says_why(openvino_cache, tmp_path):
     assert "Node expects 7 inputs. Actual: 8" in old["stopped"] and "; query_model: CPU does not support" in \
         old["stopped"]
     assert releases[CURRENT]["verdict"] == "fail"
+
+
+def test_a_release_whose_workers_cannot_start_is_asked_in_its_environment_instead(older_openvino, tmp_path):
+    """The harness asks each release's workers what devices its openvino offers; where they cannot
+    start, it asks the release's environment as before (which says why, or what it sees): never the
+    pool's error for the whole run."""
+    import os
+
+    from irtool.harness.session import _devices
+    from irtool.jobs.pool import Pool, PoolError
+    from irtool.jobs.worker import RunnerOptions
+
+    env, _ = older_openvino
+    (tmp_path / "openvino").mkdir()  # shadows the release's openvino in the workers: they cannot start
+    (tmp_path / "openvino" / "__init__.py").write_text("raise ImportError('a broken openvino')\n")
+    broken = Pool(1, 60, RunnerOptions(), {**os.environ, "PYTHONPATH": str(tmp_path)}, env.python)
+    try:
+        with pytest.raises(PoolError, match="a broken openvino"):
+            broken.devices()
+        report, problem = _devices(OLDER, env, {OLDER: broken}, {})
+    finally:
+        broken.close()
+    assert problem is None and report.openvino == env.openvino_version and "CPU" in report.names

@@ -40,7 +40,7 @@ from irtool.jobs import faults
 from irtool.jobs.environments import CURRENT, describe, device_report, environments
 from irtool.jobs.job_results import base_result
 from irtool.jobs.kept import KEPT
-from irtool.jobs.pool import Pool, worker_count
+from irtool.jobs.pool import Pool, PoolError, worker_count
 from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
 from irtool.jobs.suite import load_suite
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions
@@ -467,7 +467,10 @@ def _devices(label: str | None, env: Any, pools: dict, seen: dict) -> tuple[Any,
     from irtool.runtime.devices import list_devices, report_from_json
 
     if label not in seen:
-        said = pools[label].devices() if label in pools else None
+        try:
+            said = pools[label].devices() if label in pools else None
+        except PoolError:  # its workers cannot start: asked as below, which says why
+            said = None
         if said is not None:
             seen[label] = report_from_json(said), None
         else:  # no worker said it: asked here (this openvino), or in the release's environment
