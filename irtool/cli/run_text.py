@@ -14,6 +14,7 @@ from irtool.core.precisions import DEVICE_DEFAULT
 from irtool.core.text import cut, escaped_lines, shown
 from irtool.judge.compare import OutputDiff, shown_pair
 from irtool.runtime.core import release_label
+from irtool.runtime.sizes import GIVEN
 from irtool.runtime.what_ran import in_plain_words
 
 
@@ -142,7 +143,7 @@ def _failing_first(parts: Sequence[tuple[bool, str]]) -> str:
 
 def _chosen(how: str | None) -> str:
     """How an input's dynamic dims were sized, as the header says it (nothing for --shape)."""
-    if not how or how == "--shape":
+    if not how or how == GIVEN:
         return ""
     return f" (dynamic dims sized {how})" if how == "from the recurrent nodes" else f" (dynamic dims sized: {how})"
 

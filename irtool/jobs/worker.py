@@ -378,6 +378,7 @@ class Runner:
         """The case's inputs, made once for all its devices and precisions: from its .npz, or
         seeded (dynamic dims take the case's shapes and sizes, or ``sizes`` over them)."""
         from irtool.pipeline.inputs import case_inputs
+        from irtool.runtime.sizes import GIVEN
 
         sizes = {**case.sizes, **(sizes or {})}
         key = (case.model_key, case.seed, case.inputs, case.expected, repr(sorted(case.shapes.items())),
@@ -403,7 +404,7 @@ class Runner:
                 check_oracle(case.compare_with, case.file)
                 oracle = oracle_outputs(case.compare_with, case.file, prepared, inputs, self._policy(case))
             found = self._data.put(key, CaseData(inputs, expected, oracle,
-                                                 {name: how for name, how in sized.items() if how != "--shape"}))
+                                                 {name: how for name, how in sized.items() if how != GIVEN}))
         return found
 
     def prepare(self, case: SuiteCase) -> Any:

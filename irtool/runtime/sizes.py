@@ -50,6 +50,7 @@ from irtool.specs.expressions import Sym
 VALUE_PRESERVING = ("Convert", "Reshape", "Squeeze", "Unsqueeze", "TopK", "Gather")
 
 
+GIVEN = "--shape"  # how an input given its shape (--shape, a suite's shapes) was sized: not by irtool
 NO_NODE_DIMS = "it reaches no recurrent op's dims"
 BATCH_OF_STEPS = "the batch of the unrolled recurrence's steps"
 
@@ -73,7 +74,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
     batch 1 where it refuses the default batch (``sizes`` without batch_size), else RunError
     naming the sizes tried and what OpenVINO says of each."""
     plan = _plan(model, given, sizes, source)
-    if all(how == "--shape" for how in plan.chosen.values()):  # every size the user's
+    if all(how == GIVEN for how in plan.chosen.values()):  # every size the user's
         return plan
     refusal = shape_inference(model)
     refused = refusal(plan.shapes)
@@ -94,7 +95,7 @@ def plan_inputs(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[s
                                                  f"{how}; {why}" for name, how in fallback.chosen.items()})
             tried.append((fallback, again))
     said = "; ".join(", ".join(f"{name}{list(tried_plan.shapes[name])} ({how})"
-                               for name, how in tried_plan.chosen.items() if how != "--shape") + f": {why}"
+                               for name, how in tried_plan.chosen.items() if how != GIVEN) + f": {why}"
                      for tried_plan, why in tried)
     raise RunError(f"{source}: OpenVINO's shape inference refuses the sizes irtool chose for its inputs' dynamic "
                    f"dims ({said}): give them with --shape NAME=[...]"
@@ -286,7 +287,7 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
     for parameter, name in zip(parameters, names):
         if name in given:
             shapes[name] = given[name]
-            chosen[name] = "--shape"
+            chosen[name] = GIVEN
             continue
         shape = []
         for k, dim in enumerate(parameter.get_partial_shape()):
