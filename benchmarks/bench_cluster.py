@@ -10,17 +10,22 @@ start-up count):
       once before the rounds (a lab's workers stay up between runs).  Their first round
       starts each worker's pool process, and is shown apart; the median is over the others.
 
-Rounds are interleaved (the machines have 2 cores and other work on them); the script prints
-each side's median and the overhead (b - a) / a, per suite.  The smoke suite (72 jobs, about
+Rounds are interleaved (the machines have 2 cores and other work on them, and a minute's run
+varies by several per cent from one to the next); the script prints each side's median, the
+overhead (b - a) / a of the medians and the median of each round's own (b - a) / a, per suite,
+and the CPU time each side took (a: the harness and its pool's processes; b: the harness, its
+client process, and what the scheduler, the workers and their lanes' processes took meanwhile),
+which is what the cluster adds on a machine with no core to spare.  The smoke suite (72 jobs, about
 5 s) shows the fixed cost of a cluster run (the harness imports dask distributed, about 0.7 s
 of CPU, and connects); full.toml (1,230 jobs, about a minute) is a lab-sized run.
 
-    python benchmarks/bench_cluster.py [--rounds 3] [--suite samples/suites/smoke.toml ...]
+    python benchmarks/bench_cluster.py [--rounds 5] [--suite samples/suites/smoke.toml ...]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,18 +50,36 @@ def started(command: list[str], lines: int) -> subprocess.Popen:
     return process
 
 
-def timed(command: list[str]) -> float:
-    began = time.perf_counter()
+def timed(command: list[str], cluster: list[subprocess.Popen]) -> tuple[float, float]:
+    """Seconds ``command`` took, and the CPU seconds it, its processes and the ``cluster``'s took."""
+    before, began = _cpu(cluster), time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - began
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return seconds
+    return seconds, _cpu(cluster) - before
+
+
+def _cpu(cluster: list[subprocess.Popen]) -> float:
+    """CPU seconds of this process's children ended so far and of the cluster's processes and theirs."""
+    import psutil  # dask distributed's own dependency
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = used.ru_utime + used.ru_stime
+    for process in cluster:
+        root = psutil.Process(process.pid)
+        for each in (root, *root.children(recursive=True)):
+            try:
+                times = each.cpu_times()
+            except psutil.Error:  # ended since it was listed
+                continue
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--suite", type=Path, action="append",
                         help="a suite to run (repeatable; default: samples/suites/smoke.toml and full.toml)")
     args = parser.parse_args()
@@ -71,26 +94,31 @@ def main() -> None:
             processes += [started([*IRTOOL, "worker", "--scheduler-file", str(file), "--name", name,
                                   "--devices", "CPU,AUTO:CPU", "--precisions", "f32"], 2) for name in ("w1", "w2")]
             for suite in suites:
-                compare(suite, args.rounds, folder, file)
+                compare(suite, args.rounds, folder, file, processes)
         finally:
             for process in reversed(processes):
                 process.kill()
                 process.wait()
 
 
-def compare(suite: Path, rounds: int, folder: str, file: Path) -> None:
+def compare(suite: Path, rounds: int, folder: str, file: Path, processes: list[subprocess.Popen]) -> None:
     """Interleaved rounds of ``suite`` with -j 2 and on the cluster; the medians and the overhead."""
     run = [*IRTOOL, "harness", str(suite), "-d", "CPU,AUTO:CPU", "--precision", "f32", "--force", "--no-progress",
            "--report-dir"]
     local, cluster = [], []
     for round_ in range(rounds + 1):
-        local.append(timed([*run, f"{folder}/local", "-j", "2"]))
-        cluster.append(timed([*run, f"{folder}/cluster", "--scheduler-file", str(file)]))
-        print(f"{suite.name} round {round_}: -j 2 {local[-1]:.2f} s, --cluster {cluster[-1]:.2f} s", flush=True)
-    a, b = statistics.median(local[1:] or local), statistics.median(cluster[1:] or cluster)
-    print(f"{suite.name}: first round (a new pool's workers start): -j 2 {local[0]:.2f} s, --cluster {cluster[0]:.2f} s")
-    print(f"{suite.name}: median of {len(local[1:]) or 1}: -j 2 {a:.2f} s, --cluster {b:.2f} s: "
-          f"overhead {(b - a) / a:+.1%}", flush=True)
+        local.append(timed([*run, f"{folder}/local", "-j", "2"], []))
+        cluster.append(timed([*run, f"{folder}/cluster", "--scheduler-file", str(file)], processes))
+        print(f"{suite.name} round {round_}: -j 2 {local[-1][0]:.2f} s ({local[-1][1]:.1f} CPU-s), "
+              f"--cluster {cluster[-1][0]:.2f} s ({cluster[-1][1]:.1f} CPU-s)", flush=True)
+    print(f"{suite.name}: first round (a new pool's workers start): -j 2 {local[0][0]:.2f} s, "
+          f"--cluster {cluster[0][0]:.2f} s")
+    local, cluster = local[1:] or local, cluster[1:] or cluster
+    for index, what in ((0, "wall"), (1, "CPU")):
+        a, b = (statistics.median(side[index] for side in sides) for sides in (local, cluster))
+        paired = statistics.median(c[index] / l[index] - 1 for l, c in zip(local, cluster))
+        print(f"{suite.name}: {what}, median of {len(local)}: -j 2 {a:.2f} s, --cluster {b:.2f} s: "
+              f"overhead {(b - a) / a:+.1%} (median of the rounds' own: {paired:+.1%})", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from irtool.jobs import faults
 from irtool.jobs.cluster import published
-from irtool.jobs.cluster_files import extract, land
+from irtool.jobs.cluster_files import GZIP_LEVEL, extract, land
 from irtool.jobs.kept import KEPT
 from irtool.jobs.pool import Pool
 from irtool.jobs.records import CaseResult, result_to_json
@@ -127,7 +127,7 @@ def _pack(folder: Path) -> bytes:
     if not written:
         return b""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=GZIP_LEVEL) as tar:
         for top in written:
             tar.add(top, arcname=top.name)
             shutil.rmtree(top, ignore_errors=True)
