@@ -204,17 +204,20 @@ def if_rank_model(path: Path, pad: int = 40, hidden: int = 4) -> Path:
     return path
 
 
-def test_a_model_converted_only_with_shapes_runs_at_sizes_irtool_chooses(capsys, tmp_path):
-    """Every input's rank declared: irtool converts it with 2 for each dynamic dim, and where the
-    frontend refuses that, one dim at a time at the smallest of 32, 64, ... it converts at (a reflect
-    Pad of 40 wants 41 samples: 64), said in the header; the LSTM is judged."""
-    code, result, err = run_json(capsys, str(if_rank_model(tmp_path / "if_rank.onnx")), "-d", "CPU")
+@pytest.mark.parametrize("batch", [None, 3])
+def test_a_model_converted_only_with_shapes_runs_at_sizes_irtool_chooses(batch, capsys, tmp_path):
+    """Every input's rank declared: irtool converts it with --batch (default 2) for each dynamic dim,
+    and where the frontend refuses that, one dim at a time at the smallest of 32, 64, ... it converts
+    at (a reflect Pad of 40 wants 41 samples: 64), said in the header; the LSTM is judged at that batch."""
+    argv = ["--batch", str(batch)] if batch else []
+    code, result, err = run_json(capsys, str(if_rank_model(tmp_path / "if_rank.onnx")), "-d", "CPU", *argv)
     assert code == 0 and result["verdict"] == "pass", err
-    assert result["inputs"][0]["shape"] == [2, 3, 64]
+    size = batch or 2
+    assert result["inputs"][0]["shape"] == [size, 3, 64]
     how = result["shapes_chosen"]["x"]
-    assert how.startswith(f"dim 0 = 2, dim 2 = 64 ({WANTS_SHAPES.replace('-14', '-17')}: irtool converted it with 2 "
-                          "for each dynamic dim, x dim 2 = 64, the smallest of 32, 64, ... 4096 it converts at (at 2: "
-                          "Conv-17:"), how
+    assert how.startswith(f"dim 0 = {size}, dim 2 = 64 ({WANTS_SHAPES.replace('-14', '-17')}: irtool converted it "
+                          f"with {size} for each dynamic dim{' (--batch)' if batch else ''}, x dim 2 = 64, the "
+                          f"smallest of 32, 64, ... 4096 it converts at (at {size}: Conv-17:"), how
     assert [node["verdict"] for node in result["nodes"]] == ["pass"]
 
 

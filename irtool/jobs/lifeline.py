@@ -1,7 +1,7 @@
 """Workers die with the process that started them, however it ends (kill -9 included).
 
 A worker is started as ``python -m irtool.jobs.lifeline``, which sets up two guards and
-then runs the worker loop (:func:`irtool.jobs.worker.main`):
+then runs the worker loop (:func:`irtool.jobs.serve.main`):
 
 * on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills the worker when its
   parent ends.  The parent may already have ended before the call; the worker then sees a
@@ -62,7 +62,7 @@ def _watch(fd: int) -> None:
 def main() -> None:
     set_name("irtool-worker")
     die_with_parent()
-    from irtool.jobs.worker import main as worker_main
+    from irtool.jobs.serve import main as worker_main
 
     worker_main()
 

@@ -1,11 +1,4 @@
-"""Running jobs: :class:`Runner` in any process, and the worker process loop around it.
-
-A worker is ``python -m irtool.jobs.worker``.  It answers on a private copy of its
-stdout (fd 1 itself is pointed at stderr, so nothing a plugin prints can corrupt the
-protocol): first ``{"ready": {...}}``, then for each request line one answer line.
-Requests: ``{"options": {...}}`` once, then ``{"job": {...}}`` (answer ``{"result": {...}}``)
-or ``{"reproduce": {...}}`` (answer ``{"reproducer": path}``: write the reproducer of a job
-whose worker crashed or hung, without compiling it).
+"""Running jobs: :class:`Runner`, in a worker process (:mod:`irtool.jobs.serve`) or in any other.
 
 A :class:`Runner` keeps one Core (irtool.runtime.core), the models it built or read
 (by model key) and the models it compiled (by model key, device, precision), so that
@@ -15,12 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
-import os
 import re
-import sys
 import time
-import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +47,6 @@ from irtool.jobs.records import (
     case_to_json,
     op_case,
     plain,
-    result_from_json,
     result_to_json,
 )
 from irtool.judge.compare import TolerancePolicy
@@ -415,7 +403,8 @@ class Runner:
         if prepared is not None:
             return prepared
         if case.file is not None:
-            prepared = read_and_prepare(case.file, case.fill_defaults, case.shapes, case.inputs)
+            prepared = read_and_prepare(case.file, case.fill_defaults, case.shapes, case.inputs,
+                                        case.sizes.get("batch_size"))
         elif case.frontend == "onnx":
             from irtool.jobs.frontends import onnx_model
             from irtool.pipeline.prepare import prepare_onnx
@@ -536,73 +525,12 @@ def _open_notes(case: SuiteCase) -> list[str]:
     return op_case(case).open_notes if case.op is not None and case.frontend == "ir" else []
 
 
-# ----------------------------------------------------------------------------- the process
-
-def serve(requests: Any, answers: Any) -> None:
-    """Answer requests (JSON lines) until the input ends."""
-    from irtool.runtime.core import core, openvino_version
-
-    core()
-    _send(answers, {"ready": {"pid": os.getpid(), "openvino": openvino_version()}})
-    runner = Runner()
-    for line in requests:
-        request = json.loads(line)
-        if "options" in request:
-            runner = Runner(RunnerOptions.from_json(request["options"]))
-        elif "job" in request:
-            job = job_from_json(request["job"])
-            print(f"irtool worker {os.getpid()}: running {job.name}", file=sys.stderr, flush=True)
-            try:
-                results = runner.run(job)
-            except Exception as error:  # irtool's own bug: say so for this job, keep serving
-                result = base_result(job)
-                result.message = f"internal error (an irtool bug): {type(error).__name__}: {error}"
-                result.stderr = traceback.format_exc().splitlines()[-20:]
-                results = [result]
-            _send(answers, {"results": [result_to_json(result) for result in results]})
-        elif "devices" in request:
-            from irtool.runtime.devices import list_devices, report_to_json
-
-            _send(answers, {"devices": report_to_json(list_devices())})
-        elif "reproduce" in request:
-            unwritten: list[str] = []
-            try:
-                lost = result_from_json(request["result"]) if "result" in request else None
-                folder = runner.reproduce_only(job_from_json(request["reproduce"]), unwritten, lost)
-            except Exception:  # irtool's own bug: the job is recorded without a reproducer
-                traceback.print_exc()
-                folder = None
-            _send(answers, {"reproducer": folder, "unwritten": unwritten[0] if unwritten else None})
-
-
-def _send(answers: Any, message: Mapping[str, Any]) -> None:
-    answers.write(json.dumps(message, allow_nan=False) + "\n")
-    answers.flush()
-
-
-def main() -> None:
-    """Requests and answers go through private copies of fds 0 and 1: what plugins and libraries
-    print goes to stderr, and a process a library forks (openvino's telemetry) that closes
-    its stdin cannot block on the lock of the stream the worker is reading."""
-    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    sys.stdin = open(os.devnull, encoding="utf-8")
-    sys.stdout = sys.stderr
-    activity.share_from_environment()  # the step a job is in, for its pool to say if this process dies
-    serve(requests, answers)
-
-
 def _read_key(case: SuiteCase) -> Any:
     """What identifies the model a case reads: its model key, and for a model file the shapes it
-    may be converted with (its shapes and inputs: irtool.runtime.model.read_model converts a model
-    with them when its frontend needs them, so two [[models]] entries of one file may differ)."""
+    may be converted with (its shapes, inputs and batch: irtool.runtime.model.read_model converts a
+    model with them when its frontend needs them, so two [[models]] entries of one file may differ)."""
     if case.file is None:
         return case.model_key
-    return case.model_key, case.inputs, repr(sorted(case.shapes.items()))
+    return case.model_key, case.inputs, repr(sorted(case.shapes.items())), case.sizes.get("batch_size")
 
-
-if __name__ == "__main__":
-    main()
 

@@ -254,7 +254,7 @@ def main() -> None:
 def _preload() -> None:
     """What every job imports: the worker, openvino and the pipeline's modules (0.5 s of the
     CPU of a worker's start), creating nothing: no Core, no plugin, none of OpenVINO's threads."""
-    import irtool.jobs.worker  # noqa: F401
+    import irtool.jobs.serve  # noqa: F401
     import irtool.lowering.recognize  # noqa: F401
     import irtool.pipeline.build  # noqa: F401
     import irtool.pipeline.device_run  # noqa: F401

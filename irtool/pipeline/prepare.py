@@ -96,9 +96,10 @@ def prepare_equivalent(judged: Any, runs: Any, name: str) -> Prepared:
 
 def read_and_prepare(path: str | Path, fill_defaults: bool = False,
                      shapes: Mapping[str, Sequence[int]] | None = None,
-                     inputs_file: str | Path | None = None) -> Prepared:
+                     inputs_file: str | Path | None = None, batch: int | None = None) -> Prepared:
     """A model file read and prepared; ``shapes`` and the arrays of ``inputs_file`` give its input
-    shapes to a frontend that converts it only with them (irtool.runtime.model.read_model)."""
+    shapes to a frontend that converts it only with them, else ``batch`` (--batch) sizes its
+    dynamic dims there (irtool.runtime.model.read_model)."""
     graph = None
     if Path(path).suffix.lower() == ".onnx":
         from irtool.ir.parse import DEFAULT_MAX_BYTES
@@ -108,7 +109,7 @@ def read_and_prepare(path: str | Path, fill_defaults: bool = False,
         check_model_path(Path(path))
         graph = load_graph(path, DEFAULT_MAX_BYTES)
     try:
-        loaded = read_model(path, fill_defaults, lambda: conversion_shapes(shapes, inputs_file))
+        loaded = read_model(path, fill_defaults, lambda: conversion_shapes(shapes, inputs_file), batch)
     except RunError as error:
         raise onnx_failure(graph, error) from None
     found = model_format(path)

@@ -106,7 +106,8 @@ def run(options: RunOptions) -> RunResult:
     if options.oracle is not None:
         check_oracle(options.oracle, options.model)
     try:
-        prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs)
+        prepared = read_and_prepare(options.model, options.fill_defaults, options.shapes, options.inputs,
+                                    options.sizes.get("batch_size"))
     except RunError as error:
         raise with_validation(error, options.model) from None
     if options.reproducers is not None:  # a node's folder is replaced whole: it must hold no input

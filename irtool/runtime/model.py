@@ -18,7 +18,7 @@ from irtool.core.errors import NotConvertible, OpenVINOFailed, RunError, Unsuppo
 from irtool.core.formats import SAVED_MODEL_FILE, WEIGHTS_BESIDE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
 from irtool.runtime.core import core, openvino_message, openvino_release
-from irtool.specs import registry
+from irtool.specs import default_batch, registry
 
 
 @dataclass
@@ -34,7 +34,7 @@ Shapes = Mapping[str, Sequence[int]]
 
 
 def read_model(xml_path: str | Path, fill_defaults: bool = False,
-               shapes: Callable[[], Shapes] | None = None) -> LoadedModel:
+               shapes: Callable[[], Shapes] | None = None, batch: int | None = None) -> LoadedModel:
     """Read a model (IR .xml + .bin, or any format of irtool.core.formats); with ``fill_defaults`` write
     the spec's defaults for omitted attributes into the XML first (OpenVINO leaves an omitted
     activations list empty).
@@ -43,8 +43,8 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
     which an If branch or an undeclared input does not give) is converted again with
     ``shapes()`` (the --shape and --inputs shapes, input name -> shape), as ``ovc --input`` and
     ``ov.convert_model(input=...)`` do; without any, at sizes irtool chooses (every input's rank
-    declared: :func:`_converted_at_sizes`, said in ``converted_at``), else the error names the inputs
-    to give.  Only
+    declared: :func:`_converted_at_sizes`, ``batch`` (--batch) or the default batch for each
+    dynamic dim, said in ``converted_at``), else the error names the inputs to give.  Only
     then: a model OpenVINO reads as it is keeps the dynamic dims its file declares (the code
     path deployments compile, where shapes are given at inference), whatever --shape says."""
     xml_path = Path(xml_path)
@@ -55,11 +55,11 @@ def read_model(xml_path: str | Path, fill_defaults: bool = False,
     found = model_format(xml_path)
     reader = "IR reader" if found is None or found.frontend == "ir" else f"{found.label} frontend"
     with doing(xml_path, f"reading it with OpenVINO's {reader}"):
-        return LoadedModel(xml_path, *_read(xml_path, bin_path, found, fill_defaults, shapes))
+        return LoadedModel(xml_path, *_read(xml_path, bin_path, found, fill_defaults, shapes, batch))
 
 
 def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
-          shapes: Callable[[], Shapes] | None) -> tuple[Any, tuple[str, ...], dict[str, str]]:
+          shapes: Callable[[], Shapes] | None, batch: int | None) -> tuple[Any, tuple[str, ...], dict[str, str]]:
     """read_model's work: the ov.Model and the defaults written into the XML."""
     import openvino as ov
 
@@ -74,7 +74,7 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
             if lacks is not None:
                 raise lacks
             if model is None:
-                model = _read_with_shapes(xml_path, found, problem, shapes, chosen)
+                model = _read_with_shapes(xml_path, found, problem, shapes, chosen, batch)
             if model is None:
                 raise RunError(f"{xml_path}: OpenVINO's {found.label} frontend cannot read it: {problem}")
         elif fill_defaults:
@@ -100,7 +100,7 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
             except RuntimeError as error:
                 if found is None or found.frontend == "ir":
                     raise
-                model = _read_with_shapes(xml_path, found, openvino_message(error), shapes, chosen)
+                model = _read_with_shapes(xml_path, found, openvino_message(error), shapes, chosen, batch)
                 if model is None:
                     raise
     except RuntimeError as error:
@@ -124,7 +124,7 @@ _WANTS_SHAPES = re.compile(r"rank|static|dynamic", re.IGNORECASE)
 
 
 def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None,
-                      chosen: dict[str, str]) -> Any | None:
+                      chosen: dict[str, str], batch: int | None) -> Any | None:
     """The model converted by its frontend with the given input shapes (static, as ``ovc --input``
     gives them), when reading it as it is failed saying ``problem``.  None when shapes cannot help:
     every input's shape is declared static, the frontend failed for another reason, or it has no
@@ -158,7 +158,7 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
             raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
         model, tried = _converted_at_sizes(path, frontend, names, declared, chosen,
                                            f"OpenVINO's {found.label} frontend converts it only with input "
-                                           f"shapes ({_first_failure(problem)})")
+                                           f"shapes ({_first_failure(problem)})", batch)
         if model is not None:
             return model
         raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
@@ -187,25 +187,24 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
 
 
 GROWN = tuple(2 ** k for k in range(5, 13))  # sizes a dim alone grows to, where small ones fail: 32 to 4096
-CONVERSION_SIZES = (2, *GROWN)  # each dynamic dim 2, then one dim at a time 32..4096
-
-
 def _converted_at_sizes(path: Path, frontend: Any, names: list[str], declared: list[Any], chosen: dict[str, str],
-                        why: str) -> tuple[Any | None, str]:
+                        why: str, batch: int | None) -> tuple[Any | None, str]:
     """The model converted at sizes irtool chooses for its inputs' dynamic dims (every input's rank
-    declared): 2 each, else one dim at a time (the others 2; dims past the first of an input before
-    the first ones: an audio model's samples before its batch) at the smallest of 32, 64, ... 4096
-    the frontend converts it at (Silero VAD's ONNX exports: a reflect Pad and an STFT Conv want 256
-    samples and more).  ``chosen`` gets each input's sizes and why; returns the model, or None and
-    the first sizes tried with what the frontend said of them."""
+    declared): ``batch`` each (--batch, else the default batch, 2: as a dim nothing sizes gets in
+    irtool.runtime.sizes), else one dim at a time (the others the batch; dims past the first of an
+    input before the first ones: an audio model's samples before its batch) at the smallest of 32,
+    64, ... 4096 the frontend converts it at (Silero VAD's ONNX exports: a reflect Pad and an STFT
+    Conv want 256 samples and more).  ``chosen`` gets each input's sizes and why; returns the
+    model, or None and the first sizes tried with what the frontend said of them."""
     import openvino as ov
 
     if any(shape.rank.is_dynamic for shape in declared):
         return None, ""
+    size = batch or default_batch()
     dims = [(index, k) for index, shape in enumerate(declared) for k, dim in enumerate(shape) if dim.is_dynamic]
-    base = {key: CONVERSION_SIZES[0] for key in dims}
-    attempts = [base] + [{**base, key: size} for key in sorted(dims, key=lambda key: (key[1] == 0, key))
-                         for size in CONVERSION_SIZES[1:]]
+    base = {key: size for key in dims}
+    attempts = [base] + [{**base, key: larger} for key in sorted(dims, key=lambda key: (key[1] == 0, key))
+                         for larger in GROWN if larger != size]
     first = ""
     for sizes in attempts:
         shapes = [[sizes.get((index, k), dim.get_length() if dim.is_static else 0) for k, dim in enumerate(shape)]
@@ -222,9 +221,9 @@ def _converted_at_sizes(path: Path, frontend: Any, names: list[str], declared: l
                          + _first_failure(openvino_message(error)))
             continue
         grown = [key for key in dims if sizes[key] != base[key]]
-        how = (f"{why}: irtool converted it with {CONVERSION_SIZES[0]} for each dynamic dim"
-               + "".join(f", {names[index]} dim {k} = {sizes[(index, k)]}, the smallest of {CONVERSION_SIZES[1]}, "
-                         f"{CONVERSION_SIZES[2]}, ... {CONVERSION_SIZES[-1]} it converts at (at {CONVERSION_SIZES[0]}: "
+        how = (f"{why}: irtool converted it with {size} for each dynamic dim" + (" (--batch)" if batch else "")
+               + "".join(f", {names[index]} dim {k} = {sizes[(index, k)]}, the smallest of {GROWN[0]}, "
+                         f"{GROWN[1]}, ... {GROWN[-1]} it converts at (at {size}: "
                          f"{first.split(': ', 1)[1]})" for index, k in grown)
                + "; --shape or --inputs sets others")
         said = None

@@ -43,6 +43,7 @@ from irtool.core.errors import RunError, Unsupported, did_you_mean
 from irtool.runtime.core import openvino_release
 from irtool.runtime.model import GROWN  # then for one such dim alone, the others kept
 from irtool.runtime.sizes_probe import Target, dim_bounds, ops_with_bodies, probe, shape_inference
+from irtool.specs import default_batch, default_steps
 from irtool.specs.expressions import Sym
 
 # Ops that pass a tensor's values through unchanged in what matters for sequence lengths.
@@ -406,20 +407,6 @@ def contraction_widths(ops: list[Any]) -> list[tuple[Any, int, str]]:
             if dim.is_dynamic and dim.has_symbol():
                 found.append((dim.get_symbol(), shape[along_weight].get_length(), f"MatMul '{op.get_friendly_name()}'"))
     return found
-
-
-def default_batch() -> int:
-    """The batch a dynamic batch dim gets when --batch does not say (the specs' default)."""
-    from irtool.specs import registry
-
-    return next(spec.default_sizes["batch_size"] for spec in registry() if "batch_size" in spec.default_sizes)
-
-
-def default_steps() -> int:
-    """The sequence length a dynamic time dim gets when --seq-length does not say (the specs' default)."""
-    from irtool.specs import registry
-
-    return next(spec.default_sizes[spec.time_symbol] for spec in registry() if spec.time_symbol)
 
 
 def iteration_dims(model: Any, symbols: Mapping[tuple[str, int], Any]) -> dict[tuple[str, int], str]:

@@ -34,8 +34,18 @@ def get_spec(op_type: str, version: int | None = None) -> OpSpec:
     return spec
 
 
+def default_batch() -> int:
+    """The batch a dynamic batch dim gets when --batch does not say (the specs' default)."""
+    return next(spec.default_sizes["batch_size"] for spec in registry() if "batch_size" in spec.default_sizes)
+
+
+def default_steps() -> int:
+    """The sequence length a dynamic time dim gets when --seq-length does not say (the specs' default)."""
+    return next(spec.default_sizes[spec.time_symbol] for spec in registry() if spec.time_symbol)
+
+
 __all__ = [
     "AttributeProblem", "AttributeSpec", "DimProblem", "EXTRA_SPECS_VARIABLE", "ExpressionError", "OpSpec", "OPS_DIR",
     "Origin", "PortSpec", "RankProblem", "SCHEMA_DIR", "ShapeReport", "SizeSpec", "SpecError", "SpecRegistry", "SymbolSpec",
-    "check_shapes", "get_spec", "load_registry", "parse_expression", "registry", "snake_case", "unify",
+    "check_shapes", "default_batch", "default_steps", "get_spec", "load_registry", "parse_expression", "registry", "snake_case", "unify",
 ]
