@@ -7,14 +7,18 @@ whatever the suite's shape; under several releases a job's releases go to one sh
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from irtool.core.diagnostics import clipped
 from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.core.numbers import NumberSyntaxError, parse_int
 from irtool.core.precisions import PRECISION_CHOICES
-from irtool.jobs.records import Job, SuiteCase
+from irtool.jobs.records import Job, SuiteCase, case_to_json
 
 
 class MatrixError(IrtoolError):
@@ -74,3 +78,39 @@ def make_jobs(cases: Sequence[SuiteCase], devices: Sequence[str], precisions: Se
     if shard is not None:  # a job's releases stay in one shard, so that each shard compares them
         cells = cells[shard.index - 1::shard.count]
     return [Job(case, device, precision, release) for release in releases for case, device, precision in cells]
+
+
+def matrix_digest(jobs: Sequence[Job]) -> str:
+    """What a run means, as a digest: the set of its jobs (each case's full definition, device and
+    precision), independent of their order and of the paths the suites were named by."""
+    lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision]
+                              + ([job.openvino] if job.openvino else []), sort_keys=True) for job in jobs)
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def case_ops(cases: Sequence[SuiteCase]) -> set[str] | None:
+    """The op types of ``cases`` (``GRUSequence``), or None when a case's model is not known to be
+    one op (a model file of several ops, or one irtool reads only through OpenVINO)."""
+    ops = set()
+    for case in cases:
+        op = case.op if case.file is None else file_op(case.file) if case.file.endswith(".xml") else None
+        if not op:
+            return None
+        ops.add(re.sub(r"-[0-9]+$", "", op))
+    return ops
+
+
+@lru_cache(maxsize=1024)
+def file_op(path: str) -> str | None:
+    """The op an IR file is (``GRUSequence-5``) when it holds exactly one op of the recurrent
+    family, read from the XML (no OpenVINO): what a job that did not run still knows of its file."""
+    from irtool.ir import parse_ir
+    from irtool.specs import registry
+
+    try:
+        model = parse_ir(path)
+    except (IrtoolError, OSError):
+        return None
+    specs = [registry().for_ir(layer.type, layer.version) for layer in model.layers if layer.type]
+    family = [spec for spec in specs if spec is not None and spec.family]
+    return family[0].key if len(family) == 1 else None

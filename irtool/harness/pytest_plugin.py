@@ -117,7 +117,7 @@ class SuiteFile(pytest.File):
         from irtool.core.memory import memory_limit
         from irtool.harness import coverage, expectations
         from irtool.harness.matrix import check_precisions, make_jobs, parse_list
-        from irtool.harness.session import case_ops
+        from irtool.harness.matrix import case_ops
         from irtool.jobs.suite import load_suite
 
         config = self.config

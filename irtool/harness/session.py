@@ -14,15 +14,11 @@ outcome says why, and holds the results saved before it.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
-import re
 import shutil
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -34,14 +30,14 @@ from irtool.harness import expectations as known
 from irtool.harness.baseline import TIME_FACTOR, TIME_FLOOR, diff_runs
 from irtool.harness.earlier_run import check_no_earlier_run, resumed
 from irtool.harness.lock import ReportDirLock
-from irtool.harness.matrix import Shard, check_precisions, make_jobs
+from irtool.harness.matrix import Shard, case_ops, check_precisions, file_op, make_jobs, matrix_digest
 from irtool.harness.store import JSON_NAME, JSONL_NAME, JsonlWriter, RunResults, StoreError, load_results, now, run_meta
 from irtool.jobs import faults
 from irtool.jobs.environments import CURRENT, describe, device_report, environments
 from irtool.jobs.job_results import base_result
 from irtool.jobs.kept import KEPT
 from irtool.jobs.pool import Pool, PoolError, worker_count
-from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase, case_to_json
+from irtool.jobs.records import FAILED, SKIP, CaseResult, Job, SuiteCase
 from irtool.jobs.suite import load_suite
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions
 from irtool.judge.compare import TolerancePolicy
@@ -505,42 +501,6 @@ def _finish_store(writer: JsonlWriter, outcome: HarnessOutcome, finished: str) -
         writer.close()
     except StoreError as error:
         outcome.stopped = outcome.stopped or error.message
-
-
-def matrix_digest(jobs: Sequence[Job]) -> str:
-    """What a run means, as a digest: the set of its jobs (each case's full definition, device and
-    precision), independent of their order and of the paths the suites were named by."""
-    lines = sorted(json.dumps([case_to_json(job.case), job.device, job.precision]
-                              + ([job.openvino] if job.openvino else []), sort_keys=True) for job in jobs)
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
-
-
-def case_ops(cases: Sequence[SuiteCase]) -> set[str] | None:
-    """The op types of ``cases`` (``GRUSequence``), or None when a case's model is not known to be
-    one op (a model file of several ops, or one irtool reads only through OpenVINO)."""
-    ops = set()
-    for case in cases:
-        op = case.op if case.file is None else file_op(case.file) if case.file.endswith(".xml") else None
-        if not op:
-            return None
-        ops.add(re.sub(r"-[0-9]+$", "", op))
-    return ops
-
-
-@lru_cache(maxsize=1024)
-def file_op(path: str) -> str | None:
-    """The op an IR file is (``GRUSequence-5``) when it holds exactly one op of the recurrent
-    family, read from the XML (no OpenVINO): what a job that did not run still knows of its file."""
-    from irtool.ir import parse_ir
-    from irtool.specs import registry
-
-    try:
-        model = parse_ir(path)
-    except (IrtoolError, OSError):
-        return None
-    specs = [registry().for_ir(layer.type, layer.version) for layer in model.layers if layer.type]
-    family = [spec for spec in specs if spec is not None and spec.family]
-    return family[0].key if len(family) == 1 else None
 
 
 def _write_reports(report_dir: Path, outcome: HarnessOutcome, baseline: str | None) -> None:
