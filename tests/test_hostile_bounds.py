@@ -224,7 +224,7 @@ def test_no_other_reader_of_user_json_or_toml():
     """json.loads and tomllib.loads appear only where irtool reads its own files or its own
     processes' lines: every file a user can hand over goes through irtool.core.documents."""
     root = Path(__file__).resolve().parent.parent / "irtool"
-    allowed = {"core/documents.py", "jobs/pool.py", "jobs/worker.py", "specs/opsets.py", "specs/loader.py", "specs/precision.py",
+    allowed = {"core/documents.py", "jobs/pool.py", "jobs/serve.py", "specs/opsets.py", "specs/loader.py", "specs/precision.py",
                "pipeline/reproducer.py", "jobs/environments.py", "reduce/reducer.py", "oracles/process.py",
                "oracles/child.py",
                "core/activity.py",  # the note a supervised child writes for its parent
