@@ -35,7 +35,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SUBSTITUTIONS = [
     (r"^python -m venv \.venv && \. \.venv/bin/activate && pip install -e \. && ", "",
      "the copy runs from PYTHONPATH; a new virtual environment would download every dependency"),
-    (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q -n 2$", None,
+    (r"^\. \.venv/bin/activate && pip install -e '\.\[test\]' && python -m pytest -q -n 3$", None,
      "the test suite itself, of which this test is a part"),
     (r"^IRTOOL_FAULT=\"abort:batch_size=3\" irtool reduce .* -o crash$", None,
      "tests/test_cli_reduce.py (test_a_crash_on_a_chosen_shape_keeps_that_shape) runs this reduction of a crash on "
