@@ -50,31 +50,38 @@ def started(command: list[str], lines: int) -> subprocess.Popen:
     return process
 
 
-def timed(command: list[str], cluster: list[subprocess.Popen]) -> tuple[float, float]:
-    """Seconds ``command`` took, and the CPU seconds it, its processes and the ``cluster``'s took."""
+def timed(command: list[str], cluster: list[subprocess.Popen]) -> tuple[float, float, dict[str, float]]:
+    """Seconds ``command`` took, the CPU seconds it, its processes and the ``cluster``'s took, and
+    those CPU seconds by whose they were (the harness and its children; the scheduler; the workers'
+    Dask processes; their lanes' processes)."""
     before, began = _cpu(cluster), time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - began
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return seconds, _cpu(cluster) - before
+    after = _cpu(cluster)
+    used = {kind: after[kind] - before.get(kind, 0.0) for kind in after}
+    return seconds, sum(used.values()), used
 
 
-def _cpu(cluster: list[subprocess.Popen]) -> float:
-    """CPU seconds of this process's children ended so far and of the cluster's processes and theirs."""
+def _cpu(cluster: list[subprocess.Popen]) -> dict[str, float]:
+    """CPU seconds of this process's children ended so far (the harness runs and theirs) and of the
+    cluster's processes (scheduler first, then workers) and their descendants, by kind."""
     import psutil  # dask distributed's own dependency
 
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = used.ru_utime + used.ru_stime
-    for process in cluster:
+    totals = {"harness": used.ru_utime + used.ru_stime}
+    for index, process in enumerate(cluster):
         root = psutil.Process(process.pid)
         for each in (root, *root.children(recursive=True)):
+            kind = "scheduler" if index == 0 else "Dask workers" if each is root else "lanes"
             try:
                 times = each.cpu_times()
             except psutil.Error:  # ended since it was listed
                 continue
-            total += times.user + times.system + times.children_user + times.children_system
-    return total
+            totals[kind] = totals.get(kind, 0.0) + times.user + times.system + times.children_user \
+                + times.children_system
+    return totals
 
 
 def main() -> None:
@@ -109,8 +116,9 @@ def compare(suite: Path, rounds: int, folder: str, file: Path, processes: list[s
     for round_ in range(rounds + 1):
         local.append(timed([*run, f"{folder}/local", "-j", "2"], []))
         cluster.append(timed([*run, f"{folder}/cluster", "--scheduler-file", str(file)], processes))
+        split = ", ".join(f"{kind} {seconds:.1f}" for kind, seconds in cluster[-1][2].items())
         print(f"{suite.name} round {round_}: -j 2 {local[-1][0]:.2f} s ({local[-1][1]:.1f} CPU-s), "
-              f"--cluster {cluster[-1][0]:.2f} s ({cluster[-1][1]:.1f} CPU-s)", flush=True)
+              f"--cluster {cluster[-1][0]:.2f} s ({cluster[-1][1]:.1f} CPU-s: {split})", flush=True)
     print(f"{suite.name}: first round (a new pool's workers start): -j 2 {local[0][0]:.2f} s, "
           f"--cluster {cluster[0][0]:.2f} s")
     local, cluster = local[1:] or local, cluster[1:] or cluster
