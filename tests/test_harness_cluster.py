@@ -314,28 +314,6 @@ def test_kept_outputs_come_back_from_the_workers_and_judge_again_as_the_run_judg
     assert [p.name() for p in psutil.Process(worker_b.pid).children(recursive=True)].count("irtool-worker") == 1
 
 
-def test_tasks_take_whole_groups_fewer_jobs_as_the_queue_empties_and_files_within_the_bound(monkeypatch):
-    from collections import deque
-
-    from irtool.harness import cluster
-    from irtool.harness.matrix import make_jobs
-    from irtool.jobs.pool import groups_of
-    from irtool.jobs.suite import load_suite
-
-    groups = groups_of(make_jobs(load_suite(SMOKE).cases, ["CPU"], ["f32"], None, [None]))
-    queue = deque(groups)
-    tasks = []
-    while queue:
-        tasks.append(cluster._task_jobs(queue, 2))
-    assert [job for task in tasks for job in task] == [job for group in groups for job in group]  # in order, once
-    assert all(any(all(job in task for job in group) for task in tasks) for group in groups)  # none split
-    sizes = [len(task) for task in tasks]
-    assert sizes[0] == -(-36 // (2 * cluster.CHUNKS_PER_LANE)) and sizes == sorted(sizes, reverse=True)
-    assert len(tasks) < len(groups) and sizes[-1] == 1
-    monkeypatch.setattr(cluster, "files_size", lambda jobs: cluster.MAX_BYTES // 2 + 1)  # two groups' files: too many
-    assert len(cluster._task_jobs(deque(groups), 2)) == len(groups[0])
-
-
 def test_without_the_cluster_nothing_of_it_is_imported(tmp_path):
     suite = tmp_path / "lab.toml"
     suite.write_text(SUITE.replace("[2, 3, 4, 5, 6, 7]", "2"))
@@ -453,8 +431,8 @@ def test_a_jobs_files_go_with_its_task_to_a_worker_that_cannot_read_them(lab, tm
 
     from irtool.harness.matrix import make_jobs
     from irtool.jobs.cluster import resource
-    from irtool.jobs.cluster_files import pack, unland
-    from irtool.jobs.cluster_task import run_group
+    from irtool.jobs.cluster_files import pack
+    from irtool.jobs.cluster_task import results_of, run_group
     from irtool.jobs.pool import groups_of
     from irtool.jobs.records import result_from_json
     from irtool.jobs.suite import load_suite
@@ -477,8 +455,7 @@ def test_a_jobs_files_go_with_its_task_to_a_worker_that_cannot_read_them(lab, tm
         for shipment in shipments:
             answer = client.submit(run_group, shipment.jobs, shipment.files, {}, 60.0, None, pure=False,
                                    resources={resource("CPU", "f32"): 1}).result(timeout=300)
-            results += [result_from_json(unland(data, answer["landed"], shipment.folders))
-                        for data in answer["results"]]
+            results += [result_from_json(data) for data in results_of(answer, shipment.folders)]
     assert _verdicts(results) == _verdicts(local.run.results)
     assert {r.verdict for r in results} >= {"fail", PASS}  # a failing model and one judged by its .npz, both as here
     assert {r.file for r in results} == {str(folder / "m" / "gru_lengths.xml"), str(folder / "m" / "lstm_f16w.xml")}
@@ -494,6 +471,7 @@ def test_a_worker_holds_a_task_set_up_beside_its_lane_and_runs_one_job_at_a_time
     from irtool.jobs.cluster import WAITING, resource
     from irtool.jobs.cluster_client import run_task
     from irtool.jobs.cluster_files import pack
+    from irtool.jobs.cluster_task import results_of
     from irtool.jobs.pool import groups_of
     from irtool.jobs.suite import load_suite
 
@@ -529,7 +507,7 @@ def test_a_worker_holds_a_task_set_up_beside_its_lane_and_runs_one_job_at_a_time
         answers = [future.result(timeout=300) for future in futures]
     assert max(running for running, _ in views) == 1 + WAITING
     assert max(lanes for _, lanes in views) == 1
-    results = [data for answer in answers for data in answer["results"]]
+    results = [data for answer, shipment in zip(answers, shipments) for data in results_of(answer, shipment.folders)]
     assert len(results) == 6 and {data["host"] for data in results} == {"b"}
     assert len({data["case"] for data in results}) == 6
 

@@ -18,6 +18,7 @@ absence on the worker, and says so as it would on the harness's machine.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import tarfile
@@ -162,20 +163,11 @@ def extract(packed: bytes, folder: Path, tops: Sequence[str] | None = None) -> N
         tar.extractall(folder, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 
-def unland(data: Any, landed: str, folders: dict[str, str]) -> Any:
-    """``data`` (a result as JSON) with each path under the worker's folder ``landed`` said as the
-    harness's own: ``LANDED/0/lstm.xml`` -> ``/suites/models/lstm.xml``."""
+def unland(text: str, landed: str, folders: dict[str, str]) -> str:
+    """``text`` (results as JSON text) with each path under the worker's folder ``landed`` said as the
+    harness's own: ``LANDED/0/lstm.xml`` -> ``/suites/models/lstm.xml`` (each as JSON spells it)."""
     if not folders:
-        return data
-    pattern = re.compile(re.escape(landed.rstrip("/") + "/") + r"([0-9]+)(?![0-9])")
-    return _each_text(data, lambda text: pattern.sub(lambda m: folders.get(m.group(1), m.group(0)), text))
-
-
-def _each_text(data: Any, change: Any) -> Any:
-    if isinstance(data, str):
-        return change(data)
-    if isinstance(data, dict):
-        return {key: _each_text(value, change) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_each_text(value, change) for value in data]
-    return data
+        return text
+    spelt = {number: json.dumps(folder)[1:-1] for number, folder in folders.items()}
+    pattern = re.compile(re.escape(json.dumps(landed.rstrip("/") + "/")[1:-1]) + r"([0-9]+)(?![0-9])")
+    return pattern.sub(lambda m: spelt.get(m.group(1), m.group(0)), text)
