@@ -6,6 +6,7 @@ tests/test_precision_device.py holds what needs a CPU with bf16."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -197,6 +198,47 @@ def test_what_rounding_the_weights_to_f16_costs_is_measured_not_assumed(capsys, 
     off["y"] = off["y"] + np.float32(0.5)
     np.savez(tmp_path / "off.npz", **off)
     code = main(["run", str(xml), "-d", "CPU", "--inputs", str(inputs), "--expected", str(tmp_path / "off.npz")])
+    assert code == 1, capsys.readouterr().out
+
+
+def stored_as_bf16(onnx_path: Path, folder: Path) -> Path:
+    """The model ``onnx_path`` converted, each f32 weight of more than one value stored as bf16 behind a
+    Convert, as a framework's bf16 weights reach OpenVINO (openvino's opset API rounds them), saved uncompressed."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    model = ov.convert_model(str(onnx_path))
+    for op in model.get_ordered_ops():
+        if op.get_type_name() == "Constant" and op.get_output_element_type(0) == ov.Type.f32 and op.get_data().size > 1:
+            stored = ops.convert(ops.constant(op.get_data(), ov.Type.bf16), ov.Type.f32)
+            for target in op.output(0).get_target_inputs():
+                target.replace_source_output(stored.output(0))
+    out = folder / "bf16w.xml"
+    ov.save_model(model, out, compress_to_fp16=False)
+    return out
+
+
+def test_what_rounding_the_weights_to_bf16_costs_is_measured_too(capsys, tmp_path):
+    """The same model with its weights stored as bf16: against the framework's f32 outputs it is
+    judged with bf16's tolerance plus what moving the weights within their bf16 rounding costs, which
+    its output needs; the output moved by four times that allowance fails."""
+    _, inputs, expected = cancelling_model(tmp_path)
+    xml = stored_as_bf16(tmp_path / "cancelling.onnx", tmp_path)
+    code = main(["run", str(xml), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs), "--expected",
+                 str(expected), "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    (y,) = result["expected"]["outputs"]
+    assert "stored as bf16" in result["expected"]["bound"]
+    source = y["tolerance"]["source"]
+    assert source.startswith("bf16 default") and "plus 3 x " in source and "moving the weights" in source, source
+    cost = float(re.search(r"plus 3 x ([0-9.e+-]+)", source).group(1))
+    assert y["max_abs"] > y["tolerance"]["atol"] - 3 * cost + 0.01 * abs(y["worst_expected"]), y  # bf16's alone: fail
+    assert code == 0 and result["verdict"] == "pass", y
+    off = dict(np.load(expected))
+    off["y"] = off["y"] + np.float32(4 * y["tolerance"]["atol"] + 1)
+    np.savez(tmp_path / "off.npz", **off)
+    code = main(["run", str(xml), "-d", "CPU", "--precision", "f32", "--inputs", str(inputs), "--expected",
+                 str(tmp_path / "off.npz")])
     assert code == 1, capsys.readouterr().out
 
 

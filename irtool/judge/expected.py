@@ -124,7 +124,7 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
     its time axis, for the outputs that have one.
 
     The expected values are a framework's, in float32 from the weights it holds: where the model
-    stores its weights coarser (``weights``: f16 of compress_to_fp16), the outputs are judged with
+    stores its weights coarser (``weights``: f16 of compress_to_fp16, or bf16), the outputs are judged with
     that type's tolerance, since the rounding of the weights moves them; ``allowances``: per model
     output, what the device's rounding moves it by on these inputs (elementwise) and how that was
     found, added to the tolerance; ``flowing``: the largest magnitude flowing through the model (its
@@ -137,8 +137,9 @@ def judge_expected(labels: Sequence[tuple[str, ...]], actual: Sequence[np.ndarra
     said = None
     if weights is not None and loosest_precision([precision, weights]) != precision:
         precision = loosest_precision([precision, weights])
-        said = (f"the model's weights are stored as {weights} (decompressed by Convert ops, as compress_to_fp16 "
-                f"writes them): the outputs are judged with {weights}'s tolerance" +
+        said = (f"the model's weights are stored as {weights} (decompressed by Convert ops"
+                + (", as compress_to_fp16 writes them" if weights == "f16" else "")
+                + f"): the outputs are judged with {weights}'s tolerance" +
                 (f" plus {WEIGHTS_COST_FACTOR} times what moving the weights within their {weights} rounding (as the "
                  f"framework's f32 weights may lie) moved each output on these inputs (measured on copies so moved): "
                  f"what rounding the weights costs" if weights_cost else ", what rounding the weights costs"))

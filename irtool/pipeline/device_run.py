@@ -101,8 +101,8 @@ ROUNDING_DRAWS = 2  # copies with the weights moved within their rounding, each 
 
 def weights_rounding_cost(prepared: Prepared, compiled: Compiled, inputs: Mapping[str, np.ndarray],
                           config: Mapping[str, str]) -> dict[int, float]:
-    """Per model output, what rounding the model's f16 weights may move it by on these inputs: the
-    most any of ROUNDING_DRAWS copies with its weights moved within half a unit of f16
+    """Per model output, what rounding the model's f16 or bf16 weights may move it by on these inputs:
+    the most any of ROUNDING_DRAWS copies with its weights moved within half a unit of their type
     (irtool.runtime.model.weights_moved: one of the f32 weights that round to them, as a framework
     computing its expected outputs holds) moved it from what the model computes; empty where the
     model stores no weight so.  A framework's outputs differ from a compressed IR's by that much
@@ -112,7 +112,7 @@ def weights_rounding_cost(prepared: Prepared, compiled: Compiled, inputs: Mappin
     from irtool.runtime.model import weights_moved
 
     cost: dict[int, float] = {}
-    if prepared.stored != "f16":
+    if prepared.stored not in ("f16", "bf16"):
         return cost
     # against the model's own outputs inferred again: ``executed`` may carry a fault a test planted after inference
     base = infer(compiled.plain, inputs, compiled.run.device, compiled.input_names)

@@ -64,7 +64,7 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
     (int64 run as int32) is judged on the values it received.  ``dynamic_quantization``: the CPU's
     DYNAMIC_QUANTIZATION_GROUP_SIZE on the compiled model (DeviceRun), for the cells whose weights are
     stored as integers (irtool.judge.quantized).  ``weights_cost``: per model output, what moving its f16
-    weights within their rounding moves it by (irtool.pipeline.device_run.weights_rounding_cost)."""
+    or bf16 weights within their rounding moves it by (irtool.pipeline.device_run.weights_rounding_cost)."""
     emulations = node_emulations(prepared, runs or {})
     judgment = _judge_nodes(prepared, {**inputs, **executed.received}, executed, policy, precision, reference,
                             emulations, dynamic_quantization)

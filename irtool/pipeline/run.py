@@ -185,7 +185,7 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                          verdict_from=verdict_basis(nodes, [diffs]))
     oracle = oracle_outputs(options.oracle, options.model, prepared, inputs, options.tolerance) \
         if options.oracle is not None else None
-    # a framework's outputs come from f32 weights: what rounding them to the model's f16 ones costs is measured
+    # a framework's outputs come from f32 weights: what rounding them to the model's f16 or bf16 ones costs is measured
     cost = weights_rounding_cost(prepared, compiled, inputs, options.config) \
         if (expected is not None or oracle is not None) and options.device_outputs is None else None
     judgment = judge(prepared, inputs, executed, options.tolerance, compiled.run.precision, expected=expected,

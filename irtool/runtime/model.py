@@ -445,18 +445,20 @@ def clone_model(model: Any) -> Any:
     return copy
 
 
-SHORT_BITS = 0x3F  # an f16 whose 6 low significand bits are 0 is short: kept (2.0, 0.5, 6.0, 0)
+# An f16 whose 6 low significand bits are 0, a bf16 whose 5 are, is short: kept (2.0, 0.5, 6.0, 0)
+SHORT_BITS = {"f16": 0x3F, "bf16": 0x1F}
 
 
 def weights_moved(model: Any, seed: int) -> Any | None:
-    """A copy of ``model`` whose weights stored as f16 behind a Convert (as compress_to_fp16 writes
-    them, irtool.runtime.nodes.stored_type; its bodies' too) are each moved by a random amount within
-    half a unit of f16, in f32: one of the f32 weights that round to the stored ones, as the
-    framework's may be; None where the model stores none so (bf16 ones are left: not measured).  Short values (at
-    most 4 significant bits: 0, 2.0, 0.5, 6.0) and non-finite ones are kept: a framework's are exact
-    (an exponent of 2 moved makes a power of a negative number NaN), where a rounded weight keeps its
-    low bits 0 once in 64.  What the copy computes against the model is what rounding its weights
-    costs (a bias of 2 values too: a head's, which moves its output by up to half a unit)."""
+    """A copy of ``model`` whose weights stored as f16 or bf16 behind a Convert (as compress_to_fp16
+    writes them, or a framework's bf16 weights arrive: irtool.runtime.nodes.stored_type; its bodies'
+    too) are each moved by a random amount within half a unit of their type, in f32: one of the f32
+    weights that round to the stored ones, as the framework's may be; None where the model stores
+    none so.  Short values (at most 4 or 3 significant bits: 0, 2.0, 0.5, 6.0) and non-finite ones
+    are kept: a framework's are exact (an exponent of 2 moved makes a power of a negative number
+    NaN), where a rounded weight keeps its low bits 0 once in 64 (f16) or 32 (bf16).  What the copy
+    computes against the model is what rounding its weights costs (a bias of 2 values too: a
+    head's, which moves its output by up to half a unit)."""
     import openvino as ov
 
     from irtool.runtime.bodies import all_ops
@@ -466,16 +468,28 @@ def weights_moved(model: Any, seed: int) -> Any | None:
     rng = np.random.default_rng(seed)
     count = 0
     for op in all_ops(copy):
-        if stored_type(op) != "f16" or op.get_output_element_type(0) != ov.Type.f32:
+        kind = stored_type(op)
+        if kind not in SHORT_BITS or op.get_output_element_type(0) != ov.Type.f32:
             continue
-        stored = np.asarray(op.input_value(0).get_node().get_data(), dtype=np.float16)
-        values = stored.astype(np.float32)
-        short = (stored.view(np.uint16) & SHORT_BITS) == 0
-        unit = np.where(np.isfinite(values) & ~short, np.spacing(np.abs(stored)), 0).astype(np.float32)
+        values, unit = _stored_values(op.input_value(0).get_node(), kind)
         moved = values + rng.uniform(-0.5, 0.5, values.shape).astype(np.float32) * unit
-        op.output(0).replace(ov.op.Constant(np.asarray(moved, np.float32).reshape(stored.shape)).output(0))
+        op.output(0).replace(ov.op.Constant(np.asarray(moved, np.float32).reshape(values.shape)).output(0))
         count += 1
     return copy if count else None
+
+
+def _stored_values(constant: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """A Constant's values stored as ``kind`` (f16 or bf16), as float32, and the unit of that type
+    at each (0 where the value is short or not finite: kept as it is)."""
+    bits = np.asarray(constant.get_data()).view(np.uint16)  # openvino gives a bf16 Constant's bits as float16
+    if kind == "f16":
+        values = bits.view(np.float16).astype(np.float32)
+        unit = np.spacing(np.abs(bits.view(np.float16))).astype(np.float32)
+    else:  # bf16: the high half of a float32, whose unit is 2^16 float32 units
+        values = (bits.astype(np.uint32) << 16).view(np.float32)
+        unit = np.spacing(np.abs(values)) * np.float32(1 << 16)
+    keep = ~np.isfinite(values) | ((bits & SHORT_BITS[kind]) == 0)
+    return values, np.where(keep, 0, unit).astype(np.float32)
 
 
 def tensor_name(output: Any) -> str:
