@@ -11,16 +11,16 @@ looked at (:meth:`Cluster.skip_reason`).
 Jobs go out in Dask tasks (:func:`irtool.jobs.cluster_task.run_group`) of whole groups of jobs
 that share a compiled model, a few tasks per lane (:func:`_task_jobs`), in the run's order
 whatever their device (:func:`_next_resource`), placed by their resource (device, precision,
-release), at most as many at a time per resource as the workers offer lanes of it and one more each (a worker runs a task beside its lanes', set up and waiting
-for the next lane that frees), and in all at most one more per worker than the workers have
-lanes (a task held on a worker that dies is charged for its death).  Results are recorded as
-each task ends, each job once, its reproducers unpacked into the report dir, and the task released.  A
-worker lost mid-run (killed, frozen, its network gone: the scheduler drops it after its
-worker-ttl) takes its tasks with it; Dask runs them on another worker that offers their
-resource.  When none has offered a resource for ``lost_after`` seconds, its jobs are given up
-as lost (:attr:`Cluster.lost`: job name and why): the run is partial, and ``--resume`` runs
-them, on whichever workers have joined since.  The scheduler lost ends the run at once, every
-job without a result lost.
+release), at most as many at a time per resource as the workers offer lanes of it and one more
+each (a worker runs a task beside its lanes', set up and waiting for the next lane that frees),
+and in all at most one more per worker than the workers have lanes (a task held on a worker that
+dies is charged for its death). Results are recorded as each task ends, each job once, its
+reproducers unpacked into the report dir, and the task released. A worker lost mid-run (killed,
+frozen, its network gone: the scheduler drops it after its worker-ttl) takes its tasks with it;
+Dask runs them on another worker that offers their resource. When none has offered a resource
+for ``lost_after`` seconds, its jobs are given up as lost (:attr:`Cluster.lost`: job name and
+why): the run is partial, and ``--resume`` runs them, on whichever workers have joined since.
+The scheduler lost ends the run at once, every job without a result lost.
 
 With ``--openvino``, the releases are the workers' (``irtool worker --openvino``): each job goes
 to a worker that offers its release (:meth:`Cluster.releases` says what the workers published of

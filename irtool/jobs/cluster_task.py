@@ -10,10 +10,10 @@ the harnesses' options), so a job that segfaults or hangs is one ``crash`` or ``
 result, as in ``irtool harness``, and the Dask worker goes on.  The pool writes reproducers
 into the lane's own folder; the task sends them back packed (tar), with the results, each
 result naming the worker that ran it (``host``); the harness unpacks them into its report
-dir (:func:`unpack`).  The lane's folder and a task's files are kept in memory where the worker
-has room (:func:`_scratch`).  A job of a release (``--openvino``) runs in that release's environment,
+dir (:func:`unpack`).  A job of a release (``--openvino``) runs in that release's environment,
 made when the worker started (:func:`irtool.jobs.cluster.offer`); the files the jobs name come
 with the task and are unpacked into a folder of the task's own (:mod:`irtool.jobs.cluster_files`).
+The lane's folder and the task's are in memory where the worker has room (:func:`_scratch`).
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from irtool.core.jsonable import json_text
 from irtool.jobs import faults
 from irtool.jobs.cluster import published
-from irtool.core.jsonable import json_text
 from irtool.jobs.cluster_files import GZIP_LEVEL, extract, land, unland
 from irtool.jobs.kept import KEPT
 from irtool.jobs.pool import Pool
