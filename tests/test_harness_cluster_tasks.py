@@ -7,11 +7,14 @@ import json
 from collections import Counter, deque
 from pathlib import Path
 
+import pytest
+
 from irtool.harness import cluster
 from irtool.harness.matrix import make_jobs
 from irtool.jobs import cluster_task
 from irtool.jobs.cluster_files import unland
 from irtool.jobs.pool import groups_of
+from irtool.jobs.records import RecordError
 from irtool.jobs.suite import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +72,8 @@ def test_paths_a_worker_landed_are_said_back_as_the_harness_own_however_json_spe
     assert back == [{"file": f"{folders['0']}/lstm.xml",
                      "message": f"/suites/x/in.npz and {landed}/10/other.npz"}]  # folder 10 was not sent: kept
     assert unland(json.dumps(results), landed, {}) == json.dumps(results)
+    with pytest.raises(RecordError, match="not irtool's JSON"):  # the harness gives its jobs up as lost, with why
+        cluster_task.results_of({"results": '[{"case": "a"', "landed": landed}, folders)
 
 
 def test_a_worker_keeps_a_tasks_files_in_memory_where_it_has_room_else_in_the_temp_folder(monkeypatch, tmp_path):

@@ -42,7 +42,7 @@ from irtool.jobs.cluster_files import MAX_BYTES, files_size, pack, too_big
 from irtool.jobs.cluster_task import results_of, unpack
 from irtool.jobs.environments import CURRENT, Environment, ensure, release_order
 from irtool.jobs.pool import groups_of
-from irtool.jobs.records import CaseResult, Job, result_from_json
+from irtool.jobs.records import CaseResult, Job, RecordError, result_from_json
 from irtool.jobs.worker import RunnerOptions
 
 CHUNKS_PER_LANE = 2  # a resource's jobs go out in at least this many tasks per lane offering it (_task_jobs)
@@ -199,13 +199,17 @@ class Cluster:
             return
         answer = end[2]
         try:
+            results = [result_from_json(data) for data in results_of(answer, folders)]
+        except RecordError as error:  # not what an irtool worker sends
+            self.lost += [(job.name, f"the worker's answer cannot be read: {error}") for job in group]
+            return
+        try:
             unpack(answer["written"], self.report_dir)
             unwritten = None
         except OSError as error:  # a full disk: the verdicts stand, what was not written is said to be missing
             unwritten = f"its reproducer or kept outputs, sent back by the worker: {error.strerror or error}"
         keys = {job.key for job in group}
-        for data in results_of(answer, folders):
-            result = result_from_json(data)
+        for result in results:
             if unwritten and (result.reproducer or self.options.get("keep_outputs")):
                 result.reproducer, result.unwritten = None, unwritten
             if result.job_key in keys and result.job_key not in recorded:

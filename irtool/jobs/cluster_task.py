@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import io
-import json
 import os
 import shutil
 import tarfile
@@ -29,13 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from irtool.core.documents import load_json
 from irtool.core.jsonable import json_text
 from irtool.jobs import faults
 from irtool.jobs.cluster import published
 from irtool.jobs.cluster_files import GZIP_LEVEL, extract, land, unland
 from irtool.jobs.kept import KEPT
 from irtool.jobs.pool import Pool
-from irtool.jobs.records import CaseResult, result_to_json
+from irtool.jobs.records import CaseResult, RecordError, result_to_json
 from irtool.jobs.worker import REPRODUCERS, RunnerOptions, job_from_json
 
 SENT_BACK = (REPRODUCERS, KEPT)  # the folders of the lane's report dir a task sends back
@@ -157,8 +157,11 @@ def results_of(answer: Mapping[str, Any], folders: dict[str, str]) -> list[dict[
     """The results of a task's ``answer`` (JSON text: a size Dask reads at once, a string to pickle,
     where a list of dicts cost the worker's heartbeats a walk through every value) as JSON, the
     worker's paths of the files it was sent (``folders``: :class:`irtool.jobs.cluster_files.Shipment`'s)
-    said as the harness's."""
-    return json.loads(unland(answer["results"], answer["landed"], folders))
+    said as the harness's; RecordError for text that is not irtool's JSON."""
+    try:
+        return load_json(unland(answer["results"], answer["landed"], folders))
+    except ValueError as error:  # json.JSONDecodeError: not what an irtool worker sends
+        raise RecordError(f"its results are not irtool's JSON ({error})") from None
 
 
 def unpack(packed: bytes, report_dir: Path) -> None:
