@@ -112,7 +112,7 @@ def weights_rounding_cost(prepared: Prepared, compiled: Compiled, inputs: Mappin
     from irtool.runtime.model import weights_moved
 
     cost: dict[int, float] = {}
-    if prepared.stored not in ("f16", "bf16"):
+    if prepared.stored is None:  # no f16 or bf16 weight behind a Convert (irtool.runtime.nodes.stored_precision)
         return cost
     # against the model's own outputs inferred again: ``executed`` may carry a fault a test planted after inference
     base = infer(compiled.plain, inputs, compiled.run.device, compiled.input_names)

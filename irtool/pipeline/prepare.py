@@ -36,7 +36,7 @@ class Prepared:
     labels: tuple[tuple[str, ...], ...]  # per model output: its names, the spec's port name first
     filled_defaults: tuple[str, ...] = ()
     onnx: Any = None  # an .onnx model's irtool.onnx.graph.OnnxGraph: its nodes are judged in ONNX semantics
-    stored: str | None = None  # the coarsest type the model's constants are stored as behind a Convert (f16)
+    stored: str | None = None  # the coarsest type the model's constants are stored as behind a Convert (f16, bf16)
     # input name -> the sizes irtool converted it at and why (a frontend that converts it only with shapes)
     converted_at: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
