@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from irtool.cli import common
+from irtool.core import interrupts
 from irtool.harness.store import read_jsonl
 
 CASES = 40
@@ -101,6 +103,31 @@ def test_interrupted_run_writes_partial_reports_and_says_how_to_go_on(tmp_path, 
     assert re.search(rf"^INTERRUPTED in [\d.]+ s: {ran} pass; {CASES - ran} of {CASES} jobs not run$", stdout,
                      re.MULTILINE), stdout
     assert (tmp_path / "out" / "junit.xml").is_file() and (tmp_path / "out" / "report.html").is_file()
+
+
+@pytest.mark.parametrize("ends", ["whole", "with an error"])
+def test_an_interrupt_during_a_held_step_waits_for_its_end(monkeypatch, ends):
+    """What records a result (a line of results.jsonl, then the reports' list) is held whole: an
+    interrupt that lands between the two is raised after both, so the reports never lack a result
+    the .jsonl holds; a step that ends with an error of its own (a full disk) stops the work with it."""
+    monkeypatch.setattr(common, "_last_interrupt", [float("-inf")])
+    previous = signal.signal(signal.SIGUSR1, common.interrupt_once)
+    done = []
+    try:
+        with pytest.raises(KeyboardInterrupt if ends == "whole" else OSError):
+            with interrupts.held():
+                os.kill(os.getpid(), signal.SIGUSR1)
+                done.append("after the interrupt")
+                if ends != "whole":
+                    raise OSError("no space left on device")
+        assert done == ["after the interrupt"]
+        monkeypatch.setattr(common, "_last_interrupt", [float("-inf")])
+        with pytest.raises(KeyboardInterrupt):  # outside a held step, at once
+            os.kill(os.getpid(), signal.SIGUSR1)
+            done.append("not reached")
+        assert done == ["after the interrupt"]
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
 
 
 def test_resume_refuses_a_report_dir_of_another_run(tmp_path):

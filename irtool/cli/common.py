@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from irtool.core import activity
+from irtool.core import activity, interrupts
 from irtool.core.errors import IrtoolError
 from irtool.core.jsonable import json_text
 from irtool.core.text import cut, shown
@@ -36,8 +36,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-
-
 _REPEAT = 1.0  # seconds within which a second interrupt is the same one, delivered twice
 _last_interrupt = [float("-inf")]
 
@@ -51,7 +49,8 @@ def interrupt_once(signum: int, frame: Any) -> None:
     if now - _last_interrupt[0] < _REPEAT:
         return
     _last_interrupt[0] = now
-    raise KeyboardInterrupt
+    if not interrupts.put_off():  # else raised where the steps that must happen together end
+        raise KeyboardInterrupt
 
 
 def stopped(args: argparse.Namespace, verdict: str, message: str, code: int, unsupported: bool = False,

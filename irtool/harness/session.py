@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from irtool.core import interrupts
 from irtool.core.device_names import check_device
 from irtool.core.errors import IrtoolError, did_you_mean
 from irtool.core.memory import memory_limit
@@ -370,9 +371,10 @@ def _run(options: HarnessOptions, suites: list, jobs: list[Job], order: dict, ex
 
     def record(result: CaseResult) -> None:
         result = known.apply(expected, result)
-        writer.append(result)
-        results.append(result)
-        finished.add(result.job_key)
+        with interrupts.held():  # results.json and results.jsonl hold the same results, interrupted or not
+            writer.append(result)
+            results.append(result)
+            finished.add(result.job_key)
         if progress:
             progress(result, len(finished), len(jobs))
 
