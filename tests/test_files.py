@@ -48,6 +48,23 @@ def test_a_file_over_the_bound_is_refused_before_it_is_read(tmp_path):
         read_bytes(big, "suite file", limit=1024)
 
 
+def test_an_interrupt_as_a_file_is_opened_stays_an_interrupt(tmp_path, monkeypatch):
+    """Ctrl-C landing just as open_regular hands its file object back: the object alone closes the
+    descriptor, so the interrupt reaches the command (which says "interrupted", 130) rather than an
+    OSError (EBADF) from closing it twice, which a copy reported as a failed write."""
+    path = tmp_path / "model.xml"
+    path.write_bytes(b"<net/>")
+    fdopen = os.fdopen
+
+    def interrupted(fd, *args, **kwargs):
+        fdopen(fd, *args, **kwargs)  # made, then dropped by the interrupt
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fdopen", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        files.open_regular(path)
+
+
 def test_missing_unreadable_and_not_utf8(tmp_path):
     with pytest.raises(FileError, match="none.toml: no such suite file"):
         read_text(tmp_path / "none.toml", "suite file")

@@ -106,10 +106,13 @@ def open_regular(path: str | Path, what: str = "file", limit: int | None = None,
     try:
         _check_regular(path, what, os.fstat(fd), limit)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the try: once the file object exists it alone closes the descriptor.  An interrupt
+    # landing as it is returned would drop it (closing the fd) and then close the fd again, an
+    # OSError (EBADF) in place of the interrupt, or the close of a file opened since under that number.
+    return os.fdopen(fd, "rb")
 
 
 def _check_regular(path: Path, what: str, found: os.stat_result, limit: int | None) -> None:
