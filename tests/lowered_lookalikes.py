@@ -17,6 +17,11 @@ changes one thing:
   axis, its rows swapped;
 - ``z_reads_reset`` (GRU): z also adds (r*h)·Rz2, a term of the reset product;
 - ``coupled`` (LSTM): the input gate is 1 - f (coupled input-forget gates);
+- ``cell_clipped`` (LSTM): c_t clipped to [-0.3, 0.3] before the next step reads it;
+- ``fork`` (LSTM): a second cell, the last step's weights on the first step's input, also reads the step
+  before's states (the model returns the sum of both h_t): two steps of one step before, not one recurrence;
+- ``readout`` (LSTM): each step also computes sigmoid(x_t·V) * relu(c_t), added to the model output: a
+  second product of a sigmoid and a function of c_t beside h_t = sigmoid(O) * tanh(c_t);
 - ``hard_sigmoid``: the gates' sigmoids HardSigmoid (alpha 0.2, beta 0.5), Keras's old default;
 - ``clipped``: that written out as Keras 2 lowers it, Clip(0.2x + 0.5, 0, 1);
 - ``relu6``: the gates' sigmoids as Keras 3's hard_sigmoid, Clip(x + 3, 0, 6) / 6;
@@ -109,8 +114,11 @@ def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray,
         p = g.init(prefix + "P", _rng_weights(g.rng, HIDDEN, HIDDEN))
     if variant == "batch_gather":
         swap = g.init(prefix + "swap", np.array([1, 0], np.int64))
+    if variant == "readout":
+        v = g.init(prefix + "V", _rng_weights(g.rng, SIZE, HIDDEN))
     one = g.init(prefix + "one", np.ones(HIDDEN, np.float32))
     h, c = prefix + "h0", prefix + "c0"
+    read = []
     for t in range(STEPS):
         s = f"{prefix}s{t}_"
         x = g.op("Gather", [x_name, g.init(s + "t", np.array(t, np.int64))], s + "x", axis=0)
@@ -135,8 +143,24 @@ def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray,
             h_t = g.op("MatMul", [h_t, p], s + "proj")
         elif variant == "residual":
             h_t = g.op("Add", [h_t, x], s + "res")
+        elif variant == "cell_clipped":
+            c_t = g.op("Clip", [c_t, g.init(s + "c_lo", np.array(-0.3, np.float32)),
+                                g.init(s + "c_hi", np.array(0.3, np.float32))], s + "c_clip")
+        elif variant == "fork" and t == STEPS - 1:
+            k = s + "fork_"
+            first_x = f"{prefix}s0_x"  # not x_t: the same cell of the same tensors is merged by OpenVINO
+            sums = g.op("Add", [g.op("MatMul", [first_x, ws[t]], k + "xw"), g.op("MatMul", [h, rs[t]], k + "hr")],
+                        k + "sum")
+            i2, f2, cc2, o2 = g.split(g.op("Add", [sums, b], k + "g"), [k + n for n in "ifco"])
+            c2 = g.op("Add", [g.op("Mul", [g.gate(f2, k + "sf", variant), c], k + "fc"),
+                              g.op("Mul", [g.gate(i2, k + "si", variant), g.op("Tanh", [cc2], k + "tc")], k + "ic")],
+                      k + "c_t")
+            read.append(g.op("Mul", [g.gate(o2, k + "so", variant), g.op("Tanh", [c2], k + "th")], k + "h_t"))
+        elif variant == "readout":
+            read.append(g.op("Mul", [g.op("Sigmoid", [g.op("MatMul", [x, v], s + "xv")], s + "sv"),
+                                     g.op("Relu", [c_t], s + "rc")], s + "read"))
         h, c = h_t, c_t
-    g.op("Identity", [h], prefix + "out")
+    g.op("Sum", [h, *read], prefix + "out") if read else g.op("Identity", [h], prefix + "out")
 
 
 def gru_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray, r: np.ndarray,

@@ -30,13 +30,13 @@ CASES = [
     ("LSTM", "sliced", "pass", None),  # per-gate Slices
     ("GRU", "sliced", "pass", None),
     ("GRU", "shared", "pass", None),  # of the other convention: z's weights negated, W shared
-    ("LSTM", "state_rounded", "pass", "its state is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
-    ("GRU", "state_rounded", "pass", "its state is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
+    ("LSTM", "state_rounded", "pass", "its h_t is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
+    ("GRU", "state_rounded", "pass", "its h_t is rounded between every two steps (Convert 's0_h_f16' (to f16)"),
     ("LSTM", "gates_rounded", "pass", "its gate pre-activations are rounded (Convert 's0_g_f16' (to f16))"),
     ("LSTM", "per_step", "pass", "the model computes each step with W and R of its own"),
-    ("LSTM", "projection", "pass", "(MatMul 's0_proj' first: a projection or a residual around the cell)"),
-    ("LSTM", "residual", "pass", "(Add 's0_res' first: a projection or a residual around the cell)"),
-    ("GRU", "residual", "pass", "(Add 's0_res' first: a projection or a residual around the cell)"),
+    ("LSTM", "projection", "pass", "(MatMul 's0_proj' first: a projection, a residual or a function around the cell)"),
+    ("LSTM", "residual", "pass", "(Add 's0_res' first: a projection, a residual or a function around the cell)"),
+    ("GRU", "residual", "pass", "(Add 's0_res' first: a projection, a residual or a function around the cell)"),
     ("LSTM", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh, tanh)"),
     ("GRU", "hard_sigmoid", "pass", "(activations hardsigmoid (alpha 0.2, beta 0.5), tanh)"),
     ("LSTM", "clipped", "pass", "(activations hardsigmoid (alpha 1, beta 0), tanh, tanh)"),  # 0.2, 0.5: in W, B
@@ -47,6 +47,11 @@ CASES = [
     ("LSTM", "batch_gather", "unjudged", "gate f adds Gather 's0_f_rows'"),
     ("GRU", "batch_gather", "unjudged", "its update gate z reads its products through Gather 's0_z_rows'"),
     ("LSTM", "coupled", "unjudged", "has no reset gate"),  # i = 1 - f: a GRU's update on c, without r
+    ("LSTM", "cell_clipped", "pass", "its state is not the step before's c_t but computed from it between every two "
+                                     "steps ("),  # Clamp, or Minimum and Maximum
+    # two products of a sigmoid and a function of c_t: which one is h_t is not guessed (it once was, by the
+    # order OpenVINO listed c_t's readers in: a different cell from run to run)
+    ("LSTM", "readout", "unjudged", "is read by 2 products that each could be its h_t"),
 ]
 
 
@@ -105,6 +110,16 @@ def test_the_same_model_gets_the_same_verdict_in_ten_runs(capsys, tmp_path):
     assert len(seen) == 1, seen
     ((code, nodes),) = seen
     assert code == 0 and [verdict for _, verdict, _ in nodes] == ["pass", "pass"]
+
+
+@pytest.mark.parametrize("form", ["onnx", "ir"])
+def test_two_steps_reading_one_step_before_are_not_one_recurrence(capsys, tmp_path, form):
+    """A second cell reads the states the last step reads: the chain keeps one of them, and the other is
+    said not judged, with why (it was once dropped without a word, its step never judged nor listed)."""
+    code, result = run_json(capsys, lookalikes.save("LSTM", "fork", tmp_path, form))
+    verdicts = sorted((node["verdict"], said(node)) for node in result["nodes"])
+    assert code == 3 and [verdict for verdict, _ in verdicts] == ["pass", "unjudged"], verdicts
+    assert "is read as the state of another step too: not one recurrence" in verdicts[1][1]
 
 
 def test_weights_are_joined_by_content_never_by_memory_address():

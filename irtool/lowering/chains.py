@@ -37,19 +37,21 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
     by_output = {c.out_key: c for c in candidates}
     joined: dict[tuple, np.ndarray] = {}  # weights the steps share, joined once
     previous: dict[int, tuple[Candidate, Key]] = {}  # id of a candidate -> (its step before, its state key)
-    between: dict[int, list[Any]] = {}  # id of a candidate -> the ops between the step before's states and its
+    between: dict[int, list[tuple[Any, str]]] = {}  # id of a candidate -> the ops between the step before's states and its
     for candidate in candidates:
         link = _link(candidate, candidates, reader)
         if link is not None:
             previous[id(candidate)], between[id(candidate)] = link[:2], link[2]
     following = {id(before): candidate for candidate in candidates if id(candidate) in previous
                  for before, _ in [previous[id(candidate)]]}
+    placed: set[int] = set()
     for head in candidates:
         if id(head) in previous:
             continue
         steps = [head]
         while id(steps[-1]) in following and len(steps) <= len(candidates):
             steps.append(following[id(steps[-1])])
+        placed.update(id(step) for step in steps)
         if len(steps) == 1 and head.kind == "RNN":
             continue
         zero = zero_state_step(head, reader)
@@ -64,10 +66,16 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
         refused = next((cell for cell in cells if isinstance(cell, Refusal)), None)
         result.append(refused if refused is not None else
                       Chain(tuple(cells), around_words([between[id(step)] for step in steps[1:]])))
+    for lost in (c for c in candidates if id(c) not in placed):  # its step before is another step's too
+        before = previous[id(lost)][0]
+        result.append(Refusal(lost.kind, f"the step whose states it reads ({label(before.outputs[0].get_node())}) is "
+                                         f"read as the state of another step too: not one recurrence", lost.parts,
+                              lost.outputs[0]))
     return result
 
 
-def _link(candidate: Candidate, candidates: list[Candidate], reader: Reader) -> tuple[Candidate, Key, list[Any]] | None:
+def _link(candidate: Candidate, candidates: list[Candidate], reader: Reader) \
+        -> tuple[Candidate, Key, list[tuple[Any, str]]] | None:
     """The step before ``candidate`` (the cell whose h_t, and c_t, it reads as its states), its state's key,
     and the ops between what that step made and what this one reads (narrowing Converts, or the ops of a
     projection or a residual around the cell); None where no cell makes its states."""
@@ -78,12 +86,12 @@ def _link(candidate: Candidate, candidates: list[Candidate], reader: Reader) -> 
             found = made_from(value, by_output, reader, walk)
             if found is None:
                 continue
-            before, ops = by_output[found[0]], found[1]
+            before, ops = by_output[found[0]], [(op, "h_t") for op in found[1]]
             if candidate.kind == "LSTM":
                 c_found = made_from(candidate.c, {key(before.outputs[1]): before}, reader, walk)
                 if c_found is None:
                     continue
-                ops = ops + [op for op in c_found[1] if op not in ops]
+                ops += [(op, "c_t") for op in c_found[1]]
             return before, state, ops
     return None
 
@@ -107,22 +115,25 @@ def made_from(value: Any, outputs: Mapping[Key, Any], reader: Reader, walk: int)
     return None
 
 
-def around_words(links: list[list[Any]]) -> tuple[str, ...]:
-    """What the model does to the state between steps (:func:`made_from`'s ops), in words."""
+def around_words(links: list[list[tuple[Any, str]]]) -> tuple[str, ...]:
+    """What the model does to the states between steps (:func:`made_from`'s ops, each with the state it is
+    on: ``h_t`` or ``c_t``), in words."""
     if not links or not any(links):
         return ()
     first = next(ops for ops in links if ops)
     where = "between every two steps" if all(links) else "between some steps"
-    rounded = [op for op in first if op.get_type_name() == "Convert"]
-    other = [op for op in first if op.get_type_name() != "Convert"]
     words = []
-    if rounded:
-        words.append(f"its state is rounded {where} ({', '.join(rounding(op) for op in rounded)} first): each step "
-                     f"is judged on the state it read")
-    if other:
-        words.append(f"its state is not the step before's h_t but computed from it {where} ("
-                     f"{', '.join(label(op) for op in other)} first: a projection or a residual around the cell): "
-                     f"each step is judged on the state it read")
+    for state in dict.fromkeys(which for _, which in first):
+        ops = [op for op, which in first if which == state]
+        rounded = [op for op in ops if op.get_type_name() == "Convert"]
+        other = [op for op in ops if op.get_type_name() != "Convert"]
+        if rounded:
+            words.append(f"its {state} is rounded {where} ({', '.join(rounding(op) for op in rounded)} first): each "
+                         f"step is judged on the state it read")
+        if other:
+            words.append(f"its state is not the step before's {state} but computed from it {where} ("
+                         f"{', '.join(label(op) for op in other)} first: a projection, a residual or a function "
+                         f"around the cell): each step is judged on the state it read")
     return tuple(words)
 
 

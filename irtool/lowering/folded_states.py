@@ -16,7 +16,7 @@ import numpy as np
 from irtool.lowering.cells import Candidate, activation_of, argument, function
 from irtool.lowering.gate_sums import Reader, Sum
 from irtool.lowering.graph import Key, is_one, key, label, op_of, operands
-from irtool.lowering.lstm import output_gate
+from irtool.lowering.lstm import output_gates
 
 
 def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] | None:
@@ -43,10 +43,11 @@ def zero_state_step(after: Candidate, reader: Reader) -> tuple[Candidate, Key] |
     i_act, g_act = acts if function(acts[0]) == after.activations[0] else acts[::-1]
     for k, value in after.variables.items():
         product = op_of(value, "Multiply")
-        found = output_gate(update.output(0), i_act) if product is not None else None
-        if found is None or found[2] is not product:
+        found = [match for match in output_gates(update.output(0), i_act) if match[2] is product] \
+            if product is not None else []
+        if len(found) != 1:  # the h_1 the step after reads as its state, among c_1's readers
             continue
-        h_act, o_act, _ = found
+        h_act, o_act, _ = found[0]
         if tuple(function(act) for act in (i_act, g_act, h_act)) != after.activations:
             return None
         gates = {name: reader.sum(argument(act)) for name, act in (("i", i_act), ("c", g_act), ("o", o_act))}

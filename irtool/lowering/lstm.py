@@ -25,7 +25,7 @@ def lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
     products = [op_of(value, "Multiply") for value in operands(add)]
     if None in products:
         return None
-    acts = [[activation_of(value) for value in operands(m)] for m in products]
+    acts = [[_gate_activation(value) for value in operands(m)] for m in products]
     both = [k for k in (0, 1) if None not in acts[k]]
     one = [k for k in (0, 1) if acts[k].count(None) == 1]
     if len(both) != 1 or len(one) != 1:
@@ -37,11 +37,15 @@ def lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
     i_act, g_act = (first, second) if same_function(first, f_act) else (second, first)
     parts = (label(forget), label(update), label(add))
     c_out = add.output(0)
-    found = output_gate(c_out, f_act)
-    if found is None:
+    found = output_gates(c_out, f_act)
+    if not found:
         return Refusal("LSTM", f"its c_t ({label(add)}) is not read by an activation that an output gate "
                                f"{f_act.get_type_name()} multiplies", parts, c_out)
-    h_act, o_act, h_op = found
+    if len(found) > 1:
+        return Refusal("LSTM", f"its c_t ({label(add)}) is read by {len(found)} products that each could be its "
+                               f"h_t = o(O) * h(c_t) ({', '.join(sorted(label(match[2]) for match in found))}): "
+                               f"cannot tell which one is", parts, c_out)
+    h_act, o_act, h_op = found[0]
     parts += (label(h_act), label(h_op))
     if not same_function(i_act, f_act):
         return Refusal("LSTM", f"its input gate's activation ({label(i_act)}) is not its forget gate's "
@@ -60,19 +64,48 @@ def lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
                               (h_op.output(0), c_out), parts, c=c_prev), varying, {"c_{t-1}": c_prev})
 
 
-def output_gate(c_out: Any, like: Any) -> tuple[Any, Any, Any] | None:
-    """(h(c_t), the output gate's activation (the function of ``like``, the forget gate's), h_t's Multiply)
-    among the readers of c_t."""
+def _gate_activation(value: Any) -> Any | None:
+    """The activation computing ``value`` where it is a gate's; None where it is of a cell state (an Add of
+    two products: c_{t-1} passed through a function on its way in, as a model clamping it between steps)."""
+    act = activation_of(value)
+    if act is None or act.get_input_size() == 0:
+        return act
+    argument = root(act.input_value(0)).get_node()
+    if argument.get_type_name() == "Add" and all(op_of(v, "Multiply") is not None for v in operands(argument)):
+        return None
+    return act
+
+
+def output_gates(c_out: Any, like: Any) -> list[tuple[Any, Any, Any]]:
+    """Each (h(c_t), the output gate's activation (the function of ``like``, the forget gate's), h_t's
+    Multiply) among the readers of c_t, but for the next step's forget product f(F)*g(c_t) (an operand
+    of a sum with a product of two activations: the next step's c_t, as where a model clamps its cell
+    state between steps).  All of them, whatever order OpenVINO lists c_t's readers in: more than one
+    is a cell that cannot be told, never the first one found."""
+    found = []
     for target in c_out.get_target_inputs():
         act = target.get_node()
         if act.get_type_name() not in ACTIVATION_OPS:
             continue
         for reader in act.output(0).get_target_inputs():
             product = reader.get_node()
-            if product.get_type_name() != "Multiply":
+            if product.get_type_name() != "Multiply" or _forget_product(product):
                 continue
             other = [activation_of(v) for v in operands(product) if root(v).get_node() is not act and
                      activation_of(v) is not None and same_function(activation_of(v), like)]
-            if other:
-                return act, other[0], product
-    return None
+            if other and all(match[2] is not product for match in found):
+                found.append((act, other[0], product))
+    return found
+
+
+def _forget_product(product: Any) -> bool:
+    """Whether ``product`` is added to a product of two gates' activations: the f(F)*c_{t-1} of a next step's
+    c_t (not h_t added to a sum, whose other product's h(c_t) is of a cell state)."""
+    for target in product.output(0).get_target_inputs():
+        add = target.get_node()
+        if add.get_type_name() != "Add":
+            continue
+        others = [op_of(value, "Multiply") for value in operands(add) if value.get_node() is not product]
+        if any(other is not None and all(_gate_activation(v) is not None for v in operands(other)) for other in others):
+            return True
+    return False
