@@ -65,6 +65,25 @@ def test_backend_case(name, written, capsys):
         assert node["max_abs"] < 1e-5
 
 
+@pytest.mark.parametrize("name", ["test_gru_batchwise", "test_simple_rnn_batchwise"])
+def test_onnxs_own_outputs_of_a_layout_1_node_fail_as_the_conversion_fault_not_as_a_wrong_file(name, written,
+                                                                                             tmp_path, capsys):
+    """ONNX's expected outputs of a layout=1 node have the shapes the model declares; OpenVINO's frontend
+    ignores the layout, so its outputs are shaped otherwise.  That is a failure of the run (the node's
+    known fault, and the outputs against the file), never "the file does not match the model" (exit 2)."""
+    model, inputs = written[name]
+    (_, outputs), = CASES[name].data_sets
+    np.savez(tmp_path / "expected.npz", **dict(zip([o.name for o in CASES[name].model.graph.output], outputs)))
+    code, result, err = run_json(capsys, str(model), "-d", "CPU", "--inputs", str(inputs),
+                                 "--expected", str(tmp_path / "expected.npz"))
+    assert code == 1 and result["verdict"] == "fail", (err, result.get("verdict"))
+    node, = result["nodes"]
+    assert node["verdict"] == "fail" and "ignores layout=1" in node["reason"]
+    diffs = result["expected"]["outputs"]
+    assert diffs and not any(diff["passed"] for diff in diffs), diffs
+    assert any("differs from expected" in (diff["problem"] or "") for diff in diffs), diffs  # Y_h: [1, 1, 6]
+
+
 def test_backend_cases_cover_the_known_faults():
     assert set(KNOWN_WRONG) <= set(CASES)
 

@@ -191,6 +191,17 @@ class OnnxGraph:
         names = [n for node in nodes for n in list(node.proto.input) + list(node.proto.output) if n]
         return [n for n in dict.fromkeys(names) if n not in known]
 
+    def declared_shapes(self) -> dict[str, tuple[int | None, ...]]:
+        """The shapes the model's graph outputs are declared with, by name (None: a dim without a fixed
+        size); an output declared without a shape is left out."""
+        shapes = {}
+        for output in self.model.graph.output:
+            tensor = output.type.tensor_type
+            if tensor.HasField("shape"):
+                shapes[output.name] = tuple(dim.dim_value if dim.HasField("dim_value") else None
+                                            for dim in tensor.shape.dim)
+        return shapes
+
     def tolerance_names(self) -> set[str]:
         """What --atol/--rtol and a case's tolerances may name in this model: its outputs, and each
         recurrent node's output tensors and roles (Y, Y_h, Y_c), alone or as NODE:NAME."""

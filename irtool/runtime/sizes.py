@@ -473,7 +473,7 @@ def _loops_counted_by(source: Any) -> list[str]:
                 if all(o.get_element_type().is_integral() or o.get_element_type() == ov.Type.boolean
                        for o in user.outputs()):
                     pending.append(user)
-    return list(dict.fromkeys(loops))
+    return sorted(set(loops))  # by name: OpenVINO lists an output's readers in no fixed order
 
 
 def _condition_inputs(loop: Any) -> set[int]:
