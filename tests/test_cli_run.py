@@ -238,6 +238,21 @@ def test_a_device_name_openvino_does_not_know_is_one_line_with_a_suggestion(gru,
     assert code == 2 and out == "" and says in one_error_line(err)
 
 
+@pytest.mark.parametrize("name, says", [
+    ("torch", "--compare-with torch: neither a device OpenVINO knows nor a runtime irtool runs; runtimes: onnxruntime"),
+    ("onnxruntim", "(did you mean onnxruntime?)"),
+    ("GPUU", "(did you mean GPU?)"),
+    ("HETERO:", "--compare-with HETERO:: HETERO needs a device list"),
+])
+def test_compare_with_a_name_it_does_not_take_lists_the_runtimes_and_the_devices(gru, capsys, name, says):
+    """Neither a device nor a runtime: one line naming both kinds, and for a framework without a runtime here
+    (PyTorch) the way to compare with it (--expected), not a device it is near to in spelling."""
+    code, out, err = run(capsys, str(gru), "-d", "CPU", "--compare-with", name)
+    line = one_error_line(err)
+    assert code == 2 and out == "" and says in line, line
+    assert ("give them with --expected" in line) == (":" not in name)
+
+
 @pytest.mark.parametrize("target, says", [
     ("gru.bin", "gru.bin: is an IR's weights file; give the .xml beside it"),
     (".", ": is a folder without saved_model.pb; expected a model: IR .xml, ONNX .onnx, TensorFlow Lite .tflite, "

@@ -14,6 +14,7 @@ from typing import Any
 from irtool.cli.common import NOTHING_JUDGED, UsageError, stopped, stopped_report
 from irtool.cli.options import add_judging_options, add_release_options, parse_config, parse_tolerances, seconds, seed
 from irtool.cli.run_text import render_text
+from irtool.core.errors import did_you_mean
 from irtool.core.formats import ORACLES
 from irtool.core.jsonable import json_text, plain
 from irtool.core.numbers import NumberSyntaxError, parse_int
@@ -156,14 +157,26 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
 
 def parse_compare_with(text: str | None) -> tuple[str, str] | None:
     """``GPU``, ``GPU:f16`` or ``HETERO:GPU+CPU:bf16`` -> (device, precision); f32 when none is given."""
-    from irtool.core.device_names import parse_device
+    from irtool.core.device_names import PHYSICAL_FAMILIES, VIRTUAL_DEVICES, DeviceError, parse_device
 
     if text is None or text.lower() in ORACLES:
         return None
     device, _, last = text.rpartition(":")
     if last in PRECISION_CHOICES and device:
         return parse_device(device, "--compare-with"), last
-    return parse_device(text, "--compare-with"), "f32"
+    try:
+        return parse_device(text, "--compare-with"), "f32"
+    except DeviceError:
+        if ":" in text or "," in text:  # written as a device: what is wrong with it is said as such
+            raise
+    frameworks = ("torch", "pytorch", "keras", "jax")  # no runtime irtool runs: no near name to suggest
+    near = "" if text.lower() in frameworks else \
+        did_you_mean(text.lower(), ORACLES + tuple(PHYSICAL_FAMILIES) + tuple(VIRTUAL_DEVICES))
+    raise UsageError(f"--compare-with {text}: neither a device OpenVINO knows nor a runtime irtool runs{near}; "
+                     f"runtimes: {', '.join(ORACLES)}; devices: {', '.join(PHYSICAL_FAMILIES)} and the virtual "
+                     f"{', '.join(VIRTUAL_DEVICES)}, with a precision after a colon (GPU:f16). A framework without "
+                     f"a runtime here (PyTorch, Keras in Python): save its outputs on the same inputs "
+                     f"(numpy.savez(path, OUTPUT=array)) and give them with --expected")
 
 
 # ----------------------------------------------------------------------------- rendering
