@@ -25,6 +25,9 @@ dependency; its files are committed).
   [1, batch, 8], and the first step's product of the zero state is folded into constants.  Each
   has a twin NAME_fault.xml whose recurrent bias at step FAULT_STEP (the Add after that step's
   h·R) has one value changed by 0.5.
+- export_bigru2.xml: a two-layer bidirectional nn.GRU (hidden 8) the same way; the second layer reads
+  both directions of the first, its input's product split into one per direction.  Its twin
+  export_bigru2_fault.xml has the fault in the second layer's forward direction, at step FAULT_STEP.
 - export_gru_h0.xml: a GRU through torch.export given its initial state as a model input
 - export_static_gru.xml: export_gru's layer through torch.export.export with its default settings
   (no dynamic_shapes, as a new user writes it): the IR's input is [?,?,?] all the same, but the
@@ -44,7 +47,8 @@ them and ``--save-outputs`` writes them), for ``irtool run --inputs ... --expect
     python -m venv --system-site-packages /tmp/torchenv && /tmp/torchenv/bin/pip install torch openvino
     /tmp/torchenv/bin/python samples/make_torch_models.py [NAME ...]  # from the repository root
 
-NAMEs (packed_lstm, gru, gru_cell_loop, export, export_static, export_h0, sliced) rewrite only those (default: all).
+NAMEs (packed_lstm, gru, gru_cell_loop, export, export_stacked, export_static, export_h0, sliced) rewrite only
+those (default: all).
 """
 from __future__ import annotations
 
@@ -178,6 +182,8 @@ EXPORTED = {"export_gru": lambda: nn.GRU(SIZE, HIDDEN, batch_first=True),
             "export_lstm": lambda: nn.LSTM(SIZE, HIDDEN, batch_first=True),
             "export_bilstm": lambda: nn.LSTM(SIZE, HIDDEN, batch_first=True, bidirectional=True),
             "export_rnn_relu": lambda: nn.RNN(SIZE, HIDDEN, nonlinearity="relu", batch_first=True)}
+STACKED = {"export_bigru2": lambda: nn.GRU(SIZE, HIDDEN, num_layers=2, batch_first=True, bidirectional=True)}
+FAULTED_FROM = {"export_bigru2": 14}  # the number of the faulted layer's input product (linear_14: layer 2's forward)
 
 
 def exported_static(x: torch.Tensor) -> None:
@@ -220,7 +226,7 @@ def exported_h0(x: torch.Tensor, h0: torch.Tensor) -> None:
 def exported(name: str, x: torch.Tensor) -> None:
     """A layer through torch.export (dynamic batch) and ov.convert_model, and its twin with a fault at
     step FAULT_STEP: the bias the step adds to its h·R (PyTorch names that Add linear_<step + 1>)."""
-    module = Layer(EXPORTED[name]()).eval()
+    module = Layer({**EXPORTED, **STACKED}[name]()).eval()
     batch = torch.export.Dim("batch", min=1, max=64)
     program = torch.export.export(module, (x,), dynamic_shapes={"x": {0: batch}})
     with torch.no_grad():
@@ -229,7 +235,8 @@ def exported(name: str, x: torch.Tensor) -> None:
         model = ov.convert_model(program)
         if suffix:
             (add,) = [op for op in model.get_ordered_ops()
-                      if op.get_friendly_name() == f"linear_{FAULT_STEP + 1}/aten.linear.default/Add"]
+                      if op.get_friendly_name() ==
+                      f"linear_{FAULTED_FROM.get(name, 0) + FAULT_STEP + 1}/aten.linear.default/Add"]
             bias = add.input_value(1).get_node().get_data().copy()
             bias.reshape(-1)[2] += 0.5
             add.input(1).replace_source_output(ov.opset8.constant(bias).output(0))
@@ -282,6 +289,11 @@ def main(names: list[str]) -> None:
         torch.manual_seed(2)
         x = torch.randn(BATCH, STEPS, SIZE)
         for name in EXPORTED:
+            exported(name, x)
+    if "export_stacked" in wanted:
+        torch.manual_seed(6)
+        x = torch.randn(BATCH, STEPS, SIZE)
+        for name in STACKED:
             exported(name, x)
     if "export_static" in wanted:
         torch.manual_seed(3)

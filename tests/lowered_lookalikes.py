@@ -17,6 +17,7 @@ changes one thing:
   axis, its rows swapped;
 - ``z_reads_reset`` (GRU): z also adds (r*h)·Rz2, a term of the reset product;
 - ``coupled`` (LSTM): the input gate is 1 - f (coupled input-forget gates);
+- ``c_matrix`` (LSTM): every gate also adds c_{t-1}·P (a peephole of full matrix, no cell's);
 - ``cell_clipped`` (LSTM): c_t clipped to [-0.3, 0.3] before the next step reads it;
 - ``fork`` (LSTM): a second cell, the last step's weights on the first step's input, also reads the step
   before's states (the model returns the sum of both h_t): two steps of one step before, not one recurrence;
@@ -116,6 +117,8 @@ def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray,
         swap = g.init(prefix + "swap", np.array([1, 0], np.int64))
     if variant == "readout":
         v = g.init(prefix + "V", _rng_weights(g.rng, SIZE, HIDDEN))
+    if variant == "c_matrix":
+        peep = g.init(prefix + "P", _rng_weights(g.rng, HIDDEN, 4 * HIDDEN))
     one = g.init(prefix + "one", np.ones(HIDDEN, np.float32))
     h, c = prefix + "h0", prefix + "c0"
     read = []
@@ -127,6 +130,8 @@ def lstm_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray,
         else:
             gates = g.op("Add", [g.op("MatMul", [x, ws[t]], s + "xw"), g.op("MatMul", [h, rs[t]], s + "hr")], s + "sum")
         gates = g.op("Add", [gates, b], s + "g")
+        if variant == "c_matrix":
+            gates = g.op("Add", [gates, g.op("MatMul", [c, peep], s + "cp")], s + "gc")
         if variant == "gates_rounded":
             gates = g.rounded(gates, s + "g")
         i, f, cc, o = g.split(gates, [s + k for k in "ifco"], sliced=variant == "sliced")

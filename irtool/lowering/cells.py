@@ -190,6 +190,7 @@ class Cell:
     stored: tuple[str | None, str | None] = (None, None)  # the integer type W and R are stored as, if one (Term.stored)
     rounded: tuple[str, ...] = ()  # narrowing Converts on its gate pre-activations (Sum.rounded), which no cell op has
     hoisted: tuple[str, ...] = ()  # its input's product computed for every step at once, and its rows taken (Sum.hoisted)
+    joined_from: tuple[str, ...] = ()  # the tensors x_t joins (its gates multiply each by weights of its own)
 
     @property
     def op(self) -> tuple[str, int]:
@@ -210,6 +211,9 @@ class Cell:
         if self.hoisted:
             text += f"; its input's product is computed for every step at once and each step takes its rows " \
                     f"({', '.join(self.hoisted)}): x_t is those rows of that product's input"
+        if self.joined_from:
+            text += f"; its input x_t is {', '.join(self.joined_from)} joined on their last axis (its gates multiply " \
+                    f"each by weights of its own: W is theirs side by side)"
         if self.rounded:  # OpenVINO runs f16 tensors at the inference precision: at f32 the rounding is gone
             text += f"; its gate pre-activations are rounded ({', '.join(self.rounded)}), which OpenVINO's " \
                     f"{self.op[0]} does not do: judged against the cell without the rounding"
@@ -266,9 +270,9 @@ def checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[st
                                            f"product of the input or state by constant weights, a constant bias, "
                                            f"or a bias computed per iteration", found.parts, found.outputs[0])
             kept.append((name, value, cols))
-    if len(found.variables) > 2 or not found.variables:
-        return Refusal(found.kind, f"its gates multiply {len(found.variables)} tensors by weights, expected its "
-                                   f"input and its state", found.parts, found.outputs[0])
+    if not found.variables:
+        return Refusal(found.kind, "its gates multiply no tensor by weights, expected its input and its state",
+                       found.parts, found.outputs[0])
     if not kept:
         return found
     gates = {name: replace(g, others=()) for name, g in found.gates.items()}

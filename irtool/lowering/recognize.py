@@ -11,7 +11,7 @@ import numpy as np
 
 from irtool.lowering.cells import GATES, Candidate, Cell, Context, Refusal, function, named, varies_per_iteration
 from irtool.lowering.gate_sums import Reader
-from irtool.lowering.graph import Key, key, label, last_dim
+from irtool.lowering.graph import Key, key, label, last_dim, root
 from irtool.lowering.gru import gru
 from irtool.lowering.lstm import lstm
 from irtool.lowering.rnn import rnn
@@ -144,18 +144,25 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
             f"its gates multiply {named(variables)} by weights, which no loop or next step carries as its state"
         return Refusal(found.kind, why, found.parts, found.outputs[0])
     inputs = [k for k in variables if k != state]
-    if len(inputs) != 1:
-        return Refusal(found.kind, f"its gates multiply {len(inputs)} tensors besides its state, expected one input "
-                                   f"({named({k: variables[k] for k in inputs}) or 'none'})",
+    if found.c is not None and key(found.c) in inputs:
+        return Refusal(found.kind, f"its gates multiply its c_{{t-1}} ({label(root(found.c).get_node())}) by weights: "
+                                   f"a peephole, which OpenVINO's LSTMCell does not have", found.parts, found.outputs[0])
+    if not inputs:
+        return Refusal(found.kind, "its gates multiply no tensor besides its state, expected an input",
                        found.parts, found.outputs[0])
-    x_key = inputs[0]
-    width = next(g.terms[x_key].weight.shape[0] for g in found.gates.values() if x_key in g.terms)
+    widths = [next(g.terms[k].weight.shape[0] for g in found.gates.values() if k in g.terms) for k in inputs]
+    x, joined_from = _input(variables, inputs, widths)
+    if x is None:
+        return Refusal(found.kind, f"its gates multiply {named({k: variables[k] for k in inputs})} besides its "
+                                   f"state, of shapes that do not join into one input", found.parts, found.outputs[0])
+    width = sum(widths)
     hidden = found.hidden_size
     ws, rs, bs = [], [], []
     for name in GATES[found.kind]:
         gate = found.gates[name]
         sign = np.float32(-1 if name in found.negated else 1)
-        w = gate.terms[x_key].weight.T if x_key in gate.terms else np.zeros((hidden, width), np.float32)
+        w = np.concatenate([gate.terms[k].weight.T if k in gate.terms else np.zeros((hidden, size), np.float32)
+                            for k, size in zip(inputs, widths)], axis=1)
         r_key = found.reset if name == "h" and found.reset is not None else state
         source = found.gates["hr"] if name == "h" and "hr" in found.gates else gate
         r = source.terms[r_key].weight.T if r_key in source.terms else np.zeros((hidden, hidden), np.float32)
@@ -173,12 +180,30 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
     order = GATES[found.kind] + (("hr",) if "hr" in found.gates else ())
     varying = tuple((order.index(name), value, cols, -1.0 if name in found.negated else 1.0)
                     for name, value, cols in found.varying)
-    stored = tuple(next((g.terms[k].stored for g in found.gates.values() if k in g.terms and g.terms[k].stored), None)
-                   for k in (x_key, state))
+    stored = tuple(next((g.terms[k].stored for k in keys for g in found.gates.values()
+                         if k in g.terms and g.terms[k].stored), None) for keys in (inputs, [state]))
     rounded = tuple(dict.fromkeys(text for gate in found.gates.values() for text in gate.rounded))
     hoisted = tuple(dict.fromkeys(text for gate in found.gates.values() for text in gate.hoisted))
-    return Cell(found.kind, hidden, found.activations, variables[x_key], h, found.c, weights, found.outputs,
-                found.parts, "hr" in found.gates, varying, stored, rounded, hoisted)
+    return Cell(found.kind, hidden, found.activations, x, h, found.c, weights, found.outputs,
+                found.parts, "hr" in found.gates, varying, stored, rounded, hoisted, joined_from)
+
+
+def _input(variables: Mapping[Key, Any], inputs: list[Key], widths: list[int]) -> tuple[Any | None, tuple[str, ...]]:
+    """The cell's input x_t: its one tensor besides the state, or the tensors its gates multiply besides the
+    state joined on their last axis (a layer reading two, as the second layer of a bidirectional stack
+    reads both directions of the first: its W is theirs side by side) and what it was joined from; None
+    where their shapes differ but in that axis."""
+    if len(inputs) == 1:
+        return variables[inputs[0]], ()
+    values = [variables[k] for k in inputs]
+    shapes = [value.get_partial_shape() for value in values]
+    if any(shape.rank.is_dynamic or shape.rank.get_length() != shapes[0].rank.get_length() for shape in shapes) or \
+            any(str(shape[-1]) not in (str(width), "?") for shape, width in zip(shapes, widths)) or \
+            len({tuple(str(dim) for dim in list(shape)[:-1]) for shape in shapes}) != 1:
+        return None, ()
+    import openvino.opset8 as ops
+
+    return ops.concat(values, -1).output(0), tuple(label(root(value).get_node()) for value in values)
 
 
 def _joined(parts: list[np.ndarray], dtype: Any, joined: dict[tuple, np.ndarray] | None) -> np.ndarray:
