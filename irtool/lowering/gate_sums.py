@@ -48,6 +48,7 @@ class Term:
     value: Any
     weight: np.ndarray
     stored: str | None = None
+    rows: bool = False  # ``value`` is a step's rows of an input's product hoisted out of the steps (made here)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Sum:
     def plus(self, other: "Sum") -> "Sum":
         terms = dict(self.terms)
         for k, term in other.terms.items():
-            terms[k] = Term(terms[k].value, terms[k].weight + term.weight, terms[k].stored or term.stored) \
+            terms[k] = replace(terms[k], weight=terms[k].weight + term.weight, stored=terms[k].stored or term.stored) \
                 if k in terms else term
         bias = self.bias if other.bias is None else other.bias if self.bias is None else self.bias + other.bias
         return Sum(self.width, terms, bias, self.others + other.others, merged(self.ops, other.ops),
@@ -267,7 +268,7 @@ class Reader:
             if made not in self._rows_made:
                 self._rows_made[made] = same_rows(node, term.value)
             rows = self._rows_made[made]
-            terms[key(rows)] = replace(term, value=rows)
+            terms[key(rows)] = replace(term, value=rows, rows=True)
         products = tuple(op for op in every.ops if op.startswith("MatMul "))
         return Sum(width, terms, every.bias, (), every.ops, every.rounded, merged(every.hoisted or products, (label(node),)))
 

@@ -144,9 +144,6 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
             f"its gates multiply {named(variables)} by weights, which no loop or next step carries as its state"
         return Refusal(found.kind, why, found.parts, found.outputs[0])
     inputs = [k for k in variables if k != state]
-    if found.c is not None and key(found.c) in inputs:
-        return Refusal(found.kind, f"its gates multiply its c_{{t-1}} ({label(root(found.c).get_node())}) by weights: "
-                                   f"a peephole, which OpenVINO's LSTMCell does not have", found.parts, found.outputs[0])
     if not inputs:
         return Refusal(found.kind, "its gates multiply no tensor besides its state, expected an input",
                        found.parts, found.outputs[0])
@@ -190,9 +187,9 @@ def resolve(found: Candidate, state: Key | None, folded: bool = False,
 
 def _input(variables: Mapping[Key, Any], inputs: list[Key], widths: list[int]) -> tuple[Any | None, tuple[str, ...]]:
     """The cell's input x_t: its one tensor besides the state, or the tensors its gates multiply besides the
-    state joined on their last axis (a layer reading two, as the second layer of a bidirectional stack
-    reads both directions of the first: its W is theirs side by side) and what it was joined from; None
-    where their shapes differ but in that axis."""
+    state joined on their last axis (a step's rows of hoisted products, irtool.lowering.cells.checked: the
+    second layer of a bidirectional stack reads both directions of the first, its W theirs side by side)
+    and what it was joined from; None where their shapes differ but in that axis."""
     if len(inputs) == 1:
         return variables[inputs[0]], ()
     values = [variables[k] for k in inputs]
