@@ -47,7 +47,7 @@ CASES = [
     ("LSTM", "batch_gather", "unjudged", "gate f adds Gather 's0_f_rows'"),
     ("GRU", "batch_gather", "unjudged", "its update gate z reads its products through Gather 's0_z_rows'"),
     ("LSTM", "coupled", "unjudged", "has no reset gate"),  # i = 1 - f: a GRU's update on c, without r
-    ("LSTM", "c_matrix", "unjudged", "its gates multiply its c_{t-1}"),  # not an input joined to x
+    ("LSTM", "c_matrix", "unjudged", "its gates multiply 3 tensors by weights"),  # c_{t-1} is not joined to x
     ("LSTM", "cell_clipped", "pass", "its state is not the step before's c_t but computed from it between every two "
                                      "steps ("),  # Clamp, or Minimum and Maximum
     # two products of a sigmoid and a function of c_t: which one is h_t is not guessed (it once was, by the

@@ -270,10 +270,6 @@ def checked(found: Candidate, varying: Callable[[Any], bool], states: Mapping[st
                                            f"product of the input or state by constant weights, a constant bias, "
                                            f"or a bias computed per iteration", found.parts, found.outputs[0])
             kept.append((name, value, cols))
-    multiplied = [name for k, name in state_keys.items() if k in found.variables]
-    if multiplied:
-        return Refusal(found.kind, f"its gates multiply its {multiplied[0]} by weights: a peephole, which OpenVINO's "
-                                   f"{CELL_TYPES[found.kind][0]} does not have", found.parts, found.outputs[0])
     rows = {k for gate in found.gates.values() for k, term in gate.terms.items() if term.rows}
     if not found.variables or (len(found.variables) > 2 and len(set(found.variables) - rows) > 1):
         # several inputs are joined only where they are a step's rows of hoisted products (torch.export's
