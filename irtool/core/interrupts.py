@@ -3,7 +3,8 @@
 The harness records each result twice, a line in results.jsonl and an entry in the list its
 reports are written from; an interrupt (Ctrl-C, SIGTERM: irtool.cli.common.interrupt_once)
 between the two would leave the reports one result short of the file ``--resume`` reads.  Inside
-:func:`held` the handler only notes the interrupt; it is raised as the block ends.
+:func:`held` the handler only notes the interrupt; it is raised as the block ends.  Python runs
+signal handlers in the main thread: a held block belongs there too (the harness records results there).
 """
 from __future__ import annotations
 
