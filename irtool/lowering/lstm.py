@@ -71,7 +71,9 @@ def _gate_activation(value: Any) -> Any | None:
     if act is None or act.get_input_size() == 0:
         return act
     argument = root(act.input_value(0)).get_node()
-    if argument.get_type_name() == "Add" and all(op_of(v, "Multiply") is not None for v in operands(argument)):
+    products = [op_of(v, "Multiply") for v in operands(argument)] if argument.get_type_name() == "Add" else [None]
+    if all(product is not None and any(activation_of(v) is not None for v in operands(product))
+           for product in products):  # f*c + i*g, not a gate's sum (elementwise weights: a*x + b*h)
         return None
     return act
 
