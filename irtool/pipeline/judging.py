@@ -76,8 +76,9 @@ def judge(prepared: Prepared, inputs: Mapping[str, np.ndarray], executed: Execut
                 costs = _rounding_costs(prepared, inputs, executed, emulations, reference or evaluate_node)
             if flowing is None:
                 flowing = _flowing_magnitude(prepared, inputs, executed)
-            declared = prepared.onnx.declared_shapes() if prepared.onnx is not None else None
-            mismatch = shape_mismatch(prepared.labels, executed.outputs, given, declared) if key == "expected" else None
+            mismatch = shape_mismatch(prepared.labels, executed.outputs, given,
+                                      prepared.onnx.declared_shapes() if prepared.onnx is not None else None) \
+                if key == "expected" else None
             if mismatch is not None:  # the user's file does not match the model: nothing to compare
                 found[key] = ExpectedJudgment(given.source, (), mismatch=mismatch)
                 continue
