@@ -293,3 +293,47 @@ def test_a_model_its_frontend_cannot_convert_is_an_error_in_the_harness_as_in_ru
     (result,) = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
     assert done.returncode == 1 and result["verdict"] == "error", done.stdout + done.stderr
     assert result["message"] == said
+
+
+def gru_cell_ir(folder: Path) -> Path:
+    """A GRUCell model saved as IR by openvino (layer names X, H and 'cell')."""
+    import openvino as ov
+    from openvino import opset3
+
+    rng = np.random.default_rng(0)
+    x, h = opset3.parameter([1, 3], np.float32, name="X"), opset3.parameter([1, 2], np.float32, name="H")
+    weights = [opset3.constant(rng.uniform(-1, 1, shape).astype(np.float32)) for shape in ([6, 3], [6, 2], [6])]
+    cell = opset3.gru_cell(x, h, *weights, 2)
+    cell.set_friendly_name("cell")
+    path = folder / "gru_cell.xml"
+    ov.save_model(ov.Model([cell], [x, h]), path, compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("written, bad", [
+    (b'name="X"', b'name="X\xff"'),  # a Parameter's name (what --inputs are matched by)
+    (b'name="cell"', b'name="c\xe9ll"'),  # the recurrent node's (latin-1 bytes in a UTF-8 file)
+    (b'names="H"', b'names="H\xfe"'),  # a tensor's
+])
+def test_a_name_that_is_not_utf8_is_one_clear_error(written, bad, capsys, tmp_path):
+    """OpenVINO reads such a file, keeping the name's bytes; its Python API then fails on the name (an
+    internal error reached the user before): one line naming the file and the name, exit 2."""
+    path = gru_cell_ir(tmp_path)
+    text = path.read_bytes()
+    assert text.count(written) == 1, text
+    path.write_bytes(text.replace(written, bad))
+    code, _, err = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert str(path) in err and "is not UTF-8 text" in err and "internal error" not in err, err
+
+
+def test_a_file_the_ir_reader_does_not_take_is_one_line_without_the_other_frontends_logs(tmp_path):
+    """read_model tries every frontend on a file OpenVINO's IR reader does not take (an IR version 7);
+    TensorFlow's printed its text-format parse errors to the process's stderr before irtool's line."""
+    path = gru_cell_ir(tmp_path)
+    path.write_text(path.read_text().replace('version="11"', 'version="7"', 1))
+    done = subprocess.run([sys.executable, "-m", "irtool", "run", str(path), "-d", "CPU"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "IR version 7" in lines[0], done.stderr

@@ -3,21 +3,21 @@ from __future__ import annotations
 
 import errno
 import os
-import re
-import sys
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from irtool.core.activity import doing
 from irtool.core.element_types import NOT_ARRAYS
-from irtool.core.errors import NotConvertible, OpenVINOFailed, RunError, Unsupported
+from irtool.core.errors import OpenVINOFailed, RunError
 from irtool.core.formats import SAVED_MODEL_FILE, WEIGHTS_BESIDE, formats_text, model_format
 from irtool.core.shapes import Dim, Interval, format_shape
-from irtool.runtime.core import core, openvino_message, openvino_release
+from irtool.runtime.core import core, openvino_message
+from irtool.runtime.frontends import (WANTS_SHAPES, convert_alone, first_failure, ir_reader_takes, last_useful_line,
+                                     quiet_stderr, unsupported_op)
 from irtool.specs import default_batch, registry
 
 
@@ -67,10 +67,10 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
     chosen: dict[str, str] = {}
     try:
         if found is not None and found.frontend not in ("ir", "onnx"):  # TensorFlow, TFLite, Paddle
-            with _quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
-                model, whole = _convert_alone(xml_path, found.frontend)
-            problem = _last_useful_line(whole)
-            lacks = _unsupported_op(str(xml_path), whole, found.label) if model is None else None
+            with quiet_stderr():  # their parsers log to the process's stderr (TensorFlow's text-format retry)
+                model, whole = convert_alone(xml_path, found.frontend)
+            problem = last_useful_line(whole)
+            lacks = unsupported_op(str(xml_path), whole, found.label) if model is None else None
             if lacks is not None:
                 raise lacks
             if model is None:
@@ -96,7 +96,8 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
             model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
         else:
             try:
-                model = core().read_model(str(xml_path))
+                with quiet_stderr() if not ir_reader_takes(xml_path) else nullcontext():  # the others print as they fail
+                    model = core().read_model(str(xml_path))
             except RuntimeError as error:
                 if found is None or found.frontend == "ir":
                     raise
@@ -104,12 +105,34 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
                 if model is None:
                     raise
     except RuntimeError as error:
-        raise (_unsupported_op(str(xml_path), str(error), found.label if found is not None else "IR")
+        raise (unsupported_op(str(xml_path), str(error), found.label if found is not None else "IR")
                or OpenVINOFailed(_read_failure(xml_path, bin_path, error))) from None
     if not model.outputs:  # a frontend that reads a broken file as an empty model
         raise RunError(f"{xml_path}: OpenVINO reads it as a model without outputs, so nothing would run (a cut-off "
                        f"or broken file?)")
+    if (problem := undecodable_name(model)) is not None:
+        raise RunError(f"{xml_path}: {problem}; name it in UTF-8")
     return model, filled, chosen
+
+
+def undecodable_name(model: Any) -> str | None:
+    """Where a name irtool reads (an op's, at any depth, or its outputs') is not UTF-8, what it is and
+    whose; else None.  OpenVINO keeps a name's bytes as the file gives them (a file in an encoding
+    its reader does not decode, or with bytes that are not UTF-8), and its Python API fails on such a
+    name wherever it is asked for (a Parameter's, as --inputs are matched, or any node's judged)."""
+    from irtool.runtime.bodies import all_ops
+
+    for position, op in enumerate(all_ops(model), 1):
+        try:
+            op.get_friendly_name()
+            for output in op.outputs():
+                output.get_names()
+        except UnicodeDecodeError as error:
+            text = error.object.decode("utf-8", "backslashreplace") if isinstance(error.object, bytes) else "?"
+            return (f"the name '{text}' (of a {op.get_type_name()}, op {position} in OpenVINO's order, or of its "
+                    f"output) is not UTF-8 text: OpenVINO keeps its bytes, and neither its Python API nor irtool "
+                    f"can read it")
+    return None
 
 
 def _empty(path: Path) -> bool:
@@ -119,8 +142,6 @@ def _empty(path: Path) -> bool:
         return False
 
 
-# What a frontend says when an op's conversion needs a shape the model does not give
-_WANTS_SHAPES = re.compile(r"rank|static|dynamic", re.IGNORECASE)
 
 
 def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None,
@@ -135,10 +156,10 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
     import openvino as ov
     from openvino.frontend import FrontEndManager
 
-    if _unsupported_op(str(path), problem, found.label) is not None:  # no shape makes an op convertible
+    if unsupported_op(str(path), problem, found.label) is not None:  # no shape makes an op convertible
         return None
     try:
-        with _quiet_stderr():
+        with quiet_stderr():
             frontend = FrontEndManager().load_by_framework(found.frontend)
             loaded = frontend.load(str(path))
         places = list(loaded.get_inputs())
@@ -148,17 +169,17 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
     names = [sorted(place.get_names())[0] if place.get_names() else "?" for place in places]
     inputs = ", ".join(f"{name} ({_rank_text(shape)})" for name, shape in zip(names, declared))
     wanted = [name for name, shape in zip(names, declared) if not shape.is_static]
-    if not wanted or not _WANTS_SHAPES.search(problem):
+    if not wanted or not WANTS_SHAPES.search(problem):
         return None
     given = dict(shapes() if shapes is not None else {})
     matched = {index: given[key] for index, place in enumerate(places) for key in given if key in place.get_names()}
     if not matched:
-        wants = f"{path}: OpenVINO's {found.label} frontend converts it only with input shapes ({_first_failure(problem)})"
+        wants = f"{path}: OpenVINO's {found.label} frontend converts it only with input shapes ({first_failure(problem)})"
         if given:
             raise RunError(f"{wants}, and the shapes given ({', '.join(given)}) name none of its inputs: {inputs}")
         model, tried = _converted_at_sizes(path, frontend, names, declared, chosen,
                                            f"OpenVINO's {found.label} frontend converts it only with input "
-                                           f"shapes ({_first_failure(problem)})", batch)
+                                           f"shapes ({first_failure(problem)})", batch)
         if model is not None:
             return model
         raise RunError(f"{wants}: give them with --shape NAME=[...] (or shapes in a suite's [[models]] entry); "
@@ -171,19 +192,19 @@ def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[],
     for index, shape in matched.items():
         loaded.set_partial_shape(places[index], ov.PartialShape([int(size) for size in shape]))
     try:
-        with _quiet_stderr(), doing(path, f"converting it with OpenVINO's {found.label} frontend and the input "
+        with quiet_stderr(), doing(path, f"converting it with OpenVINO's {found.label} frontend and the input "
                                           f"shapes given"):
             return frontend.convert(loaded)
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         message = openvino_message(error)
-        unsupported = _unsupported_op(str(path), str(error), found.label)
+        unsupported = unsupported_op(str(path), str(error), found.label)
         if unsupported is not None:
             raise unsupported from None
         missing = [name for index, name in enumerate(names) if index not in matched and name in wanted]
         more = f"; give the shapes of {', '.join(missing)} too" if missing else ""
         used = ", ".join(f"{names[index]}={list(shape)}" for index, shape in matched.items())
         raise RunError(f"{path}: OpenVINO's {found.label} frontend cannot convert it with the input shapes "
-                       f"{used}: {_first_failure(message)}{more} (its inputs: {inputs})") from None
+                       f"{used}: {first_failure(message)}{more} (its inputs: {inputs})") from None
 
 
 GROWN = tuple(2 ** k for k in range(5, 13))  # sizes a dim alone grows to, where small ones fail: 32 to 4096
@@ -213,12 +234,12 @@ def _converted_at_sizes(path: Path, frontend: Any, names: list[str], declared: l
         for place, shape in zip(loaded.get_inputs(), shapes):
             loaded.set_partial_shape(place, ov.PartialShape(shape))
         try:
-            with _quiet_stderr(), doing(path, f"converting it at input shapes irtool chose ({shapes})"):
+            with quiet_stderr(), doing(path, f"converting it at input shapes irtool chose ({shapes})"):
                 model = frontend.convert(loaded)
         except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
             if not first:
                 first = (", ".join(f"{name}={shape}" for name, shape in zip(names, shapes)) + ": "
-                         + _first_failure(openvino_message(error)))
+                         + first_failure(openvino_message(error)))
             continue
         grown = [key for key in dims if sizes[key] != base[key]]
         how = (f"{why}: irtool converted it with {size} for each dynamic dim" + (" (--batch)" if batch else "")
@@ -236,107 +257,9 @@ def _converted_at_sizes(path: Path, frontend: Any, names: list[str], declared: l
     return None, first
 
 
-_FAILED_OP = re.compile(r"--\s*(\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)")
-_NOISE = re.compile(r"While validating (?:ONNX )?node '[^']*':\s*|"
-                    r"(?:Check '[^']*' failed at|Exception from) \S+:\d+:\s*|"
-                    r"FrontEnd API failed with \w+:\s*|\[[\w ]+\] Conversion failed for \S+\s*")
-
-
-def _first_failure(message: str) -> str:
-    """The first op a frontend could not convert and why ('Conv-14: The input data tensor's rank
-    has to be known (static)'), from its detailed log; else the message as it is."""
-    match = _FAILED_OP.search(message)
-    return f"{match.group(1)}: {_NOISE.sub('', match.group(2)).strip()}" if match else message
-
-
 def _rank_text(shape: Any) -> str:
     """'rank 3: [?,3,?]' or 'rank not declared', for a declared input shape."""
     return f"rank {len(shape)}: {shape}" if shape.rank.is_static else "rank not declared"
-
-
-@contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """The process's stderr (file descriptor 2, where C++ libraries log) sent nowhere meanwhile:
-    what OpenVINO's frontends print while failing is said by the exception, in one line."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-# OpenVINO's words for an op its opsets do not hold (the IR reader's two, the ONNX frontend's one)
-_NO_SUCH_OPSET = re.compile(r"Cannot create (\S+) layer (.+?) id:\S+ from unsupported opset: (\S+)")
-_NOT_IN_OPSET = re.compile(r"Opset (\S+) doesn't contain the operation with type: (\S+)")
-# A frontend's words for an op or a feature it lacks, in the raw text of its exception (measured with
-# openvino 2026.4.1).  Every frontend but TFLite's ends a failed conversion with its report of the ops
-# left unconverted (common_translators/unconverted_ops_report.cpp): "No conversion rule found for
-# operations: A, B" (no translator), "Conversion is failed for: A" (its translator threw: the reason is
-# the detailed log's "-- A with a message: ..."); an op a frontend kept as a framework node fails its
-# validation as 'util::A'; TFLite's frontend names the op it stopped at ("... while working with
-# operation of type A and name N") and a tensor type it has no counterpart for ("Unexpected type: T").
-_LACKS = (
-    (re.compile(r"No conversion rule found for operations: ([^\n]+?)\s*(?:--|$)", re.M), "op"),
-    (re.compile(r"Conversion is failed for: ([^\n]+?)\s*(?:--|$)", re.M), "op"),
-    (re.compile(r"following ONNX operations: ([^\n]+?)\s*$", re.M), "op"),
-    (re.compile(r"While validating node 'util::(\w+) "), "op"),
-    (re.compile(r"while working with operation of type (\w+) and name"), "op"),
-    (re.compile(r"Unexpected type: (\w+)"), "tensor type"),
-)
-_REASON = re.compile(r"-- (\S+) with a message:\s*(.*?)(?=\s--\s|\s*Summary:|$)", re.S)
-_REASON_NOISE = re.compile(r"FrontEnd API failed with \w+:?\s*|\[[\w ]+\]\s*(?:internal error:\s*)?")
-_TFLITE_REASON = re.compile(r"(?:^|\n)([^\n]*?)\s*Error is encountered while working with operation")
-
-
-def _unsupported_op(name: str, message: str, frontend: str = "ONNX") -> Unsupported | None:
-    """OpenVINO refusing an op or a feature that this release lacks: an opset, as Unsupported naming
-    it (a release that cannot run the model, skipped as an absent device is); an op its frontend
-    cannot convert, as NotConvertible naming every op the frontend's report lists and why (an
-    error: a skip could hide a conversion regression).  ``message``: the exception's
-    whole text (the op is named in lines openvino_message drops).  An IR op that no opset of any
-    release irtool knows holds (ErfInv claimed of opset5) is left to the reader's own error: the
-    file is wrong, not the release."""
-    from irtool.specs.opsets import openvino_opsets
-
-    release = openvino_release()
-    table = openvino_opsets()
-    if match := _NO_SUCH_OPSET.search(message):
-        op_type, layer, opset = match.groups()
-        known = (f"; openvino {table.openvino} has it" if table.op_version(op_type, opset) else "")
-        return Unsupported(f"{name}: openvino {release} cannot read it: layer '{layer}' is {op_type} of {opset}, "
-                           f"an opset this release does not have{known}", (op_type,))
-    if (match := _NOT_IN_OPSET.search(message)) and table.op_version(match.group(2), match.group(1)):
-        opset, op_type = match.groups()
-        return Unsupported(f"{name}: openvino {release} cannot read it: its {opset} has no {op_type} "
-                           f"(openvino {table.openvino}'s has)", (op_type,))
-    reasons = {op: _REASON_NOISE.sub("", _NOISE.sub("", " ".join(why.split()))).strip()
-               for op, why in _REASON.findall(message)}
-    if any(_WANTS_SHAPES.search(why) for why in reasons.values()):  # a shape would let it convert
-        return None
-    found: dict[str, str] = {}  # op (or tensor type) -> how it is said; every report line, not the first alone
-    for pattern, what in _LACKS:
-        if match := pattern.search(message):
-            ops = tuple(op.strip() for op in match.group(1).split(",") if op.strip())
-            if tflite := _TFLITE_REASON.search(message):
-                reasons[ops[0]] = tflite.group(1).strip()
-            for op in ops:
-                why = f" ({_bounded(reasons[op], MAX_REASON)})" if reasons.get(op) else ""
-                found.setdefault(op, f"{'the tensor type ' if what != 'op' else ''}{op}{why}")
-    if not found:
-        return None
-    said = _bounded(", ".join(found.values()), MAX_REASONS)
-    return NotConvertible(f"{name}: the {frontend} frontend of openvino {release} cannot convert {said}", tuple(found))
-
-
-MAX_REASON, MAX_REASONS = 160, 600  # characters of one op's reason, and of all ops said: one readable line
-
-
-def _bounded(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
 
 
 MAX_SAVED_MODEL_ENTRIES = 10_000  # files checked in a SavedModel folder before OpenVINO reads it
@@ -569,37 +492,4 @@ def read_onnx_bytes(data: bytes, name: str) -> Any:
             return frontend.convert(frontend.load(io.BytesIO(data)))
     except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
         message = openvino_message(error)
-        raise _unsupported_op(name, str(error)) or RunError(f"{name}: OpenVINO cannot read it: {message}") from None
-
-
-_READERS = {"ir": "IR reader", "onnx": "ONNX frontend", "tflite": "TensorFlow Lite frontend",
-            "tf": "TensorFlow frontend", "paddle": "PaddlePaddle frontend"}  # frontend -> what messages call it
-
-
-def read_ir_frontend(path: str | Path, framework: str = "ir") -> tuple[Any | None, str | None]:
-    """OpenVINO's own verdict on a file, through one frontend alone ("ir", "onnx", "tflite", "tf",
-    "paddle"; read_model would try every frontend and let them print to stderr): the ov.Model, or None and the reason
-    on one line (where OpenVINO failed comes first in its text and what failed last)."""
-    model, whole = _convert_alone(path, framework)
-    return model, None if model is not None else _last_useful_line(whole)
-
-
-def _convert_alone(path: str | Path, framework: str) -> tuple[Any | None, str]:
-    """The model read by one frontend, or None and the whole text of its exception."""
-    from openvino.frontend import FrontEndManager
-
-    try:
-        frontend = FrontEndManager().load_by_framework(framework)
-        if framework == "ir" and not frontend.supported(str(path)):  # read_model then finds no frontend
-            return None, "its IR reader does not take it (read_model finds no frontend for it)"
-        with doing(path, f"reading it with OpenVINO's {_READERS.get(framework, framework + ' frontend')}"):
-            return frontend.convert(frontend.load(str(path))), ""
-    except Exception as error:  # OpenVINO raises RuntimeError and friends; its verdict is the message
-        return None, str(error) or type(error).__name__
-
-
-def _last_useful_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith(("Exception from", "Check '", "While validating",
-                                                             "To facilitate"))]
-    return (useful or lines or ["?"])[-1]
+        raise unsupported_op(name, str(error)) or RunError(f"{name}: OpenVINO cannot read it: {message}") from None

@@ -242,7 +242,7 @@ def _check_shapes(spec: schema.OpSchema, values: dict[str, Any], given: dict[str
 def check_onnx_with_openvino(report: FileReport, path: str | Path) -> FileReport:
     """``--with-openvino`` for .onnx: OpenVINO's ONNX frontend reads and converts the model (IR080/IR081)."""
     from irtool.runtime.core import openvino_release
-    from irtool.runtime.model import read_ir_frontend
+    from irtool.runtime.frontends import read_ir_frontend
 
     version = openvino_release()
     add = _reporter(report)
