@@ -123,6 +123,9 @@ def test_a_symlink_to_a_device_is_refused(tmp_path, device_node):
 def test_folder_missing_or_read_only(tmp_path):
     with pytest.raises(FileError, match="folder .*missing does not exist"):
         writable_target(tmp_path / "missing" / "x.txt")
+    (tmp_path / "dangling.npz").symlink_to("nowhere/x.npz")  # the folder missing is the link's target's
+    with pytest.raises(FileError, match=r"dangling.npz \(-> .*nowhere/x.npz\): folder .*/nowhere does not exist"):
+        writable_target(tmp_path / "dangling.npz")
     if os.geteuid() != 0:  # root writes anywhere
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)

@@ -258,6 +258,21 @@ def test_a_fifo_where_results_go_is_refused_not_waited_on(tmp_path):
                    r"results.jsonl: a named pipe \(FIFO\); irtool writes the results file only as a new file")
 
 
+@pytest.mark.parametrize("name, make, kind", [
+    ("report.html", os.mkfifo, r"a named pipe \(FIFO\)"),
+    ("junit.xml", os.mkdir, "a directory"),
+    ("results.json", lambda path: os.symlink(os.devnull, path), r"\(-> /dev/null\): a character device"),
+])
+def test_a_report_file_no_force_can_write_over_is_refused_before_the_run(name, make, kind, tmp_path):
+    """--force replaces report files irtool did not write, never a FIFO, a folder or a device: the run
+    was refused only once its jobs had run, without its summary or verdict."""
+    (tmp_path / "out").mkdir()
+    make(tmp_path / "out" / name)
+    done = harness(tmp_path, "--force", timeout=120)
+    one_error_line(done, rf"{name}.*{kind}; irtool writes the report only as a new file or over a regular file")
+    assert not (tmp_path / "out" / "results.jsonl").exists()  # no job ran
+
+
 PARENT = """
 import os, subprocess, sys, time
 from irtool.jobs.lifeline import PIPE_ENV, lifeline

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from irtool.core.documents import load_json
 from irtool.core.errors import IrtoolError
-from irtool.core.files import RESULTS_LIMIT, FileError, open_regular, read_text, write_atomic
+from irtool.core.files import RESULTS_LIMIT, FileError, open_regular, read_text, writable_target, write_atomic
 from irtool.core.jsonable import json_text
 
 MARKER_NAME = ".irtool-files.json"
@@ -96,7 +96,10 @@ def not_owned(report_dir: Path, files: Iterable[str], folders: Iterable[str] = (
 def check_owned(report_dir: Path, files: Iterable[str], folders: Iterable[str] = (), force: bool = False,
                 option: str = "--report-dir") -> None:
     """NotOwnedError naming what irtool would replace in ``report_dir`` that it did not write,
-    unless ``force``.  A symlinked folder is refused even then: irtool would write through it."""
+    unless ``force``.  A symlinked folder is refused even then: irtool would write through it; and
+    a report file that is no regular file (a FIFO, a folder, a link to a device: FileError)."""
+    for name in files:  # what no --force makes a file irtool may write over: checked before a run, not after it
+        writable_target(report_dir / name, "report")
     found = not_owned(report_dir, files, folders)
     links = [name for name in folders if os.path.islink(report_dir / name)]
     if links:
