@@ -137,3 +137,21 @@ def test_per_direction_activations_needs_one_whole_set_per_direction(op, activat
                                   direction="bidirectional", activations=activations)
     node = OnnxNode(0, proto, 14, {"hidden_size": 2, "direction": "bidirectional", "activations": activations})
     assert ("per-direction-activations" in node.frontend_properties({})) == differs
+
+
+@pytest.mark.parametrize("alphas", [[1.0, 2.0, 3.0], [0.5] * 5])
+def test_alphas_past_the_activations_are_ignored_as_openvino_ignores_them(alphas, capsys, tmp_path):
+    """OpenVINO reads activations_alpha by the activation's position and runs a cell with more values
+    than activations (validate warns, IR027); run refused to judge it ("the reference refuses it")."""
+    import openvino as ov
+    from openvino import opset3
+
+    rng = np.random.default_rng(1)
+    x, h = opset3.parameter([2, 3], np.float32, name="X"), opset3.parameter([2, 4], np.float32, name="H")
+    weights = [opset3.constant(rng.uniform(-1, 1, shape).astype(np.float32)) for shape in ([12, 3], [12, 4], [12])]
+    path = tmp_path / "cell.xml"
+    ov.save_model(ov.Model([opset3.gru_cell(x, h, *weights, 4, activations_alpha=alphas)], [x, h]), path)
+    assert "activations_alpha" in path.read_text()
+    code = main(["run", str(path), "-d", "CPU", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and [node["verdict"] for node in report["nodes"]] == ["pass"], report

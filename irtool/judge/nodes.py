@@ -40,22 +40,24 @@ def one_set_of_activations(node: RecurrentNode) -> dict[str, Any]:
     """A node's attributes with a per-direction activations list (OpenVINO's ONNX frontend writes
     one set per direction for a bidirectional node) made the spec's one set.  Equal halves mean
     the same thing; different halves are refused with what OpenVINO does with them (measured: the
-    first half for both directions), since the op's spec has no way to say them."""
+    first half for both directions), since the op's spec has no way to say them.  Alphas and betas
+    past the activations are dropped: OpenVINO reads them by the activation's position and ignores
+    the rest (irtool validate: IR027)."""
     attributes = dict(node.attributes)
     spec = node.spec.attributes.get("activations")
     given = attributes.get("activations")
-    if spec is None or spec.length is None or not isinstance(given, list) or len(given) != 2 * spec.length:
-        return attributes
-    first, second = given[:spec.length], given[spec.length:]
-    if [a.lower() for a in first] != [a.lower() for a in second]:
-        raise ValueError(f"activations {given} has one set per direction and the halves differ; OpenVINO applies "
-                         f"the first half to both directions (irtool validate: IR029), so this node cannot be "
-                         f"judged as the IR says; judge the ONNX model itself with irtool run MODEL.onnx")
-    for key in ("activations_alpha", "activations_beta"):
-        values = attributes.get(key)
-        if isinstance(values, list) and len(values) == 2 * len(first) and values[:len(first)] == values[len(first):]:
-            attributes[key] = values[:len(first)]
-    attributes["activations"] = first
+    if spec is not None and spec.length is not None and isinstance(given, list) and len(given) == 2 * spec.length:
+        first, second = given[:spec.length], given[spec.length:]
+        if [a.lower() for a in first] != [a.lower() for a in second]:
+            raise ValueError(f"activations {given} has one set per direction and the halves differ; OpenVINO applies "
+                             f"the first half to both directions (irtool validate: IR029), so this node cannot be "
+                             f"judged as the IR says; judge the ONNX model itself with irtool run MODEL.onnx")
+        attributes["activations"] = given = first
+    if isinstance(given, list):
+        for key in ("activations_alpha", "activations_beta"):
+            values = attributes.get(key)
+            if isinstance(values, list) and len(values) > len(given):
+                attributes[key] = values[:len(given)]
     return attributes
 
 
