@@ -255,3 +255,29 @@ def test_the_harness_measures_what_rounding_the_weights_costs_as_run_does(tmp_pa
     assert result.verdict == "pass", result.message
     (y,) = result.outputs
     assert "what moving the weights within their rounding moved it by" in y["tolerance_source"], y
+
+
+RECORDED_CASE = ROOT / "tests" / "data" / "recordings" / "cpu-bf16-avx512-openvino-2026.4.1" / "single-op" / "cases"
+
+
+@pytest.mark.parametrize("planted, outside", [("all", {"Y": 1280, "Ho": 128, "Co": 128}), ("one", {"Y": 1})])
+def test_a_nan_the_device_gave_is_never_agreed_with_by_a_step_judged_from_it(planted, outside, capsys, tmp_path):
+    """Each step of a sequence is judged from the device's own previous state: where that state is NaN,
+    the emulation gives NaN too, and NaN agreed with NaN (Ho and Co of an all-NaN output PASSed, and a
+    right Ho FAILed against a NaN).  A NaN carried in from the device's states is no value the model
+    computes: the run from the node's inputs alone is expected there."""
+    case = "069_lstm_sequence"  # LSTMSequence, (4, 10, 16, 32), forward, native: what the bf16 device gave
+    recorded = dict(np.load(RECORDED_CASE / f"{case}.outputs-bf16.npz"))
+    if planted == "all":
+        recorded.update({key: np.full_like(recorded[key], np.nan) for key in ("Y", "Ho", "Co")})
+    else:
+        recorded["Y"][0, 0, 3, 5] = np.nan
+    np.savez(tmp_path / "outputs.npz", **recorded)
+    code = main(["run", str(RECORDED_CASE / f"{case}.xml"), "-d", "CPU", "--precision", "bf16", "--inputs",
+                 str(RECORDED_CASE / f"{case}.inputs.npz"), "--device-outputs", str(tmp_path / "outputs.npz"),
+                 "--format", "json"])
+    [node] = json.loads(capsys.readouterr().out)["nodes"]
+    assert code == 1 and node["verdict"] == "fail"
+    found = {output["name"]: output["outside"] for output in node["outputs"] if output["outside"]}
+    assert found == outside, node["outputs"]
+    assert all(output["max_abs"] in ("inf", float("inf")) for output in node["outputs"] if output["outside"])

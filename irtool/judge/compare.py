@@ -211,7 +211,7 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
     worst = np.unravel_index(int(np.argmax(ranked)), a.shape) if a.size and left_out < a.size else None
     return OutputDiff(
         name=name, shape=tuple(a.shape), tolerance=tolerance, passed=not bool(outside.any()),
-        max_abs=_max(diff), max_rel=_max(_relative(diff, scale)),
+        max_abs=_max(ranked), max_rel=_max(_relative(diff, scale)),  # (a NaN or Inf the other lacks: inf)
         mean_abs=float(diff.mean()) if all_finite and a.size else float(diff[finite].mean()) if finite.any() else 0.0,
         outside=int(outside.sum()), total=int(a.size),
         worst_index=tuple(int(i) for i in worst) if worst is not None else None,
