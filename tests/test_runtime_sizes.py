@@ -288,3 +288,26 @@ def test_a_dim_no_small_size_fits_grows_alone_to_the_smallest_power_of_two_that_
                           "refuses 2 (Pad '"), how
     code, result, err = run_json(capsys, str(tmp_path / "padded.xml"), "-d", "CPU", "--batch", "3")
     assert code == 2 and "x[3, 3]" in err and "Pad '" in err, err  # a batch given is not changed
+
+
+@pytest.mark.parametrize("linear_before_reset", [False, True])
+def test_weights_of_dynamic_shape_take_the_sizes_the_op_spec_gives_them(linear_before_reset, capsys, tmp_path):
+    """W, R and B as model inputs of shape [?,?,?]: their dims are expressions of the node's attributes
+    (R: [num_directions, 3 * hidden_size, hidden_size]; B: 4 * hidden_size with linear_before_reset),
+    not symbols; irtool tried its batch sizes on them and refused the model ("OpenVINO accepts none of
+    the sizes 16, 32, 64, 8, 128, 4, 256, 2, 1")."""
+    import openvino as ov
+    from openvino import opset5
+
+    dynamic = [-1, -1, -1]
+    x, h = opset5.parameter(dynamic, np.float32, name="X"), opset5.parameter(dynamic, np.float32, name="H")
+    lengths = opset5.parameter([-1], np.int32, name="lengths")
+    w, r = opset5.parameter(dynamic, np.float32, name="W"), opset5.parameter(dynamic, np.float32, name="R")
+    b = opset5.parameter([-1, -1], np.float32, name="B")
+    node = opset5.gru_sequence(x, h, lengths, w, r, b, 4, "forward", linear_before_reset=linear_before_reset)
+    path = tmp_path / "gru.xml"
+    ov.save_model(ov.Model(node.outputs(), [x, h, lengths, w, r, b]), path)
+    code, report, err = run_json(capsys, str(path), "-d", "CPU")
+    assert code == 0, err
+    shapes = {item["name"]: item["shape"] for item in report["inputs"]}
+    assert shapes["R"][1:] == [12, 4] and shapes["B"][1] == (16 if linear_before_reset else 12), shapes

@@ -214,16 +214,17 @@ def _plan(model: Any, given: Mapping[str, Sequence[int]], sizes: Mapping[str, in
     ops, outer = ops_with_bodies(copy)
     nodes = [(op, spec) for op in ops if (spec := node_spec(op)) is not None]
     for ordinal, (op, spec) in enumerate(nodes):
-        node_sizes = _node_sizes(op, spec, sizes)
+        node_sizes, flags = _node_sizes(op, spec, sizes)
         for index, (port, value) in enumerate(zip(spec.inputs, (i.get_source_output() for i in op.inputs()))):
             shape = value.get_partial_shape()
             for k, (expr, dim) in enumerate(zip(port.dims or (), shape if shape.rank.is_static else ())):
-                if not (isinstance(expr, Sym) and expr.name in node_sizes):
+                size = expr.evaluate(node_sizes, flags)  # batch_size; or gates * hidden_size, a dynamic R's
+                if size is None:
                     continue
                 if dim.has_symbol():
-                    assign(dim.get_symbol(), node_sizes[expr.name])
+                    assign(dim.get_symbol(), size)
                 if dim.is_dynamic:
-                    targets.append(Target(ordinal, index, k, node_sizes[expr.name]))
+                    targets.append(Target(ordinal, index, k, size))
             if port.role == "lengths":
                 feeder = _through(value.get_node())
                 while feeder.get_type_name() == "Parameter" and feeder.get_instance_id() in outer:  # a body's
@@ -544,19 +545,21 @@ def _constant(value: Any) -> int | None:
     return int(data.reshape(-1)[0]) if data.size == 1 else None
 
 
-def _node_sizes(op: Any, spec: Any, sizes: Mapping[str, int]) -> dict[str, int]:
+def _node_sizes(op: Any, spec: Any, sizes: Mapping[str, int]) -> tuple[dict[str, int], dict[str, Any]]:
     """A node's dim sizes: its attributes' (hidden_size, num_directions), its static input dims
-    (input_size in W), and ``sizes`` (else the spec's defaults) for the rest (batch_size, seq_length)."""
+    (input_size in W), and ``sizes`` (else the spec's defaults) for the rest (batch_size, seq_length);
+    and its attributes (what the spec's shapes depend on: linear_before_reset)."""
     from irtool.runtime.nodes import node_attributes
 
     found = {**spec.default_sizes, **sizes}
-    found.update(spec.attribute_symbols(spec.fill_defaults(node_attributes(op, spec))))
+    attributes = spec.fill_defaults(node_attributes(op, spec))
+    found.update(spec.attribute_symbols(attributes))
     for port, value in zip(spec.inputs, (i.get_source_output() for i in op.inputs())):
         shape = value.get_partial_shape()
         for expr, dim in zip(port.dims or (), shape if shape.rank.is_static else ()):
             if isinstance(expr, Sym) and dim.is_static:
                 found[expr.name] = dim.get_length()
-    return found
+    return found, attributes
 
 
 def _through(node: Any) -> Any:
