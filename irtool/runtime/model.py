@@ -142,8 +142,6 @@ def _empty(path: Path) -> bool:
         return False
 
 
-
-
 def _read_with_shapes(path: Path, found: Any, problem: str, shapes: Callable[[], Shapes] | None,
                       chosen: dict[str, str], batch: int | None) -> Any | None:
     """The model converted by its frontend with the given input shapes (static, as ``ovc --input``
@@ -354,8 +352,6 @@ def _missing_required_inputs(xml_path: Path) -> list[str]:
     return notes
 
 
-
-
 def clone_model(model: Any) -> Any:
     """A copy of ``model`` whose inputs keep every name the model gives them: measured with openvino
     2026.4.1, ``Model.clone`` dropped one of a Parameter's two names (its ONNX frontend named an input
@@ -421,7 +417,6 @@ def tensor_name(output: Any) -> str:
     Parameter its ONNX frontend named twice), else its node's name."""
     names = output.get_names()
     return min(names) if names else output.get_node().get_friendly_name()
-
 
 
 @dataclass(frozen=True)
