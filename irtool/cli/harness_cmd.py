@@ -235,13 +235,11 @@ def render(outcome: Any, report_dir: Path) -> str:
     skips = Counter(f"{column_label(*column_of(r))}: {cut(r.message)}" for r in run.results if r.verdict == "skip")
     for reason, count in skips.items():
         lines.append(f"skipped {count}: {reason}")
-    if outcome.diff is not None:
-        from irtool.harness.baseline import render_diff
+    from irtool.harness.baseline import render_diff
 
+    if outcome.diff is not None:
         lines.extend(render_diff(outcome.diff, where=lambda r: _where(r, report_dir)).split("\n"))
     for older, newer, diff in outcome.version_diffs:
-        from irtool.harness.baseline import render_diff
-
         lines.append(f"openvino {older} -> {newer}:")
         lines.extend(render_diff(diff, where=lambda r: _where(r, report_dir)).split("\n"))
     from irtool.harness.coverage import coverage, render_text

@@ -9,7 +9,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from irtool.core.documents import load_json as strict_loads  # noqa: F401  (the bounded JSON reader, by its old name)
 from irtool.core.text import undecodable_escaped
 
 _SCALARS = frozenset({str, int, bool, type(None)})

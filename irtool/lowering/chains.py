@@ -34,7 +34,6 @@ def find_chains(model: Any) -> list[Chain | Refusal]:
     found = find_candidates(model, reader)
     candidates = [c for c in found if isinstance(c, Candidate)]
     result: list[Chain | Refusal] = [c for c in found if isinstance(c, Refusal)]
-    by_output = {c.out_key: c for c in candidates}
     joined: dict[tuple, np.ndarray] = {}  # weights the steps share, joined once
     previous: dict[int, tuple[Candidate, Key]] = {}  # id of a candidate -> (its step before, its state key)
     between: dict[int, list[tuple[Any, str]]] = {}  # id of a candidate -> the ops between the step before's states and its

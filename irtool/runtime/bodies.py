@@ -189,10 +189,10 @@ def _varying_count(op: Any, fixed: frozenset[tuple[str, int]]) -> str | None:
         return id_of(value) in fixed or constant_data(value.get_node()) is not None
 
     if op.get_type_name() == "TensorIterator":
-        for description in op.get_input_descriptions():
-            if type(description).__name__ == "SliceInputDescription":
-                shape = op.get_input_partial_shape(description.input_index)
-                if shape.rank.is_dynamic or shape[description.axis % shape.rank.get_length()].is_dynamic:
+        for given in op.get_input_descriptions():
+            if type(given).__name__ == "SliceInputDescription":
+                shape = op.get_input_partial_shape(given.input_index)
+                if shape.rank.is_dynamic or shape[given.axis % shape.rank.get_length()].is_dynamic:
                     return "it slices a tensor of dynamic length, so its iteration count may differ at each " \
                            "iteration around it, and OpenVINO cannot stack outputs of different lengths"
         return None
