@@ -38,7 +38,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR012", ERROR, "the layer's opset has no op of this type (OpenVINO refuses the file)"),
     Code("IR013", ERROR, "a layer lacks its id, type or version"),
     Code("IR014", ERROR, "the layer's version is not one of OpenVINO's opsets (OpenVINO refuses the file)"),
-    Code("IR015", ERROR, "no OpenVINO opset has an op of this type (OpenVINO refuses the file)"),
+    Code("IR015", ERROR, "no OpenVINO opset has an op of this type (OpenVINO refuses the file where a Result depends on the layer, and drops the layer where none does)"),
     Code("IR016", WARNING, "a <layer> outside <layers> or an <edge> outside <edges> (OpenVINO ignores it)"),
     Code("IR017", ERROR, "a layer id that is not an unsigned 64-bit integer (OpenVINO refuses the file)"),
     Code("IR018", WARNING, "an id written as the IR format does not (' 5', '+5', '05') that OpenVINO reads as a number"),
