@@ -38,9 +38,10 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR012", ERROR, "the layer's opset has no op of this type (OpenVINO refuses the file)"),
     Code("IR013", ERROR, "a layer lacks its id, type or version"),
     Code("IR014", ERROR, "the layer's version is not one of OpenVINO's opsets (OpenVINO refuses the file)"),
-    Code("IR015", ERROR, "no OpenVINO opset has an op of this type (OpenVINO refuses the file)"),
+    Code("IR015", ERROR, "no OpenVINO opset has an op of this type (OpenVINO refuses the file where a Result depends on the layer, and drops the layer where none does)"),
     Code("IR016", WARNING, "a <layer> outside <layers> or an <edge> outside <edges> (OpenVINO ignores it)"),
     Code("IR017", ERROR, "a layer id that is not an unsigned 64-bit integer (OpenVINO refuses the file)"),
+    Code("IR018", WARNING, "an id written as the IR format does not (' 5', '+5', '05') that OpenVINO reads as a number"),
     Code("IR020", ERROR, "a required attribute is missing"),
     Code("IR021", ERROR, "an attribute the spec does not know (OpenVINO ignores it: a typo changes the model)"),
     Code("IR022", ERROR, "an attribute value of the wrong type"),
@@ -60,6 +61,7 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR043", ERROR, "a <dim> that is not a size, -1, ? or an interval"),
     Code("IR044", ERROR, "port dims disagree with the layer's shape attribute"),
     Code("IR045", ERROR, "a Const's shape has a dynamic dim (-1, ? or an interval; OpenVINO refuses or misreads it)"),
+    Code("IR046", WARNING, "a <dim> written as the IR format does not (4.0, +4) that OpenVINO reads as the same number"),
     Code("IR050", ERROR, "a port's element type is of the wrong class (floating, integer)"),
     Code("IR051", ERROR, "ports that the spec gives one element type disagree"),
     Code("IR052", ERROR, "an unknown port precision"),
@@ -78,6 +80,13 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR070", ERROR, "the weights file (.bin) beside the .xml is missing, unreadable or not a file"),
     Code("IR071", ERROR, "a Const reaches past the end of the weights file"),
     Code("IR072", ERROR, "a Const's size is not its element count times the item size"),
+    Code("IR090", ERROR, "a TensorIterator or Loop with no <body>, or a body with no <layers> (OpenVINO refuses the file)"),
+    Code("IR091", ERROR, "a port_map or back edge attribute OpenVINO cannot read: missing, not an integer, out of range "
+                         "(OpenVINO refuses the file)"),
+    Code("IR092", ERROR, "a port_map entry or back edge naming no Parameter (inputs) or Result (outputs, back edges' "
+                         "from-layer) of the body (OpenVINO refuses the file)"),
+    Code("IR093", ERROR, "a port_map that does not describe each input and output of its layer once, or a Loop's "
+                         "without execution_condition (OpenVINO refuses the file)"),
     Code("IR080", ERROR, "OpenVINO rejected the file"),
     Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),

@@ -42,6 +42,12 @@ class Layer:
     inputs: list[Port] = field(default_factory=list)
     outputs: list[Port] = field(default_factory=list)
     rt_info: dict[str, str] = field(default_factory=dict)
+    # a TensorIterator's or Loop's: its <body> (None: none written), <port_map> entries (None: no
+    # <port_map>) and <back_edges> (None: none); ``parent`` is the layer whose body holds this one
+    body: Body | None = None
+    port_map: list[MapEntry] | None = None
+    back_edges: list[Edge] | None = None
+    parent: Layer | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -52,6 +58,8 @@ class Layer:
             parts.append(f"'{self.name}'")
         elif self.type is not None and self.id is None:
             parts.append(f"<{self.type}>")
+        if self.parent is not None:
+            parts.append(f"in the body of {self.parent.label}")
         return " ".join(parts)
 
     def port(self, port_id: str) -> tuple[str, Port] | None:
@@ -69,6 +77,24 @@ class Edge:
     from_port: str | None
     to_layer: str | None
     to_port: str | None
+    line: int | None
+
+
+@dataclass(slots=True)
+class MapEntry:
+    """An <input> or <output> of a TensorIterator's or Loop's <port_map>: its attributes as written."""
+
+    kind: str  # "input" or "output"
+    attributes: dict[str, str]
+    line: int | None
+
+
+@dataclass(slots=True)
+class Body:
+    """A TensorIterator's or Loop's <body>: its own layers and edges (None: no <layers> in it)."""
+
+    layers: list[Layer] | None
+    edges: list[Edge]
     line: int | None
 
 

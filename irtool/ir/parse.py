@@ -18,7 +18,7 @@ from pathlib import Path
 from lxml import etree
 
 from irtool.core.errors import IrtoolError
-from irtool.ir.model import Edge, IRModel, Layer, Port, SourceLines
+from irtool.ir.model import Body, Edge, IRModel, Layer, MapEntry, Port, SourceLines
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no FIFOs to block on
@@ -271,7 +271,7 @@ def _first(element: etree._Element, tag: str) -> etree._Element | None:
 
 
 def _layer(element: etree._Element) -> Layer:
-    data = inputs = outputs = rt_info = None
+    data = inputs = outputs = rt_info = body = port_map = back_edges = None
     for child in element:
         tag = child.tag
         if tag == "data":
@@ -283,8 +283,17 @@ def _layer(element: etree._Element) -> Layer:
         elif tag == "output":
             if outputs is None:
                 outputs = child
-        elif tag == "rt_info" and rt_info is None:
-            rt_info = child
+        elif tag == "rt_info":
+            if rt_info is None:
+                rt_info = child
+        elif tag == "body":  # a TensorIterator's or Loop's; OpenVINO reads the first of each, as here
+            if body is None:
+                body = child
+        elif tag == "port_map":
+            if port_map is None:
+                port_map = child
+        elif tag == "back_edges" and back_edges is None:
+            back_edges = child
     get = element.get
     line = element.sourceline
     if line is not None and line >= 65535:
@@ -293,11 +302,30 @@ def _layer(element: etree._Element) -> Layer:
     if data_line is not None and data_line >= 65535:
         data_line = _big_line(data, data_line)
     # positional: a dataclass __init__ takes keywords at twice the cost, 10,000 times here
-    return Layer(get("id"), get("name"), get("type"), get("version"), line,
-                 _attributes(data) if data is not None else {}, data_line,
-                 [_port(p) for p in inputs if p.tag == "port"] if inputs is not None else [],
-                 [_port(p) for p in outputs if p.tag == "port"] if outputs is not None else [],
-                 _rt_info(rt_info) if rt_info is not None else {})
+    layer = Layer(get("id"), get("name"), get("type"), get("version"), line,
+                  _attributes(data) if data is not None else {}, data_line,
+                  [_port(p) for p in inputs if p.tag == "port"] if inputs is not None else [],
+                  [_port(p) for p in outputs if p.tag == "port"] if outputs is not None else [],
+                  _rt_info(rt_info) if rt_info is not None else {})
+    if body is not None or port_map is not None or back_edges is not None:
+        _subgraph(layer, body, port_map, back_edges)
+    return layer
+
+
+def _subgraph(layer: Layer, body, port_map, back_edges) -> None:
+    """A TensorIterator's or Loop's body, port map and back edges.  A body inside a body is read
+    by the same call, so the recursion is as deep as the XML's nesting, which the parser bounds
+    (lxml refuses more than 256 levels without huge_tree: some 60 bodies)."""
+    if body is not None:
+        layers_element, edges_element = _first(body, "layers"), _first(body, "edges")
+        layers = [_layer(e) for e in layers_element if e.tag == "layer"] if layers_element is not None else None
+        for each in layers or ():
+            each.parent = layer
+        layer.body = Body(layers, _edges(edges_element) if edges_element is not None else [], _line(body))
+    if port_map is not None:
+        layer.port_map = [MapEntry(e.tag, _attributes(e), _line(e)) for e in port_map if e.tag in ("input", "output")]
+    if back_edges is not None:
+        layer.back_edges = _edges(back_edges)
 
 
 class _FirstAttributes:
@@ -333,7 +361,7 @@ def _port(element: etree._Element) -> Port:
             text, line = dim.text, dim.sourceline
             if line is not None and line >= 65535:  # see _big_line; a dim's text is its first child
                 line = line - text.count("\n") if text is not None else _big_line(dim, line)
-            texts.append(text.strip() if text is not None else "")
+            texts.append(text.strip(" \t\n\r\v\f") if text is not None else "")  # C white space, as OpenVINO skips
             lines.append(line)
     line = element.sourceline
     if line is not None and line >= 65535:

@@ -20,8 +20,10 @@ from irtool.core.diagnostics import CODES, Diagnostic, FileReport, sorted_diagno
 from irtool.core.numbers import NumberSyntaxError, parse_int
 from irtool.ir import DEFAULT_MAX_BYTES, IRModel, IRParseError, parse_ir
 from irtool.specs import SpecRegistry, registry
+from irtool.validate.bodies import check_bodies
 from irtool.validate.context import Context
 from irtool.validate.graph import check_graph
+from irtool.validate.ids import normalize_ids
 from irtool.validate.layers import check_layer
 from irtool.validate.weights import check_weights
 
@@ -36,11 +38,15 @@ def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileRep
         for tag, line, layer_id in model.strays:
             ctx.report("IR016", f"a <{tag}> outside <{tag}s>: OpenVINO ignores it", line=line, token=f"<{tag}",
                        layer_id=layer_id)
+    if model.is_net:
+        normalize_ids(ctx, model.layers, model.edges)
     facts = [check_layer(ctx, layer) for layer in model.layers]
-    ctx.report_unspecified()
     if model.is_net:
         check_graph(ctx, facts)
-        check_weights(ctx, facts)
+    body_facts = check_bodies(ctx, facts)
+    ctx.report_unspecified()
+    if model.is_net:
+        check_weights(ctx, facts + body_facts)
     return FileReport(model.path, sorted_diagnostics(ctx.diagnostics))
 
 

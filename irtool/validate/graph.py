@@ -6,20 +6,22 @@ from collections import defaultdict, deque
 from irtool.core import element_types
 from irtool.core.errors import IrtoolBug
 from irtool.core.jsonable import quoted
-from irtool.core.numbers import is_id
 from irtool.core.shapes import dims_compatible, format_shape
 from irtool.ir import Edge
 from irtool.validate.context import Context, LayerFacts
+from irtool.validate.readers import read_id
 
 
-def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
+def check_graph(ctx: Context, facts: list[LayerFacts], edges: list[Edge] | None = None, body: bool = False) -> None:
+    """The net's graph, or with ``edges`` and ``body`` a TensorIterator's or Loop's body (whose
+    Results the port map names: a body without one is the port map's finding)."""
     by_id = _unique_layers(ctx, facts)
     fed: dict[tuple[str, str], Edge] = {}
     # layer id -> the edges out of it; and the layers that feed it (repeated for each edge between them)
     successors: dict[str, list[Edge]] = defaultdict(list)
     predecessors: dict[str, list[str]] = defaultdict(list)
     find = by_id.get
-    for edge in ctx.model.edges:
+    for edge in ctx.model.edges if edges is None else edges:
         # resolve the edge to (producer facts, output index), (consumer facts, input index)
         producer = find(edge.from_layer) if edge.from_layer is not None else None
         consumer = find(edge.to_layer) if edge.to_layer is not None else None
@@ -52,7 +54,7 @@ def check_graph(ctx: Context, facts: list[LayerFacts]) -> None:
             _check_agreement(ctx, edge, producer, out_index, consumer, in_index)
     _check_unconnected(ctx, facts, fed)
     _check_cycles(ctx, by_id, successors)
-    _check_reachability(ctx, by_id, predecessors)
+    _check_reachability(ctx, by_id, predecessors, body)
 
 
 def _unique_layers(ctx: Context, facts: list[LayerFacts]) -> dict[str, LayerFacts]:
@@ -97,11 +99,12 @@ def _check_edge_ids(ctx: Context, edge: Edge, consumer: LayerFacts | None) -> bo
     said = False
     for name in ("from-layer", "from-port", "to-layer", "to-port"):
         written = getattr(edge, name.replace("-", "_"))
-        if written is not None and not is_id(written):
+        if written is not None and read_id(written) is None:
             _report_edge(ctx, "IR059", edge, consumer, f"the edge {_end(edge, 'from')} -> {_end(edge, 'to')}: {name} "
                                                        f"{quoted(written, 40)} is not an id: OpenVINO's reader takes "
-                                                       f"an unsigned 64-bit integer only, and refuses the file",
-                         token=f"{name}=", attribute=name, expected="an unsigned 64-bit integer", found=written)
+                                                       f"a decimal integer from 0 to 2**63-1 only, and refuses the "
+                                                       f"file",
+                         token=f"{name}=", attribute=name, expected="an integer from 0 to 2**63-1", found=written)
             said = True
     return said
 
@@ -113,7 +116,7 @@ def _edge_ends_reported(ctx: Context, edge: Edge, by_id: dict[str, LayerFacts]):
     for role, layer_id, port_id, side in (("from", edge.from_layer, edge.from_port, "output"),
                                           ("to", edge.to_layer, edge.to_port, "input")):
         other = _end(edge, "to" if role == "from" else "from")
-        if not all(is_id(written) for written in (layer_id, port_id) if written is not None):
+        if not all(read_id(written) is not None for written in (layer_id, port_id) if written is not None):
             return None  # IR059 said it, not again as a missing layer or port
         fact = by_id.get(layer_id) if layer_id is not None else None
         if fact is None:
@@ -214,8 +217,11 @@ def _closing_edge(start: str, stuck: set[str], successors: dict[str, list[Edge]]
     raise IrtoolBug("layers left by the topological sort hold no cycle")
 
 
-def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], predecessors: dict[str, list[str]]) -> None:
+def _check_reachability(ctx: Context, by_id: dict[str, LayerFacts], predecessors: dict[str, list[str]],
+                        body: bool = False) -> None:
     results = [layer_id for layer_id, fact in by_id.items() if fact.layer.type == "Result"]
+    if not results and body:
+        return
     if not results:  # an empty net too: OpenVINO reads it as a model with no outputs, which computes nothing
         ctx.report("IR069", "the net has no Result layer; OpenVINO reads it as a model with no outputs, and "
                             "drops every layer but its Parameters: it computes nothing, and irtool run refuses it")

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from irtool.core import element_types
 from irtool.core.diagnostics import clipped
+from irtool.core.text import shown
 from irtool.core.errors import closest, did_you_mean
 from irtool.core.jsonable import quoted
-from irtool.core.numbers import is_id
-from irtool.core.shapes import ShapeSyntaxError, parse_dim
+from irtool.core.shapes import DYNAMIC, ShapeSyntaxError, parse_dim
 from irtool.ir import Layer, Port
 from irtool.specs import DimProblem, OpSpec, RankProblem, unify
 from irtool.specs.values import format_value
 from irtool.validate.attributes import check_attributes
 from irtool.validate.context import Context, LayerFacts
+from irtool.validate.readers import port_dim, read_id
 
 
 def check_layer(ctx: Context, layer: Layer) -> LayerFacts:
@@ -75,10 +76,10 @@ def _check_identity(ctx: Context, layer: Layer) -> None:
         if getattr(layer, field) is None:
             ctx.report("IR013", f"<layer> has no {field} attribute", layer=layer, expected=field, attribute=field,
                        on_layer=True)
-    if ctx.model.is_net and layer.id is not None and not is_id(layer.id):
-        ctx.report("IR017", f"{quoted(layer.id, 40)} is not a layer id: OpenVINO's reader takes an unsigned 64-bit "
-                            f"integer only, and refuses the file", layer=layer, attribute="id", on_layer=True,
-                   expected="an unsigned 64-bit integer", found=layer.id)
+    if ctx.model.is_net and layer.id is not None and read_id(layer.id) is None:
+        ctx.report("IR017", f"{quoted(layer.id, 40)} is not a layer id: OpenVINO's reader takes a decimal integer "
+                            f"from 0 to 2**63-1 only, and refuses the file", layer=layer, attribute="id", on_layer=True,
+                   expected="an integer from 0 to 2**63-1", found=layer.id)
 
 
 def _check_port_ids(ctx: Context, layer: Layer) -> None:
@@ -88,8 +89,9 @@ def _check_port_ids(ctx: Context, layer: Layer) -> None:
             if ctx.model.is_net:
                 ctx.report("IR031", "port has no id", layer=layer, port=port)
             continue
-        if not is_id(port.id):
-            ctx.report("IR031", f"port id {port.id!r} is not a non-negative integer", layer=layer, port=port,
+        if read_id(port.id) is None:
+            ctx.report("IR031", f"port id {quoted(port.id, 40)} is not a non-negative integer OpenVINO reads (0 to 2**63-1)"
+                                + (" (OpenVINO refuses the file)" if ctx.model.is_net else ""), layer=layer, port=port,
                        found=port.id)
         if port.id in seen:
             ctx.report("IR031", f"port id {port.id} is used twice in this layer (first at line "
@@ -208,28 +210,61 @@ def _ids(ports: list[Port]) -> str:
 
 
 def _dims(ctx: Context, layer: Layer, port: Port) -> tuple | None:
-    if "?" in port.dims:  # OpenVINO's reader takes -1 in a port's <dim>, and refuses ?
-        index = port.dims.index("?")
-        ctx.report("IR043", f"dim {index} is ?, which OpenVINO refuses in a port's <dim>: write -1 (? belongs "
-                            f"in a Parameter's shape attribute)", layer=layer, port=port,
-                   dim=index, expected="-1", found="?")
     try:
-        return tuple([parse_dim(text) for text in port.dims])
+        dims = tuple([parse_dim(text) for text in port.dims])
     except ShapeSyntaxError:
         return _dims_reported(ctx, layer, port)
+    for index, text in enumerate(port.dims):  # what irtool's grammar takes and OpenVINO's does not: ?, ..5
+        if text.startswith("+") and port_dim(text) is not None:
+            ctx.report("IR046", f"dim {index}: {shown(text)} is not how the IR format writes a dim; OpenVINO reads "
+                                f"it as {port_dim(text)}, and so does irtool", layer=layer, port=port, dim=index,
+                       expected=str(port_dim(text)), found=text)
+        elif not text.isdigit() and port_dim(text) is None:
+            hint = ": write -1 (? belongs in a Parameter's shape attribute)" if text == "?" else \
+                " (it takes a dim's leading integer: -1 for a dynamic dim, 2..5 for an interval)"
+            ctx.report("IR043", f"dim {index} is {shown(text)}, which OpenVINO refuses in a port's <dim>{hint}",
+                       layer=layer, port=port, dim=index, expected="-1" if text == "?" else "a size, -1 or a..b",
+                       found=text)
+    return dims
 
 
 def _dims_reported(ctx: Context, layer: Layer, port: Port) -> tuple | None:
-    """_dims for a port with an unreadable dim: reports the first one."""
+    """_dims for a port with a dim irtool's grammar does not take: what OpenVINO's reader makes of
+    each (see readers.port_dim).  A dim it refuses is an error, and the port's dims unread; one it
+    reads as the number written (``4.0``, ``+4``) a warning, and read so; one it reads as another
+    number (``4.5`` as 4, ``1e2`` as 1) an error saying so, and read as OpenVINO reads it."""
     dims = []
     for i, text in enumerate(port.dims):
         try:
             dims.append(parse_dim(text))
+            continue
         except ShapeSyntaxError as error:
-            ctx.report("IR043", f"dim {i}: {error}", layer=layer, port=port, dim=i,
-                       expected="a size, -1, ? or a..b", found=text)
+            problem = str(error)
+        value = port_dim(text)
+        if value is None:
+            hint = (": write -1 (? belongs in a Parameter's shape attribute)" if text == "?" else
+                    " (it takes a dim's leading integer, from -1 to 2**63-1)")
+            ctx.report("IR043", f"dim {i}: {problem}; OpenVINO refuses it in a port's <dim>{hint}", layer=layer,
+                       port=port, dim=i, expected="a size, -1 or a..b", found=text)
             return None
+        if _same_number(text, value):
+            ctx.report("IR046", f"dim {i}: {shown(text)} is not how the IR format writes a dim; OpenVINO reads it "
+                                f"as {value}, and so does irtool", layer=layer, port=port, dim=i,
+                       expected=str(value), found=text)
+        else:
+            ctx.report("IR043", f"dim {i}: {problem}; OpenVINO reads only its leading integer, {value}, without "
+                                f"a word", layer=layer, port=port, dim=i, expected=str(value), found=text)
+        dims.append(DYNAMIC if value == -1 else value)
     return tuple(dims)
+
+
+def _same_number(text: str, value: int) -> bool:
+    """Whether ``text`` is a decimal number equal to ``value`` (``4.0``, ``+4``, ``4.``)."""
+    try:
+        number = float(text) if len(text) < 64 and text.isascii() else None
+    except ValueError:
+        return False
+    return number == value and not any(c in text for c in "xXeEnN_")
 
 
 def _check_shapes(ctx: Context, facts: LayerFacts) -> None:
