@@ -201,7 +201,8 @@ def gru_steps(g: _Graph, x_name: str, prefix: str, variant: str, w: np.ndarray, 
         n_pre = g.op("Add", [g.op("Add", [g.op("MatMul", [x, wn], s + "xn"), g.op("MatMul", [rh, rn], s + "rhn")],
                                   s + "n_sum"), bn], s + "n_pre")
         n = g.op("Tanh", [n_pre], s + "n")
-        carry = g.op("Sub", [one, z], s + "1mz")
+        carry = g.op("Sub", [one, z], s + "1mz") if variant != "complement" else \
+            g.gate(g.op("Neg", [z_pre], s + "neg_z"), s + "1mz", variant)  # 1 - z as sigmoid(-a): a gate of its own
         first, second = (n, h) if flipped else (h, n)
         h_t = g.op("Add", [g.op("Mul", [z, first], s + "za"), g.op("Mul", [carry, second], s + "zb")], s + "h_t")
         if variant == "state_rounded":

@@ -53,6 +53,8 @@ CASES = [
     # two products of a sigmoid and a function of c_t: which one is h_t is not guessed (it once was, by the
     # order OpenVINO listed c_t's readers in: a different cell from run to run)
     ("LSTM", "readout", "unjudged", "is read by 2 products that each could be its h_t"),
+    # h_t = z*h + sigmoid(-a)*n: a GRU, whose 1 - z is a gate of its own; the sum looks like an LSTM's c_t
+    ("GRU", "complement", "unjudged", "it is a state that weights multiply (a GRU's h_t"),
 ]
 
 

@@ -39,8 +39,13 @@ def lstm(add: Any, reader: Reader, varying: Callable[[Any], bool]) -> Candidate 
     c_out = add.output(0)
     found = output_gates(c_out, f_act)
     if not found:
+        weighted = any(target.get_node().get_type_name() == "MatMul"  # (an LSTM's c is never: its h is)
+                       for value in (c_out, c_prev) for target in value.get_target_inputs())
         return Refusal("LSTM", f"its c_t ({label(add)}) is not read by an activation that an output gate "
-                               f"{f_act.get_type_name()} multiplies", parts, c_out)
+                               f"{f_act.get_type_name()} multiplies" + (
+                                   ": it is a state that weights multiply (a GRU's h_t = z*h + "
+                                   "(1-z)*n with 1-z a gate of its own, sigmoid(-a), has this form; a GRU is "
+                                   "matched where 1-z is written as such)" if weighted else ""), parts, c_out)
     if len(found) > 1:
         return Refusal("LSTM", f"its c_t ({label(add)}) is read by {len(found)} products that each could be its "
                                f"h_t = o(O) * h(c_t) ({', '.join(sorted(label(match[2]) for match in found))}): "
