@@ -134,12 +134,14 @@ def _reproducer(folder: Path) -> Replay:
     if model is None:
         raise RejudgeError(f"{folder}: holds no model.xml or model.onnx; a reproducer folder holds the model its "
                            f"{ACTUAL} was computed by")
-    with _read_as(where, "irtool harness writes in a reproducer folder"):
+    with _read_as(where, "irtool harness or irtool run --reproducers writes in a reproducer folder"):
         case = dataclasses.replace(case_from_json(data["case"]), file=str(model),
                                    inputs=_existing(folder / "inputs.npz", where, "inputs"), expected=None,
                                    compare_with=None, shapes={}, infer_sizes=())
         job = Job(case, str(data["device"]), str(data["precision"]), None, str(folder))
-        recorded = (result_from_json(data["result"]),)
+        # irtool run's folders (suite "run") say the job beside the result, not in it
+        said = {"case": case.id, "suite": case.suite, "device": job.device, "precision": job.precision}
+        recorded = (result_from_json({**said, **data["result"]}),)
     return Replay(job, recorded, reproducer=True)
 
 
@@ -148,7 +150,7 @@ def _read_as(where: Path, writer: str) -> Iterator[None]:
     """A record that is not what ``writer`` writes, or whose case irtool refuses: RejudgeError naming it."""
     try:
         yield
-    except (KeyError, TypeError, AttributeError) as error:
+    except (KeyError, TypeError, AttributeError, ValueError) as error:  # ValueError: RecordError too
         raise RejudgeError(f"{where}: not what {writer} ({type(error).__name__}: {error})") from None
     except RejudgeError:
         raise

@@ -105,6 +105,7 @@ def with_case_record(recording: Recording, case_json: Mapping[str, Any], prepare
     """A reproducer folder's actual.npz written before ``--save-outputs`` wrote records, with the
     record its case.json gives: the device, the precision it ran at, its config and release, and
     what each node ran as (by node name, or by op type, as a harness result says it)."""
+    from irtool.core.precisions import DEVICE_DEFAULT
     from irtool.runtime.what_ran import from_description
 
     try:
@@ -112,9 +113,11 @@ def with_case_record(recording: Recording, case_json: Mapping[str, Any], prepare
         described = result.get("implementations") or {}
         implementations = {node.name: from_description(described[key]) for node in prepared.nodes
                            for key in [node.name if node.name in described else node.spec.type] if key in described}
-        run = DeviceRun(str(case_json["device"]), str(case_json["precision"]),
-                        {str(k): str(v) for k, v in result["effective_precision"].items()},
-                        tuple(map(str, result["execution_devices"])),
+        device, precision = str(case_json["device"]), str(case_json["precision"])
+        # a folder irtool run --reproducers wrote before it kept these: the device at the precision asked
+        effective = result.get("effective_precision") or ({device: precision} if precision != DEVICE_DEFAULT else None)
+        run = DeviceRun(device, precision, {str(k): str(v) for k, v in effective.items()},
+                        tuple(map(str, result.get("execution_devices") or (device,))),
                         {str(k): str(v) for k, v in (case_json.get("config") or {}).items()},
                         str(case_json.get("openvino") or ""))
     except (KeyError, TypeError, AttributeError) as error:
