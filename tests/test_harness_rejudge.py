@@ -295,3 +295,34 @@ def test_an_unreadable_case_json_is_one_line_naming_it(run_reproducers, tmp_path
     assert code == 2 and not out
     assert err.startswith(f"irtool: error: {case}: ") and said in err and "internal error" not in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda root: root / "absent", "absent: no such folder"),
+    (lambda root: _written(root / "results.json", "{}"),
+     "results.json: is a file (results.json), not a folder: give the folder that holds it ("),
+    (lambda root: _written(root / "notes.txt", ""), "notes.txt: is a file, not a folder"),
+    (lambda root: __import__("os").mkfifo(root / "fifo") or root / "fifo", "fifo: is a FIFO, not a folder"),
+])
+def test_a_path_that_is_not_a_folder_is_said_for_what_it_is(tmp_path, make, said):
+    from irtool.harness.rejudge import RejudgeError, find_replays
+
+    with pytest.raises(RejudgeError) as caught:
+        find_replays(make(tmp_path))
+    assert said in caught.value.message and "expected a report dir written by irtool harness" in caught.value.message
+
+
+def test_irtool_run_of_a_reproducer_folder_points_to_rejudge(run_reproducers, capsys):
+    from irtool.cli.program import main
+
+    (folder,) = run_reproducers.iterdir()
+    assert main(["run", str(folder), "-d", "CPU"]) == 2
+    out, err = capsys.readouterr()
+    assert not out and len(err.strip().splitlines()) == 1
+    assert f"{folder}: is a reproducer folder (it holds case.json), not a model: irtool report rejudge {folder}" in err
+    assert f"irtool run {folder / 'model.xml'} -d DEVICE --inputs {folder / 'inputs.npz'}" in err
