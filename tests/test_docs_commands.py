@@ -60,6 +60,9 @@ SUBSTITUTIONS = [
      "docs/cluster.md: the run on the lab's machines (tests/test_harness_cluster.py runs it on one)"),
     (r"^irtool run samples/models/gru_lengths\.xml -d CPU --openvino 2025\.4\.1,current$", None,
      "tests/test_cli_run_releases.py runs this command as written and checks its table line by line"),
+    (r"^irtool report rejudge \.\./shared/recordings/", None,
+     "docs/harness.md: the recordings of a bf16 CPU are not part of a clone (their README); the page shows the run "
+     "it measured"),
     (r"^irtool run samples/models/streaming_gru\.onnx -d CPU --batch 2$", None,
      "tests/test_runtime_sizes.py runs it on the same model (real_models.streaming_gru_model) and checks its line "
      "word for word"),

@@ -227,3 +227,102 @@ def test_a_case_built_otherwise_now_is_an_error_not_a_verdict(kept, tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     (error,) = [r for r in results(tmp_path / "out").values() if r["verdict"] != "pass"]
     assert error["verdict"] == "error" and "is not the one the device ran (its weights differ" in error["message"]
+
+
+RECORDED_CASES = ROOT / "tests" / "data" / "recordings" / "cpu-bf16-avx512-openvino-2026.4.1" / "single-op" / "cases"
+
+
+@pytest.fixture(scope="module")
+def run_reproducers(tmp_path_factory):
+    """The reproducer folder irtool run --reproducers writes of a node it failed (every tolerance 0:
+    the CPU's f32 LSTM differs from the reference by an ulp or two)."""
+    from irtool.cli.program import main
+
+    folder = tmp_path_factory.mktemp("run-reproducers")
+    code = main(["run", str(RECORDED_CASES / "069_lstm_sequence.xml"), "-d", "CPU", "--inputs",
+                 str(RECORDED_CASES / "069_lstm_sequence.inputs.npz"), "--atol", "0", "--rtol", "0",
+                 "--reproducers", str(folder / "tree"), "--format", "json"])
+    assert code == 1
+    return folder / "tree"
+
+
+def _as_written_before(tree: Path) -> None:
+    """case.json as irtool run wrote it before it kept the job and how it ran beside the result."""
+    (case,) = tree.glob("*/case.json")
+    data = json.loads(case.read_text())
+    data["result"] = {k: data["result"][k] for k in ("verdict", "message", "node", "model")}
+    case.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("written", ["now", "before"])
+def test_a_reproducer_folder_irtool_run_wrote_is_rejudged(run_reproducers, tmp_path, capsys, written):
+    from irtool.cli.program import main
+
+    tree = tmp_path / "tree"
+    shutil.copytree(run_reproducers, tree)
+    if written == "before":
+        _as_written_before(tree)
+    code = main(["report", "rejudge", str(tree), "-o", str(tmp_path / "out"), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err  # each output judged with the default f32 tolerance: within it
+    assert "verdicts changed against the recorded ones: 1 (fail -> pass 1), 0 unchanged" in out, out
+    (result,) = results(tmp_path / "out").values()
+    assert (result["case"], result["node"], result["verdict"]) == ("069_lstm_sequence::node", "node", "pass")
+    assert " (recorded on CPU at f32, openvino " in result["replayed"]
+    if written == "now":  # what the node ran as, kept by the folder
+        assert result["implementations"] == {"LSTMSequence": "RNNSeq (f32)"}
+
+
+@pytest.mark.parametrize("content, said", [
+    ("{not json", "case.json: not JSON"),
+    ("[1]", "case.json: expected a JSON object"),
+    ('{"case": 5, "device": "CPU", "precision": "f32", "result": {}}', "not what irtool harness or irtool run"),
+    ('{"case": {"id": "a", "suite": "run", "bogus": 1}, "device": "CPU", "precision": "f32", "result": {}}',
+     "unknown case field 'bogus'"),
+    ('{"case": {"id": "a", "suite": "run"}, "device": "CPU", "precision": "f32", "result": {"verdict": "zz"}}',
+     "unknown verdict 'zz'"),
+    ('{"case": {"id": "a", "suite": "run"}, "precision": "f32", "result": {"verdict": "fail"}}', "'device'"),
+])
+def test_an_unreadable_case_json_is_one_line_naming_it(run_reproducers, tmp_path, capsys, content, said):
+    from irtool.cli.program import main
+
+    tree = tmp_path / "tree"
+    shutil.copytree(run_reproducers, tree)
+    (case,) = tree.glob("*/case.json")
+    case.write_text(content)
+    code = main(["report", "rejudge", str(tree), "-o", str(tmp_path / "out"), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 2 and not out
+    assert err.startswith(f"irtool: error: {case}: ") and said in err and "internal error" not in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda root: root / "absent", "absent: no such folder"),
+    (lambda root: _written(root / "results.json", "{}"),
+     "results.json: is a file (results.json), not a folder: give the folder that holds it ("),
+    (lambda root: _written(root / "notes.txt", ""), "notes.txt: is a file, not a folder"),
+    (lambda root: __import__("os").mkfifo(root / "fifo") or root / "fifo", "fifo: is a FIFO, not a folder"),
+])
+def test_a_path_that_is_not_a_folder_is_said_for_what_it_is(tmp_path, make, said):
+    from irtool.harness.rejudge import RejudgeError, find_replays
+
+    with pytest.raises(RejudgeError) as caught:
+        find_replays(make(tmp_path))
+    assert said in caught.value.message and "expected a report dir written by irtool harness" in caught.value.message
+
+
+def test_irtool_run_of_a_reproducer_folder_points_to_rejudge(run_reproducers, capsys):
+    from irtool.cli.program import main
+
+    (folder,) = run_reproducers.iterdir()
+    assert main(["run", str(folder), "-d", "CPU"]) == 2
+    out, err = capsys.readouterr()
+    assert not out and len(err.strip().splitlines()) == 1
+    assert f"{folder}: is a reproducer folder (it holds case.json), not a model: irtool report rejudge {folder}" in err
+    assert f"irtool run {folder / 'model.xml'} -d DEVICE --inputs {folder / 'inputs.npz'}" in err

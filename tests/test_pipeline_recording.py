@@ -164,11 +164,17 @@ def test_a_changed_output_replays_as_a_failure(capsys, gru, tmp_path):
 
 
 def test_a_device_absent_here_is_judged_from_its_recorded_outputs(capsys, gru, tmp_path):
+    from irtool.pipeline.inputs import case_inputs
+    from irtool.pipeline.prepare import read_and_prepare
+
     outputs = tmp_path / "gpu.npz"
     assert run(capsys, "run", str(gru), "-d", "CPU", "--save-outputs", str(tmp_path / "cpu.npz"))[0] == 0
     np.savez(outputs, **{k: v for k, v in np.load(tmp_path / "cpu.npz").items() if not k.startswith("irtool:")})
-    code, out, _ = run(capsys, "run", str(gru), "-d", "GPU", "--precision", "f32", "--device-outputs", str(outputs))
+    np.savez(tmp_path / "in.npz", **case_inputs(read_and_prepare(gru), None, 0)[0])  # the inputs of seed 0
+    code, out, _ = run(capsys, "run", str(gru), "-d", "GPU", "--precision", "f32", "--device-outputs", str(outputs),
+                       "--inputs", str(tmp_path / "in.npz"))
     assert code == 0 and "no record" in out and "judged against the ideal reference" in " ".join(out.split())
+    assert "  precision: assumed f32 on GPU (-d and --precision: the file has no record of the run)" in out
 
 
 def test_a_model_whose_nodes_sit_inside_it_replays_from_the_tensors_it_recorded(capsys, tmp_path):

@@ -42,12 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-d", "--device", required=True,
                         help="OpenVINO device: CPU, GPU, AUTO:CPU, HETERO:GPU+CPU (a virtual device's list joins "
                              "with +)")
-    parser.add_argument("--precision", choices=PRECISION_CHOICES, default="f32",
-                        help="INFERENCE_PRECISION_HINT to compile with (default f32); 'default' sets none and judges "
-                             "the precision the device picks for itself, read back from the compiled model "
-                             "(irtool devices shows each device's)")
+    parser.add_argument("--precision", choices=PRECISION_CHOICES, default=None,
+                        help="INFERENCE_PRECISION_HINT to compile with (default f32; in a replay, the record's); "
+                             "'default' sets none and judges the precision the device picks for itself, read back "
+                             "from the compiled model (irtool devices shows each device's)")
     parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="inputs by model input name (default: seeded)")
-    parser.add_argument("--seed", type=seed, default=0, help="seed of the generated inputs (default 0)")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the generated inputs (default 0)")
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the device's outputs here")
     parser.add_argument("--device-outputs", type=Path, metavar="OUT.npz",
                         help="judge outputs the device gave elsewhere instead of running it here (a replay): as "
@@ -89,6 +89,8 @@ def handle(args: argparse.Namespace) -> int:
     from irtool.cli.run_releases import release_process
     from irtool.core import activity
 
+    args.precision_given = args.precision is not None  # a replay takes the record's where it is not
+    args.precision = args.precision or "f32"
     release_process(args)  # one release's run of --openvino: its own args
     activity.set_step_limit(args.timeout)  # what the supervisor holds each step to (irtool.cli.supervisor)
     if args.format == "json":
@@ -103,7 +105,8 @@ def _handle(args: argparse.Namespace) -> int:
     from irtool.pipeline.options import RunOptions
 
     options = RunOptions(
-        model=args.model, device=parse_device(args.device, "-d"), precision=args.precision, inputs=args.inputs, seed=args.seed,
+        model=args.model, device=parse_device(args.device, "-d"), precision=args.precision,
+        precision_given=args.precision_given, inputs=args.inputs, seed=args.seed,
         save_outputs=args.save_outputs, tolerance=parse_tolerances(args.atol, args.rtol),
         config=parse_config(args.config), compare_with=parse_compare_with(args.compare_with),
         oracle=args.compare_with.lower() if args.compare_with and args.compare_with.lower() in ORACLES else None,
@@ -111,6 +114,15 @@ def _handle(args: argparse.Namespace) -> int:
         expected=args.expected, device_outputs=args.device_outputs,
         sizes={name: value for name, value in (("batch_size", args.batch), ("seq_length", args.seq_length))
                if value is not None})
+    if args.model.is_dir() and (args.model / "case.json").is_file():  # a reproducer folder
+        model = next((args.model / name for name in ("model.xml", "model.onnx") if (args.model / name).is_file()),
+                     args.model / "model.xml")
+        raise UsageError(f"{args.model}: is a reproducer folder (it holds case.json), not a model: irtool report "
+                         f"rejudge {args.model} -o OUTDIR judges its actual.npz again; irtool run {model} -d DEVICE "
+                         f"--inputs {args.model / 'inputs.npz'} runs its model")
+    if args.openvino is not None and args.device_outputs is not None:
+        raise UsageError(f"--openvino does not apply to a replay (--device-outputs {args.device_outputs}): a replay "
+                         f"runs no release; the record says which one gave the outputs")
     if args.openvino is not None:  # the options are checked above, before any release is made
         from irtool.cli.run_releases import run_releases
 

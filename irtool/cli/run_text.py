@@ -61,10 +61,20 @@ def _render(result: Any) -> str:
     effective = ", ".join(f"{precision} on {device}" for device, precision in run.effective_precision.items())
     requested = "the device's default requested (no hint)" if run.requested_precision == DEVICE_DEFAULT else \
         f"{run.requested_precision} requested"
-    lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
-                 f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
+    if result.replay is not None and result.replay.run == "assumed":  # nothing of it recorded, nor measured here
+        lines.append(f"  precision: assumed {run.requested_precision} on {run.device} (-d and --precision: the file "
+                     f"has no record of the run); openvino not recorded")
+    elif result.replay is not None:
+        recorded = "/".join(sorted(set(run.effective_precision.values()))) or run.requested_precision
+        lines.append(f"  precision: recorded on {run.device} at {recorded} ({requested}); execution devices: "
+                     f"{', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
+    else:
+        lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
+                     f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
     if result.replayed:
         lines.append(f"  replayed: {result.replayed}")
+    if result.replay is not None and result.replay.inputs:
+        lines.append(f"  inputs of the outputs: {result.replay.inputs}")
     if result.file_findings:
         lines.append(f"  warning: {result.file_findings}")
     for filled in result.filled_defaults:
@@ -208,14 +218,17 @@ def _scalar(value: Any, dtype: str) -> str:
         return str(value)
 
 
-def probe_line(check: Any) -> str:
+def probe_line(check: Any, replayed: bool = False) -> str:
     """The probed copy's check in one line: whether the model's outputs agree with the unprobed
-    compile's, by how much, and where one has NaN or inf the other has not."""
+    compile's, by how much, and where one has NaN or inf the other has not; of a replay (nothing
+    compiled here), the file's outputs against its own captured tensors of the same values."""
     worst = max((d.max_abs for d in check.outputs if d.max_abs is not None), default=0.0)
     mismatched = sum(d.nonfinite_mismatch for d in check.outputs)
     said = [f"max abs {_num(worst)}"] + ([f"{mismatched} value(s) NaN or infinite in one and not the other"]
                                          if mismatched else [])
     said += [f"{d.name}: {d.problem}" for d in check.outputs if d.problem]
+    if replayed:  # one that differs is refused before any verdict (irtool.pipeline.replay.check_consistent)
+        return f"  recorded outputs: agree with the file's own captured tensors of the same values ({'; '.join(said)})"
     return (f"  probed copy: the model's own outputs {'agree with' if check.passed else 'DIFFER from'} the unprobed "
             f"compile ({'; '.join(said)})" + ("" if check.passed else
                                              "; the nodes judged may not be what the unprobed model runs"))
@@ -289,7 +302,7 @@ def _render_nodes(result: Any) -> list[str]:
     lines = _node_table(result.nodes, result.run.device)
     check = result.probe_check
     if check is not None:
-        lines.append(probe_line(check))
+        lines.append(probe_line(check, result.replay is not None))
     for node in result.nodes:
         if node.verdict in ("fail", "error"):
             lines.append(f"  {node.verdict.upper()} node '{node.name}' ({node.type}-{node.version}): {node.reason}")

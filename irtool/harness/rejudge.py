@@ -88,7 +88,7 @@ def find_replays(source: Path, only: str = "") -> tuple[list[Replay], str, list[
     (a job that errored or crashed before it gave any)."""
     source = Path(source)
     if not source.is_dir():
-        raise RejudgeError(f"{source}: no such folder; expected a report dir written by irtool harness "
+        raise RejudgeError(f"{source}: {_not_a_folder(source)}; expected a report dir written by irtool harness "
                            f"--keep-outputs, or a folder of reproducer folders")
     kept = source / KEPT if (source / KEPT).is_dir() else source if any(source.glob(f"*/{JOB_FILE}")) else None
     if kept is not None:
@@ -109,6 +109,23 @@ def find_replays(source: Path, only: str = "") -> tuple[list[Replay], str, list[
                            f"--keep-outputs (with a {KEPT}/ folder) or a tree of reproducer folders, each with "
                            f"{CASE_FILE} and {ACTUAL}" + (f" whose name holds {only!r}" if only else ""))
     return replays, f"{source} ({counted(len(replays), 'reproducer folder')})", empty
+
+
+def _not_a_folder(path: Path) -> str:
+    """What a path given as DIR is, where it is not a folder."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        return "no such folder" if isinstance(error, FileNotFoundError) else f"cannot be read ({error.strerror})"
+    if stat.S_ISREG(mode):
+        if path.name in ("results.json", "results.jsonl", CASE_FILE, JOB_FILE):
+            return f"is a file ({path.name}), not a folder: give the folder that holds it ({path.parent})"
+        return "is a file, not a folder"
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"))
+    return f"is {next((words for test, words in kinds if test(mode)), 'not a regular file')}, not a folder"
 
 
 def _kept(folder: Path, kept: Path) -> Replay:
@@ -134,12 +151,14 @@ def _reproducer(folder: Path) -> Replay:
     if model is None:
         raise RejudgeError(f"{folder}: holds no model.xml or model.onnx; a reproducer folder holds the model its "
                            f"{ACTUAL} was computed by")
-    with _read_as(where, "irtool harness writes in a reproducer folder"):
+    with _read_as(where, "irtool harness or irtool run --reproducers writes in a reproducer folder"):
         case = dataclasses.replace(case_from_json(data["case"]), file=str(model),
                                    inputs=_existing(folder / "inputs.npz", where, "inputs"), expected=None,
                                    compare_with=None, shapes={}, infer_sizes=())
         job = Job(case, str(data["device"]), str(data["precision"]), None, str(folder))
-        recorded = (result_from_json(data["result"]),)
+        # irtool run's folders (suite "run") say the job beside the result, not in it
+        said = {"case": case.id, "suite": case.suite, "device": job.device, "precision": job.precision}
+        recorded = (result_from_json({**said, **data["result"]}),)
     return Replay(job, recorded, reproducer=True)
 
 
@@ -148,7 +167,7 @@ def _read_as(where: Path, writer: str) -> Iterator[None]:
     """A record that is not what ``writer`` writes, or whose case irtool refuses: RejudgeError naming it."""
     try:
         yield
-    except (KeyError, TypeError, AttributeError) as error:
+    except (KeyError, TypeError, AttributeError, ValueError) as error:  # ValueError: RecordError too
         raise RejudgeError(f"{where}: not what {writer} ({type(error).__name__}: {error})") from None
     except RejudgeError:
         raise

@@ -68,7 +68,7 @@ def _keep(kept: Path, folder_name: str, job: Job, prepared: Any, inputs: Mapping
                                    file=_shared_file(kept, job.case.file) if job.case.file else None,
                                    expected=_shared_file(kept, job.case.expected) if job.case.expected else None)
         folder.mkdir(parents=True, exist_ok=True)
-        write_npz(folder / OUTPUTS, saved_outputs(prepared, compiled, executed), "kept outputs file")
+        write_npz(folder / OUTPUTS, saved_outputs(prepared, compiled, executed, inputs), "kept outputs file")
         record = {"format": FORMAT, "case": case_to_json(case), "device": job.device, "precision": job.precision,
                   "openvino": job.openvino, "results": [result_to_json(result) for result in results],
                   "model_digest": _model_digest(prepared, inputs) if job.case.file is None else None}
@@ -155,13 +155,15 @@ def replayed_job(job: Job, prepared: Any, config: Mapping[str, str]) -> tuple[An
     from irtool.pipeline.recording import replayed_run
 
     folder = Path(str(job.replay))
-    if (folder / JOB_FILE).is_file() and job.case.inputs:
+    inputs = read_npz(job.case.inputs) if job.case.inputs else None
+    if (folder / JOB_FILE).is_file() and inputs is not None:
         digest = load_json((folder / JOB_FILE).read_bytes()).get("model_digest")
-        if digest and digest != _model_digest(prepared, read_npz(job.case.inputs)):
+        if digest and digest != _model_digest(prepared, inputs):
             raise RunError(f"{folder / JOB_FILE}: the model this irtool builds from the case is not the one the "
                            f"device ran (its weights differ: another irtool built it); re-judge it with the irtool "
                            f"that ran it")
-    return replayed_run(replay_recording(folder, prepared), prepared, job.device, job.precision, config)
+    return replayed_run(replay_recording(folder, prepared), prepared, job.device, job.precision, config,
+                        inputs=inputs)[:3]
 
 
 def replay_recording(folder: Path, prepared: Any) -> Any:

@@ -161,6 +161,10 @@ class Runner:
                                                       dynamic_quantization=compiled.run.dynamic_quantization,
                                                       weights_cost=cost),
                                                 compiled)
+                if job.replay is not None:  # outputs that are not its own captured ones: an error of the job
+                    from irtool.pipeline.replay import check_consistent
+
+                    check_consistent(judgment, str(job.replay))
                 if judgment.verdict != PASS:
                     break
             result.infer_time = executed.seconds

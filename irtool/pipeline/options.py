@@ -16,8 +16,9 @@ class RunOptions:
     model: Path
     device: str
     precision: str = "f32"
+    precision_given: bool = True  # False: the CLI's default (a replay then takes the record's)
     inputs: Path | None = None
-    seed: int = 0
+    seed: int | None = None  # of the generated inputs; None: not given (0, or in a replay the record's)
     save_outputs: Path | None = None
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     config: Mapping[str, str] = field(default_factory=dict)

@@ -336,8 +336,7 @@ def write_node_reproducer(folder: Path, prepared: Prepared, node: RecurrentNode,
                      precision=device_run.requested_precision, config=config,
                      tolerances={d.name: (d.tolerance.atol, d.tolerance.rtol) for d in result.outputs},
                      case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
-                     result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
-                             "model": prepared.name})
+                     result=_run_result(prepared, result, device_run, node.spec.type))
 
 
 def judged_ir_nodes(prepared: Prepared, judged: Sequence[NodeResult]) -> dict[str, RecurrentNode]:
@@ -384,5 +383,15 @@ def write_onnx_node_reproducer(folder: Path, prepared: Prepared, result: NodeRes
                      device=device_run.device, precision=device_run.requested_precision, config=config,
                      tolerances={name: tolerances.get(name, (0.0, 0.0)) for name in outputs},
                      case={"id": f"{Path(prepared.name).stem}::{result.name}", "suite": "run"},
-                     result={"verdict": result.verdict, "message": result.reason or "", "node": result.name,
-                             "model": prepared.name})
+                     result=_run_result(prepared, result, device_run, None))
+
+
+def _run_result(prepared: Prepared, result: NodeResult, device_run: DeviceRun, op_type: str | None) -> dict[str, Any]:
+    """The result a reproducer folder of ``irtool run`` keeps of its node: the job beside it, the
+    precision it ran at and what it ran as (by op type: the folder's model holds the one node), as
+    a harness result says them, so ``irtool report rejudge`` judges its actual.npz as it ran."""
+    ran = {op_type: result.implementation} if op_type and result.implementation else {}
+    return {"case": f"{Path(prepared.name).stem}::{result.name}", "suite": "run", "device": device_run.device,
+            "precision": device_run.requested_precision, "verdict": result.verdict, "message": result.reason or "",
+            "node": result.name, "model": prepared.name, "effective_precision": dict(device_run.effective_precision),
+            "execution_devices": list(device_run.execution_devices), "implementations": ran}

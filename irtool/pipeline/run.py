@@ -28,7 +28,8 @@ from irtool.pipeline.judging import ProbeCheck, judge, unique_node_names, with_i
 from irtool.pipeline.options import RunOptions
 from irtool.pipeline.oracle import check_oracle, oracle_outputs
 from irtool.pipeline.prepare import Prepared, read_and_prepare, validation_findings, with_validation
-from irtool.pipeline.recording import load_recording, replayed_run, saved_outputs
+from irtool.pipeline.recording import ReplayBasis, load_recording, replayed_run, saved_outputs
+from irtool.pipeline.replay import check_consistent, check_replay_inputs, replay_options
 from irtool.pipeline.reproducer import ReproducerError, judged_ir_nodes, node_folder_name, write_judged_node_reproducer
 from irtool.runtime.compile import DeviceRun
 from irtool.runtime.devices import check_device, list_devices, skip_reason
@@ -71,6 +72,7 @@ class RunResult:
     narrowed: tuple[str, ...] = ()  # inputs the device changed before its nodes received them (int64 as int32)
     file_findings: str | None = None  # an IR file OpenVINO read though irtool validate finds errors or warnings
     replayed: str | None = None  # the outputs were recorded elsewhere: where from, and what says what ran
+    replay: ReplayBasis | None = None  # in a replay: what was recorded and what assumed (nothing measured here)
     references: str | None = None  # at bf16 or f16: which reference the judged nodes were held to
     verdict_from: str = "nodes"  # "outputs": a comparison of the model's outputs decided it (verdict_basis)
 
@@ -99,6 +101,8 @@ def run(options: RunOptions) -> RunResult:
         raise RunError("--device-outputs judges outputs a device gave elsewhere; --compare-with DEVICE2 needs the "
                        "device here: give one of them")
     recording = load_recording(options.device_outputs) if replaying else None
+    if recording is not None:
+        options = replay_options(options, recording)
     expected = load_expected(options.expected) if options.expected is not None else None
     if options.save_outputs is not None:
         check_not_input(options.save_outputs, inputs_read, "--save-outputs file")
@@ -116,13 +120,17 @@ def run(options: RunOptions) -> RunResult:
                                  f"reproducer folder of node '{name}'")
     if expected is not None:
         check_expected_names(prepared.labels, expected)
-    inputs, chosen, notes = case_inputs(prepared, options.inputs, options.seed, options.shapes, options.sizes)
+    seed = options.seed if options.seed is not None else 0
+    inputs, chosen, notes = case_inputs(prepared, options.inputs, seed, options.shapes, options.sizes)
+    if recording is not None:
+        inputs_said = check_replay_inputs(recording, inputs, options)
     _check_tolerance_names(prepared, options.tolerance)
     # --compare-with judges the model's outputs only: no probed copy to compile or infer
     try:
         if recording is not None:
-            compiled, executed, said = replayed_run(recording, prepared, options.device, options.precision,
-                                                    options.config)
+            compiled, executed, said, basis = replayed_run(recording, prepared, options.device, options.precision,
+                                                           options.config, options.precision_given, inputs)
+            basis = dataclasses.replace(basis, inputs=inputs_said)
         else:
             compiled = compile_prepared(prepared, options.device, options.precision, options.config,
                                         probe=options.compare_with is None)
@@ -131,21 +139,24 @@ def run(options: RunOptions) -> RunResult:
         raise with_validation(error, options.model) from None
     single = prepared.single
     common = dict(model=str(options.model), op=f"{single.spec.key} (layer '{single.name}')" if single else None,
-                  run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else f"seed {options.seed}",
+                  run=compiled.run, inputs_from=str(options.inputs) if options.inputs is not None else
+                  f"seed {seed}",
                   inputs=tuple(InputSummary(name, tuple(a.shape), a.dtype.name, a.item() if a.ndim == 0 else None)
                                for name, a in inputs.items()),
                   output_shapes=tuple((names[0], tuple(a.shape)) for names, a in zip(prepared.labels, executed.outputs)),
                   filled_defaults=prepared.filled_defaults, shapes_chosen=chosen, input_notes=tuple(notes),
                   narrowed=executed.narrowed, file_findings=validation_findings(options.model),
-                  replayed=said if recording is not None else None)
+                  replayed=said if recording is not None else None, replay=basis if recording is not None else None)
     result = _judged_run(options, prepared, compiled, inputs, executed, common, expected)
     # written after the verdict: a file that cannot be written (a full disk) is a note beside it
     unwritten = list(result.unwritten)
     saved = None
     if options.save_outputs is not None:
         try:
-            saved = str(write_npz(options.save_outputs, saved_outputs(prepared, compiled, executed),
-                                  "outputs file"))
+            generated = None if options.inputs is not None else {
+                "seed": seed, "shapes": {k: list(v) for k, v in options.shapes.items()}, "sizes": dict(options.sizes)}
+            saved = str(write_npz(options.save_outputs, saved_outputs(prepared, compiled, executed, inputs, generated,
+                                                                      recording), "outputs file"))
         except FileError as error:
             unwritten.append(error.message)
     return dataclasses.replace(result, saved_outputs=saved, unwritten=tuple(unwritten))
@@ -193,6 +204,8 @@ def _judged_run(options: RunOptions, prepared: Prepared, compiled: Any, inputs: 
                      dynamic_quantization=compiled.run.dynamic_quantization, weights_cost=cost)
     if judgment.expected is not None and judgment.expected.mismatch is not None:
         raise RunError(judgment.expected.mismatch)
+    if options.device_outputs is not None:
+        check_consistent(judgment, str(options.device_outputs))
     judgment = with_implementations(judgment, compiled)
     reproducers, unwritten = _write_reproducers(options, prepared, judgment, inputs, executed, compiled)
     note = None
