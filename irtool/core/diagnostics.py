@@ -87,6 +87,8 @@ CODES: dict[str, Code] = {c.code: c for c in [
                          "from-layer) of the body (OpenVINO refuses the file)"),
     Code("IR093", ERROR, "a port_map that does not describe each input and output of its layer once, or a Loop's "
                          "without execution_condition (OpenVINO refuses the file)"),
+    Code("IR073", ERROR, "a string Const's packed bytes that OpenVINO cannot read (count, offsets) or reads otherwise "
+                         "(more strings than its shape)"),
     Code("IR080", ERROR, "OpenVINO rejected the file"),
     Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
