@@ -33,6 +33,9 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR003", ERROR, "the file is larger than the size limit"),
     Code("IR004", ERROR, "the root element is neither <net> nor a single <layer>"),
     Code("IR005", ERROR, "the net's IR version is missing or not 10 or 11 (OpenVINO refuses the file)"),
+    Code("IR006", ERROR, "the file declares an encoding OpenVINO's reader does not decode, and holds bytes past ASCII "
+                         "(OpenVINO reads them as UTF-8: names and values differ)"),
+    Code("IR007", WARNING, "a default XML namespace (xmlns=...), which the IR format does not write and OpenVINO ignores"),
     Code("IR010", NOTE, "an op OpenVINO has but irtool has no spec for: not checked (once per op type)"),
     Code("IR011", NOTE, "a version of an op that irtool has no spec for: not checked (once per op type)"),
     Code("IR012", ERROR, "the layer's opset has no op of this type (OpenVINO refuses the file)"),
@@ -66,6 +69,8 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR051", ERROR, "ports that the spec gives one element type disagree"),
     Code("IR052", ERROR, "an unknown port precision"),
     Code("IR053", ERROR, "a port precision disagrees with the layer's element type attribute"),
+    Code("IR054", WARNING, "an element type written in another case than the IR format writes (F32, Boolean) that "
+                           "OpenVINO reads as the same type"),
     Code("IR059", ERROR, "an edge's layer or port id is not an unsigned 64-bit integer (OpenVINO refuses the file)"),
     Code("IR060", ERROR, "two layers share an id (OpenVINO keeps the later one)"),
     Code("IR061", ERROR, "an edge names a layer that does not exist"),

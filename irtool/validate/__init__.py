@@ -27,12 +27,14 @@ from irtool.validate.ids import normalize_ids
 from irtool.validate.layers import check_layer
 from irtool.validate.weights import check_weights
 
-_PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "dtd": "IR002", "too-large": "IR003", "root": "IR004"}
+_PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "encoding": "IR001", "dtd": "IR002", "too-large": "IR003", "root": "IR004"}
 
 
 def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileReport:
     """Check a parsed model against the specs."""
     ctx = Context(model, specs or registry())
+    for code, message, line, column in model.notices:
+        ctx.diagnostics.append(Diagnostic(code, CODES[code].severity, message, model.path, line, column))
     if model.is_net:
         _check_ir_version(ctx, model.ir_version)
         for tag, line, layer_id in model.strays:
