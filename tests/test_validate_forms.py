@@ -80,6 +80,24 @@ def test_id_forms(tmp_path, field, written):
     _check(tmp_path, values, *IDS[(field, written)])
 
 
-@pytest.mark.parametrize(("written", "reads", "errors"), [("f32", True, set()), ("FP32", False, {"IR023"})])
-def test_element_type_forms(tmp_path, written, reads, errors):
-    _check(tmp_path, {"et": written}, reads, errors, set())
+# element_type: any case of an element type's name (a warning: the IR format writes it lower case); nothing around it
+ELEMENT_TYPES = {
+    "f32": (True, set(), set()), "F32": (True, set(), {"IR054"}), "FP32": (False, {"IR023"}, set()),
+    "fp32": (False, {"IR023"}, set()), " f32": (False, {"IR023"}, set()), "f32 ": (False, {"IR023"}, set()),
+}
+
+
+@pytest.mark.parametrize("written", list(ELEMENT_TYPES))
+def test_element_type_forms(tmp_path, written):
+    _check(tmp_path, {"et": written}, *ELEMENT_TYPES[written])
+
+
+@pytest.mark.parametrize("written, precision", [("I64", "I64"), ("Boolean", "BOOL"), ("BF16", "BF16"),
+                                                ("U8", "U8"), ("F16", "FP16")])
+def test_element_type_in_any_case(tmp_path, written, precision):
+    path = tmp_path / "t.xml"
+    path.write_text(NET.format(**{**BASE, "et": written}).replace('precision="FP32"', f'precision="{precision}"'))
+    assert openvino_reads(path)
+    report = validate_file(path)
+    assert [d.code for d in report.diagnostics] == ["IR054"], report.diagnostics
+    assert report.diagnostics[0].found == written and report.diagnostics[0].column == 19  # <data shape="2,3" element_type=

@@ -138,7 +138,8 @@ def assert_sound(report: object) -> None:
     assert report.valid == (not any(d.severity == ERROR for d in report.diagnostics))
     lines = render_text([report]).splitlines()
     assert len(lines) == len(report.diagnostics) + 1  # one line each, whatever the file's names hold
-    assert all(line.startswith(report.path) for line in lines[:-1]) and lines[-1].startswith("1 file checked: ")
+    assert all(line.startswith(report.path) for line in lines[:-1]) and lines[-1].startswith(
+        "1 file checked: " if report.unchecked is None else "0 files checked, 1 file not checked: ")
     files = json.loads(render_json([report]))["files"]
     assert [d["code"] for d in files[0]["diagnostics"]] == [d.code for d in report.diagnostics]
     assert len(json.loads(render_sarif([report], "test"))["runs"][0]["results"]) == len(report.diagnostics)

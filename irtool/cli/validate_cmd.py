@@ -36,20 +36,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from irtool import __version__
     from irtool.core.activity import doing
-    from irtool.core.diagnostics import render_json, render_sarif, render_text
+    from irtool.core.diagnostics import FileReport, render_json, render_sarif, render_text
     from irtool.ir import DEFAULT_MAX_BYTES
     from irtool.validate import collect_paths, validate_file, with_severities
 
     severities = _severities(args.severity, args.quiet_notes)
     paths, unlisted = collect_paths(args.paths)
     _refuse_other_formats(paths)
-    unreadable = [(u.path, u.problem) for u in unlisted] + [(path, problem) for path in paths
-                                                           if (problem := _problem(path))]
+    # a *.xml or *.onnx found in a folder that is no regular file is listed as not checked, with why
+    entries = [FileReport(str(u.path), unchecked=u.problem) for u in unlisted if u.entry]
+    unreadable = [(u.path, u.problem) for u in unlisted if not u.entry] + [(path, problem) for path in paths
+                                                                          if (problem := _problem(path))]
     if unreadable:
         path, problem = unreadable[0]
         raise UsageError(f"cannot read {path}: {problem}" + (
             f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""))
-    if not paths:
+    if not paths and not entries:
         raise UsageError(f"no *.xml or *.onnx file under {', '.join(args.paths)}")
     reports = []
     for path in paths:
@@ -69,12 +71,19 @@ def run(args: argparse.Namespace) -> int:
             if args.with_openvino:
                 report = check_with_openvino(report, path)
         reports.append(with_severities(report, severities) if severities else report)
+    reports = sorted(reports + entries, key=lambda r: r.path) if entries else reports
     if args.format == "json":
         sys.stdout.write(render_json(reports))
     elif args.format == "sarif":
         sys.stdout.write(render_sarif(reports, __version__))
     else:
         sys.stdout.write(render_text(reports))
+    return exit_code(reports)
+
+
+def exit_code(reports) -> int:
+    """0 when every file was checked and none has an error (warnings allowed), else 1: a file that
+    could not be read is never a clean check, whatever severities its diagnostics were given."""
     return 0 if all(r.valid for r in reports) else 1
 
 

@@ -33,6 +33,11 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR003", ERROR, "the file is larger than the size limit"),
     Code("IR004", ERROR, "the root element is neither <net> nor a single <layer>"),
     Code("IR005", ERROR, "the net's IR version is missing or not 10 or 11 (OpenVINO refuses the file)"),
+    Code("IR006", ERROR, "the file declares an encoding OpenVINO's reader does not decode, and holds bytes past ASCII "
+                         "(OpenVINO reads them as UTF-8: names and values differ)"),
+    Code("IR007", WARNING, "a default XML namespace (xmlns=...), which the IR format does not write and OpenVINO ignores"),
+    Code("IR008", ERROR, "well-formed XML past what irtool reads (nesting deeper than 256 levels, a text run of "
+                         "megabytes): not checked"),
     Code("IR010", NOTE, "an op OpenVINO has but irtool has no spec for: not checked (once per op type)"),
     Code("IR011", NOTE, "a version of an op that irtool has no spec for: not checked (once per op type)"),
     Code("IR012", ERROR, "the layer's opset has no op of this type (OpenVINO refuses the file)"),
@@ -66,6 +71,8 @@ CODES: dict[str, Code] = {c.code: c for c in [
     Code("IR051", ERROR, "ports that the spec gives one element type disagree"),
     Code("IR052", ERROR, "an unknown port precision"),
     Code("IR053", ERROR, "a port precision disagrees with the layer's element type attribute"),
+    Code("IR054", WARNING, "an element type written in another case than the IR format writes (F32, Boolean) that "
+                           "OpenVINO reads as the same type"),
     Code("IR059", ERROR, "an edge's layer or port id is not an unsigned 64-bit integer (OpenVINO refuses the file)"),
     Code("IR060", ERROR, "two layers share an id (OpenVINO keeps the later one)"),
     Code("IR061", ERROR, "an edge names a layer that does not exist"),
@@ -87,6 +94,8 @@ CODES: dict[str, Code] = {c.code: c for c in [
                          "from-layer) of the body (OpenVINO refuses the file)"),
     Code("IR093", ERROR, "a port_map that does not describe each input and output of its layer once, or a Loop's "
                          "without execution_condition (OpenVINO refuses the file)"),
+    Code("IR073", ERROR, "a string Const's packed bytes that OpenVINO cannot read (count, offsets) or reads otherwise "
+                         "(more strings than its shape)"),
     Code("IR080", ERROR, "OpenVINO rejected the file"),
     Code("IR081", NOTE, "OpenVINO read the file"),
     Code("IR082", ERROR, "a declared port dim disagrees with the shape OpenVINO infers"),
@@ -148,10 +157,13 @@ class FileReport:
 
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # why the file could not be checked (not XML, too large, unreadable), None for a checked file: such
+    # a file is never valid, whatever severities its diagnostics are given or whether they are shown
+    unchecked: str | None = None
 
     @property
     def valid(self) -> bool:
-        return not any(d.severity == ERROR for d in self.diagnostics)
+        return self.unchecked is None and not any(d.severity == ERROR for d in self.diagnostics)
 
     def count(self, severity: str) -> int:
         return sum(1 for d in self.diagnostics if d.severity == severity)
@@ -166,6 +178,8 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
     """Compiler-style lines: ``path:line:col: severity[CODE] message``."""
     out = []
     for report in reports:
+        if report.unchecked is not None and not report.diagnostics:
+            out.append(f"{report.path}: not checked: {report.unchecked}")
         for d in report.diagnostics:
             where = report.path
             if d.line is not None:
@@ -174,15 +188,19 @@ def render_text(reports: Sequence[FileReport], summary: bool = True) -> str:
                     where += f":{d.column}"
             out.append(f"{where}: {d.severity}[{d.code}] {d.message}")
     if summary:
-        bad = sum(1 for r in reports if not r.valid)
+        bad = sum(1 for r in reports if not r.valid and r.unchecked is None)
         counts = ", ".join(counted(sum(r.count(s) for r in reports), s) for s in SEVERITIES)
         invalid = f" in {counted(bad, 'invalid file')}" if bad else ""
-        out.append(f"{counted(len(reports), 'file')} checked: {counts}{invalid}")
+        unchecked = sum(1 for r in reports if r.unchecked is not None)
+        checked = f"{counted(len(reports) - unchecked, 'file')} checked" + (
+            f", {counted(unchecked, 'file')} not checked" if unchecked else "")
+        out.append(f"{checked}: {counts}{invalid}")
     return escaped_lines(out) + ("\n" if out else "")  # each record one line: names from the file are escaped
 
 
 def render_json(reports: Sequence[FileReport]) -> str:
-    return json_text({"files": [{"path": r.path, "valid": r.valid,
+    return json_text({"files": [{"path": r.path, "valid": r.valid, "checked": r.unchecked is None,
+                                  **({"unchecked": r.unchecked} if r.unchecked is not None else {}),
                                   "diagnostics": [d.to_json() for d in r.diagnostics]} for r in reports]},
                       indent=2) + "\n"
 

@@ -143,6 +143,8 @@ class IRModel:
     source_lines: Sequence[bytes] = field(default_factory=list, repr=False)
     # <layer> elements outside any <layers>, <edge> outside any <edges>: (tag, line, id), which OpenVINO ignores
     strays: list[tuple[str, int | None, str | None]] = field(default_factory=list)
+    # what the reading found: (code, message, line, column), e.g. an encoding OpenVINO does not decode
+    notices: list[tuple[str, str, int | None, int | None]] = field(default_factory=list)
     _lines: dict[int, _LineIndex] = field(default_factory=dict, repr=False, compare=False)
     _found: dict[tuple[int, str], tuple[int | None, int | None]] = field(default_factory=dict, repr=False,
                                                                           compare=False)

@@ -18,6 +18,7 @@ from pathlib import Path
 from lxml import etree
 
 from irtool.core.errors import IrtoolError
+from irtool.ir.encodings import EncodingError, as_utf8
 from irtool.ir.model import Body, Edge, IRModel, Layer, MapEntry, Port, SourceLines
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -32,7 +33,7 @@ _NAME = re.compile(rb"[A-Za-z_][\w.-]*")
 class IRParseError(IrtoolError):
     """The file is not IR that can be read at all; ``kind`` selects the diagnostic code."""
 
-    kind: str  # "syntax", "dtd", "too-large", "root", "binary"
+    kind: str  # "syntax", "dtd", "too-large", "root", "binary", "encoding", "limit"
     message: str
     line: int | None = None
     column: int | None = None
@@ -78,7 +79,17 @@ def parse_ir(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> IRModel:
 
 
 def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
-    data = _utf16_as_utf8(data)
+    try:
+        data, notices = as_utf8(data)
+    except EncodingError as error:
+        raise IRParseError("encoding", str(error), 1, 1) from None
+    data, namespaces = _without_default_namespaces(data)
+    model = _parse(data, path)
+    model.notices = notices + namespaces
+    return model
+
+
+def _parse(data: bytes, path: str) -> IRModel:
     if b"\x00" in data[:8192]:
         raise IRParseError("binary", "file holds binary data, not XML (is it the .bin?)", 1, 1)
     if not data or data.isspace():  # as `not data.strip()`, without copying the file
@@ -100,7 +111,14 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
     except etree.XMLSyntaxError as error:
         line, column = error.position if error.position else (None, None)
         message = re.sub(r",? line \d+, column \d+$", "", error.msg or "not well-formed XML")
-        if (line is not None and line >= data.count(b"\n") + 1 - int(data.endswith(b"\n"))
+        if "Excessive depth" in message or "huge" in message.lower() or "too long" in message.lower():
+            raise IRParseError("limit", f"the file holds {_LIMITS.get(message.split(':')[0], 'more')} than irtool "
+                                        f"reads (libxml2 without huge_tree: {message}); not checked (OpenVINO's "
+                                        f"reader has no such limit)", line, column)
+        if message.startswith("Invalid bytes in character encoding"):  # the file is UTF-8 here
+            message += (" (bytes that are not UTF-8; OpenVINO reads the file nonetheless, keeping the bytes in "
+                        "names and values as they are, and its Python API then fails on such a name)")
+        elif (line is not None and line >= data.count(b"\n") + 1 - int(data.endswith(b"\n"))
                 and "Extra content" not in message and not _ends_with_root_end(data, first)):
             message += " (the file ends inside the XML: is it truncated?)"
         raise IRParseError("syntax", f"XML is not well-formed: {message}", line, column) from None
@@ -117,26 +135,33 @@ def parse_ir_bytes(data: bytes, path: str = "<bytes>") -> IRModel:
                        _line(root), None)
 
 
-_DECLARED_ENCODING = re.compile(rb"""^(<\?xml[^>]*?encoding\s*=\s*)(["'])[^"']*\2""")
+_LIMITS = {"Excessive depth in document": "nesting deeper", "Resource limit exceeded": "a text run longer"}
+_XMLNS = re.compile(rb"""(?<=[ \t\r\n])xmlns[ \t\r\n]*=[ \t\r\n]*("[^"<]*"|'[^'<]*')""")
 
 
-def _utf16_as_utf8(data: bytes) -> bytes:
-    """A UTF-16 file (which OpenVINO reads) as the same XML in UTF-8, its declaration saying so;
-    other bytes as they are.  Lines stay where they were.  UTF-16 is told by its byte order
-    mark, or by markup whose every other byte is zero."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        encoding = "utf-16"
-    elif data[:1] == b"<" and data[1:8:2] == b"\x00" * 4:
-        encoding = "utf-16-le"
-    elif data[1:2] == b"<" and data[0:8:2] == b"\x00" * 4:
-        encoding = "utf-16-be"
-    else:
-        return data
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as error:
-        raise IRParseError("binary", f"the file starts as UTF-16, but byte {error.start} is not UTF-16", 1, 1) from None
-    return _DECLARED_ENCODING.sub(rb'\1"UTF-8"', text.lstrip("\ufeff").encode("utf-8"), count=1)
+def _without_default_namespaces(data: bytes) -> tuple[bytes, list[tuple]]:
+    """The file with each default namespace declaration (``xmlns="..."``) blanked, offsets kept, and a
+    warning (IR007) at the first: OpenVINO's reader knows no namespaces (``<net xmlns="http://x">`` is
+    a <net> to it), while libxml2 would put every element below in the namespace."""
+    if b"xmlns" not in data:
+        return data, []
+    found: list[tuple[int, bytes]] = []
+
+    def blank(tag: re.Match) -> bytes:
+        def each(declaration: re.Match) -> bytes:
+            found.append((tag.start() + declaration.start(), declaration.group(1)))
+            return b" " * len(declaration.group(0))
+        return _XMLNS.sub(each, tag.group(0))
+
+    blanked = _TAG.sub(blank, data)
+    if not found:
+        return data, []
+    offset, uri = found[0]
+    line, column = data.count(b"\n", 0, offset) + 1, offset - data.rfind(b"\n", 0, offset)
+    more = f" ({len(found)} declarations; the first here)" if len(found) > 1 else ""
+    return blanked, [("IR007", f"a default XML namespace, xmlns={uri.decode('utf-8', 'replace')}{more}: the IR format "
+                               f"writes none, and OpenVINO's reader ignores it (it reads the names as written), as "
+                               f"irtool does", line, column)]
 
 
 def _prolog(data: bytes) -> tuple[int | None, bytes | None]:

@@ -61,6 +61,15 @@ def _list(item: Callable[[str], Any]) -> Callable[[str], list]:
     return parse
 
 
+def _element_type(text: str) -> str:
+    """An element type name as OpenVINO's reader takes it: any case (``F32``, ``Boolean``), nothing
+    around it (`` f32`` is refused), measured with openvino 2026.4.1; given as OpenVINO names it."""
+    from irtool.core.element_types import BY_NAME
+
+    lowered = text.lower()
+    return lowered if lowered in BY_NAME else text
+
+
 def _shape(text: str) -> tuple:
     try:
         return parse_shape(text)
@@ -74,7 +83,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "float": _float,
     "bool": _bool,
     "string": lambda text: text,
-    "element_type": lambda text: text.strip(),
+    "element_type": lambda text: _element_type(text),
     "string_list": _items,
     "float_list": _list(_float),
     "int_list": _list(_int),

@@ -12,6 +12,7 @@ judge (a sibling) or a layer above.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
@@ -27,12 +28,14 @@ from irtool.validate.ids import normalize_ids
 from irtool.validate.layers import check_layer
 from irtool.validate.weights import check_weights
 
-_PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "dtd": "IR002", "too-large": "IR003", "root": "IR004"}
+_PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "encoding": "IR001", "dtd": "IR002", "too-large": "IR003", "root": "IR004", "limit": "IR008"}
 
 
 def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileReport:
     """Check a parsed model against the specs."""
     ctx = Context(model, specs or registry())
+    for code, message, line, column in model.notices:
+        ctx.diagnostics.append(Diagnostic(code, CODES[code].severity, message, model.path, line, column))
     if model.is_net:
         _check_ir_version(ctx, model.ir_version)
         for tag, line, layer_id in model.strays:
@@ -74,7 +77,7 @@ def validate_file(path: str | Path, specs: SpecRegistry | None = None,
     try:
         model = parse_ir(path, max_bytes)
     except IRParseError as error:
-        return FileReport(str(path), [_parse_diagnostic(str(path), error)])
+        return FileReport(str(path), [_parse_diagnostic(str(path), error)], unchecked=error.message)
     return validate_model(model, specs)
 
 
@@ -86,16 +89,19 @@ def _parse_diagnostic(path: str, error: IRParseError) -> Diagnostic:
 
 @dataclass(frozen=True)
 class Unreadable:
-    """A path that cannot be validated, and why (one line)."""
+    """A path that cannot be validated, and why (one line): a folder that cannot be listed, or
+    (``entry``) a *.xml or *.onnx found in a folder that is no regular file to read."""
 
     path: Path
     problem: str
+    entry: bool = False
 
 
 def collect_paths(paths: list[str | Path]) -> tuple[list[Path], list[Unreadable]]:
     """Expand directories to every *.xml and *.onnx under them (sorted); files are kept as given.  A
     directory that cannot be listed, at the top or below, is returned as unreadable, not
-    skipped."""
+    skipped; so is each *.xml and *.onnx under one that is no regular file (a FIFO, a device, a
+    dangling link), with why."""
     found: list[Path] = []
     unreadable: list[Unreadable] = []
     for path in map(Path, paths):
@@ -106,11 +112,40 @@ def collect_paths(paths: list[str | Path]) -> tuple[list[Path], list[Unreadable]
         for folder, dirs, files in os.walk(path, onerror=lambda error: unreadable.append(
                 Unreadable(Path(error.filename or path), error.strerror or str(error)))):
             try:
-                below.extend(p for name in files if name.endswith((".xml", ".onnx")) and (p := Path(folder, name)).is_file())
-            except OSError as error:  # listed, but no search permission: its files cannot be opened
+                for name in files:
+                    if name.endswith((".xml", ".onnx")):
+                        entry = Path(folder, name)
+                        problem = not_a_file(entry)
+                        if problem is None:
+                            below.append(entry)
+                        else:
+                            unreadable.append(Unreadable(entry, problem, entry=True))
+            except PermissionError as error:  # listed, but no search permission: its files cannot be opened
                 unreadable.append(Unreadable(Path(folder), error.strerror or str(error)))
         found.extend(sorted(below))
     return found, unreadable
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no regular file to read (without opening it: a FIFO would block), or None;
+    PermissionError where it cannot be reached."""
+    if path.is_file():
+        return None
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return f"a symbolic link to {os.readlink(path)!r}, which does not exist" if path.is_symlink() else "no such file"
+    except PermissionError:
+        raise
+    except OSError as error:  # a link loop, a name too long
+        return error.strerror or str(error)
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode) else
+            "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "a directory" if stat.S_ISDIR(mode) else "not a regular file")
+    target = f" (a symbolic link to {os.readlink(path)!r})" if path.is_symlink() else ""
+    return f"{kind}{target}, not a regular file" if kind != "not a regular file" else kind + target
 
 
 def with_severities(report: FileReport, severities: Mapping[str, str | None]) -> FileReport:
@@ -118,7 +153,7 @@ def with_severities(report: FileReport, severities: Mapping[str, str | None]) ->
     a code mapped to None is left out."""
     kept = [d if d.code not in severities else replace(d, severity=severities[d.code])
             for d in report.diagnostics if severities.get(d.code, d.severity) is not None]
-    return FileReport(report.path, kept)
+    return replace(report, diagnostics=kept)
 
 
-__all__ = ["FileReport", "Unreadable", "collect_paths", "validate_file", "validate_model", "with_severities"]
+__all__ = ["FileReport", "Unreadable", "collect_paths", "not_a_file", "validate_file", "validate_model", "with_severities"]

@@ -33,6 +33,10 @@ def check_attributes(ctx: Context, layer: Layer, spec: OpSpec) -> dict:
                            expected=problem.expected, found=problem.found)
         elif value is not None:
             values[name] = list(value) if type(value) is list else value  # read() shares its lists
+            if attribute.type == "element_type" and value != text:
+                ctx.report("IR054", f"{text!r} is not written as the IR format writes an element type; OpenVINO "
+                                    f"reads it as {value}, and so does irtool", layer=layer, attribute=name,
+                           expected=value, found=text)
     for name, attribute in spec.must_write:
         if name in layer.data:
             continue

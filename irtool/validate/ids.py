@@ -17,9 +17,9 @@ def normalize_ids(ctx: Context, layers: list[Layer], edges: list[Edge]) -> None:
     for layer in layers:
         if layer.id is not None and not is_canonical(layer.id):
             value = read_id(layer.id)
-            if value is not None:
-                _warn(ctx, "layer id", layer.id, value, layer=layer, attribute="id", on_layer=True)
-                layer.id = str(value)
+            if value is not None:  # the layer named by the id OpenVINO reads (its label quoted no space)
+                written, layer.id = layer.id, str(value)
+                _warn(ctx, "layer id", written, value, layer=layer, attribute="id", on_layer=True)
         for port in layer.inputs + layer.outputs:
             if port.id is not None and not is_canonical(port.id):
                 value = read_id(port.id)

@@ -13,6 +13,7 @@ raises OSError.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -47,14 +48,17 @@ def validate_onnx_file(path: str | Path, max_bytes: int) -> FileReport:
         data = read_ir_bytes(path, max_bytes)  # the bounded, non-blocking read IR files get
     except IRParseError as error:  # its only kind here: too large
         add("ONNX002", error.message, expected=f"<= {max_bytes} bytes")
+        report.unchecked = error.message
         return report
     try:
         model = onnx.load_model_from_string(data)
     except Exception as error:  # protobuf's DecodeError and friends: the file is not an ONNX model
         add("ONNX001", f"the file is not an ONNX model: {type(error).__name__}: {_first_line(error)}")
+        report.unchecked = "not an ONNX model"
         return report
     if not data or not model.graph.node and not model.opset_import:
         add("ONNX001", "the file is not an ONNX model: it holds no graph and no opset import")
+        report.unchecked = "not an ONNX model"
         return report
     refused = check_external(model, path)
     for refusal in refused:
@@ -251,4 +255,4 @@ def check_onnx_with_openvino(report: FileReport, path: str | Path) -> FileReport
         add("IR080", f"OpenVINO {version} cannot read the file: {problem}")
     else:
         add("IR081", f"OpenVINO {version} read the file (ONNX frontend)")
-    return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+    return replace(report, diagnostics=sorted_diagnostics(report.diagnostics))

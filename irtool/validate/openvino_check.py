@@ -8,6 +8,7 @@ shapes OpenVINO infers, since nothing else checks them.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from irtool.core.diagnostics import CODES, Diagnostic, FileReport, sorted_diagnostics
@@ -33,7 +34,7 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
         ir = None
     if ir is not None and not ir.is_net:
         add("IR083", "OpenVINO reads whole nets only; a lone <layer> was not given to it")
-        return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+        return replace(report, diagnostics=sorted_diagnostics(report.diagnostics))
     weights = Path(path).with_suffix(".bin")
     if os.path.lexists(weights):  # OpenVINO would wait forever on a FIFO, or read a link out of the folder
         from irtool.core.model_files import ModelFileError, check_model_file
@@ -43,15 +44,15 @@ def check_with_openvino(report: FileReport, path: str | Path) -> FileReport:
         except ModelFileError as error:
             add("IR083", f"OpenVINO was not asked: {weights.name} is not a regular file inside the model's folder "
                          f"({error.message})")
-            return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+            return replace(report, diagnostics=sorted_diagnostics(report.diagnostics))
     model, problem = read_ir_frontend(path)
     if model is None:
         add("IR080", f"OpenVINO {version} cannot read the file: {problem}")
-        return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+        return replace(report, diagnostics=sorted_diagnostics(report.diagnostics))
     add("IR081", f"OpenVINO {version} read the file")
     if ir is not None and undecodable_name(model) is None:  # (its names, as OpenVINO gives them, are compared)
         _compare_unspecified(ir, model, add)
-    return FileReport(report.path, sorted_diagnostics(report.diagnostics))
+    return replace(report, diagnostics=sorted_diagnostics(report.diagnostics))
 
 
 def _compare_unspecified(ir: IRModel, model, add) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from irtool.core import element_types
 from irtool.core.text import shown
 from irtool.validate.context import Context, LayerFacts
+from irtool.validate.strings import check_strings
 
 
 def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
@@ -32,7 +33,17 @@ def check_weights(ctx: Context, facts: list[LayerFacts]) -> None:
             ctx.report("IR071", f"bytes {offset}..{offset + size} lie past the end of {bin_path.name} "
                                 f"({bin_size} bytes)", layer=fact.layer, attribute="size",
                        expected=f"offset+size <= {bin_size}", found=offset + size)
+        else:
+            _check_strings(ctx, fact, bin_path, offset, size)
         _check_size(ctx, fact, size)
+
+
+def _check_strings(ctx: Context, fact: LayerFacts, bin_path: Path, offset: int, size: int) -> None:
+    element_type = element_types.from_text(fact.attributes.get("element_type"))
+    if element_type is not None and element_type.name == "string":
+        shape = fact.attributes.get("shape")
+        count = math.prod(shape) if shape is not None and all(isinstance(d, int) for d in shape) else None
+        check_strings(ctx, fact.layer, bin_path, offset, size, count)
 
 
 def _bin_size(path: Path, model: Path) -> tuple[int, str | None]:
