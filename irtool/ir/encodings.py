@@ -45,10 +45,10 @@ def as_utf8(data: bytes) -> tuple[bytes, list[Notice]]:
     first = _PAST_ASCII.search(data, match.end())
     known = _ascii_compatible(declared)
     if first is None or not known:  # read as UTF-8, as OpenVINO reads it
-        data = _DECLARED_ENCODING.sub(rb'\1"UTF-8"', data, count=1)
+        as_read = _DECLARED_ENCODING.sub(rb'\1"UTF-8"', data, count=1)
         if first is None:
-            return data, []
-        return data, [_notice(data, first.start(), f"the file declares encoding {declared!r}, which neither "
+            return as_read, []
+        return as_read, [_notice(data, first.start(), f"the file declares encoding {declared!r}, which neither "
                                                    f"OpenVINO's reader nor irtool decodes: both read the bytes as UTF-8, "
                                                    f"and bytes past ASCII, the first here, may not be what the file means")]
     text = _transcoded(data, known, f"the file declares encoding {declared!r}")
