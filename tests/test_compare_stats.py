@@ -53,6 +53,7 @@ def test_nan_where_reference_has_a_number_fails_whatever_the_tolerance():
     diff = compare_output("Y", np.array([1.0, np.nan]), np.array([1.0, 2.0]), Tolerance(1e9, 1e9))
     assert not diff.passed and diff.nonfinite_mismatch == 1 and diff.actual_nan == 1
     assert diff.worst_index == (1,) and diff.max_abs == np.inf  # (it said 0: the finite elements' alone)
+    assert diff.max_rel == diff.needed_atol == diff.needed_rtol == np.inf  # no tolerance passes it
 
 
 def test_matching_nan_and_inf_pass_and_are_counted():

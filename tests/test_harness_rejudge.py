@@ -266,6 +266,8 @@ def test_a_reproducer_folder_irtool_run_wrote_is_rejudged(run_reproducers, tmp_p
     out, err = capsys.readouterr()
     assert code == 0, out + err  # each output judged with the default f32 tolerance: within it
     assert "verdicts changed against the recorded ones: 1 (fail -> pass 1), 0 unchanged" in out, out
+    # the change is the tolerance's alone, and said so (it was not: a fail -> pass of the same outputs)
+    assert "; judged at other tolerances: Y at atol 0, rtol 0 then, atol 1e-05, rtol 0.0001 now (f32 default)" in out
     (result,) = results(tmp_path / "out").values()
     assert (result["case"], result["node"], result["verdict"]) == ("069_lstm_sequence::node", "node", "pass")
     assert " (recorded on CPU at f32, openvino " in result["replayed"]

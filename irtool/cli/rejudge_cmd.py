@@ -83,6 +83,7 @@ def render_rejudged(found: Any, output: Path, summary: str) -> str:
     lines += [f"  {change.name}: {change.recorded} -> {change.now}"
               + (f": {cut(change.message)}" if change.message else "")
               + (f" (recorded: {cut(change.recorded_message)})" if change.recorded_message else "")
+              + (f"; judged at other tolerances: {cut(change.tolerances)}" if change.tolerances else "")
               for change in found.changes[:SHOWN_CHANGES]]
     if len(found.changes) > SHOWN_CHANGES:
         lines.append(f"  ... and {len(found.changes) - SHOWN_CHANGES} more: {output / 'results.json'} (rejudged)")

@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from typing import Any, Sequence
@@ -395,8 +396,9 @@ def _render_diff(diff: OutputDiff, width: int) -> list[str]:
     if diff.worst_index is not None:
         actual, expected = shown_pair(diff.worst_actual, diff.worst_expected)
         lines += _wrapped(f"worst at {list(diff.worst_index)}: device {actual}, expected {expected}", pad, pad + "  ")
-        lines.append(f"{pad}would pass with atol {_num(diff.needed_atol)} (rtol {_num(tol.rtol)}) or rtol "
-                     f"{_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
+        if math.isfinite(diff.needed_atol):  # (not where a NaN or Inf differs: no tolerance passes that)
+            lines.append(f"{pad}would pass with atol {_num(diff.needed_atol)} (rtol {_num(tol.rtol)}) or rtol "
+                         f"{_num(diff.needed_rtol)} (atol {_num(tol.atol)})")
     if diff.step_max_abs is not None:
         lines += [pad + line for line in step_summary(diff.step_max_abs, diff.first_step_outside, tol.atol)]
     if diff.unjudged:

@@ -57,6 +57,7 @@ class Replay:
     job: Job  # job.replay: its folder
     recorded: tuple[CaseResult, ...]
     reproducer: bool = False  # a reproducer folder: its result is named as recorded (its one node's, or its case's)
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)  # its case.json's: output -> (atol, rtol)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Change:
     now: str
     message: str  # the new result's
     recorded_message: str = ""
+    tolerances: str = ""  # where the outputs were judged at other tolerances than recorded: which, both ways
 
     def to_json(self) -> dict[str, str]:
         return dataclasses.asdict(self)
@@ -159,7 +161,8 @@ def _reproducer(folder: Path) -> Replay:
         # irtool run's folders (suite "run") say the job beside the result, not in it
         said = {"case": case.id, "suite": case.suite, "device": job.device, "precision": job.precision}
         recorded = (result_from_json({**said, **data["result"]}),)
-    return Replay(job, recorded, reproducer=True)
+        tolerances = {str(name): (float(pair[0]), float(pair[1])) for name, pair in (data.get("tolerances") or {}).items()}
+    return Replay(job, recorded, reproducer=True, tolerances=tolerances)
 
 
 @contextmanager
@@ -283,6 +286,7 @@ def _changes(replays: Sequence[Replay], results: Sequence[CaseResult]) -> tuple[
         return result.raw_verdict or result.verdict
 
     recorded = {result.key: result for replay in replays for result in replay.recorded}
+    tolerances = {result.key: replay.tolerances for replay in replays for result in replay.recorded}
     now_ = {result.key: result for result in results}
     changes, unchanged = [], 0
     for key in list(dict.fromkeys([*recorded, *now_])):
@@ -293,5 +297,23 @@ def _changes(replays: Sequence[Replay], results: Sequence[CaseResult]) -> tuple[
         name = new.name if new is not None else old.name if old is not None else ""
         changes.append(Change(name, found(old) if old else "none", found(new) if new else "none",
                               (new.raw_message or new.message) if new else "no result now",
-                              (old.raw_message or old.message) if old else ""))
+                              (old.raw_message or old.message) if old else "",
+                              _other_tolerances(old, new, tolerances.get(key) or {})
+                              if old is not None and new is not None else ""))
     return changes, unchanged
+
+
+def _other_tolerances(old: CaseResult, new: CaseResult, recorded: dict[str, tuple[float, float]]) -> str:
+    """``Y at atol 0, rtol 0 then, atol 1e-05, rtol 0.0001 now (f32 default)`` for each output judged at
+    other tolerances than recorded (in the old result's outputs, else its reproducer's case.json:
+    ``recorded``): the options of this re-judgment, which alone may change a verdict; else ""."""
+    then = {**recorded, **{o.get("name"): (o.get("atol"), o.get("rtol")) for o in old.outputs}}
+    said = []
+    for output in new.outputs:
+        before, now = then.get(output.get("name")), (output.get("atol"), output.get("rtol"))
+        if before is None or None in (*before, *now) or tuple(before) == now:
+            continue
+        source = f" ({output['tolerance_source']})" if output.get("tolerance_source") else ""
+        said.append(f"{output.get('name')} at atol {before[0]:.3g}, rtol {before[1]:.3g} then, atol {now[0]:.3g}, "
+                    f"rtol {now[1]:.3g} now{source}")
+    return "; ".join(said)

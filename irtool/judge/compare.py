@@ -209,16 +209,18 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, toleranc
         diff = np.where(judged, diff, 0.0)
         ranked = np.where(judged, ranked, 0.0)
     worst = np.unravel_index(int(np.argmax(ranked)), a.shape) if a.size and left_out < a.size else None
+    max_abs = _max(ranked)  # inf where a NaN or Inf the other side lacks is judged: then no tolerance passes it
+    hopeless = not np.isfinite(max_abs)
     return OutputDiff(
         name=name, shape=tuple(a.shape), tolerance=tolerance, passed=not bool(outside.any()),
-        max_abs=_max(ranked), max_rel=_max(_relative(diff, scale)),  # (a NaN or Inf the other lacks: inf)
+        max_abs=max_abs, max_rel=np.inf if hopeless else _max(_relative(diff, scale)),
         mean_abs=float(diff.mean()) if all_finite and a.size else float(diff[finite].mean()) if finite.any() else 0.0,
         outside=int(outside.sum()), total=int(a.size),
         worst_index=tuple(int(i) for i in worst) if worst is not None else None,
         worst_actual=float(a[worst]) if worst is not None else None,
         worst_expected=float(e[worst]) if worst is not None else None,
-        needed_atol=_max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
-        needed_rtol=_max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
+        needed_atol=np.inf if hopeless else _max(np.maximum(diff - tolerance.rtol * scale, 0.0)),
+        needed_rtol=np.inf if hopeless else _max(_relative(np.maximum(diff - tolerance.atol, 0.0), scale)),
         step_max_abs=every_step, first_step_outside=_first_step(outside, time_axis),
         unjudged=left_out, allowance=_largest_allowance(allowance, judged, a.shape),
         **({} if all_finite else _nonfinite_counts(a, e, mismatch, range_limit)))
