@@ -95,7 +95,8 @@ def test_a_clean_model_passes_on_what_the_bf16_device_computed_with_every_step_j
     assert node["against"].startswith(f"the bf16 emulation of {expected_path(case)} (measured)")
     assert result["replayed"].startswith("outputs from ")
     if case["steps"] is not None:  # a sequence: each step from the device's own previous state
-        said = f"each of its {case['steps']} steps judged from the device's own previous hidden state"
+        steps = f"each of its {case['steps']} steps" if case["steps"] != 1 else "its one step"
+        said = f"{steps} judged from the device's own previous hidden state"
         assert any(note.startswith(said) for note in node["notes"]), node["notes"]
         for output in node["outputs"]:
             assert output["unjudged"] == 0

@@ -81,7 +81,7 @@ def test_without_a_record_the_run_is_assumed_and_the_implementation_shown_is_the
     assert data["replay"]["run"] == "assumed" and node["implementation"] == implementation
     if implementation is not None:  # this CPU's path, said at the precision it was judged at (not its f32)
         assert node["against"].startswith("the bf16 emulation of cpu-native-bf16")
-        assert data["replay"]["implementations"] == "assumed: the path this machine's CPU takes, at bf16"
+        assert data["replay"]["implementations"] == "assumed: the path this machine's CPU takes (read at f32), run at bf16"
     else:
         assert data["replay"]["implementations"] == "unknown" and "bf16 emulation" not in (node["against"] or "")
     code, out, _ = lstm(capsys, "-d", device, "--precision", "bf16", outputs=unrecorded)

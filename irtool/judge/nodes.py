@@ -236,7 +236,9 @@ def _judge_node(node: RecurrentNode, head: tuple, inputs: Mapping[str, np.ndarra
     index, (arrays, actual) = indices[position], per_iteration[position]
     notes: tuple[str, ...] = ()
     if criteria.stepwise:
-        notes = (f"each of its {_steps(node, arrays)} steps judged from the device's own previous hidden state"
+        steps = _steps(node, arrays)
+        notes = (f"{f'each of its {steps} steps' if steps != 1 else 'its one step'} judged from the device's own "
+                 f"previous hidden state"
                  + (" (its cell state: the emulation's own)" if len(node.spec.outputs) > 2 else ""),)
     elif not all(d.passed for d in diffs):
         bounds = _bounds(node, arrays, criteria)

@@ -296,10 +296,10 @@ def replayed_run(recording: Recording, prepared: Any, device: str, precision: st
         if device_family(device) == "CPU":
             implementations = _here(prepared, config, precision)
             if implementations:
-                said = (f"what each node ran as: assumed, the path this machine's CPU takes at {precision} (the "
-                        f"file has no record of the run)")
-                basis = dataclasses.replace(basis, implementations=f"assumed: the path this machine's CPU takes, "
-                                                                   f"at {precision}")
+                said = (f"what each node ran as: assumed, the path this machine's CPU takes (read at f32), run at "
+                        f"{precision} (the file has no record of the run)")
+                basis = dataclasses.replace(basis, implementations=f"assumed: the path this machine's CPU takes "
+                                                                   f"(read at f32), run at {precision}")
     compiled = Compiled(None, None, run, 0.0, implementations, tuple(info.name for info in prepared.infos))
     return compiled, Executed(list(outputs), list(captured), 0.0), f"outputs from {recording.describe()}; {said}", basis
 
