@@ -200,13 +200,14 @@ def writable_target(path: str | Path, what: str = "file") -> Path:
         found = None
     except OSError as error:
         raise _os_error(path, what, error, "write") from None
-    shown = path if final == path.absolute() else f"{path} (-> {final})"
+    linked = final != path.absolute()
+    shown = f"{path} (-> {final})" if linked else path
     if found is not None:
         kind = kind_of(found.st_mode)
         if kind is not None:
             raise FileError(f"{shown}: {kind}; irtool writes the {what} only as a new file or over a regular file")
     if not final.parent.is_dir():
-        raise FileError(f"{shown}: folder {final.parent if shown != path else path.parent} does not exist")
+        raise FileError(f"{shown}: folder {final.parent if linked else path.parent} does not exist")
     return final
 
 
