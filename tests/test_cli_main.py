@@ -325,6 +325,34 @@ def test_an_interrupt_python_drops_in_its_own_callback_still_ends_the_command_as
     assert (done.returncode, done.stderr, done.stdout) == (130, "irtool: error: interrupted\n", "went on\n")
 
 
+BROKEN_IMPORT = """
+import os, signal, sys, time
+import irtool.cli.program
+
+def command():  # Ctrl-C in numpy's import: it raises ImportError in the KeyboardInterrupt's place
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(10)
+    except KeyboardInterrupt:
+        raise ImportError('PyCapsule_Import could not import module "datetime"') from None
+    return 0
+
+irtool.cli.program.main = command
+sys.argv = ["irtool", "devices"]
+from irtool.cli.console import main
+sys.exit(main())
+"""
+
+
+def test_an_interrupt_an_import_turns_into_another_error_is_still_one_line():
+    """Seen once in 20 interrupts a tenth of a second into a run: numpy's import, stopped, raised an
+    ImportError ("Original error was: PyCapsule_Import could not import module ...") and its
+    traceback reached the user."""
+    done = subprocess.run([sys.executable, "-c", BROKEN_IMPORT], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stderr) == (130, "irtool: error: interrupted\n")
+
+
 def test_sigint_a_tenth_of_a_second_after_the_start_is_one_line_in_20_tries(tmp_path):
     """As the issue found it: `irtool harness ...` interrupted while it is still importing.  The tenth
     of a second counts from where the console script starts importing irtool: Python's own start

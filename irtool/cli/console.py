@@ -5,7 +5,8 @@ From irtool's first line (``irtool/__init__.py``, which Python imports before th
 interrupt is the one line and 130 already; :func:`main` takes over first thing, and only ``sys``
 and ``signal`` are imported before its interrupt is caught: the command line
 (:mod:`irtool.cli.program`) is imported inside the ``try``, so an interrupt while its modules load
-(numpy, openvino, argparse) is caught as one while a command runs.  ``run``, ``reduce`` and
+(numpy, openvino, argparse) is caught as one while a command runs, even where the module it stops
+raises an error of its own in its place.  ``run``, ``reduce`` and
 ``validate`` run in a forked child this process waits for (:mod:`irtool.cli.supervisor`): a
 crash of the child is one line, not a silent death.  Once the interrupt is
 caught, or once the command has returned, a further Ctrl-C is ignored: the process is only
@@ -20,13 +21,14 @@ import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 _LOST = [False]  # an interrupt whose KeyboardInterrupt Python dropped (see _unraisable)
+_RAISED = [False]  # an interrupt this module's handler raised (see _interrupt)
 
 
 def main() -> int:
     """Run the command line of this process (``sys.argv``); its exit code."""
     try:
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # irtool/__init__.py's until here
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, _interrupt)
         sys.unraisablehook = _unraisable
         _tolerant_streams()
         from irtool.cli.supervisor import supervise
@@ -38,10 +40,22 @@ def main() -> int:
             code = command_line()
     except KeyboardInterrupt:
         return interrupted()
+    except Exception:
+        if _RAISED[0]:  # an import the interrupt broke, which said so otherwise (numpy: an ImportError)
+            return interrupted()
+        raise
     if _LOST[0] and code != EXIT_INTERRUPTED:  # the command went on after an interrupt: it still was one
         return interrupted()
     _ignore_interrupts()
     return code
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Python's own answer to Ctrl-C (KeyboardInterrupt), remembered: an extension module whose import
+    it stops may raise an error of its own in its place (numpy's ImportError "PyCapsule_Import
+    could not import module 'datetime'"), which is then the interrupt too."""
+    _RAISED[0] = True
+    raise KeyboardInterrupt
 
 
 def _unraisable(unraisable: "sys.UnraisableHookArgs") -> None:
