@@ -3,6 +3,7 @@ whatever --severity says, and *.xml entries of a folder that are no regular file
 counted as not checked and the exit is never 0."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -52,6 +53,11 @@ def test_a_file_not_read_is_never_a_clean_check(tmp_path, capsys, argv):
     assert "0 files checked, 1 file not checked" in out
     assert main(["validate", "--format", "json", *argv, str(path)]) == 1
     assert '"checked": false' in capsys.readouterr().out
+    assert main(["validate", "--format", "sarif", *argv, str(path)]) == 1  # a code scanner's view: said there too
+    (invocation,) = json.loads(capsys.readouterr().out)["runs"][0]["invocations"]
+    (said,) = invocation["toolExecutionNotifications"]
+    assert invocation["executionSuccessful"] is False and said["message"]["text"].startswith("not checked: ")
+    assert said["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(path.name)
 
 
 def test_entries_of_a_folder_that_are_no_files_are_listed(tmp_path, capsys):

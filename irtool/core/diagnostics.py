@@ -226,13 +226,19 @@ def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
                                              **({"region": region} if region else {})}}
             results.append({"ruleId": d.code, "level": level[d.severity], "message": {"text": d.message},
                             "locations": [location]})
+    # a file not checked is the tool's own failure on it, said even where --severity switched its finding off
+    unread = [{"level": "error", "message": {"text": f"not checked: {report.unchecked}"},
+               "locations": [{"physicalLocation": {"artifactLocation": {"uri": sarif_uri(report.path)}}}]}
+              for report in reports if report.unchecked is not None]
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "irtool", "version": tool_version,
                                       "rules": [{"id": c, "shortDescription": {"text": CODES[c].summary},
                                                  "defaultConfiguration": {"level": level[CODES[c].severity]}}
                                                 for c in used]}},
-                  "results": results}],
+                  "results": results,
+                  **({"invocations": [{"executionSuccessful": False, "toolExecutionNotifications": unread}]}
+                     if unread else {})}],
     }
     return json_text(sarif, indent=2) + "\n"
 
