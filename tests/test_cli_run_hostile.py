@@ -76,3 +76,11 @@ def test_outputs_named_like_numpy_keywords_are_saved_whole(capsys, tmp_path):
         assert set(saved.files) - {"irtool:run"} == {"Ho", "allow_pickle", "file"}, saved.files
         assert all(saved[key].size for key in saved.files)
     assert code == 0
+
+
+def test_a_seed_beside_inputs_is_refused_not_ignored(gru, capsys, tmp_path):
+    """--seed seeds the inputs irtool generates; beside --inputs it changed nothing, silently."""
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **seeded_inputs(__import__("openvino").Core().read_model(gru)))
+    code, err = run(capsys, str(gru), "-d", "CPU", "--inputs", str(inputs), "--seed", "5")
+    assert code == 2 and "--seed does not apply beside --inputs" in err and "in.npz" in err

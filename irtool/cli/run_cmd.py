@@ -120,6 +120,9 @@ def _handle(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.model}: is a reproducer folder (it holds case.json), not a model: irtool report "
                          f"rejudge {args.model} -o OUTDIR judges its actual.npz again; irtool run {model} -d DEVICE "
                          f"--inputs {args.model / 'inputs.npz'} runs its model")
+    if args.seed is not None and args.inputs is not None and args.device_outputs is None:  # (a replay's says more)
+        raise UsageError(f"--seed does not apply beside --inputs {args.inputs}: it seeds the inputs irtool generates, "
+                         f"and the run takes the file's")
     if args.openvino is not None and args.device_outputs is not None:
         raise UsageError(f"--openvino does not apply to a replay (--device-outputs {args.device_outputs}): a replay "
                          f"runs no release; the record says which one gave the outputs")
