@@ -66,12 +66,13 @@ def _render(result: Any) -> str:
         lines.append(f"  precision: assumed {run.requested_precision} on {run.device} (-d and --precision: the file "
                      f"has no record of the run); openvino not recorded")
     elif result.replay is not None:
-        recorded = "/".join(sorted(set(run.effective_precision.values()))) or run.requested_precision
-        lines.append(f"  precision: recorded on {run.device} at {recorded} ({requested}); execution devices: "
-                     f"{', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
+        from irtool.pipeline.recording import recorded_precision
+
+        lines.append(f"  precision: recorded on {run.device} at {recorded_precision(run)} ({requested}); execution "
+                     f"devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
     else:
-        lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; "
-                     f"execution devices: {', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
+        lines.append(f"  precision: {requested}, {effective or 'effective one not reported'}; execution devices: "
+                     f"{', '.join(run.execution_devices) or '?'}; openvino {release_label(run.openvino)}")
     if result.replayed:
         lines.append(f"  replayed: {result.replayed}")
     if result.replay is not None and result.replay.inputs:

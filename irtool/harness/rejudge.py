@@ -161,7 +161,8 @@ def _reproducer(folder: Path) -> Replay:
         # irtool run's folders (suite "run") say the job beside the result, not in it
         said = {"case": case.id, "suite": case.suite, "device": job.device, "precision": job.precision}
         recorded = (result_from_json({**said, **data["result"]}),)
-        tolerances = {str(name): (float(pair[0]), float(pair[1])) for name, pair in (data.get("tolerances") or {}).items()}
+        tolerances = {str(name): (float(pair[0]), float(pair[1]))
+                      for name, pair in (data.get("tolerances") or {}).items()}
     return Replay(job, recorded, reproducer=True, tolerances=tolerances)
 
 

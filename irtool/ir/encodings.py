@@ -70,8 +70,12 @@ def _transcoded(data: bytes, encoding: str, what: str) -> bytes:
 
 
 def _notice(data: bytes, offset: int, message: str) -> Notice:
-    line = data.count(b"\n", 0, offset) + 1
-    return ("IR006", message, line, offset - data.rfind(b"\n", 0, offset))
+    return ("IR006", message, *place(data, offset))
+
+
+def place(data: bytes, offset: int) -> tuple[int, int]:
+    """The line and column (both from 1) of byte ``offset`` of ``data``."""
+    return data.count(b"\n", 0, offset) + 1, offset - data.rfind(b"\n", 0, offset)
 
 
 def _ascii_compatible(name: str) -> str | None:

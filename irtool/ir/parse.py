@@ -18,7 +18,7 @@ from pathlib import Path
 from lxml import etree
 
 from irtool.core.errors import IrtoolError
-from irtool.ir.encodings import EncodingError, as_utf8
+from irtool.ir.encodings import EncodingError, as_utf8, place
 from irtool.ir.model import Body, Edge, IRModel, Layer, MapEntry, Port, SourceLines
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -157,7 +157,7 @@ def _without_default_namespaces(data: bytes) -> tuple[bytes, list[tuple]]:
     if not found:
         return data, []
     offset, uri = found[0]
-    line, column = data.count(b"\n", 0, offset) + 1, offset - data.rfind(b"\n", 0, offset)
+    line, column = place(data, offset)
     more = f" ({len(found)} declarations; the first here)" if len(found) > 1 else ""
     return blanked, [("IR007", f"a default XML namespace, xmlns={uri.decode('utf-8', 'replace')}{more}: the IR format "
                                f"writes none, and OpenVINO's reader ignores it (it reads the names as written), as "

@@ -108,7 +108,12 @@ class Recording:
     def precision_said(self) -> str:
         """The precision the record says the device ran at (``bf16``, ``bf16/f32``)."""
         assert self.run is not None
-        return "/".join(sorted(set(self.run.effective_precision.values()))) or self.run.requested_precision
+        return recorded_precision(self.run)
+
+
+def recorded_precision(run: DeviceRun) -> str:
+    """The precision a recorded run ran at, as a replay says it (``bf16``, ``bf16/f32``)."""
+    return "/".join(sorted(set(run.effective_precision.values()))) or run.requested_precision
 
 
 def load_recording(path: str | Path) -> Recording:

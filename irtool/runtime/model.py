@@ -95,11 +95,12 @@ def _read(xml_path: Path, bin_path: Path, found: Any, fill_defaults: bool,
                        if os.path.lexists(bin_path) else np.empty(0, np.uint8))
             model = core().read_model(model=result.xml.decode("utf-8"), weights=ov.Tensor(weights))
         else:
-            try:
-                with quiet_stderr() if not ir_reader_takes(xml_path) else nullcontext():  # the others print as they fail
+            ir = found is None or found.frontend == "ir"
+            try:  # an IR the IR reader does not take: read_model tries the others, which print as they fail
+                with quiet_stderr() if ir and not ir_reader_takes(xml_path) else nullcontext():
                     model = core().read_model(str(xml_path))
             except RuntimeError as error:
-                if found is None or found.frontend == "ir":
+                if ir:
                     raise
                 model = _read_with_shapes(xml_path, found, openvino_message(error), shapes, chosen, batch)
                 if model is None:

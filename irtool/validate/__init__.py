@@ -28,7 +28,8 @@ from irtool.validate.ids import normalize_ids
 from irtool.validate.layers import check_layer
 from irtool.validate.weights import check_weights
 
-_PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "encoding": "IR001", "dtd": "IR002", "too-large": "IR003", "root": "IR004", "limit": "IR008"}
+_PARSE_CODES = {"syntax": "IR001", "binary": "IR001", "encoding": "IR001", "dtd": "IR002", "too-large": "IR003",
+                "root": "IR004", "limit": "IR008"}
 
 
 def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileReport:
@@ -41,7 +42,6 @@ def validate_model(model: IRModel, specs: SpecRegistry | None = None) -> FileRep
         for tag, line, layer_id in model.strays:
             ctx.report("IR016", f"a <{tag}> outside <{tag}s>: OpenVINO ignores it", line=line, token=f"<{tag}",
                        layer_id=layer_id)
-    if model.is_net:
         normalize_ids(ctx, model.layers, model.edges)
     facts = [check_layer(ctx, layer) for layer in model.layers]
     if model.is_net:
